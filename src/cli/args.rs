@@ -1,0 +1,200 @@
+//! Flags and subcommands. Names follow hyperfine where they mean the same thing.
+
+use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// How does my program scale, and why does it stop?
+#[derive(Parser, Debug)]
+#[command(name = "scalescope", version, about, long_about = None, after_help = "Without a subcommand, scalescope runs its demo sweep (see `scalescope demo --help`).")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Sweep a command over parameters and measure every run.
+    Run(Box<RunArgs>),
+    /// Print the table of a results folder or file again.
+    Show(ShowArgs),
+    /// Sweep the built-in `scalable` probe over 1..nproc threads plus an oversubscribed point.
+    Demo(DemoArgs),
+    /// Run a built-in workload.
+    Probe(ProbeArgs),
+}
+
+/// Options that choose how the table is computed and exported (run and show).
+#[derive(Args, Debug, Default, Clone)]
+pub struct ViewArgs {
+    /// Baseline point for speed-up: a value of the counted parameter, e.g. `16` or `threads=16`
+    /// [default: the smallest count].
+    #[arg(long, value_name = "VALUE")]
+    pub baseline: Option<String>,
+    /// The counted parameter that speed-up and efficiency refer to [default: the first numeric one].
+    #[arg(long, value_name = "NAME")]
+    pub scale: Option<String>,
+    /// Write the whole results document as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write one CSV row per point to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write the table as GitHub-flavoured Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+}
+
+/// The order of runs across points.
+#[derive(ValueEnum, Clone, Copy, Debug, Default)]
+pub enum OrderArg {
+    /// All runs of a point, then the next point.
+    #[default]
+    Sequential,
+    /// Run 1 of every point, then run 2 of every point… (drift hits all points alike).
+    Interleaved,
+    /// Interleaved rounds, each in a random order.
+    Random,
+}
+
+/// `scalescope run`.
+#[derive(Args, Debug, Default)]
+#[command(
+    after_help = "Examples:\n  scalescope run --param threads=1..nproc:x2 -- xz -T{threads} -k -c -6 data.tar\n  scalescope run -L threads 1,2,4,8 --work 1.7GB --evict data/ -- ./reader --threads {threads} data/\n  scalescope run --resume scalescope-results/20261130-101500-xz"
+)]
+pub struct RunArgs {
+    /// A parameter and its values: `threads=1,2,4`, `threads=1..8`, `threads=1..64:x2`, `threads=nproc`.
+    /// Repeat for a grid (first given = outermost).
+    #[arg(long = "param", value_name = "NAME=VALUES")]
+    pub params: Vec<String>,
+    /// hyperfine's form of --param: a name and a comma-separated list.
+    #[arg(short = 'L', long = "parameter-list", num_args = 2, value_names = ["NAME", "VALUES"])]
+    pub lists: Vec<String>,
+    /// Measured runs per point [default: at least 3, more while runs are short, up to 30].
+    #[arg(short = 'r', long, value_name = "N")]
+    pub runs: Option<u32>,
+    /// Fewest measured runs per point under automatic runs.
+    #[arg(short = 'm', long, value_name = "N")]
+    pub min_runs: Option<u32>,
+    /// Most measured runs per point under automatic runs.
+    #[arg(short = 'M', long, value_name = "N")]
+    pub max_runs: Option<u32>,
+    /// Unrecorded warm-up runs before each point's first measured run.
+    #[arg(short = 'w', long, value_name = "N", default_value_t = 1)]
+    pub warmup: u32,
+    /// Order of runs across points.
+    #[arg(long, value_enum, default_value_t)]
+    pub order: OrderArg,
+    /// Seed of `--order random` [default: from the clock, recorded in results.json].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Shell command run before the first run of each point (e.g. to build with `{threads}`).
+    #[arg(short = 's', long, value_name = "CMD")]
+    pub setup: Option<String>,
+    /// Shell command run before every run.
+    #[arg(short = 'p', long, value_name = "CMD")]
+    pub prepare: Option<String>,
+    /// Shell command run after every run.
+    #[arg(short = 'C', long, value_name = "CMD")]
+    pub conclude: Option<String>,
+    /// Shell command run after the last run of each point.
+    #[arg(short = 'c', long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+    /// Drop these files (directories: recursively) from the page cache before every run, and
+    /// record how much stayed cached.
+    #[arg(long, value_name = "PATH", num_args = 1.., action = clap::ArgAction::Append)]
+    pub evict: Vec<String>,
+    /// Set an environment variable for the command, e.g. `OMP_NUM_THREADS={threads}`.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    /// Read a figure from the output: the first capture group of REGEX, e.g.
+    /// `tp=Throughput: ([0-9.]+)`. A metric named `throughput` fills the throughput column.
+    #[arg(long, value_name = "NAME=REGEX")]
+    pub metric: Vec<String>,
+    /// Work per run, for throughput = work / wall time: `1.7GB*{files}`, `events=10000403`.
+    #[arg(long, value_name = "AMOUNT")]
+    pub work: Option<String>,
+    /// Stop a run after this long (`30s`, `5m`): SIGTERM to its process group, SIGKILL 2 s later.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Keep sweeping when a run fails (failed runs are kept and left out of the statistics).
+    #[arg(short = 'i', long)]
+    pub ignore_failure: bool,
+    /// Run the command through `sh -c` (parameter values are quoted).
+    #[arg(long)]
+    pub shell: bool,
+    /// Pass the command's output through (it is captured into the results folder either way).
+    #[arg(long)]
+    pub show_output: bool,
+    /// Results folder [default: scalescope-results/<date>-<time>-<command>].
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue the interrupted or failed sweep in DIR without repeating finished runs.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// The command to measure, after `--`, with `{NAME}` placeholders.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `scalescope show`.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// A results folder or a results.json file.
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// `scalescope demo`.
+#[derive(Args, Debug, Default)]
+pub struct DemoArgs {
+    /// Results folder [default: scalescope-results/<date>-<time>-demo].
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `scalescope probe`.
+#[derive(Args, Debug)]
+pub struct ProbeArgs {
+    #[command(subcommand)]
+    pub probe: ProbeCommand,
+}
+
+/// The built-in workloads.
+#[derive(Subcommand, Debug)]
+pub enum ProbeCommand {
+    /// Threads burning CPU on private data: scales with the cores.
+    Scalable {
+        /// Worker threads.
+        #[arg(short = 't', long, default_value_t = 1)]
+        threads: usize,
+        /// Work for this long (every thread) instead of a fixed amount of work.
+        #[arg(long, value_name = "DURATION")]
+        seconds: Option<String>,
+        /// Total operations, split evenly over the threads.
+        #[arg(long, value_name = "N", default_value_t = crate::probes::scalable::DEFAULT_OPS)]
+        ops: u64,
+    },
+}
+
+/// The `--param` and `-L` arguments of `run`, merged in the order they were given on the command line.
+pub fn param_order(m: &ArgMatches) -> Vec<String> {
+    let mut items: Vec<(usize, String)> = Vec::new();
+    if let (Some(idx), Some(vals)) = (m.indices_of("params"), m.get_many::<String>("params")) {
+        items.extend(idx.zip(vals.cloned()));
+    }
+    if let (Some(idx), Some(vals)) = (m.indices_of("lists"), m.get_many::<String>("lists")) {
+        let pairs: Vec<(usize, String)> = idx.zip(vals.cloned()).collect();
+        for pair in pairs.chunks(2) {
+            if let [(i, name), (_, values)] = pair {
+                items.push((*i, format!("{name}={values}")));
+            }
+        }
+    }
+    items.sort_by_key(|(i, _)| *i);
+    items.into_iter().map(|(_, s)| s).collect()
+}

@@ -1,0 +1,100 @@
+//! The command line: argument parsing, the subcommands, and turning every error into one sentence
+//! and an exit code (2 for a user mistake, 1 for a failed workload or I/O, 128+N for signal N).
+
+mod args;
+mod demo;
+mod probe;
+mod progress;
+mod run;
+mod show;
+mod view;
+
+use clap::{CommandFactory, FromArgMatches};
+use std::io::Write;
+
+/// A mistake in how scalescope was called: printed as one sentence, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// How a successful command ended, when not plainly.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything asked was done.
+    Done,
+    /// A run or hook failed and the sweep stopped.
+    Failed,
+    /// Stopped by this signal.
+    Signal(i32),
+}
+
+/// Runs scalescope with the process arguments and returns the exit code.
+pub fn main() -> i32 {
+    let matches = match args::Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return clap_error(&e),
+    };
+    let cli = match args::Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return 2;
+        }
+    };
+    let result = match cli.command {
+        None => demo::demo(&args::DemoArgs::default()),
+        Some(args::Command::Demo(a)) => demo::demo(&a),
+        Some(args::Command::Run(a)) => {
+            let sub = matches.subcommand_matches("run").expect("run matches");
+            run::run(a.as_ref(), &args::param_order(sub))
+        }
+        Some(args::Command::Show(a)) => show::show(&a),
+        Some(args::Command::Probe(a)) => probe::probe(&a),
+    };
+    match result {
+        Ok(Exit::Done) => 0,
+        Ok(Exit::Failed) => 1,
+        Ok(Exit::Signal(sig)) => 128 + sig,
+        Err(e) => report_error(&e),
+    }
+}
+
+fn report_error(e: &anyhow::Error) -> i32 {
+    if let Some(io) = e.downcast_ref::<std::io::Error>()
+        && io.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        return 0;
+    }
+    let usage = e.downcast_ref::<Usage>().is_some()
+        || e.downcast_ref::<scalescope_errors::Plan>().is_some()
+        || e.downcast_ref::<scalescope_errors::Analysis>().is_some()
+        || e.downcast_ref::<scalescope_errors::Load>().is_some();
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "scalescope: {e:#}");
+    if usage { 2 } else { 1 }
+}
+
+/// Prints clap's error; a stray word after `run`'s options most likely means a forgotten `--`.
+fn clap_error(e: &clap::Error) -> i32 {
+    use clap::error::{ContextKind, ErrorKind};
+    let in_run = std::env::args().nth(1).as_deref() == Some("run");
+    if in_run
+        && e.kind() == ErrorKind::UnknownArgument
+        && let Some(arg) = e.get(ContextKind::InvalidArg)
+        && !arg.to_string().starts_with('-')
+    {
+        eprintln!(
+            "scalescope: unexpected argument '{arg}': put the command to measure after `--`, e.g. scalescope run --param threads=1,2 -- xz -T{{threads}} -k -c FILE"
+        );
+        return 2;
+    }
+    let _ = e.print();
+    if e.use_stderr() { 2 } else { 0 }
+}
+
+/// Error types that mean "the user asked for something impossible".
+mod scalescope_errors {
+    pub use crate::analysis::AnalysisError as Analysis;
+    pub use crate::plan::PlanError as Plan;
+    pub use crate::results::LoadError as Load;
+}

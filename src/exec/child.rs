@@ -1,0 +1,249 @@
+//! Runs one process in its own process group and measures it: wall time on the monotonic clock,
+//! rusage of the whole waited-for tree via `wait4`, `/proc/<pid>/io` read while the child is a
+//! zombie, bounded output capture, and a timeout that stops the whole group.
+
+use super::capture::{self, Captured};
+use super::metrics::Scanner;
+use super::signals;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What to run and how.
+pub struct Spec<'a> {
+    /// Program and arguments.
+    pub argv: &'a [String],
+    /// Extra environment variables.
+    pub env: &'a [(String, String)],
+    /// Stop the group after this long.
+    pub timeout: Option<Duration>,
+    /// Metric extractors applied to both streams.
+    pub scanner: Arc<Scanner>,
+    /// Echo the program's output to ours.
+    pub show_output: bool,
+}
+
+/// How the process ended and what it used.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Wall time from spawn to exit.
+    pub wall_s: f64,
+    /// Exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// Terminating signal, when killed.
+    pub signal: Option<i32>,
+    /// Stopped by the timeout.
+    pub timed_out: bool,
+    /// Stopped because scalescope was interrupted.
+    pub interrupted: bool,
+    /// Resource usage of the process and its waited-for descendants.
+    pub usage: Usage,
+    /// rchar and wchar from `/proc/<pid>/io`, when readable.
+    pub io: Option<(u64, u64)>,
+    /// Captured stdout.
+    pub stdout: Captured,
+    /// Captured stderr.
+    pub stderr: Captured,
+}
+
+/// The parts of `struct rusage` scalescope records.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Usage {
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// Peak resident set in bytes.
+    pub max_rss_bytes: u64,
+    /// Minor page faults.
+    pub minor_faults: u64,
+    /// Major page faults.
+    pub major_faults: u64,
+    /// Blocks read (512-byte units).
+    pub in_blocks: u64,
+    /// Blocks written (512-byte units).
+    pub out_blocks: u64,
+    /// Voluntary context switches.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches.
+    pub involuntary_switches: u64,
+}
+
+/// Why a process could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SpawnError(pub String);
+
+/// Runs the process to its end (or timeout, or interrupt) and measures it.
+pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
+    let mut cmd = Command::new(&spec.argv[0]);
+    cmd.args(&spec.argv[1..])
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&spec.argv[0], &e))?;
+    let pid = child.id() as i32;
+    signals::set_current_group(pid);
+    let readers = [
+        reader(child.stdout.take(), &spec.scanner, spec.show_output.then(|| Box::new(std::io::stdout()) as _)),
+        reader(child.stderr.take(), &spec.scanner, spec.show_output.then(|| Box::new(std::io::stderr()) as _)),
+    ];
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let watchdog = spec.timeout.map(|t| watchdog(pid, t, timed_out.clone()));
+
+    wait_exited(pid);
+    let wall_s = start.elapsed().as_secs_f64();
+    if let Some((done, handle)) = watchdog {
+        drop(done);
+        let _ = handle.join();
+    }
+    let io = read_io(pid);
+    // Kill what the run left behind in its group while the leader's pid is still reserved.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    signals::set_current_group(0);
+    let (status, usage) = reap(pid);
+    drop(child);
+
+    let mut outcome = Outcome {
+        wall_s,
+        timed_out: timed_out.load(Ordering::SeqCst),
+        interrupted: signals::interrupted(),
+        usage,
+        io,
+        ..Outcome::default()
+    };
+    if libc::WIFEXITED(status) {
+        outcome.exit_code = Some(libc::WEXITSTATUS(status));
+    } else if libc::WIFSIGNALED(status) {
+        outcome.signal = Some(libc::WTERMSIG(status));
+    }
+    let [out, err] = readers;
+    outcome.stdout = collect(out);
+    outcome.stderr = collect(err);
+    Ok(outcome)
+}
+
+fn spawn_error(program: &str, e: &std::io::Error) -> SpawnError {
+    SpawnError(match e.kind() {
+        std::io::ErrorKind::NotFound => format!("cannot run '{program}': no such command (not on PATH and not a file)"),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("cannot run '{program}': permission denied (is it executable?)")
+        }
+        _ => format!("cannot run '{program}': {e}"),
+    })
+}
+
+type Reader = Option<mpsc::Receiver<Captured>>;
+
+fn reader(
+    src: Option<impl Read + Send + 'static>,
+    scanner: &Arc<Scanner>,
+    echo: Option<Box<dyn std::io::Write + Send>>,
+) -> Reader {
+    let src = src?;
+    let scanner = scanner.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("scalescope-output".into())
+        .spawn(move || {
+            let _ = tx.send(capture::drain(src, scanner, echo));
+        })
+        .ok()?;
+    Some(rx)
+}
+
+/// Waits for a reader; a descendant that escaped the group may hold the pipe open, so give up after a while.
+fn collect(reader: Reader) -> Captured {
+    reader.and_then(|rx| rx.recv_timeout(Duration::from_secs(2)).ok()).unwrap_or_default()
+}
+
+fn watchdog(pid: i32, limit: Duration, fired: Arc<AtomicBool>) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel::<()>();
+    let handle = std::thread::spawn(move || {
+        if rx.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
+            fired.store(true, Ordering::SeqCst);
+            unsafe { libc::kill(-pid, libc::SIGTERM) };
+            let grace = Duration::from_secs(signals::GRACE_S as u64);
+            if rx.recv_timeout(grace) == Err(mpsc::RecvTimeoutError::Timeout) {
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+        }
+    });
+    (tx, handle)
+}
+
+/// Blocks until the child has exited, leaving it a zombie so its /proc entry stays readable.
+fn wait_exited(pid: i32) {
+    loop {
+        // SAFETY: siginfo_t is plain data filled by waitid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+fn reap(pid: i32) -> (i32, Usage) {
+    let mut status = 0;
+    // SAFETY: rusage is plain data filled by wait4.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if rc >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+    let usage = Usage {
+        user_s: secs(ru.ru_utime),
+        sys_s: secs(ru.ru_stime),
+        max_rss_bytes: ru.ru_maxrss.max(0) as u64 * 1024,
+        minor_faults: ru.ru_minflt.max(0) as u64,
+        major_faults: ru.ru_majflt.max(0) as u64,
+        in_blocks: ru.ru_inblock.max(0) as u64,
+        out_blocks: ru.ru_oublock.max(0) as u64,
+        voluntary_switches: ru.ru_nvcsw.max(0) as u64,
+        involuntary_switches: ru.ru_nivcsw.max(0) as u64,
+    };
+    (status, usage)
+}
+
+fn read_io(pid: i32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok());
+    Some((field("rchar:")?, field("wchar:")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(argv: &[&str]) -> (Vec<String>, Arc<Scanner>) {
+        (argv.iter().map(|s| s.to_string()).collect(), Arc::new(Scanner::new(&[]).unwrap()))
+    }
+
+    #[test]
+    fn measures_exit_code_output_and_io() {
+        let (argv, scanner) = spec(&["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]);
+        let o = run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false }).unwrap();
+        assert_eq!(o.exit_code, Some(3));
+        assert_eq!(o.stdout.bytes(), b"hi\n");
+        let (rchar, _) = o.io.expect("/proc/<pid>/io of the zombie");
+        assert!(rchar >= 100_000, "rchar {rchar} includes the reaped grandchild's reads");
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let (argv, scanner) = spec(&["/nonexistent/prog"]);
+        let e = run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false }).unwrap_err();
+        assert!(e.0.contains("no such command"), "{e}");
+    }
+}

@@ -1,0 +1,85 @@
+//! Reading figures from a program's output: `--metric NAME=REGEX` extractors and the built-in
+//! line `scalescope-metric NAME VALUE [UNIT]` that scalescope's probes (and any program) print.
+
+use crate::plan::{MetricSpec, quantity};
+use regex::Regex;
+
+/// The prefix of a line that reports a metric to scalescope without any `--metric` flag.
+pub const LINE_PREFIX: &str = "scalescope-metric ";
+
+/// A value read from the output: name, value (unit prefix applied) and unit text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Found {
+    /// Metric name.
+    pub name: String,
+    /// The number, with k/M/G/Ki/Mi/Gi… prefixes applied.
+    pub value: f64,
+    /// What followed the number and its prefix (e.g. `B/s`), possibly empty.
+    pub unit: String,
+}
+
+/// Compiled extractors, shared by the output readers of every run.
+#[derive(Debug)]
+pub struct Scanner {
+    specs: Vec<(String, Regex)>,
+}
+
+impl Scanner {
+    /// Compiles the extractors; the plan has already checked that they compile.
+    pub fn new(specs: &[MetricSpec]) -> Result<Scanner, regex::Error> {
+        let specs = specs.iter().map(|m| Ok((m.name.clone(), Regex::new(&m.regex)?))).collect::<Result<_, _>>()?;
+        Ok(Scanner { specs })
+    }
+
+    /// Names of the `--metric` extractors, which must match in every run.
+    pub fn expected(&self) -> impl Iterator<Item = &str> {
+        self.specs.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Appends what one output line reports to `found`; later matches replace earlier ones.
+    pub fn scan_line(&self, line: &str, found: &mut Vec<Found>) {
+        if let Some(rest) = line.trim_start().strip_prefix(LINE_PREFIX) {
+            let mut parts = rest.split_whitespace();
+            if let (Some(name), Some(value)) = (parts.next(), parts.next())
+                && let Ok(value) = value.parse::<f64>()
+                && value.is_finite()
+            {
+                let unit = parts.next().unwrap_or("").to_string();
+                put(found, Found { name: name.to_string(), value, unit });
+            }
+        }
+        for (name, re) in &self.specs {
+            if let Some(text) = re.captures(line).and_then(|c| c.get(1))
+                && let Some((value, unit)) = quantity::parse(text.as_str())
+            {
+                put(found, Found { name: name.clone(), value, unit: unit.to_string() });
+            }
+        }
+    }
+}
+
+fn put(found: &mut Vec<Found>, f: Found) {
+    match found.iter_mut().find(|x| x.name == f.name) {
+        Some(slot) => *slot = f,
+        None => found.push(f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_builtin_lines_and_regexes_with_units() {
+        let spec = MetricSpec { name: "tp".into(), regex: r"Throughput \(MB/s\): ([0-9.]+)".into() };
+        let s = Scanner::new(&[spec]).unwrap();
+        let mut found = Vec::new();
+        s.scan_line("scalescope-metric throughput 1.5e6 ops/s", &mut found);
+        s.scan_line("Throughput (MB/s): 12.5", &mut found);
+        s.scan_line("Throughput (MB/s): 13.5", &mut found);
+        s.scan_line("scalescope-metric broken x", &mut found);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0], Found { name: "throughput".into(), value: 1.5e6, unit: "ops/s".into() });
+        assert_eq!(found[1].value, 13.5, "the last match wins");
+    }
+}

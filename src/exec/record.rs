@@ -1,0 +1,133 @@
+//! The record of one measured run, as stored in results.json.
+
+use super::evict::Eviction;
+use serde::{Deserialize, Serialize};
+use serde_json::Map;
+
+/// Everything measured about one run of one point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// Position of this run among the point's measured runs (0-based).
+    pub index: u32,
+    /// When the run started, seconds since the Unix epoch.
+    pub started_unix_s: f64,
+    /// Wall-clock time from spawn to exit (monotonic clock).
+    pub wall_s: f64,
+    /// User CPU time of the process and its waited-for descendants (`wait4`).
+    pub user_s: f64,
+    /// System CPU time of the process and its waited-for descendants (`wait4`).
+    pub sys_s: f64,
+    /// (user + sys) / wall × 100: 400 means four CPUs busy on average.
+    pub cpu_pct: f64,
+    /// Largest resident set of any process of the run.
+    pub max_rss_bytes: u64,
+    /// Context switches where a thread gave up the CPU (waits).
+    pub voluntary_switches: u64,
+    /// Context switches where a thread was preempted.
+    pub involuntary_switches: u64,
+    /// Page faults served without I/O.
+    pub minor_faults: u64,
+    /// Page faults that needed I/O.
+    pub major_faults: u64,
+    /// Bytes read from storage (block input × 512).
+    pub storage_read_bytes: u64,
+    /// Bytes written to storage (block output × 512).
+    pub storage_write_bytes: u64,
+    /// Bytes passed to read-like system calls by the process tree (`/proc/<pid>/io` rchar).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub syscall_read_bytes: Option<u64>,
+    /// Bytes passed to write-like system calls by the process tree (`/proc/<pid>/io` wchar).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub syscall_write_bytes: Option<u64>,
+    /// Exit code when the program exited; absent when a signal ended it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exit_code: Option<i32>,
+    /// The signal that ended the program, if one did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub signal: Option<i32>,
+    /// Whether scalescope stopped the run at `--timeout`.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Figures read from the output (`--metric`, `scalescope-metric` lines).
+    #[serde(default)]
+    pub metrics: Map<String, serde_json::Value>,
+    /// `--metric` extractors that found nothing in this run.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub missing_metrics: Vec<String>,
+    /// Work done per `--work`, divided by wall time; or the `throughput` metric.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub throughput: Option<f64>,
+    /// Page-cache state of the `--evict` inputs before the run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub evict: Option<Eviction>,
+    /// Captured stdout, relative to the results folder.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stdout: Option<OutputFile>,
+    /// Captured stderr, relative to the results folder.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stderr: Option<OutputFile>,
+}
+
+impl RunRecord {
+    /// Whether the run finished by itself with exit code 0.
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+
+    /// Whether the run's times are a measurement of the program (it exited by itself).
+    pub fn is_measurement(&self) -> bool {
+        self.exit_code.is_some() && !self.timed_out
+    }
+
+    /// How the run ended, in words: `exit code 1`, `killed by SIGSEGV`, `timed out`.
+    pub fn outcome(&self) -> String {
+        if self.timed_out {
+            return "timed out".into();
+        }
+        match (self.exit_code, self.signal) {
+            (Some(0), _) => "ok".into(),
+            (Some(127), _) => "exit code 127 (command not found?)".into(),
+            (Some(c), _) => format!("exit code {c}"),
+            (None, Some(s)) => format!("killed by {}", signal_name(s)),
+            (None, None) => "unknown".into(),
+        }
+    }
+
+    /// A metric's numeric value, if this run has it.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.get(name).and_then(|v| v.as_f64())
+    }
+}
+
+/// A captured output stream saved in the results folder.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OutputFile {
+    /// Path relative to the results folder.
+    pub path: String,
+    /// Bytes the program printed in all.
+    pub bytes: u64,
+    /// Whether the middle was dropped to bound the file's size.
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// The conventional name of a signal (`SIGSEGV`), or its number.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        _ => return format!("signal {sig}"),
+    };
+    name.into()
+}

@@ -1,0 +1,24 @@
+//! scalescope: sweep a parallel program over its parameters, measure every run soundly, fit
+//! scaling models and say why it stops scaling.
+//!
+//! Modules follow the data flow, each depending only on those listed before it:
+//! [`machine`] and [`stats`] (foundations) → [`plan`] → [`exec`] → [`results`] → [`analysis`] →
+//! [`report`]; [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses
+//! arguments.
+
+pub mod machine;
+pub mod stats;
+
+pub mod plan;
+
+pub mod exec;
+
+pub mod results;
+
+pub mod analysis;
+
+pub mod report;
+
+pub mod probes;
+
+pub mod cli;

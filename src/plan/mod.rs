@@ -1,0 +1,306 @@
+//! What to run: the command template, the parameter grid, repetitions, hooks, cache policy,
+//! metric extractors and work amount. A [`Plan`] is stored in every results document so a sweep
+//! can be resumed and reproduced; [`Plan::resolve`] turns it into concrete [`Point`]s.
+
+mod duration;
+mod error;
+pub mod quantity;
+pub mod schedule;
+pub mod template;
+pub mod values;
+pub mod work;
+
+pub use duration::parse_seconds;
+pub use error::PlanError;
+use error::invalid;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use template::{Quote, substitute};
+pub use work::Work;
+
+/// One swept parameter and its values, in the order they will run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Param {
+    /// Name used in `{name}` placeholders.
+    pub name: String,
+    /// Values, already expanded from ranges and `nproc`.
+    pub values: Vec<String>,
+}
+
+/// How many measured runs each point gets: exactly `min` when `min == max`, otherwise at least
+/// `min`, and more (up to `max`) while a point has taken less than `min_time_s` in all.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Runs {
+    /// Fewest measured runs per point.
+    pub min: u32,
+    /// Most measured runs per point.
+    pub max: u32,
+    /// Aim for at least this much measured time per point under automatic runs.
+    pub min_time_s: f64,
+}
+
+impl Runs {
+    /// The default: at least 3 runs, more while runs are short (up to 30 or about 3 s per point).
+    pub const AUTO: Runs = Runs { min: 3, max: 30, min_time_s: 3.0 };
+
+    /// Exactly `n` runs per point.
+    pub fn fixed(n: u32) -> Runs {
+        Runs { min: n, max: n, min_time_s: 0.0 }
+    }
+}
+
+/// The order in which runs of different points are taken.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// All runs of a point, then the next point.
+    #[default]
+    Sequential,
+    /// Run 1 of every point, then run 2 of every point…
+    Interleaved,
+    /// Interleaved rounds, each in a random order (seeded, recorded).
+    Random,
+}
+
+/// Shell commands run around the measurements, with hyperfine's meanings.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Hooks {
+    /// Before the first run of each point.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub setup: Option<String>,
+    /// Before every run, warm-up runs included.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub prepare: Option<String>,
+    /// After every run, warm-up runs included.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub conclude: Option<String>,
+    /// After the last run of each point.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cleanup: Option<String>,
+}
+
+/// A named value read from the program's output with a regular expression (first capture group).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MetricSpec {
+    /// Metric name, as it appears in results and tables.
+    pub name: String,
+    /// Regular expression; its first capture group holds a number with an optional unit prefix.
+    pub regex: String,
+}
+
+/// The whole definition of a sweep.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Plan {
+    /// The command template: argv, or a single shell text when `shell` is set.
+    pub command: Vec<String>,
+    /// Run the command through `sh -c` (values are quoted).
+    pub shell: bool,
+    /// Swept parameters; several form a cartesian grid, the first one outermost.
+    pub params: Vec<Param>,
+    /// Measured runs per point.
+    pub runs: Runs,
+    /// Unrecorded warm-up runs before each point's first measured run.
+    pub warmup: u32,
+    /// Run order.
+    pub order: Order,
+    /// Seed of the random order.
+    pub seed: u64,
+    /// Setup, prepare, conclude and cleanup hooks.
+    pub hooks: Hooks,
+    /// Extra environment variables (`NAME`, template of the value).
+    pub env: Vec<(String, String)>,
+    /// Files or directories to drop from the page cache before every run (templates).
+    pub evict: Vec<String>,
+    /// Metric extractors.
+    pub metrics: Vec<MetricSpec>,
+    /// Work per run (template of a work expression).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub work: Option<String>,
+    /// Per-run time limit in seconds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub timeout_s: Option<f64>,
+    /// Keep sweeping after a run fails.
+    pub ignore_failure: bool,
+    /// The counted parameter that speed-up and efficiency refer to (default: first numeric).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub scale: Option<String>,
+    /// The value of the counted parameter used as the speed-up baseline (default: first).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub baseline: Option<String>,
+}
+
+/// One point of the grid with everything substituted, ready to execute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Parameter names and values of this point.
+    pub params: Vec<(String, String)>,
+    /// The argv to execute (`sh -c TEXT` under `--shell`).
+    pub argv: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// Hooks with values quoted for the shell.
+    pub hooks: Hooks,
+    /// Paths to evict from the page cache before each run.
+    pub evict: Vec<PathBuf>,
+    /// Work per run, when known.
+    pub work: Option<Work>,
+}
+
+impl Point {
+    /// `threads=4 size=big`, or `(single point)` without parameters.
+    pub fn label(&self) -> String {
+        label(&self.params)
+    }
+}
+
+/// Formats parameter values as `name=value` pairs separated by spaces.
+pub fn label(params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return "(single point)".into();
+    }
+    params.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+impl Plan {
+    /// Every combination of parameter values, first parameter outermost.
+    pub fn grid(&self) -> Vec<Vec<(String, String)>> {
+        let mut grid: Vec<Vec<(String, String)>> = vec![Vec::new()];
+        for p in &self.params {
+            grid = grid
+                .into_iter()
+                .flat_map(|combo| {
+                    p.values.iter().map(move |v| {
+                        let mut c = combo.clone();
+                        c.push((p.name.clone(), v.clone()));
+                        c
+                    })
+                })
+                .collect();
+        }
+        grid
+    }
+
+    /// Checks the plan and substitutes every point; the first problem is returned as one sentence.
+    pub fn resolve(&self) -> Result<Vec<Point>, PlanError> {
+        if self.command.is_empty() || self.command[0].trim().is_empty() {
+            return Err(invalid!(
+                "no command given: put it after `--`, e.g. scalescope run --param threads=1,2 -- xz -T{{threads}} -k -c FILE"
+            ));
+        }
+        let mut seen = Vec::new();
+        for p in &self.params {
+            values::check_name(&p.name)?;
+            if seen.contains(&&p.name) {
+                return Err(invalid!("the parameter '{}' is given twice", p.name));
+            }
+            if p.values.is_empty() {
+                return Err(invalid!("the parameter '{}' has no values", p.name));
+            }
+            seen.push(&p.name);
+        }
+        if let Some(scale) = &self.scale
+            && !self.params.iter().any(|p| &p.name == scale)
+        {
+            return Err(invalid!("--scale names '{scale}', which is not a parameter of this sweep"));
+        }
+        if self.runs.min == 0 || self.runs.min > self.runs.max {
+            return Err(invalid!("the number of runs must be at least 1 (and --min-runs at most --max-runs)"));
+        }
+        for m in &self.metrics {
+            values::check_name(&m.name)
+                .map_err(|_| invalid!("'{}' is not a metric name: use letters, digits and _", m.name))?;
+            let re = regex::Regex::new(&m.regex).map_err(|e| {
+                invalid!("the regex of metric '{}' does not compile: {}", m.name, first_line(&e.to_string()))
+            })?;
+            if re.captures_len() < 2 {
+                return Err(invalid!("the regex of metric '{}' has no capture group: wrap the number in ( )", m.name));
+            }
+        }
+        self.grid().into_iter().map(|params| self.point(params)).collect()
+    }
+
+    fn point(&self, params: Vec<(String, String)>) -> Result<Point, PlanError> {
+        let plain = |t: &str| substitute(t, &params, Quote::None);
+        let shell = |t: &Option<String>| t.as_deref().map(|t| substitute(t, &params, Quote::Shell)).transpose();
+        let argv = if self.shell {
+            vec!["sh".into(), "-c".into(), substitute(&self.command.join(" "), &params, Quote::Shell)?]
+        } else {
+            self.command.iter().map(|a| plain(a)).collect::<Result<_, _>>()?
+        };
+        let env = self.env.iter().map(|(n, v)| Ok((n.clone(), plain(v)?))).collect::<Result<_, PlanError>>()?;
+        let hooks = Hooks {
+            setup: shell(&self.hooks.setup)?,
+            prepare: shell(&self.hooks.prepare)?,
+            conclude: shell(&self.hooks.conclude)?,
+            cleanup: shell(&self.hooks.cleanup)?,
+        };
+        let evict = self.evict.iter().map(|e| plain(e).map(PathBuf::from)).collect::<Result<_, _>>()?;
+        let work = self.work.as_deref().map(|w| plain(w).and_then(|w| work::evaluate(&w))).transpose()?;
+        Ok(Point { params, argv, env, hooks, evict, work })
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().rfind(|l| !l.trim().is_empty()).unwrap_or(s).trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(command: &[&str], params: &[(&str, &[&str])]) -> Plan {
+        Plan {
+            command: command.iter().map(|s| s.to_string()).collect(),
+            shell: false,
+            params: params
+                .iter()
+                .map(|(n, v)| Param { name: n.to_string(), values: v.iter().map(|s| s.to_string()).collect() })
+                .collect(),
+            runs: Runs::fixed(1),
+            warmup: 0,
+            order: Order::Sequential,
+            seed: 0,
+            hooks: Hooks::default(),
+            env: vec![("OMP_NUM_THREADS".into(), "{t}".into())],
+            evict: vec![],
+            metrics: vec![],
+            work: Some("1GB*{t}".into()),
+            timeout_s: None,
+            ignore_failure: false,
+            scale: None,
+            baseline: None,
+        }
+    }
+
+    #[test]
+    fn grid_is_cartesian_with_the_first_parameter_outermost() {
+        let p = plan(&["prog", "-t{t}", "{size}"], &[("t", &["1", "2"]), ("size", &["a", "b", "c"])]);
+        let points = p.resolve().unwrap();
+        assert_eq!(points.len(), 6);
+        assert_eq!(points[1].argv, ["prog", "-t1", "b"]);
+        assert_eq!(points[3].label(), "t=2 size=a");
+        assert_eq!(points[3].env, [("OMP_NUM_THREADS".to_string(), "2".to_string())]);
+        assert_eq!(points[3].work.as_ref().unwrap().amount, 2e9);
+    }
+
+    #[test]
+    fn shell_mode_quotes_values() {
+        let mut p = plan(&["echo", "{t}"], &[("t", &["a;b"])]);
+        p.shell = true;
+        p.work = None;
+        assert_eq!(p.resolve().unwrap()[0].argv, ["sh", "-c", "echo 'a;b'"]);
+    }
+
+    #[test]
+    fn bad_plans_are_refused_with_one_sentence() {
+        let mut p = plan(&["prog", "{nope}"], &[("t", &["1"])]);
+        assert!(p.resolve().unwrap_err().to_string().contains("{nope}"));
+        p.command = vec![];
+        assert!(p.resolve().unwrap_err().to_string().contains("no command"));
+        let mut p = plan(&["prog"], &[("t", &["1"])]);
+        p.metrics = vec![MetricSpec { name: "x".into(), regex: "([0-9".into() }];
+        assert!(p.resolve().unwrap_err().to_string().contains("does not compile"));
+        p.metrics = vec![MetricSpec { name: "x".into(), regex: "[0-9]+".into() }];
+        assert!(p.resolve().unwrap_err().to_string().contains("capture group"));
+    }
+}

@@ -1,0 +1,183 @@
+//! The order of runs: sequential (all runs of a point, then the next point), interleaved (run 1 of
+//! every point, then run 2…, so machine drift hits all points alike) or random (interleaved
+//! rounds, each shuffled). Warm-up runs come before a point's first measured run.
+
+use super::{Order, Runs};
+use crate::stats::Rng;
+use std::collections::VecDeque;
+
+/// One thing to execute.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Task {
+    /// An unrecorded warm-up run of the point.
+    Warmup(usize),
+    /// A measured run of the point.
+    Measure(usize),
+}
+
+/// Progress of one point: runs done and, once known, how many it needs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PointProgress {
+    /// Measured runs finished.
+    pub done: u32,
+    /// Runs this point needs; unknown under automatic runs until its first run is timed.
+    pub target: Option<u32>,
+    warmed: bool,
+}
+
+impl PointProgress {
+    /// Progress of a point resumed with `done` runs and a known or unknown target.
+    pub fn resumed(done: u32, target: Option<u32>) -> PointProgress {
+        PointProgress { done, target, warmed: false }
+    }
+
+    fn needs_runs(&self) -> bool {
+        self.target.is_none_or(|t| self.done < t)
+    }
+}
+
+/// Hands out tasks in the requested order and sets run targets as runs are timed.
+pub struct Scheduler {
+    order: Order,
+    warmup: u32,
+    runs: Runs,
+    points: Vec<PointProgress>,
+    queue: VecDeque<Task>,
+    rng: Rng,
+}
+
+impl Scheduler {
+    /// A scheduler over points with the given progress (all zero for a new sweep).
+    pub fn new(order: Order, warmup: u32, runs: Runs, points: Vec<PointProgress>, seed: u64) -> Scheduler {
+        let mut points = points;
+        for p in &mut points {
+            if runs.min == runs.max {
+                p.target = Some(runs.min);
+            }
+        }
+        Scheduler { order, warmup, runs, points, queue: VecDeque::new(), rng: Rng::new(seed) }
+    }
+
+    /// Progress of every point.
+    pub fn progress(&self) -> &[PointProgress] {
+        &self.points
+    }
+
+    /// The next task, or `None` when every point has its runs.
+    pub fn next_task(&mut self) -> Option<Task> {
+        if self.queue.is_empty() {
+            self.refill();
+        }
+        self.queue.pop_front()
+    }
+
+    /// Records a finished measured run of `point` that took `wall_s`; sets its target if unknown.
+    pub fn finished(&mut self, point: usize, wall_s: f64) {
+        let runs = self.runs;
+        let p = &mut self.points[point];
+        p.done += 1;
+        if p.target.is_none() {
+            let wanted = (runs.min_time_s / wall_s.max(1e-6)).ceil();
+            p.target = Some((wanted.min(runs.max as f64) as u32).max(runs.min));
+        }
+    }
+
+    /// Whether `point` has all its measured runs.
+    pub fn point_complete(&self, point: usize) -> bool {
+        !self.points[point].needs_runs()
+    }
+
+    fn refill(&mut self) {
+        let need: Vec<usize> = (0..self.points.len()).filter(|&p| self.points[p].needs_runs()).collect();
+        match self.order {
+            Order::Sequential => {
+                if let Some(&p) = need.first() {
+                    self.warm(&[p]);
+                    self.queue.push_back(Task::Measure(p));
+                }
+            }
+            Order::Interleaved | Order::Random => {
+                let mut round = need;
+                if self.order == Order::Random {
+                    self.rng.shuffle(&mut round);
+                }
+                self.warm(&round);
+                self.queue.extend(round.into_iter().map(Task::Measure));
+            }
+        }
+    }
+
+    /// Queues warm-up runs for the points not yet warmed, `warmup` rounds of them.
+    fn warm(&mut self, points: &[usize]) {
+        let cold: Vec<usize> = points.iter().copied().filter(|&p| !self.points[p].warmed).collect();
+        for _ in 0..self.warmup {
+            self.queue.extend(cold.iter().map(|&p| Task::Warmup(p)));
+        }
+        for p in cold {
+            self.points[p].warmed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(s: &mut Scheduler, wall: f64) -> Vec<Task> {
+        let mut out = Vec::new();
+        while let Some(t) = s.next_task() {
+            if let Task::Measure(p) = t {
+                s.finished(p, wall);
+            }
+            out.push(t);
+        }
+        out
+    }
+
+    const FIXED2: Runs = Runs { min: 2, max: 2, min_time_s: 0.0 };
+
+    #[test]
+    fn sequential_runs_each_point_in_turn_after_its_warmup() {
+        let mut s = Scheduler::new(Order::Sequential, 1, FIXED2, vec![PointProgress::default(); 2], 1);
+        use Task::*;
+        assert_eq!(drain(&mut s, 1.0), [Warmup(0), Measure(0), Measure(0), Warmup(1), Measure(1), Measure(1)]);
+    }
+
+    #[test]
+    fn interleaved_runs_rounds_over_all_points() {
+        let mut s = Scheduler::new(Order::Interleaved, 1, FIXED2, vec![PointProgress::default(); 3], 1);
+        use Task::*;
+        let expect =
+            [Warmup(0), Warmup(1), Warmup(2), Measure(0), Measure(1), Measure(2), Measure(0), Measure(1), Measure(2)];
+        assert_eq!(drain(&mut s, 1.0), expect);
+    }
+
+    #[test]
+    fn random_order_still_gives_every_point_its_runs() {
+        let mut s = Scheduler::new(Order::Random, 0, FIXED2, vec![PointProgress::default(); 5], 7);
+        let tasks = drain(&mut s, 1.0);
+        assert_eq!(tasks.len(), 10);
+        for p in 0..5 {
+            assert_eq!(tasks.iter().filter(|t| **t == Task::Measure(p)).count(), 2);
+        }
+        assert!(tasks[..5].iter().all(|t| tasks[..5].iter().filter(|u| *u == t).count() == 1));
+    }
+
+    #[test]
+    fn automatic_runs_grow_for_short_runs_within_bounds() {
+        let auto = Runs { min: 3, max: 30, min_time_s: 3.0 };
+        let mut s = Scheduler::new(Order::Sequential, 0, auto, vec![PointProgress::default()], 1);
+        assert_eq!(drain(&mut s, 0.5).len(), 6);
+        let mut s = Scheduler::new(Order::Sequential, 0, auto, vec![PointProgress::default()], 1);
+        assert_eq!(drain(&mut s, 10.0).len(), 3);
+        let mut s = Scheduler::new(Order::Sequential, 0, auto, vec![PointProgress::default()], 1);
+        assert_eq!(drain(&mut s, 0.001).len(), 30);
+    }
+
+    #[test]
+    fn resumed_points_only_get_missing_runs() {
+        let points = vec![PointProgress::resumed(2, Some(2)), PointProgress::resumed(1, Some(2))];
+        let mut s = Scheduler::new(Order::Sequential, 1, FIXED2, points, 1);
+        assert_eq!(drain(&mut s, 1.0), [Task::Warmup(1), Task::Measure(1)]);
+    }
+}

@@ -1,0 +1,7 @@
+//! Presenting results: the terminal table, Markdown for posts, CSV for spreadsheets.
+
+pub mod csv;
+pub mod format;
+pub mod markdown;
+pub mod table;
+pub mod terminal;

@@ -1,0 +1,83 @@
+//! The summary table every view shares: one row per point with the parameters, runs, wall time
+//! mean ± σ, speed-up, efficiency, %CPU, throughput, user and system time and peak memory.
+
+use super::format::{bytes, mean_pm, num, throughput_scale};
+use crate::analysis::Speedups;
+use crate::results::{Results, value_text};
+
+/// A table of text cells with per-column alignment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// Column headers.
+    pub headers: Vec<String>,
+    /// Whether each column is numeric (right-aligned).
+    pub numeric: Vec<bool>,
+    /// Rows of cells.
+    pub rows: Vec<Vec<String>>,
+}
+
+const NONE: &str = "—";
+
+/// Builds the summary table of a results document.
+pub fn summary(doc: &Results, speed: &Speedups) -> Table {
+    let mut headers: Vec<String> = doc.plan.params.iter().map(|p| p.name.clone()).collect();
+    let mut numeric: Vec<bool> = doc
+        .plan
+        .params
+        .iter()
+        .map(|p| doc.points.iter().all(|pt| pt.params.get(&p.name).is_some_and(|v| v.is_number())))
+        .collect();
+    let tp_unit = doc.throughput_unit.clone().unwrap_or_default();
+    let largest = doc.points.iter().filter_map(|p| p.stats.throughput.as_ref()).map(|t| t.mean).fold(0.0, f64::max);
+    let (tp_div, tp_label) = throughput_scale(&tp_unit, largest);
+    let has_tp = doc.points.iter().any(|p| p.stats.throughput.is_some());
+    let has_eff = speed.points.iter().any(|p| p.efficiency.is_some());
+    let mut cols = vec!["runs", "time (s)", "speed-up"];
+    if has_eff {
+        cols.push("efficiency");
+    }
+    cols.push("%CPU");
+    let tp_header = format!("throughput ({tp_label})");
+    if has_tp {
+        cols.push(&tp_header);
+    }
+    cols.extend(["user (s)", "sys (s)", "max RSS"]);
+    headers.extend(cols.iter().map(|c| c.to_string()));
+    numeric.extend(std::iter::repeat_n(true, cols.len()));
+
+    let rows = doc
+        .points
+        .iter()
+        .zip(&speed.points)
+        .map(|(p, sp)| {
+            let mut row: Vec<String> = p.params.values().map(value_text).collect();
+            let s = &p.stats;
+            let failed = p.runs.iter().filter(|r| !r.succeeded()).count();
+            let runs = match (failed, p.target_runs) {
+                (0, Some(t)) if (p.runs.len() as u32) < t => format!("{}/{t}", p.runs.len()),
+                (0, _) => p.runs.len().to_string(),
+                (f, _) => format!("{} ({f} failed)", p.runs.len()),
+            };
+            row.push(runs);
+            row.push(s.wall_s.as_ref().map_or(NONE.into(), mean_pm));
+            row.push(sp.speedup.map_or(NONE.into(), |x| format!("{x:.2}×")));
+            if has_eff {
+                row.push(sp.efficiency.map_or(NONE.into(), |x| format!("{:.0}%", 100.0 * x)));
+            }
+            row.push(s.cpu_pct.as_ref().map_or(NONE.into(), |c| format!("{:.0}", c.mean)));
+            if has_tp {
+                row.push(s.throughput.as_ref().map_or(NONE.into(), |t| num(t.mean / tp_div)));
+            }
+            row.push(s.user_s.as_ref().map_or(NONE.into(), |x| num(x.mean)));
+            row.push(s.sys_s.as_ref().map_or(NONE.into(), |x| num(x.mean)));
+            row.push(s.max_rss_bytes.as_ref().map_or(NONE.into(), |x| bytes(x.max)));
+            row
+        })
+        .collect();
+    Table { headers, numeric, rows }
+}
+
+/// Warnings of every point, as `label: warning` lines.
+pub fn notes(doc: &Results) -> Vec<String> {
+    doc.points.iter().flat_map(|p| p.warnings.iter().map(move |w| format!("{}: {w}", p.label()))).collect()
+}

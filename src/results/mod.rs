@@ -1,0 +1,187 @@
+//! The results document (results.json): machine, tool version, plan, every run of every point,
+//! per-point statistics, and later the analysis and findings. Documented in docs/results-schema.md.
+
+pub mod point_stats;
+mod store;
+pub mod time;
+
+use crate::exec::RunRecord;
+use crate::machine::Machine;
+use crate::plan::{Plan, Point};
+pub use point_stats::PointStats;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+pub use store::{FILE_NAME, LoadError, Store, load};
+
+/// The schema version this build writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where a sweep stands.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Runs are being taken (or scalescope was killed without a chance to say otherwise).
+    Running,
+    /// Every point has its runs.
+    Complete,
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP; resumable.
+    Interrupted,
+    /// Stopped because a run or hook failed; resumable.
+    Failed,
+}
+
+/// The whole results document.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Results {
+    /// Version of this document's layout.
+    pub schema_version: u32,
+    /// Version of scalescope that wrote it.
+    pub scalescope_version: String,
+    /// When the sweep started (ISO-8601, UTC).
+    pub created: String,
+    /// When this file was last written (ISO-8601, UTC).
+    pub updated: String,
+    /// Where the sweep stands.
+    pub status: Status,
+    /// The scalescope command line that produced it, argument by argument.
+    pub command_line: Vec<String>,
+    /// The machine it ran on.
+    pub machine: Machine,
+    /// The sweep definition.
+    pub plan: Plan,
+    /// Unit of the throughput figures (`MB/s`, `events/s`…), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub throughput_unit: Option<String>,
+    /// Unit of each metric as printed by the program.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub metric_units: BTreeMap<String, String>,
+    /// Every point of the grid, in grid order.
+    pub points: Vec<PointResult>,
+    /// Scaling analysis (speed-up, efficiency, models), filled after the sweep.
+    #[serde(skip_serializing_if = "Value::is_null", default)]
+    pub analysis: Value,
+    /// Findings of the diagnosis.
+    #[serde(default)]
+    pub findings: Vec<Value>,
+}
+
+/// One point of the grid and everything measured there.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PointResult {
+    /// Parameter values (numbers where they are numeric).
+    pub params: Map<String, Value>,
+    /// The exact argv that ran.
+    pub command: Vec<String>,
+    /// Measured runs this point needs; absent while unknown (automatic runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target_runs: Option<u32>,
+    /// Measured runs, in the order taken.
+    pub runs: Vec<RunRecord>,
+    /// Statistics over the runs that exited by themselves.
+    pub stats: PointStats,
+    /// What a careful experimenter would say about these runs.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
+}
+
+impl PointResult {
+    /// A point with no runs yet.
+    pub fn new(point: &Point) -> PointResult {
+        let params = point.params.iter().map(|(n, v)| (n.clone(), param_value(v))).collect();
+        PointResult {
+            params,
+            command: point.argv.clone(),
+            target_runs: None,
+            runs: Vec::new(),
+            stats: PointStats::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// `threads=4 size=big`.
+    pub fn label(&self) -> String {
+        crate::plan::label(&self.param_strings())
+    }
+
+    /// Parameter values as text, in order.
+    pub fn param_strings(&self) -> Vec<(String, String)> {
+        self.params.iter().map(|(n, v)| (n.clone(), value_text(v))).collect()
+    }
+
+    /// Recomputes statistics and warnings after the runs changed.
+    pub fn refresh(&mut self) {
+        let (stats, warnings) = point_stats::compute(&self.runs);
+        self.stats = stats;
+        self.warnings = warnings;
+    }
+}
+
+/// A parameter value as JSON: a number when it reads as one, else a string.
+pub fn param_value(text: &str) -> Value {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && !text.starts_with('+') => {
+            if let Ok(i) = text.parse::<i64>() {
+                Value::from(i)
+            } else {
+                Value::from(v)
+            }
+        }
+        _ => Value::String(text.to_string()),
+    }
+}
+
+/// A parameter value as text, as the user wrote it.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Results {
+    /// A new document for a plan about to run.
+    pub fn new(plan: Plan, points: &[Point], command_line: Vec<String>) -> Results {
+        let now = time::iso_utc(time::unix_now());
+        let throughput_unit = points.iter().find_map(|p| p.work.as_ref()).map(|w| throughput_unit(&w.unit));
+        Results {
+            schema_version: SCHEMA_VERSION,
+            scalescope_version: env!("CARGO_PKG_VERSION").to_string(),
+            created: now.clone(),
+            updated: now,
+            status: Status::Running,
+            command_line,
+            machine: Machine::current(),
+            plan,
+            throughput_unit,
+            metric_units: BTreeMap::new(),
+            points: points.iter().map(PointResult::new).collect(),
+            analysis: Value::Null,
+            findings: Vec::new(),
+        }
+    }
+
+    /// Adds a finished run to a point and refreshes its statistics.
+    pub fn add_run(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) {
+        for (name, unit) in units {
+            self.metric_units.entry(name.clone()).or_insert_with(|| unit.clone());
+        }
+        if self.throughput_unit.is_none() && run.throughput.is_some() {
+            let unit = self.metric_units.get("throughput").cloned().unwrap_or_default();
+            self.throughput_unit = Some(if unit.is_empty() { "per s".into() } else { unit });
+        }
+        let p = &mut self.points[point];
+        p.runs.push(run);
+        p.refresh();
+    }
+
+    /// All measured runs in the document.
+    pub fn run_count(&self) -> usize {
+        self.points.iter().map(|p| p.runs.len()).sum()
+    }
+}
+
+/// Throughput is shown per second in the work's unit; bytes as MB/s (10⁶ bytes).
+pub fn throughput_unit(work_unit: &str) -> String {
+    if work_unit == "bytes" { "B/s".into() } else { format!("{work_unit}/s") }
+}

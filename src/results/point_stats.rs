@@ -1,0 +1,111 @@
+//! Per-point statistics over the measured runs, and the warnings a careful experimenter would
+//! raise about them (noisy runs, a slow first run, runs too short to time, failures, outliers).
+
+use crate::exec::RunRecord;
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Summaries of each figure over a point's runs that exited by themselves.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PointStats {
+    /// Wall time.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub wall_s: Option<Summary>,
+    /// User CPU time.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub user_s: Option<Summary>,
+    /// System CPU time.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sys_s: Option<Summary>,
+    /// CPU utilisation in percent of one CPU.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu_pct: Option<Summary>,
+    /// Peak resident set.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub max_rss_bytes: Option<Summary>,
+    /// Throughput in the sweep's throughput unit.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub throughput: Option<Summary>,
+    /// Each metric read from the output.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub metrics: BTreeMap<String, Summary>,
+}
+
+/// Relative σ of wall time above which a point is called noisy.
+pub const NOISY_REL_STDDEV: f64 = 0.10;
+/// Runs shorter than this are dominated by process start-up.
+pub const SHORT_RUN_S: f64 = 0.005;
+
+/// Computes the statistics and warnings of a point.
+pub fn compute(runs: &[RunRecord]) -> (PointStats, Vec<String>) {
+    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.is_measurement()).collect();
+    let of = |f: &dyn Fn(&RunRecord) -> Option<f64>| {
+        let v: Vec<f64> = ok.iter().filter_map(|r| f(r)).collect();
+        Summary::of(&v)
+    };
+    let mut metrics = BTreeMap::new();
+    for name in ok.iter().flat_map(|r| r.metrics.keys()) {
+        if !metrics.contains_key(name)
+            && let Some(s) = of(&|r| r.metric(name))
+        {
+            metrics.insert(name.clone(), s);
+        }
+    }
+    let stats = PointStats {
+        wall_s: of(&|r| Some(r.wall_s)),
+        user_s: of(&|r| Some(r.user_s)),
+        sys_s: of(&|r| Some(r.sys_s)),
+        cpu_pct: of(&|r| Some(r.cpu_pct)),
+        max_rss_bytes: of(&|r| Some(r.max_rss_bytes as f64)),
+        throughput: of(&|r| r.throughput),
+        metrics,
+    };
+    let warnings = warnings(runs, &ok, &stats);
+    (stats, warnings)
+}
+
+fn warnings(runs: &[RunRecord], ok: &[&RunRecord], stats: &PointStats) -> Vec<String> {
+    let mut w = Vec::new();
+    let failed: Vec<&RunRecord> = runs.iter().filter(|r| !r.succeeded()).collect();
+    if let Some(first) = failed.first() {
+        w.push(format!("{} of {} runs failed ({})", failed.len(), runs.len(), first.outcome()));
+    }
+    let Some(wall) = &stats.wall_s else { return w };
+    if wall.n >= 2 && wall.rel_stddev() > NOISY_REL_STDDEV {
+        w.push(format!(
+            "wall times vary by {:.0}% (σ/mean): the machine may be busy; more runs or --order interleaved help",
+            100.0 * wall.rel_stddev()
+        ));
+    }
+    if ok.len() >= 3 {
+        let mut rest: Vec<f64> = ok[1..].iter().map(|r| r.wall_s).collect();
+        rest.sort_by(f64::total_cmp);
+        let median = crate::stats::quantile(&rest, 0.5);
+        if ok[0].wall_s > 1.25 * median && ok[0].wall_s - median > 3.0 * stddev_of(&rest) {
+            w.push(format!(
+                "the first run took {:.1}× the median of the others: caches warming up? use --warmup",
+                ok[0].wall_s / median
+            ));
+        }
+    }
+    if wall.median < SHORT_RUN_S {
+        w.push(format!(
+            "runs take {:.1} ms: process start-up dominates at this size; give the program more work",
+            wall.median * 1e3
+        ));
+    }
+    if !wall.outliers.is_empty() {
+        let which: Vec<String> = wall.outliers.iter().map(|i| format!("#{}", ok[*i].index + 1)).collect();
+        w.push(format!("outlier runs by Tukey's fences (kept): {}", which.join(", ")));
+    }
+    let missing = runs.iter().filter(|r| !r.missing_metrics.is_empty()).count();
+    if missing > 0 {
+        w.push(format!("{missing} runs lack a --metric value (the regex did not match their output)"));
+    }
+    w
+}
+
+fn stddev_of(v: &[f64]) -> f64 {
+    Summary::of(v).map_or(0.0, |s| s.stddev)
+}

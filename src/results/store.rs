@@ -1,0 +1,155 @@
+//! The results folder on disk: results.json rewritten atomically (temporary file + rename) after
+//! every run, so a crash, a kill or Ctrl-C never leaves a torn file or loses a finished run.
+
+use super::{Results, SCHEMA_VERSION, Status, time};
+use crate::exec::RunRecord;
+use crate::exec::sweep::{Event, Sink};
+use anyhow::Context;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// File name of the document inside a results folder.
+pub const FILE_NAME: &str = "results.json";
+
+/// A results folder and the document it holds.
+pub struct Store {
+    dir: PathBuf,
+    /// The document, as last saved.
+    pub doc: Results,
+}
+
+/// Why a results file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file or folder is missing or unreadable.
+    #[error("cannot read {path}: {reason}")]
+    Unreadable {
+        /// What was asked for.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// The file is not a scalescope results document.
+    #[error("{path} is not a scalescope results file: {reason}")]
+    Invalid {
+        /// What was asked for.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Written by a newer scalescope.
+    #[error(
+        "{path} has results schema version {found}; this scalescope ({ours}) reads up to version {SCHEMA_VERSION}: install a newer scalescope to read it"
+    )]
+    TooNew {
+        /// What was asked for.
+        path: String,
+        /// Its schema version.
+        found: u64,
+        /// This build's version.
+        ours: &'static str,
+    },
+}
+
+/// Reads a results document from a file or from the results.json in a folder.
+pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
+    let file = if path.is_dir() { path.join(FILE_NAME) } else { path.to_path_buf() };
+    let shown = file.display().to_string();
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| LoadError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| LoadError::Invalid { path: shown.clone(), reason: e.to_string() })?;
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    match version {
+        None => return Err(LoadError::Invalid { path: shown, reason: "it has no schema_version".into() }),
+        Some(v) if v > SCHEMA_VERSION as u64 => {
+            return Err(LoadError::TooNew { path: shown, found: v, ours: env!("CARGO_PKG_VERSION") });
+        }
+        _ => {}
+    }
+    let doc: Results =
+        serde_json::from_value(value).map_err(|e| LoadError::Invalid { path: shown, reason: e.to_string() })?;
+    let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    Ok((dir, doc))
+}
+
+impl Store {
+    /// Creates the folder and writes the initial document; refuses a folder that already holds results.
+    pub fn create(dir: &Path, doc: Results) -> anyhow::Result<Store> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create the results folder {}", dir.display()))?;
+        if dir.join(FILE_NAME).exists() {
+            anyhow::bail!(
+                "{} already holds results: continue that sweep with --resume {0}, or choose another --out",
+                dir.display()
+            );
+        }
+        let store = Store { dir: dir.to_path_buf(), doc };
+        store.save()?;
+        Ok(store)
+    }
+
+    /// Opens an existing folder to continue its sweep.
+    pub fn open(dir: &Path) -> anyhow::Result<Store> {
+        let (dir, doc) = load(dir)?;
+        Ok(Store { dir, doc })
+    }
+
+    /// The results folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Path of results.json.
+    pub fn file(&self) -> PathBuf {
+        self.dir.join(FILE_NAME)
+    }
+
+    /// Sets the status and saves.
+    pub fn finish(&mut self, status: Status) -> anyhow::Result<()> {
+        self.doc.status = status;
+        self.save()
+    }
+
+    /// Writes the document atomically: a new temporary file in the folder, then a rename over results.json.
+    pub fn save(&self) -> anyhow::Result<()> {
+        let tmp = self.dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let write = || -> std::io::Result<()> {
+            // create_new refuses to follow a symlink planted at the temporary name.
+            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            let mut buf = Vec::with_capacity(64 * 1024);
+            serde_json::to_writer_pretty(&mut buf, &self.doc)?;
+            buf.push(b'\n');
+            f.write_all(&buf)?;
+            std::fs::rename(&tmp, self.file())
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            anyhow::anyhow!("cannot write {}: {e}", self.file().display())
+        })
+    }
+}
+
+impl Sink for Store {
+    fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
+        run.index = self.doc.points[point].runs.len() as u32;
+        self.doc.add_run(point, run, units);
+        self.doc.updated = time::iso_utc(time::unix_now());
+        self.save()
+    }
+
+    fn target(&mut self, point: usize, runs: u32) {
+        self.doc.points[point].target_runs = Some(runs);
+    }
+
+    fn event(&mut self, _event: Event) {}
+
+    fn folder(&self) -> Option<PathBuf> {
+        Some(self.dir.clone())
+    }
+
+    fn runs_recorded(&self, point: usize) -> usize {
+        self.doc.points[point].runs.len()
+    }
+}

@@ -1,0 +1,48 @@
+//! Helpers shared by the integration tests: the binary, temporary folders, results documents.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The scalescope binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
+}
+
+/// Runs scalescope with `args` in `cwd`, without a terminal.
+pub fn scalescope(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(bin()).args(args).current_dir(cwd).env("NO_COLOR", "1").output().expect("spawn scalescope")
+}
+
+/// Reads and parses a results.json.
+pub fn results(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("results.json")).expect("results.json exists");
+    serde_json::from_str(&text).expect("results.json parses")
+}
+
+/// The runs of point `i`.
+pub fn runs(doc: &Value, i: usize) -> &Vec<Value> {
+    doc["points"][i]["runs"].as_array().expect("runs array")
+}
+
+/// Stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Whether a process is still alive (not a zombie, not gone).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => {
+            let state = s.rsplit_once(')').map(|(_, r)| r.trim_start().chars().next().unwrap_or('?'));
+            !matches!(state, Some('Z') | Some('X'))
+        }
+        Err(_) => false,
+    }
+}

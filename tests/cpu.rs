@@ -1,0 +1,44 @@
+//! %CPU of a program burning N threads is 100 × min(N, CPUs). Alone in its test binary so that no
+//! other test competes for the cores.
+
+mod common;
+use common::*;
+
+#[test]
+fn cpu_percent_follows_busy_threads_up_to_the_cores() {
+    let d = tempfile::tempdir().unwrap();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let n = (cpus * 2).to_string();
+    let o = scalescope(
+        d.path(),
+        &[
+            "run",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--param",
+            &format!("threads=1,{cpus},{n}"),
+            "--",
+            bin().to_str().unwrap(),
+            "probe",
+            "scalable",
+            "--threads",
+            "{threads}",
+            "--seconds",
+            "0.4",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    for (i, threads) in [1, cpus, cpus * 2].into_iter().enumerate() {
+        let cpu = doc["points"][i]["stats"]["cpu_pct"]["mean"].as_f64().unwrap();
+        let expect = 100.0 * threads.min(cpus) as f64;
+        assert!(cpu > 0.85 * expect && cpu < 1.05 * expect, "threads={threads}: %CPU {cpu}, expected about {expect}");
+        let tp = doc["points"][i]["stats"]["throughput"]["mean"].as_f64().unwrap();
+        assert!(tp > 0.0);
+    }
+    assert_eq!(doc["throughput_unit"], "ops/s");
+}

@@ -1,0 +1,23 @@
+//! `scalescope` with no arguments runs the demo sweep and writes a results folder.
+
+mod common;
+use common::*;
+
+#[test]
+fn no_arguments_runs_the_demo_and_writes_results() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(table.contains("threads") && table.contains("speed-up") && table.contains("throughput"), "{table}");
+    let folders: Vec<_> =
+        std::fs::read_dir(d.path().join("scalescope-results")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(folders.len(), 1);
+    assert!(folders[0].to_string_lossy().ends_with("-demo"));
+    let doc = results(&folders[0]);
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.last().unwrap()["params"]["threads"], 2 * cpus, "one oversubscribed point");
+    assert!(points.iter().all(|p| p["runs"].as_array().unwrap().len() == 3));
+    assert!(folders[0].join("summary.md").exists());
+}

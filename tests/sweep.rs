@@ -1,0 +1,267 @@
+//! `scalescope run` on real processes: grids, substitution, hooks, order, metrics, work,
+//! failures, timeouts, eviction, exports.
+
+mod common;
+use common::*;
+
+#[test]
+fn grid_is_cartesian_in_command_line_order_and_substitutes_everywhere() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &[
+            "run", "-r", "1", "-w", "0", "-o", "r", "-L", "b", "x,y", "--param", "a=1..2", "--env", "V={a}{b}", "--",
+            "echo", "{a}-{b}",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let commands: Vec<String> =
+        doc["points"].as_array().unwrap().iter().map(|p| p["command"][1].as_str().unwrap().to_string()).collect();
+    assert_eq!(commands, ["1-x", "2-x", "1-y", "2-y"], "b was given first, so it is outermost");
+    assert_eq!(doc["points"][2]["params"], serde_json::json!({"b": "y", "a": 1}));
+    let out =
+        std::fs::read_to_string(d.path().join("r").join(runs(&doc, 3)[0]["stdout"]["path"].as_str().unwrap())).unwrap();
+    assert_eq!(out, "2-y\n");
+    assert_eq!(doc["status"], "complete");
+}
+
+#[test]
+fn shell_mode_quotes_values_so_they_cannot_inject_commands() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "1", "-w", "0", "-o", "r", "--shell", "--param", "v=a;touch pwned", "--", "echo", "{v}"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.path().join("pwned").exists());
+    let doc = results(&d.path().join("r"));
+    let path = runs(&doc, 0)[0]["stdout"]["path"].as_str().unwrap().to_string();
+    assert_eq!(std::fs::read_to_string(d.path().join("r").join(path)).unwrap(), "a;touch pwned\n");
+}
+
+#[test]
+fn sleep_is_timed_to_the_millisecond() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &["run", "-r", "3", "-w", "0", "-o", "r", "--", "sleep", "0.2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let mean = doc["points"][0]["stats"]["wall_s"]["mean"].as_f64().unwrap();
+    assert!((0.2..0.25).contains(&mean), "sleep 0.2 measured {mean}");
+    for r in runs(&doc, 0) {
+        assert!(r["cpu_pct"].as_f64().unwrap() < 10.0);
+        assert_eq!(r["exit_code"], 0);
+    }
+    assert_eq!(doc["points"][0]["stats"]["wall_s"]["n"], 3);
+    assert!(doc["points"][0]["stats"]["wall_s"]["ci95"].is_array());
+}
+
+#[test]
+fn hooks_run_with_hyperfines_meanings() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("log");
+    let l = log.display().to_string();
+    let o = scalescope(
+        d.path(),
+        &[
+            "run",
+            "-r",
+            "2",
+            "-w",
+            "1",
+            "-o",
+            "r",
+            "--param",
+            "n=1,2",
+            "--setup",
+            &format!("echo s{{n}} >> {l}"),
+            "--prepare",
+            &format!("echo p >> {l}"),
+            "--conclude",
+            &format!("echo c >> {l}"),
+            "--cleanup",
+            &format!("echo x{{n}} >> {l}"),
+            "--",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = std::fs::read_to_string(&log).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(got, "s1 p c p c p c x1 s2 p c p c p c x2");
+}
+
+#[test]
+fn failing_hook_stops_the_sweep_with_its_output() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &["run", "-r", "1", "-o", "r", "--prepare", "echo no disk >&2; exit 4", "--", "true"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("prepare hook") && e.contains("exited with code 4") && e.contains("no disk"), "{e}");
+    assert_eq!(results(&d.path().join("r"))["status"], "failed");
+}
+
+#[test]
+fn interleaved_order_alternates_points() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "2", "-w", "0", "-o", "r", "--order", "interleaved", "--param", "n=1,2", "--", "true"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let mut starts: Vec<(f64, usize)> = Vec::new();
+    for p in 0..2 {
+        starts.extend(runs(&doc, p).iter().map(|r| (r["started_unix_s"].as_f64().unwrap(), p)));
+    }
+    starts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let order: Vec<usize> = starts.iter().map(|s| s.1).collect();
+    assert_eq!(order, [0, 1, 0, 1]);
+}
+
+#[test]
+fn metrics_and_work_give_throughput() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &[
+            "run",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--param",
+            "n=1,3",
+            "--metric",
+            "ev=events: ([0-9.]+k?)",
+            "--work",
+            "events=(1+1)*1k*{n}",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.05; echo events: {n}.5k",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let r = &runs(&doc, 1)[0];
+    assert_eq!(r["metrics"]["ev"].as_f64(), Some(3500.0));
+    let tp = r["throughput"].as_f64().unwrap();
+    let expect = 6000.0 / r["wall_s"].as_f64().unwrap();
+    assert!((tp - expect).abs() < 1e-6 * expect, "{tp} vs {expect}");
+    assert_eq!(doc["throughput_unit"], "events/s");
+    assert!(stdout(&o).contains("throughput (k events/s)"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_metric_that_does_not_match_is_recorded_missing_with_a_warning() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "1", "-w", "0", "-o", "r", "--metric", "x=rate ([0-9]+)", "--", "echo", "nothing"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("metric 'x' was not found"), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    assert_eq!(runs(&doc, 0)[0]["missing_metrics"], serde_json::json!(["x"]));
+}
+
+#[test]
+fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "2", "-w", "0", "-o", "a", "--param", "n=1,2", "--", "sh", "-c", "echo broken >&2; exit 3"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("exit code 3") && stderr(&o).contains("broken"), "{}", stderr(&o));
+    let doc = results(&d.path().join("a"));
+    assert_eq!(doc["status"], "failed");
+    assert_eq!(runs(&doc, 0).len(), 1);
+    assert_eq!(runs(&doc, 0)[0]["exit_code"], 3);
+    assert!(runs(&doc, 1).is_empty());
+
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "2", "-w", "0", "-o", "b", "-i", "--param", "n=1,2", "--", "sh", "-c", "kill -SEGV $$"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("b"));
+    assert_eq!(runs(&doc, 1).len(), 2);
+    assert_eq!(runs(&doc, 1)[1]["signal"], 11);
+    assert!(doc["points"][1]["stats"]["wall_s"].is_null(), "crashed runs are not measurements");
+    assert!(stdout(&o).contains("2 (2 failed)"), "{}", stdout(&o));
+}
+
+#[test]
+fn timeout_kills_a_grandchild_that_ignores_sigterm() {
+    let d = tempfile::tempdir().unwrap();
+    let pidfile = d.path().join("pid");
+    let script = format!("trap '' TERM; (trap '' TERM; exec sleep 30) & echo $! > {}; wait", pidfile.display());
+    let started = std::time::Instant::now();
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "1", "-w", "0", "-o", "r", "--timeout", "300ms", "--", "sh", "-c", &script],
+    );
+    assert!(started.elapsed().as_secs_f64() < 10.0);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timed out"), "{}", stderr(&o));
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(!alive(pid), "grandchild {pid} survived the timeout");
+    let doc = results(&d.path().join("r"));
+    assert_eq!(runs(&doc, 0)[0]["timed_out"], true);
+}
+
+#[test]
+fn evict_leaves_the_input_cold_and_says_how_cold() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("input.bin");
+    std::fs::write(&data, vec![1u8; 16 << 20]).unwrap();
+    let _ = std::fs::read(&data).unwrap();
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "2", "-w", "0", "-o", "r", "--evict", data.to_str().unwrap(), "--", "true"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    for r in runs(&doc, 0) {
+        assert_eq!(r["evict"]["bytes"], 16 << 20);
+        let resident = r["evict"]["resident_fraction"].as_f64().unwrap();
+        assert!(resident < 0.05, "{resident} of the file still cached");
+    }
+}
+
+#[test]
+fn show_and_exports_render_the_same_table() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &["run", "-r", "2", "-w", "0", "-o", "r", "--param", "threads=1,2", "--", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = scalescope(
+        d.path(),
+        &["show", "r", "--export-csv", "t.csv", "--export-markdown", "t.md", "--export-json", "t.json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(table.starts_with("threads  runs") && table.contains("speed-up"), "{table}");
+    let csv = std::fs::read_to_string(d.path().join("t.csv")).unwrap();
+    assert!(csv.starts_with("threads,runs,failed_runs,wall_mean_s"), "{csv}");
+    assert_eq!(csv.lines().count(), 3);
+    let md = std::fs::read_to_string(d.path().join("t.md")).unwrap();
+    assert!(md.contains("| threads | runs |") && md.contains("|---:|"), "{md}");
+    assert!(d.path().join("r/summary.md").exists());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    assert_eq!(json["schema_version"], 1);
+}
+
+#[test]
+fn automatic_runs_take_more_runs_of_short_commands() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &["run", "-w", "0", "-M", "12", "-o", "r", "--", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    assert_eq!(runs(&doc, 0).len(), 12);
+    assert_eq!(doc["points"][0]["target_runs"], 12);
+    assert!(doc["points"][0]["warnings"].to_string().contains("start-up dominates"));
+}

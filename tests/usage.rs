@@ -1,0 +1,68 @@
+//! Every user mistake gets one clear sentence on stderr and exit code 2, and nothing runs.
+
+mod common;
+use common::*;
+
+#[test]
+fn bad_input_exits_2_with_one_sentence() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--param", "threads=1,2", "--", "prog", "-T{thread}"], "unknown placeholder {thread}"),
+        (&["run", "--param", "threads=", "--", "true"], "value list is empty"),
+        (&["run", "--param", "threads=1,,2", "--", "true"], "empty value"),
+        (&["run", "--param", "threads=8..1", "--", "true"], "is empty"),
+        (&["run", "--param", "threads=1..8:x1", "--", "true"], "never grows"),
+        (&["run", "--param", "threads=1,2"], "no command given"),
+        (&["run", "--param", "threads=1,2", "xz", "-T{threads}"], "after `--`"),
+        (&["run", "--evict", "/nonexistent/input", "--", "true"], "cannot evict '/nonexistent/input'"),
+        (&["run", "--timeout", "ten", "--", "true"], "bad duration 'ten'"),
+        (&["run", "--metric", "x=([0-9", "--", "true"], "does not compile"),
+        (&["run", "--metric", "x=[0-9]+", "--", "true"], "no capture group"),
+        (&["run", "--work", "3 apples", "--", "true"], "work amount"),
+        (&["run", "-o", "/proc/no/such/dir", "--", "true"], "cannot create the results folder"),
+        (&["run", "--", "/nonexistent/program"], "no such command"),
+        (&["run", "--param", "a-b=1", "--", "true"], "not a parameter name"),
+        (&["run", "--param", "n=1", "--param", "n=2", "--", "true"], "given twice"),
+        (&["run", "--scale", "size", "--param", "n=1", "--", "true"], "--scale"),
+        (&["run", "--baseline", "16", "--param", "threads=1,2", "--", "true"], "threads=16 was not measured"),
+        (&["run", "--resume", "/nonexistent/results"], "cannot read"),
+        (&["show", "/nonexistent/results.json"], "cannot read"),
+        (&["probe", "scalable", "--threads", "0"], "at least 1"),
+    ];
+    for (args, phrase) in cases {
+        let o = scalescope(d.path(), args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(phrase), "{args:?}: expected '{phrase}' in: {e}");
+        assert!(!e.contains("panicked") && !e.contains("RUST_BACKTRACE"), "{args:?}: {e}");
+        assert!(e.starts_with("scalescope: ") && e.lines().count() == 1, "{args:?}: not one sentence: {e}");
+    }
+}
+
+#[test]
+fn a_results_file_that_is_not_one_is_refused_clearly() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("x.json"), "{\"hello\": 1}").unwrap();
+    std::fs::write(d.path().join("new.json"), "{\"schema_version\": 99}").unwrap();
+    std::fs::write(d.path().join("torn.json"), "{\"schema_version\": 1, \"points\": [").unwrap();
+    for (file, phrase) in [
+        ("x.json", "no schema_version"),
+        ("new.json", "install a newer scalescope"),
+        ("torn.json", "not a scalescope results file"),
+    ] {
+        let o = scalescope(d.path(), &["show", file]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        assert!(stderr(&o).contains(phrase), "{file}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn an_existing_results_folder_is_not_overwritten() {
+    let d = tempfile::tempdir().unwrap();
+    assert!(scalescope(d.path(), &["run", "-r", "1", "-w", "0", "-o", "r", "--", "true"]).status.success());
+    let before = std::fs::read_to_string(d.path().join("r/results.json")).unwrap();
+    let o = scalescope(d.path(), &["run", "-r", "1", "-o", "r", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("already holds results"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(d.path().join("r/results.json")).unwrap(), before);
+}
