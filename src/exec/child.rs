@@ -80,21 +80,26 @@ pub struct SpawnError(pub String);
 
 /// Runs the process to its end (or timeout, or interrupt) and measures it.
 pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
-    let mut cmd = Command::new(&spec.argv[0]);
+    // Pipes and their reader threads exist before the clock starts: only the program is timed.
+    let (out_r, out_w) = std::io::pipe().map_err(|e| spawn_error(&spec.argv[0], &e))?;
+    let (err_r, err_w) = std::io::pipe().map_err(|e| spawn_error(&spec.argv[0], &e))?;
+    let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
+    let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
+    let readers = [reader(out_r, &spec.scanner, echo_out), reader(err_r, &spec.scanner, echo_err)];
+    let mut cmd = Command::new(resolve(&spec.argv[0]));
     cmd.args(&spec.argv[1..])
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(out_w)
+        .stderr(err_w)
         .process_group(0);
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| spawn_error(&spec.argv[0], &e))?;
+    let spawned = cmd.spawn();
+    // Drop our copies of the write ends so the readers see end-of-file when the program's tree exits.
+    drop(cmd);
+    let child = spawned.map_err(|e| spawn_error(&spec.argv[0], &e))?;
     let pid = child.id() as i32;
     signals::set_current_group(pid);
-    let readers = [
-        reader(child.stdout.take(), &spec.scanner, spec.show_output.then(|| Box::new(std::io::stdout()) as _)),
-        reader(child.stderr.take(), &spec.scanner, spec.show_output.then(|| Box::new(std::io::stderr()) as _)),
-    ];
     let timed_out = Arc::new(AtomicBool::new(false));
     let watchdog = spec.timeout.map(|t| watchdog(pid, t, timed_out.clone()));
 
@@ -140,14 +145,22 @@ fn spawn_error(program: &str, e: &std::io::Error) -> SpawnError {
     })
 }
 
+/// Finds a bare program name on PATH, as exec would, so the search is not timed with the run.
+pub fn resolve(program: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    if program.contains('/') {
+        return program.into();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .unwrap_or_else(|| program.into())
+}
+
 type Reader = Option<mpsc::Receiver<Captured>>;
 
-fn reader(
-    src: Option<impl Read + Send + 'static>,
-    scanner: &Arc<Scanner>,
-    echo: Option<Box<dyn std::io::Write + Send>>,
-) -> Reader {
-    let src = src?;
+fn reader(src: impl Read + Send + 'static, scanner: &Arc<Scanner>, echo: Option<Box<dyn std::io::Write + Send>>) -> Reader {
     let scanner = scanner.clone();
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
