@@ -34,6 +34,8 @@ pub struct PointStats {
 
 /// Relative σ of wall time above which a point is called noisy.
 pub const NOISY_REL_STDDEV: f64 = 0.10;
+/// An outlier is worth a warning when it is this far from the median (relative).
+pub const OUTLIER_WORTH: f64 = 0.05;
 /// Runs shorter than this are dominated by process start-up.
 pub const SHORT_RUN_S: f64 = 0.005;
 
@@ -95,9 +97,15 @@ fn warnings(runs: &[RunRecord], ok: &[&RunRecord], stats: &PointStats) -> Vec<St
             wall.median * 1e3
         ));
     }
-    if !wall.outliers.is_empty() {
-        let which: Vec<String> = wall.outliers.iter().map(|i| format!("#{}", ok[*i].index + 1)).collect();
-        w.push(format!("outlier runs by Tukey's fences (kept): {}", which.join(", ")));
+    // Tukey's fences flag tiny deviations when runs are very steady; only far ones are worth a word.
+    let far: Vec<String> = wall
+        .outliers
+        .iter()
+        .filter(|&&i| (ok[i].wall_s - wall.median).abs() > OUTLIER_WORTH * wall.median)
+        .map(|&i| format!("#{} ({:+.0}%)", ok[i].index + 1, 100.0 * (ok[i].wall_s / wall.median - 1.0)))
+        .collect();
+    if !far.is_empty() {
+        w.push(format!("outlier runs by Tukey's fences, kept: {}", far.join(", ")));
     }
     let missing = runs.iter().filter(|r| !r.missing_metrics.is_empty()).count();
     if missing > 0 {
