@@ -1,11 +1,37 @@
-//! Turning measurements into scaling figures: the counted parameter, the baseline point, speed-up
-//! and efficiency per point.
+//! Turning measurements into scaling figures: per point speed-up, efficiency and Karp–Flatt
+//! against a baseline; Amdahl, USL and Gustafson fits with intervals; the best point and whether
+//! more is slower beyond it; predictions. Used after every run, by `scalescope analyze`, and on
+//! published tables (CSV).
 
+pub mod lm;
+pub mod models;
+pub mod observations;
 pub mod speedup;
+pub mod summary;
+pub mod table_csv;
+pub mod verdict;
 
-pub use speedup::{Basis, Speedups, speedups};
+pub use observations::{Basis, Choice};
+pub use summary::{Analysis, Options, analyze};
 
-/// A request the data cannot answer (unknown parameter, baseline value not measured).
+/// A request the data cannot answer (unknown parameter, baseline value not measured, bad table).
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{0}")]
 pub struct AnalysisError(pub String);
+
+/// Analyses a results document; `None` when no parameter is numeric (nothing to count along).
+pub fn analyze_results(
+    doc: &crate::results::Results,
+    choice: &Choice,
+    opts: &Options,
+) -> Result<Option<Analysis>, AnalysisError> {
+    let opts = Options {
+        baseline: opts.baseline.clone().or_else(|| doc.plan.baseline.clone()),
+        cpus: opts.cpus.or(Some(doc.machine.allowed_cpus as f64).filter(|c| *c > 0.0)),
+        ..opts.clone()
+    };
+    match observations::from_results(doc, choice)? {
+        Some(obs) => analyze(&obs, &opts).map(Some),
+        None => Ok(None),
+    }
+}

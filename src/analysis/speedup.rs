@@ -1,110 +1,48 @@
-//! Speed-up against a baseline point and efficiency along the counted parameter.
-//!
-//! Points are grouped into series that share every parameter but the counted one; each series is
-//! compared with its own baseline point (the `--baseline` value, else its smallest count).
-//! Speed-up comes from throughput when every point has one, else from wall time.
+//! Per point, against a baseline point of its series: speed-up (with a bootstrap interval over
+//! the runs), efficiency, and the Karp–Flatt experimentally determined serial fraction — which is
+//! also Amdahl's law solved at that one point ("as if 99.4% parallel").
 
 use super::AnalysisError;
-use crate::results::{Results, value_text};
+use super::observations::{Observations, Series};
+use crate::results::Results;
+use crate::stats::{Rng, quantile};
 use serde::Serialize;
 
-/// What speed-up was computed from.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Basis {
-    /// Ratio of mean throughputs.
-    Throughput,
-    /// Ratio of mean wall times (baseline / point).
-    Time,
-}
+/// Resamples for a speed-up's interval.
+const RESAMPLES: usize = 1000;
 
-/// Speed-up and efficiency of one point.
-#[derive(Clone, Debug, Serialize, PartialEq, Default)]
-pub struct PointSpeedup {
-    /// Value of the counted parameter, when numeric.
+/// Scaling figures of one point.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PointScaling {
+    /// Index of the point in the results (row of a table).
+    pub index: usize,
+    /// Value of the counted parameter.
+    pub count: f64,
+    /// Runs behind the figures.
+    pub runs: usize,
+    /// Throughput-like rate: throughput, or 1/time (count/time under weak scaling).
+    pub rate: f64,
+    /// Rate ÷ baseline rate (for time: baseline time ÷ time).
+    pub speedup: f64,
+    /// 95% bootstrap interval of the speed-up; absent when this point or the baseline has one run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub count: Option<f64>,
-    /// Index of the baseline point this one is compared with.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<usize>,
-    /// Baseline time ÷ this time (or this throughput ÷ baseline throughput).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub speedup: Option<f64>,
-    /// Speed-up × baseline count ÷ this count: 1 is perfect scaling.
+    pub speedup_ci95: Option<[f64; 2]>,
+    /// Speed-up × baseline count ÷ count; only when the count is a number of workers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub efficiency: Option<f64>,
+    /// Karp–Flatt serial fraction e = (1/S − 1/p) / (1 − 1/p), p = count ÷ baseline count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub karp_flatt: Option<f64>,
+    /// Amdahl's law at this point alone: 100 × (1 − e), "as if X% parallel".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amdahl_parallel_pct: Option<f64>,
+    /// Mean %CPU, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<f64>,
 }
 
-/// Speed-ups of every point of a sweep.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Speedups {
-    /// The counted parameter, when there is a numeric one.
-    pub scale: Option<String>,
-    /// What speed-up was computed from.
-    pub basis: Basis,
-    /// One entry per point, in grid order.
-    pub points: Vec<PointSpeedup>,
-}
-
-/// Computes speed-ups. `scale` names the counted parameter (default: the plan's, else the first
-/// all-numeric one); `baseline` is its baseline value, as `16` or `threads=16`.
-pub fn speedups(doc: &Results, scale: Option<&str>, baseline: Option<&str>) -> Result<Speedups, AnalysisError> {
-    let scale = choose_scale(doc, scale.or(doc.plan.scale.as_deref()))?;
-    let baseline = baseline.or(doc.plan.baseline.as_deref());
-    let basis = if doc.points.iter().all(|p| p.stats.throughput.is_some()) { Basis::Throughput } else { Basis::Time };
-    let figure = |i: usize| -> Option<f64> {
-        let s = &doc.points[i].stats;
-        match basis {
-            Basis::Throughput => s.throughput.as_ref().map(|t| t.mean),
-            Basis::Time => s.wall_s.as_ref().map(|t| t.mean),
-        }
-    };
-    let count = |i: usize| -> Option<f64> {
-        let name = scale.as_ref()?;
-        doc.points[i].params.get(name)?.as_f64()
-    };
-    let wanted = match (&scale, baseline) {
-        (Some(name), Some(b)) => Some(baseline_value(doc, name, b)?),
-        (None, Some(b)) => {
-            return Err(AnalysisError(format!("--baseline {b} needs a numeric parameter to count along")));
-        }
-        _ => None,
-    };
-    let mut out: Vec<PointSpeedup> =
-        (0..doc.points.len()).map(|i| PointSpeedup { count: count(i), ..Default::default() }).collect();
-    for series in series(doc, scale.as_deref()) {
-        let base = match wanted {
-            Some(v) => series.iter().copied().find(|&i| count(i) == Some(v)),
-            None => series
-                .iter()
-                .copied()
-                .filter(|&i| figure(i).is_some())
-                .min_by(|&a, &b| count(a).unwrap_or(0.0).total_cmp(&count(b).unwrap_or(0.0))),
-        };
-        let Some(base) = base else { continue };
-        for &i in &series {
-            let (Some(f), Some(fb)) = (figure(i), figure(base)) else { continue };
-            let speedup = match basis {
-                Basis::Throughput => f / fb,
-                Basis::Time => fb / f,
-            };
-            if !speedup.is_finite() {
-                continue;
-            }
-            out[i].baseline = Some(base);
-            out[i].speedup = Some(speedup);
-            if let (Some(n), Some(nb)) = (count(i), count(base))
-                && n > 0.0
-                && nb > 0.0
-            {
-                out[i].efficiency = Some(speedup * nb / n);
-            }
-        }
-    }
-    Ok(Speedups { scale, basis, points: out })
-}
-
-fn choose_scale(doc: &Results, asked: Option<&str>) -> Result<Option<String>, AnalysisError> {
+/// Picks the counted parameter: the asked one, else the first whose values are all numbers.
+pub fn choose_scale(doc: &Results, asked: Option<&str>) -> Result<Option<String>, AnalysisError> {
     let numeric = |name: &str| doc.points.iter().all(|p| p.params.get(name).is_some_and(|v| v.is_number()));
     if let Some(name) = asked {
         if !doc.plan.params.iter().any(|p| p.name == name) {
@@ -121,7 +59,9 @@ fn choose_scale(doc: &Results, asked: Option<&str>) -> Result<Option<String>, An
     Ok(doc.plan.params.iter().map(|p| p.name.as_str()).find(|n| numeric(n)).map(String::from))
 }
 
-fn baseline_value(doc: &Results, scale: &str, text: &str) -> Result<f64, AnalysisError> {
+/// Reads `--baseline` (`16` or `threads=16`) and checks that some series measured that count.
+pub fn baseline_value(obs: &Observations, text: &str) -> Result<f64, AnalysisError> {
+    let scale = &obs.count_name;
     let value = match text.split_once('=') {
         Some((name, v)) if name == scale => v,
         Some((name, _)) => {
@@ -133,28 +73,66 @@ fn baseline_value(doc: &Results, scale: &str, text: &str) -> Result<f64, Analysi
     };
     let v: f64 =
         value.trim().parse().map_err(|_| AnalysisError(format!("--baseline {text}: '{value}' is not a number")))?;
-    if !doc.points.iter().any(|p| p.params.get(scale).and_then(|x| x.as_f64()) == Some(v)) {
-        let values: Vec<String> = doc.points.iter().filter_map(|p| p.params.get(scale)).map(value_text).collect();
-        let mut values = values;
-        values.dedup();
+    let counts: Vec<f64> = obs.series.iter().flat_map(|s| s.points.iter().map(|p| p.count)).collect();
+    if !counts.contains(&v) {
+        let mut shown: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+        shown.dedup();
         return Err(AnalysisError(format!(
             "--baseline {text}: {scale}={value} was not measured (values: {})",
-            values.join(", ")
+            shown.join(", ")
         )));
     }
     Ok(v)
 }
 
-/// Groups point indices by the values of every parameter except `scale`.
-fn series(doc: &Results, scale: Option<&str>) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
-    for (i, p) in doc.points.iter().enumerate() {
-        let key: Vec<String> =
-            p.params.iter().filter(|(n, _)| Some(n.as_str()) != scale).map(|(_, v)| value_text(v)).collect();
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, members)) => members.push(i),
-            None => groups.push((key, vec![i])),
-        }
+/// The baseline point of a series: the one at `wanted`, else the smallest count.
+pub fn baseline_of(series: &Series, wanted: Option<f64>) -> Option<usize> {
+    match wanted {
+        Some(v) => series.points.iter().position(|p| p.count == v),
+        None => (!series.points.is_empty()).then_some(0),
     }
-    groups.into_iter().map(|(_, m)| m).collect()
+}
+
+/// Scaling figures of every point of a series against its baseline point `base`.
+pub fn per_point(obs: &Observations, series: &Series, base: usize, rng: &mut Rng) -> Vec<PointScaling> {
+    let b = &series.points[base];
+    let base_rate = obs.rate(b.count, &b.values);
+    series
+        .points
+        .iter()
+        .map(|p| {
+            let rate = obs.rate(p.count, &p.values);
+            let speedup = rate / base_rate;
+            let speedup_ci95 = (p.values.len() > 1 && b.values.len() > 1 && p.index != b.index).then(|| {
+                let mut draws: Vec<f64> = (0..RESAMPLES)
+                    .map(|_| {
+                        obs.rate(p.count, &resample(&p.values, rng)) / obs.rate(b.count, &resample(&b.values, rng))
+                    })
+                    .collect();
+                draws.sort_by(f64::total_cmp);
+                [quantile(&draws, 0.025), quantile(&draws, 0.975)]
+            });
+            let rel = p.count / b.count;
+            let efficiency = obs.workers.then(|| speedup / rel);
+            let karp_flatt =
+                (obs.workers && !obs.weak && rel > 1.0).then(|| (1.0 / speedup - 1.0 / rel) / (1.0 - 1.0 / rel));
+            PointScaling {
+                index: p.index,
+                count: p.count,
+                runs: p.values.len(),
+                rate,
+                speedup,
+                speedup_ci95,
+                efficiency,
+                karp_flatt,
+                amdahl_parallel_pct: karp_flatt.map(|e| 100.0 * (1.0 - e)),
+                cpu_pct: p.cpu_pct,
+            }
+        })
+        .collect()
+}
+
+/// Draws `values.len()` values with replacement.
+pub fn resample(values: &[f64], rng: &mut Rng) -> Vec<f64> {
+    (0..values.len()).map(|_| values[rng.below(values.len())]).collect()
 }

@@ -18,6 +18,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Print the table of a results folder or file again.
     Show(ShowArgs),
+    /// Fit scaling models to a results folder, or to a published table with --csv.
+    Analyze(AnalyzeArgs),
     /// Sweep the built-in `scalable` probe over 1..nproc threads plus an oversubscribed point.
     Demo(DemoArgs),
     /// Run a built-in workload.
@@ -34,6 +36,16 @@ pub struct ViewArgs {
     /// The counted parameter that speed-up and efficiency refer to [default: the first numeric one].
     #[arg(long, value_name = "NAME")]
     pub scale: Option<String>,
+    /// Counts at which to predict throughput with each fitted model, e.g. `128,256`.
+    #[arg(long, value_name = "COUNTS", value_delimiter = ',')]
+    pub predict: Vec<f64>,
+    /// The work grows with the count (weak scaling): Gustafson instead of Amdahl and USL
+    /// [default: when --work uses the counted parameter].
+    #[arg(long)]
+    pub weak: bool,
+    /// Treat the counted parameter as a number of parallel workers whatever its name.
+    #[arg(long)]
+    pub workers: bool,
     /// Write the whole results document as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
@@ -145,6 +157,34 @@ pub struct ShowArgs {
     /// A results folder or a results.json file.
     #[arg(value_name = "RESULTS")]
     pub results: PathBuf,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// `scalescope analyze`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  scalescope analyze scalescope-results/20261130-101500-xz --predict 128\n  scalescope analyze --csv table.csv --count threads --throughput throughput_mb_s --cpu cpu_pct"
+)]
+pub struct AnalyzeArgs {
+    /// A results folder or results.json (not with --csv).
+    #[arg(value_name = "RESULTS", required_unless_present = "csv", conflicts_with = "csv")]
+    pub results: Option<PathBuf>,
+    /// A CSV table with a header row and one row per point.
+    #[arg(long, value_name = "TABLE")]
+    pub csv: Option<PathBuf>,
+    /// The column with the count (threads, files…).
+    #[arg(long, value_name = "COLUMN", requires = "csv")]
+    pub count: Option<String>,
+    /// The column with wall times in seconds.
+    #[arg(long, value_name = "COLUMN", requires = "csv")]
+    pub time: Option<String>,
+    /// The column with throughputs.
+    #[arg(long, value_name = "COLUMN", requires = "csv", conflicts_with = "time")]
+    pub throughput: Option<String>,
+    /// The column with %CPU.
+    #[arg(long, value_name = "COLUMN", requires = "csv")]
+    pub cpu: Option<String>,
     #[command(flatten)]
     pub view: ViewArgs,
 }

@@ -1,6 +1,7 @@
 //! The command line: argument parsing, the subcommands, and turning every error into one sentence
 //! and an exit code (2 for a user mistake, 1 for a failed workload or I/O, 128+N for signal N).
 
+mod analyze;
 mod args;
 mod demo;
 mod probe;
@@ -49,6 +50,7 @@ pub fn main() -> i32 {
             run::run(a.as_ref(), &args::param_order(sub))
         }
         Some(args::Command::Show(a)) => show::show(&a),
+        Some(args::Command::Analyze(a)) => analyze::analyze(&a),
         Some(args::Command::Probe(a)) => probe::probe(&a),
     };
     match result {

@@ -62,8 +62,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
             });
         }
     };
+    let analysis = view::analysis(&store.doc, &args.view)?;
+    store.doc.analysis = serde_json::to_value(&analysis)?;
     store.finish(status)?;
-    view::print_and_export(&store.doc, Some(store.dir()), &args.view)?;
+    view::print_and_export(&store.doc, analysis.as_ref(), Some(store.dir()), &args.view)?;
     if let Some(m) = message {
         eprintln!("scalescope: {m}");
     }

@@ -1,11 +1,12 @@
-//! `scalescope show RESULTS`: the table of a finished (or interrupted) sweep, again.
+//! `scalescope show RESULTS`: the table and model of a finished (or interrupted) sweep, again.
 
 use super::args::ShowArgs;
 use super::{Exit, view};
 
-/// Loads the results and prints their table.
+/// Loads the results and prints their table and model.
 pub fn show(args: &ShowArgs) -> anyhow::Result<Exit> {
     let (_, doc) = crate::results::load(&args.results)?;
-    view::print_and_export(&doc, None, &args.view)?;
+    let analysis = view::analysis(&doc, &args.view)?;
+    view::print_and_export(&doc, analysis.as_ref(), None, &args.view)?;
     Ok(Exit::Done)
 }

@@ -1,9 +1,10 @@
-//! Printing the table and writing the exports, shared by `run` and `show`.
+//! Printing the table and the model block and writing the exports, shared by `run`, `show` and
+//! `analyze`.
 
 use super::Usage;
 use super::args::ViewArgs;
-use crate::analysis::speedups;
-use crate::report::{csv, markdown, table, terminal};
+use crate::analysis::{self, Analysis, Choice, Options};
+use crate::report::{csv, markdown, model, table, terminal};
 use crate::results::Results;
 use std::io::Write;
 use std::path::Path;
@@ -11,35 +12,54 @@ use std::path::Path;
 /// File name of the Markdown summary written into every results folder.
 pub const SUMMARY_MD: &str = "summary.md";
 
-/// Prints the table and notes, writes the requested exports and, when `folder` is given, the
-/// Markdown summary inside it.
-pub fn print_and_export(doc: &Results, folder: Option<&Path>, view: &ViewArgs) -> anyhow::Result<()> {
-    let speed = speedups(doc, view.scale.as_deref(), view.baseline.as_deref())?;
-    let t = table::summary(doc, &speed);
+/// The analysis of a results document as the view options ask for it.
+pub fn analysis(doc: &Results, view: &ViewArgs) -> anyhow::Result<Option<Analysis>> {
+    let choice = Choice { scale: view.scale.as_deref(), weak: view.weak, workers: view.workers };
+    let opts = Options { baseline: view.baseline.clone(), predict: view.predict.clone(), cpus: None };
+    Ok(analysis::analyze_results(doc, &choice, &opts)?)
+}
+
+/// Prints the table, the model block and notes, writes the requested exports and, when `folder`
+/// is given, the Markdown summary inside it.
+pub fn print_and_export(
+    doc: &Results,
+    analysis: Option<&Analysis>,
+    folder: Option<&Path>,
+    view: &ViewArgs,
+) -> anyhow::Result<()> {
+    let t = table::summary(doc, analysis);
     let notes = table::notes(doc);
+    let model_lines = analysis.map(model::lines).unwrap_or_default();
     let colour = terminal::colour();
     let mut text = terminal::render(&t, colour);
-    text.push_str(&terminal::render_notes(&notes, colour));
+    text.push_str(&terminal::render_section("model", &model_lines, colour));
+    text.push_str(&terminal::render_section("notes", &notes, colour));
     if let Some(dir) = folder {
-        let md = markdown::document(doc, &t, &notes);
-        write(&dir.join(SUMMARY_MD), &md)?;
+        write(&dir.join(SUMMARY_MD), &markdown::document(doc, &t, &model_lines, &notes))?;
         text.push_str(&format!("\nresults: {}\n", dir.join(crate::results::FILE_NAME).display()));
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    print(&text)?;
     if let Some(p) = &view.export_json {
         write(p, &(serde_json::to_string_pretty(doc)? + "\n"))?;
     }
     if let Some(p) = &view.export_csv {
-        write(p, &csv::render(doc, &speed))?;
+        write(p, &csv::render(doc, analysis))?;
     }
     if let Some(p) = &view.export_markdown {
-        write(p, &markdown::document(doc, &t, &notes))?;
+        write(p, &markdown::document(doc, &t, &model_lines, &notes))?;
     }
     Ok(())
 }
 
-fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+/// Writes text to stdout.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes a file, a failure being the user's to fix.
+pub fn write(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).map_err(|e| Usage(format!("cannot write {}: {e}", path.display())).into())
 }

@@ -160,7 +160,11 @@ pub fn resolve(program: &str) -> std::path::PathBuf {
 
 type Reader = Option<mpsc::Receiver<Captured>>;
 
-fn reader(src: impl Read + Send + 'static, scanner: &Arc<Scanner>, echo: Option<Box<dyn std::io::Write + Send>>) -> Reader {
+fn reader(
+    src: impl Read + Send + 'static,
+    scanner: &Arc<Scanner>,
+    echo: Option<Box<dyn std::io::Write + Send>>,
+) -> Reader {
     let scanner = scanner.clone();
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()

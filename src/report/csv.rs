@@ -1,6 +1,6 @@
 //! One CSV row per point with plain numbers (no units in cells), for spreadsheets and pandas.
 
-use crate::analysis::Speedups;
+use crate::analysis::Analysis;
 use crate::results::{Results, value_text};
 use crate::stats::Summary;
 
@@ -10,7 +10,7 @@ pub fn field(text: &str) -> String {
 }
 
 /// Renders the points as CSV.
-pub fn render(doc: &Results, speed: &Speedups) -> String {
+pub fn render(doc: &Results, analysis: Option<&Analysis>) -> String {
     let metrics: Vec<String> = {
         let mut names: Vec<String> = doc.points.iter().flat_map(|p| p.stats.metrics.keys().cloned()).collect();
         names.sort();
@@ -46,7 +46,8 @@ pub fn render(doc: &Results, speed: &Speedups) -> String {
     out.push('\n');
     let n = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
     let mean = |s: &Option<Summary>| n(s.as_ref().map(|s| s.mean));
-    for (p, sp) in doc.points.iter().zip(&speed.points) {
+    for (i, p) in doc.points.iter().enumerate() {
+        let sp = analysis.and_then(|a| a.point(i));
         let s = &p.stats;
         let w = s.wall_s.as_ref();
         let mut row: Vec<String> = p.params.values().map(value_text).collect();
@@ -59,8 +60,11 @@ pub fn render(doc: &Results, speed: &Speedups) -> String {
         row.push(n(w.map(|w| w.max)));
         row.push(n(w.and_then(|w| w.ci95).map(|c| c[0])));
         row.push(n(w.and_then(|w| w.ci95).map(|c| c[1])));
-        row.push(n(sp.speedup));
-        row.push(n(sp.efficiency));
+        row.push(n(sp.map(|x| x.speedup)));
+        row.push(n(sp.and_then(|x| x.speedup_ci95).map(|c| c[0])));
+        row.push(n(sp.and_then(|x| x.speedup_ci95).map(|c| c[1])));
+        row.push(n(sp.and_then(|x| x.efficiency)));
+        row.push(n(sp.and_then(|x| x.karp_flatt)));
         row.push(mean(&s.cpu_pct));
         row.push(mean(&s.user_s));
         row.push(mean(&s.sys_s));

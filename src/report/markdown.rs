@@ -44,8 +44,8 @@ pub fn table(t: &Table) -> String {
     out
 }
 
-/// The whole post: command, machine, table, notes, provenance.
-pub fn document(doc: &Results, t: &Table, notes: &[String]) -> String {
+/// The whole post: command, machine, table, model, notes, provenance.
+pub fn document(doc: &Results, t: &Table, model: &[String], notes: &[String]) -> String {
     let m = &doc.machine;
     let mut out = String::from("### Scaling of the command\n\n");
     out.push_str(&code_block(&command_line(&doc.plan.command)));
@@ -60,6 +60,12 @@ pub fn document(doc: &Results, t: &Table, notes: &[String]) -> String {
         escape(&m.kernel)
     ));
     out.push_str(&table(t));
+    if !model.is_empty() {
+        out.push_str("\nModel:\n");
+        for l in model {
+            out.push_str(&format!("- {}\n", escape(l)));
+        }
+    }
     if !notes.is_empty() {
         out.push_str("\nNotes:\n");
         for n in notes {

@@ -3,5 +3,6 @@
 pub mod csv;
 pub mod format;
 pub mod markdown;
+pub mod model;
 pub mod table;
 pub mod terminal;

@@ -2,7 +2,7 @@
 //! mean ± σ, speed-up, efficiency, %CPU, throughput, user and system time and peak memory.
 
 use super::format::{bytes, mean_pm, num, throughput_scale};
-use crate::analysis::Speedups;
+use crate::analysis::Analysis;
 use crate::results::{Results, value_text};
 
 /// A table of text cells with per-column alignment.
@@ -19,7 +19,7 @@ pub struct Table {
 const NONE: &str = "—";
 
 /// Builds the summary table of a results document.
-pub fn summary(doc: &Results, speed: &Speedups) -> Table {
+pub fn summary(doc: &Results, analysis: Option<&Analysis>) -> Table {
     let mut headers: Vec<String> = doc.plan.params.iter().map(|p| p.name.clone()).collect();
     let mut numeric: Vec<bool> = doc
         .plan
@@ -31,7 +31,8 @@ pub fn summary(doc: &Results, speed: &Speedups) -> Table {
     let largest = doc.points.iter().filter_map(|p| p.stats.throughput.as_ref()).map(|t| t.mean).fold(0.0, f64::max);
     let (tp_div, tp_label) = throughput_scale(&tp_unit, largest);
     let has_tp = doc.points.iter().any(|p| p.stats.throughput.is_some());
-    let has_eff = speed.points.iter().any(|p| p.efficiency.is_some());
+    let point = |i: usize| analysis.and_then(|a| a.point(i));
+    let has_eff = (0..doc.points.len()).any(|i| point(i).is_some_and(|p| p.efficiency.is_some()));
     let mut cols = vec!["runs", "time (s)", "speed-up"];
     if has_eff {
         cols.push("efficiency");
@@ -48,8 +49,9 @@ pub fn summary(doc: &Results, speed: &Speedups) -> Table {
     let rows = doc
         .points
         .iter()
-        .zip(&speed.points)
-        .map(|(p, sp)| {
+        .enumerate()
+        .map(|(i, p)| {
+            let sp = point(i);
             let mut row: Vec<String> = p.params.values().map(value_text).collect();
             let s = &p.stats;
             let failed = p.runs.iter().filter(|r| !r.succeeded()).count();
@@ -60,9 +62,9 @@ pub fn summary(doc: &Results, speed: &Speedups) -> Table {
             };
             row.push(runs);
             row.push(s.wall_s.as_ref().map_or(NONE.into(), mean_pm));
-            row.push(sp.speedup.map_or(NONE.into(), |x| format!("{x:.2}×")));
+            row.push(sp.map_or(NONE.into(), |x| format!("{:.2}×", x.speedup)));
             if has_eff {
-                row.push(sp.efficiency.map_or(NONE.into(), |x| format!("{:.0}%", 100.0 * x)));
+                row.push(sp.and_then(|x| x.efficiency).map_or(NONE.into(), |x| format!("{:.0}%", 100.0 * x)));
             }
             row.push(s.cpu_pct.as_ref().map_or(NONE.into(), |c| format!("{:.0}", c.mean)));
             if has_tp {

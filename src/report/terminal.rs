@@ -41,12 +41,12 @@ pub fn render(table: &Table, colour: bool) -> String {
     out
 }
 
-/// Renders notes as an indented list under a heading, or nothing.
-pub fn render_notes(notes: &[String], colour: bool) -> String {
+/// Renders lines as an indented list under a heading, or nothing.
+pub fn render_section(title: &str, notes: &[String], colour: bool) -> String {
     if notes.is_empty() {
         return String::new();
     }
-    let head = if colour { "\x1b[33mnotes\x1b[0m" } else { "notes" };
+    let head = if colour { format!("\x1b[1m{title}\x1b[0m") } else { title.to_string() };
     let mut out = format!("\n{head}\n");
     for n in notes {
         out.push_str(&format!("  - {n}\n"));

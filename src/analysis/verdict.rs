@@ -1,0 +1,71 @@
+//! The best point, whether more is slower beyond it (only when the drop clears the runs'
+//! uncertainty), and the smallest count that already comes close to the best.
+
+use super::observations::{Basis, Obs, Observations, Series};
+use crate::stats::Summary;
+use serde::Serialize;
+
+/// Without repeated runs, a drop counts only beyond this fraction of the best rate.
+pub const SINGLE_VALUE_THRESHOLD: f64 = 0.05;
+/// "Close to the best": within this fraction.
+pub const NEAR_BEST: f64 = 0.05;
+
+/// The point with the highest rate.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Best {
+    /// Its count.
+    pub count: f64,
+    /// Its rate.
+    pub rate: f64,
+    /// The smallest count within 5% of the best rate, when smaller than the best's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub near_best_count: Option<f64>,
+}
+
+/// More is slower beyond the best point.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Retrograde {
+    /// The best count, beyond which rates fall.
+    pub beyond: f64,
+    /// The largest count measured.
+    pub at: f64,
+    /// Rate at the largest count relative to the best, in percent (negative).
+    pub change_pct: f64,
+    /// How the drop was judged real: `runs` (confidence intervals apart) or `threshold` (single values, > 5%).
+    pub judged_by: String,
+}
+
+/// 95% interval of a point's rate from its runs, when it has several.
+fn rate_interval(obs: &Observations, p: &Obs) -> Option<[f64; 2]> {
+    let [lo, hi] = Summary::of(&p.values)?.ci95?;
+    let f = |v: f64| obs.rate(p.count, &[v]);
+    Some(match obs.basis {
+        Basis::Throughput => [f(lo), f(hi)],
+        Basis::Time => [f(hi.max(1e-300)), f(lo.max(1e-300))],
+    })
+}
+
+/// Finds the best point and, if real, the retrograde region after it.
+pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retrograde>) {
+    let rates: Vec<f64> = series.points.iter().map(|p| obs.rate(p.count, &p.values)).collect();
+    let Some(bi) = (0..rates.len()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])) else { return (None, None) };
+    let best_rate = rates[bi];
+    let near_best_count = (0..bi).find(|&i| rates[i] >= (1.0 - NEAR_BEST) * best_rate).map(|i| series.points[i].count);
+    let best = Best { count: series.points[bi].count, rate: best_rate, near_best_count };
+    let last = rates.len() - 1;
+    if bi == last {
+        return (Some(best), None);
+    }
+    let (b, l) = (&series.points[bi], &series.points[last]);
+    let judged = match (rate_interval(obs, b), rate_interval(obs, l)) {
+        (Some(bci), Some(lci)) => (lci[1] < bci[0]).then_some("runs"),
+        _ => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate).then_some("threshold"),
+    };
+    let retro = judged.map(|how| Retrograde {
+        beyond: b.count,
+        at: l.count,
+        change_pct: 100.0 * (rates[last] / best_rate - 1.0),
+        judged_by: how.into(),
+    });
+    (Some(best), retro)
+}

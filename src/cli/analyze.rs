@@ -1,0 +1,55 @@
+//! `scalescope analyze`: the scaling models of a results folder, or of a published table.
+
+use super::args::AnalyzeArgs;
+use super::{Exit, Usage, view};
+use crate::analysis::table_csv::{self, Columns};
+use crate::analysis::{Options, analyze as fit};
+use crate::report::{markdown, model, terminal};
+
+/// Analyses results or a CSV table and prints the per-point figures and the model block.
+pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
+    let Some(csv) = &args.csv else {
+        let path = args.results.as_ref().expect("clap requires RESULTS without --csv");
+        let (_, doc) = crate::results::load(path)?;
+        let analysis = view::analysis(&doc, &args.view)?;
+        if analysis.is_none() {
+            return Err(Usage(format!(
+                "{}: no parameter has numeric values, so there is nothing to count along",
+                path.display()
+            ))
+            .into());
+        }
+        view::print_and_export(&doc, analysis.as_ref(), None, &args.view)?;
+        return Ok(Exit::Done);
+    };
+    let count =
+        args.count.as_deref().ok_or_else(|| Usage("--csv needs --count COLUMN (e.g. --count threads)".into()))?;
+    let text = std::fs::read_to_string(csv).map_err(|e| Usage(format!("cannot read {}: {e}", csv.display())))?;
+    let cols =
+        Columns { count, time: args.time.as_deref(), throughput: args.throughput.as_deref(), cpu: args.cpu.as_deref() };
+    let obs = table_csv::parse(&text, &csv.display().to_string(), &cols, args.view.weak, args.view.workers)?;
+    let opts = Options { baseline: args.view.baseline.clone(), predict: args.view.predict.clone(), cpus: None };
+    let a = fit(&obs, &opts)?;
+    let colour = terminal::colour();
+    let mut out = String::new();
+    let mut md = String::new();
+    for s in &a.series {
+        let t = model::points_table(&a, s);
+        out.push_str(&terminal::render(&t, colour));
+        md.push_str(&markdown::table(&t));
+    }
+    let lines = model::lines(&a);
+    out.push_str(&terminal::render_section("model", &lines, colour));
+    view::print(&out)?;
+    if let Some(p) = &args.view.export_markdown {
+        md.push_str("\nModel:\n");
+        for l in &lines {
+            md.push_str(&format!("- {}\n", markdown::escape(l)));
+        }
+        view::write(p, &md)?;
+    }
+    if let Some(p) = &args.view.export_json {
+        view::write(p, &(serde_json::to_string_pretty(&a)? + "\n"))?;
+    }
+    Ok(Exit::Done)
+}

@@ -1,0 +1,194 @@
+//! The "Model" block under the table: per-point Karp–Flatt, the Amdahl, USL or Gustafson fit
+//! with intervals, the best point, retrograde scaling, predictions and warnings — as plain lines
+//! that the terminal prints and Markdown lists. Also the per-point table of `analyze`.
+
+use super::format::{num, throughput_scale};
+use super::table::Table;
+use crate::analysis::models::{Estimate, IntervalMethod};
+use crate::analysis::summary::SeriesAnalysis;
+use crate::analysis::{Analysis, Basis};
+
+/// A number with four significant digits, in scientific notation when tiny.
+pub fn sig(x: f64) -> String {
+    if x != 0.0 && x.abs() < 1e-3 { format!("{x:.3e}") } else { num(x) }
+}
+
+/// `0.0052 [0.0047, 0.0058]`.
+pub fn estimate(e: &Estimate, f: impl Fn(f64) -> String) -> String {
+    match e.ci95 {
+        Some([lo, hi]) => format!("{} [{}, {}]", f(e.value), f(lo), f(hi)),
+        None => f(e.value),
+    }
+}
+
+fn rate_text(a: &Analysis, x: f64) -> String {
+    match a.basis {
+        Basis::Throughput => {
+            let (div, label) = throughput_scale(&a.unit, x);
+            format!("{} {label}", num(x / div))
+        }
+        Basis::Time => format!("{} s per run", num(1.0 / x)),
+    }
+}
+
+/// A count as written: whole numbers without decimals.
+pub fn count(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 { format!("{n:.0}") } else { num(n) }
+}
+
+fn count_text(a: &Analysis, n: f64) -> String {
+    format!("{} {}", count(n), a.count)
+}
+
+/// The model block, one line per statement.
+pub fn lines(a: &Analysis) -> Vec<String> {
+    let mut out: Vec<String> = a.notes.clone();
+    for s in &a.series {
+        let head = if s.label.is_empty() { String::new() } else { format!("[{}] ", s.label) };
+        out.extend(series_lines(a, s).into_iter().map(|l| format!("{head}{l}")));
+    }
+    out
+}
+
+fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
+    let mut out = Vec::new();
+    let from = match (a.basis, a.weak) {
+        (Basis::Throughput, _) => "throughput",
+        (Basis::Time, false) => "wall time",
+        (Basis::Time, true) => "wall time, work growing with the count",
+    };
+    let headline = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to).or(s.points.last());
+    if let Some(last) = headline.filter(|p| p.count != s.baseline) {
+        let eff = last.efficiency.map(|e| format!(", efficiency {:.0}%", 100.0 * e)).unwrap_or_default();
+        let ci = last.speedup_ci95.map(|[l, h]| format!(" [{l:.2}, {h:.2}]")).unwrap_or_default();
+        let kind = if a.weak { "scaled speed-up" } else { "speed-up" };
+        let mut line = format!(
+            "{kind} {:.2}×{ci} at {} against {} (from {from}){eff}",
+            last.speedup,
+            count_text(a, last.count),
+            count_text(a, s.baseline)
+        );
+        if let Some(p) = last.amdahl_parallel_pct {
+            line.push_str(&format!(": as if {p:.1}% of the work were parallel (Amdahl at this point)"));
+        }
+        out.push(line);
+    }
+    let kf: Vec<String> =
+        s.points.iter().filter_map(|p| p.karp_flatt.map(|e| format!("{}: {}", count(p.count), sig(e)))).collect();
+    if kf.len() > 1 {
+        out.push(format!("Karp–Flatt serial fraction by {}: {}", a.count, kf.join(", ")));
+    }
+    let how = |m: IntervalMethod| match m {
+        IntervalMethod::Bootstrap => " (95% intervals: bootstrap over runs)",
+        IntervalMethod::Asymptotic => " (95% intervals from the fit's residuals)",
+        IntervalMethod::None => " (too few points for intervals)",
+    };
+    if let Some(am) = &s.amdahl {
+        let ceiling = am
+            .ceiling_speedup
+            .as_ref()
+            .map(|c| format!(", ceiling {}×", estimate(c, |x| format!("{x:.0}"))))
+            .unwrap_or_default();
+        out.push(format!(
+            "Amdahl fit: serial fraction s = {} → as if {}% parallel{ceiling}{}",
+            estimate(&am.serial_fraction, sig),
+            estimate(&am.parallel_pct, |x| format!("{x:.2}")),
+            how(am.model.intervals)
+        ));
+    }
+    if let Some(u) = &s.usl {
+        let (sigma, kappa) = (u.model.get("sigma").expect("sigma"), u.model.get("kappa").expect("kappa"));
+        let peak = match (&u.peak_count, &u.peak_rate) {
+            (Some(n), Some(x)) => {
+                format!("; peak at N* = {} ({})", estimate(n, |v| format!("{v:.0}")), rate_text(a, x.value))
+            }
+            _ => "; no peak (κ = 0: throughput levels off instead of falling)".into(),
+        };
+        let resid = u.model.residual_stddev.map(|r| format!("; residual σ {}", rate_text(a, r))).unwrap_or_default();
+        out.push(format!(
+            "USL fit: σ (contention) = {}, κ (coherency) = {}{peak}; {}-limited{resid}{}",
+            estimate(&sigma, sig),
+            estimate(&kappa, sig),
+            u.limited_by,
+            how(u.model.intervals)
+        ));
+    }
+    if let Some(g) = &s.gustafson {
+        out.push(format!(
+            "Gustafson fit (weak scaling): serial fraction s = {}{}",
+            estimate(&g.serial_fraction, sig),
+            how(g.model.intervals)
+        ));
+    }
+    if let Some(b) = &s.best {
+        let near = b
+            .near_best_count
+            .map(|n| format!("; {} already gives within 5% of it", count_text(a, n)))
+            .unwrap_or_default();
+        out.push(format!("best: {} ({}){near}", count_text(a, b.count), rate_text(a, b.rate)));
+    }
+    if let Some(r) = &s.retrograde {
+        let how = if r.judged_by == "runs" {
+            "beyond the runs' 95% intervals"
+        } else {
+            "single values, so only a drop of more than 5% counts"
+        };
+        out.push(format!(
+            "retrograde: beyond {}, more is slower: {} gives {:+.1}% ({how})",
+            count_text(a, r.beyond),
+            count_text(a, r.at),
+            r.change_pct
+        ));
+    }
+    for p in &s.predictions {
+        let mut parts = Vec::new();
+        for (name, e) in [("Amdahl", &p.amdahl), ("USL", &p.usl), ("Gustafson", &p.gustafson)] {
+            if let Some(e) = e {
+                parts.push(format!("{name} {}", estimate(e, |x| rate_text(a, x))));
+            }
+        }
+        let tag = if p.extrapolated { " (extrapolated)" } else { "" };
+        out.push(format!("prediction at {}{tag}: {}", count_text(a, p.count), parts.join("; ")));
+    }
+    out.extend(s.warnings.iter().map(|w| format!("warning: {w}")));
+    out
+}
+
+/// The per-point table of an analysis (for tables that are not a scalescope sweep).
+pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
+    let rate_head = match a.basis {
+        Basis::Throughput => format!("throughput ({})", a.unit),
+        Basis::Time => "time (s)".into(),
+    };
+    let mut headers = vec![a.count.clone(), rate_head, "speed-up".into()];
+    if a.workers {
+        headers.extend(["efficiency".to_string(), "Karp–Flatt".into(), "as if parallel".into()]);
+    }
+    let cpu = s.points.iter().any(|p| p.cpu_pct.is_some());
+    if cpu {
+        headers.push("%CPU".into());
+    }
+    let rows = s
+        .points
+        .iter()
+        .map(|p| {
+            let value = match a.basis {
+                Basis::Throughput => num(p.rate),
+                Basis::Time => num(1.0 / p.rate),
+            };
+            let ci = p.speedup_ci95.map(|[l, h]| format!(" [{l:.2}, {h:.2}]")).unwrap_or_default();
+            let mut row = vec![count(p.count), value, format!("{:.2}×{ci}", p.speedup)];
+            if a.workers {
+                row.push(p.efficiency.map_or("—".into(), |e| format!("{:.0}%", 100.0 * e)));
+                row.push(p.karp_flatt.map_or("—".into(), sig));
+                row.push(p.amdahl_parallel_pct.map_or("—".into(), |x| format!("{x:.1}%")));
+            }
+            if cpu {
+                row.push(p.cpu_pct.map_or("—".into(), |c| format!("{c:.0}")));
+            }
+            row
+        })
+        .collect();
+    let numeric = vec![true; headers.len()];
+    Table { headers, numeric, rows }
+}
