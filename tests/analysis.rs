@@ -149,28 +149,7 @@ fn degenerate_tables_get_a_clear_sentence_not_a_made_up_number() {
 #[test]
 fn every_run_stores_and_prints_the_model() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(
-        d.path(),
-        &[
-            "run",
-            "-r",
-            "3",
-            "-w",
-            "0",
-            "-o",
-            "r",
-            "--param",
-            "threads=1,2",
-            "--",
-            bin().to_str().unwrap(),
-            "probe",
-            "scalable",
-            "--threads",
-            "{threads}",
-            "--ops",
-            "20000000",
-        ],
-    );
+    let o = sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &probe_scalable(&["--ops", "20000000"]));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("model\n") && stdout(&o).contains("Amdahl fit"), "{}", stdout(&o));
     let doc = results(&d.path().join("r"));

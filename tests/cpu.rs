@@ -9,28 +9,8 @@ fn cpu_percent_follows_busy_threads_up_to_the_cores() {
     let d = tempfile::tempdir().unwrap();
     let cpus = std::thread::available_parallelism().unwrap().get();
     let n = (cpus * 2).to_string();
-    let o = scalescope(
-        d.path(),
-        &[
-            "run",
-            "-r",
-            "2",
-            "-w",
-            "0",
-            "-o",
-            "r",
-            "--param",
-            &format!("threads=1,{cpus},{n}"),
-            "--",
-            bin().to_str().unwrap(),
-            "probe",
-            "scalable",
-            "--threads",
-            "{threads}",
-            "--seconds",
-            "0.4",
-        ],
-    );
+    let params = format!("-r 2 -w 0 --param threads=1,{cpus},{n}");
+    let o = sweep(d.path(), &params, &probe_scalable(&["--seconds", "0.4"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     for (i, threads) in [1, cpus, cpus * 2].into_iter().enumerate() {

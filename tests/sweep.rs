@@ -7,13 +7,7 @@ use common::*;
 #[test]
 fn grid_is_cartesian_in_command_line_order_and_substitutes_everywhere() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(
-        d.path(),
-        &[
-            "run", "-r", "1", "-w", "0", "-o", "r", "-L", "b", "x,y", "--param", "a=1..2", "--env", "V={a}{b}", "--",
-            "echo", "{a}-{b}",
-        ],
-    );
+    let o = sweep(d.path(), "-r 1 -w 0 -L b x,y --param a=1..2 --env V={a}{b}", &["echo", "{a}-{b}"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let commands: Vec<String> =
@@ -43,7 +37,7 @@ fn shell_mode_quotes_values_so_they_cannot_inject_commands() {
 #[test]
 fn sleep_is_timed_to_the_millisecond() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(d.path(), &["run", "-r", "3", "-w", "0", "-o", "r", "--", "sleep", "0.2"]);
+    let o = sweep(d.path(), "-r 3 -w 0", &["sleep", "0.2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let mean = doc["points"][0]["stats"]["wall_s"]["mean"].as_f64().unwrap();
@@ -103,10 +97,7 @@ fn failing_hook_stops_the_sweep_with_its_output() {
 #[test]
 fn interleaved_order_alternates_points() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(
-        d.path(),
-        &["run", "-r", "2", "-w", "0", "-o", "r", "--order", "interleaved", "--param", "n=1,2", "--", "true"],
-    );
+    let o = sweep(d.path(), "-r 2 -w 0 --order interleaved --param n=1,2", &["true"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let mut starts: Vec<(f64, usize)> = Vec::new();
@@ -235,7 +226,7 @@ fn evict_leaves_the_input_cold_and_says_how_cold() {
 #[test]
 fn show_and_exports_render_the_same_table() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(d.path(), &["run", "-r", "2", "-w", "0", "-o", "r", "--param", "threads=1,2", "--", "true"]);
+    let o = sweep(d.path(), "-r 2 -w 0 --param threads=1,2", &["true"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = scalescope(
         d.path(),
@@ -258,7 +249,7 @@ fn show_and_exports_render_the_same_table() {
 #[test]
 fn automatic_runs_take_more_runs_of_short_commands() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(d.path(), &["run", "-w", "0", "-M", "12", "-o", "r", "--", "true"]);
+    let o = sweep(d.path(), "-w 0 -M 12", &["true"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     assert_eq!(runs(&doc, 0).len(), 12);

@@ -37,7 +37,11 @@ pub fn count(n: f64) -> String {
 }
 
 fn count_text(a: &Analysis, n: f64) -> String {
-    format!("{} {}", count(n), a.count)
+    let name = match a.count.strip_suffix('s') {
+        Some(singular) if n == 1.0 && !singular.is_empty() => singular,
+        _ => a.count.as_str(),
+    };
+    format!("{} {name}", count(n))
 }
 
 /// The model block, one line per statement.

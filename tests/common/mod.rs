@@ -46,3 +46,21 @@ pub fn alive(pid: i32) -> bool {
         Err(_) => false,
     }
 }
+
+/// Runs `scalescope run -o r OPTIONS -- COMMAND…` in `dir` (results in `dir/r`); OPTIONS is split
+/// on whitespace, so give options with spaces through `scalescope` directly.
+pub fn sweep(dir: &Path, options: &str, command: &[&str]) -> Output {
+    let mut args = vec!["run", "-o", "r"];
+    args.extend(options.split_whitespace());
+    args.push("--");
+    args.extend(command);
+    scalescope(dir, &args)
+}
+
+/// The argv of the built-in `scalable` probe with `{threads}` threads and extra options.
+pub fn probe_scalable(extra: &[&'static str]) -> Vec<&'static str> {
+    let exe: &'static str = Box::leak(bin().to_string_lossy().into_owned().into_boxed_str());
+    let mut argv = vec![exe, "probe", "scalable", "--threads", "{threads}"];
+    argv.extend(extra);
+    argv
+}
