@@ -65,3 +65,47 @@ fn sigint_keeps_finished_runs_and_resume_completes_them() {
 fn sigterm_does_the_same() {
     interrupt_then_resume(libc::SIGTERM, 143);
 }
+
+/// SIGKILL leaves no chance to save: runs not yet in results.json are in results.journal, and
+/// `show` and `--resume` read them back.
+#[test]
+fn sigkill_loses_no_finished_run() {
+    for _attempt in 0..5 {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("r");
+        let mut child = Command::new(bin())
+            .args(["run", "-r", "3000", "-w", "0", "-o", dir.to_str().unwrap(), "--", "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let journal = dir.join("results.journal");
+        let start = Instant::now();
+        while !journal.exists() && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let in_file = recorded(&dir);
+        let journaled = std::fs::read_to_string(&journal).map(|t| t.lines().count()).unwrap_or(0);
+        if journaled == 0 {
+            continue;
+        }
+        let o = scalescope(d.path(), &["show", "r", "--export-json", "all.json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let all: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.path().join("all.json")).unwrap()).unwrap();
+        let shown = all["points"][0]["runs"].as_array().unwrap().len();
+        assert!(shown > in_file, "the journal's runs are read back: {shown} shown, {in_file} in results.json");
+        assert!(shown <= in_file + journaled);
+
+        let o = scalescope(d.path(), &["run", "--resume", "r"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let doc = results(&dir);
+        let idx: Vec<u64> = runs(&doc, 0).iter().map(|r| r["index"].as_u64().unwrap()).collect();
+        assert_eq!(idx, (0..3000).collect::<Vec<u64>>());
+        assert!(!journal.exists(), "a complete sweep leaves no journal");
+        return;
+    }
+    panic!("never caught the sweep with journaled runs");
+}

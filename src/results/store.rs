@@ -1,22 +1,55 @@
-//! The results folder on disk: results.json rewritten atomically (temporary file + rename) after
-//! every run, so a crash, a kill or Ctrl-C never leaves a torn file or loses a finished run.
+//! The results folder on disk: results.json rewritten atomically (temporary file + rename), so a
+//! crash, a kill or Ctrl-C never leaves a torn file. Every finished run is also appended at once to
+//! results.journal; while a sweep is small the whole file is rewritten after every run, beyond that
+//! at most once a second, and loading replays the journal: no finished run is ever lost, and the
+//! cost per run stays flat however long the sweep.
 
 use super::{Results, SCHEMA_VERSION, Status, time};
 use crate::exec::RunRecord;
 use crate::exec::sweep::{Event, Sink};
 use anyhow::Context;
+use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// File name of the document inside a results folder.
 pub const FILE_NAME: &str = "results.json";
+/// File name of the journal of runs not yet in results.json.
+pub const JOURNAL: &str = "results.journal";
+/// Up to this many runs, results.json is rewritten after every run.
+const ALWAYS_REWRITE_RUNS: usize = 200;
+/// Beyond that, at most this often.
+const REWRITE_EVERY: Duration = Duration::from_secs(1);
 
 /// A results folder and the document it holds.
 pub struct Store {
     dir: PathBuf,
-    /// The document, as last saved.
+    /// The document, with every recorded run.
     pub doc: Results,
+    last_save: Instant,
+}
+
+/// One line of the journal.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    point: usize,
+    run: RunRecord,
+    units: Vec<(String, String)>,
+}
+
+/// Adds the journal's runs that results.json does not hold yet; a torn last line is ignored.
+fn replay(dir: &Path, doc: &mut Results) {
+    let Ok(text) = std::fs::read_to_string(dir.join(JOURNAL)) else { return };
+    for line in text.lines() {
+        let Ok(e) = serde_json::from_str::<Entry>(line) else { continue };
+        if let Some(p) = doc.points.get(e.point)
+            && e.run.index as usize == p.runs.len()
+        {
+            doc.add_run(e.point, e.run, &e.units);
+        }
+    }
 }
 
 /// Why a results file could not be read.
@@ -68,9 +101,14 @@ pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
         }
         _ => {}
     }
-    let doc: Results =
+    let mut doc: Results =
         serde_json::from_value(value).map_err(|e| LoadError::Invalid { path: shown, reason: e.to_string() })?;
+    // The runs are the record: statistics and warnings are recomputed by this version's rules.
+    for p in &mut doc.points {
+        p.refresh();
+    }
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    replay(&dir, &mut doc);
     Ok((dir, doc))
 }
 
@@ -84,7 +122,7 @@ impl Store {
                 dir.display()
             );
         }
-        let store = Store { dir: dir.to_path_buf(), doc };
+        let store = Store { dir: dir.to_path_buf(), doc, last_save: Instant::now() };
         store.save()?;
         Ok(store)
     }
@@ -92,7 +130,9 @@ impl Store {
     /// Opens an existing folder to continue its sweep.
     pub fn open(dir: &Path) -> anyhow::Result<Store> {
         let (dir, doc) = load(dir)?;
-        Ok(Store { dir, doc })
+        let store = Store { dir, doc, last_save: Instant::now() };
+        store.save()?;
+        Ok(store)
     }
 
     /// The results folder.
@@ -111,6 +151,20 @@ impl Store {
         self.save()
     }
 
+    /// Appends a run to the journal with one write.
+    fn journal(&self, point: usize, run: &RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
+        let entry = Entry { point, run: run.clone(), units: units.to_vec() };
+        let mut line = serde_json::to_vec(&entry)?;
+        line.push(b'\n');
+        let path = self.dir.join(JOURNAL);
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(&line))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+    }
+
     /// Writes the document atomically: a new temporary file in the folder, then a rename over results.json.
     pub fn save(&self) -> anyhow::Result<()> {
         let tmp = self.dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
@@ -122,7 +176,12 @@ impl Store {
             serde_json::to_writer_pretty(&mut buf, &self.doc)?;
             buf.push(b'\n');
             f.write_all(&buf)?;
-            std::fs::rename(&tmp, self.file())
+            std::fs::rename(&tmp, self.file())?;
+            // Everything journaled is now in results.json.
+            match std::fs::remove_file(self.dir.join(JOURNAL)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            }
         };
         write().map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
@@ -134,9 +193,16 @@ impl Store {
 impl Sink for Store {
     fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
         run.index = self.doc.points[point].runs.len() as u32;
+        if self.doc.run_count() >= ALWAYS_REWRITE_RUNS && self.last_save.elapsed() < REWRITE_EVERY {
+            self.journal(point, &run, units)?;
+            self.doc.add_run(point, run, units);
+            return Ok(());
+        }
         self.doc.add_run(point, run, units);
         self.doc.updated = time::iso_utc(time::unix_now());
-        self.save()
+        self.save()?;
+        self.last_save = Instant::now();
+        Ok(())
     }
 
     fn target(&mut self, point: usize, runs: u32) {
