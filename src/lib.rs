@@ -11,6 +11,8 @@ pub mod stats;
 
 pub mod plan;
 
+pub mod sample;
+
 pub mod exec;
 
 pub mod results;

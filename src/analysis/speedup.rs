@@ -125,7 +125,8 @@ pub fn per_point(obs: &Observations, series: &Series, base: usize, rng: &mut Rng
                 speedup_ci95,
                 efficiency,
                 karp_flatt,
-                amdahl_parallel_pct: karp_flatt.map(|e| 100.0 * (1.0 - e)),
+                // Outside [0, 1] (a slowdown, or superlinear speed-up) no parallel fraction explains it.
+                amdahl_parallel_pct: karp_flatt.filter(|e| (0.0..=1.0).contains(e)).map(|e| 100.0 * (1.0 - e)),
                 cpu_pct: p.cpu_pct,
             }
         })

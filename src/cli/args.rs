@@ -132,6 +132,12 @@ pub struct RunArgs {
     /// Keep sweeping when a run fails (failed runs are kept and left out of the statistics).
     #[arg(short = 'i', long)]
     pub ignore_failure: bool,
+    /// Thread-state samples per second (lowered automatically when there are many threads).
+    #[arg(long, value_name = "HZ", default_value_t = 100.0)]
+    pub sample_rate: f64,
+    /// Do not sample where thread time goes.
+    #[arg(long)]
+    pub no_sample: bool,
     /// Run the command through `sh -c` (parameter values are quoted).
     #[arg(long)]
     pub shell: bool,

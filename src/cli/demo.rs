@@ -29,6 +29,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<Exit> {
     let run_args = RunArgs {
         runs: Some(3),
         warmup: 1,
+        sample_rate: 100.0,
         out: Some(out),
         command: vec![exe, "probe".into(), "scalable".into(), "--threads".into(), "{threads}".into()],
         ..RunArgs::default()

@@ -163,6 +163,7 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
         work: args.work.clone(),
         timeout_s,
         ignore_failure: args.ignore_failure,
+        sample_rate_hz: (!args.no_sample).then_some(args.sample_rate),
         scale: args.view.scale.clone(),
         baseline: args.view.baseline.clone(),
     })

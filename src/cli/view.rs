@@ -29,9 +29,11 @@ pub fn print_and_export(
 ) -> anyhow::Result<()> {
     let t = table::summary(doc, analysis);
     let notes = table::notes(doc);
+    let waits = table::waits(doc);
     let model_lines = analysis.map(model::lines).unwrap_or_default();
     let colour = terminal::colour();
     let mut text = terminal::render(&t, colour);
+    text.push_str(&terminal::render_section("waits", &waits, colour));
     text.push_str(&terminal::render_section("model", &model_lines, colour));
     text.push_str(&terminal::render_section("notes", &notes, colour));
     if let Some(dir) = folder {

@@ -25,6 +25,8 @@ pub struct Spec<'a> {
     pub scanner: Arc<Scanner>,
     /// Echo the program's output to ours.
     pub show_output: bool,
+    /// Sample where the run's threads spend their time.
+    pub sample: Option<crate::sample::Config>,
 }
 
 /// How the process ended and what it used.
@@ -48,6 +50,8 @@ pub struct Outcome {
     pub stdout: Captured,
     /// Captured stderr.
     pub stderr: Captured,
+    /// Where the threads' time went, when sampled.
+    pub threads: Option<crate::sample::ThreadReport>,
 }
 
 /// The parts of `struct rusage` scalescope records.
@@ -100,11 +104,13 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
     let child = spawned.map_err(|e| spawn_error(&spec.argv[0], &e))?;
     let pid = child.id() as i32;
     signals::set_current_group(pid);
+    let sampler = spec.sample.and_then(|c| crate::sample::Sampler::start(pid, c));
     let timed_out = Arc::new(AtomicBool::new(false));
     let watchdog = spec.timeout.map(|t| watchdog(pid, t, timed_out.clone()));
 
     wait_exited(pid);
     let wall_s = start.elapsed().as_secs_f64();
+    let threads = sampler.map(crate::sample::Sampler::stop);
     if let Some((done, handle)) = watchdog {
         drop(done);
         let _ = handle.join();
@@ -122,6 +128,7 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
         interrupted: signals::interrupted(),
         usage,
         io,
+        threads,
         ..Outcome::default()
     };
     if libc::WIFEXITED(status) {
@@ -250,7 +257,7 @@ mod tests {
     #[test]
     fn measures_exit_code_output_and_io() {
         let (argv, scanner) = spec(&["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]);
-        let o = run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false }).unwrap();
+        let o = run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false, sample: None }).unwrap();
         assert_eq!(o.exit_code, Some(3));
         assert_eq!(o.stdout.bytes(), b"hi\n");
         let (rchar, _) = o.io.expect("/proc/<pid>/io of the zombie");
@@ -260,7 +267,8 @@ mod tests {
     #[test]
     fn missing_program_is_a_spawn_error() {
         let (argv, scanner) = spec(&["/nonexistent/prog"]);
-        let e = run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false }).unwrap_err();
+        let e =
+            run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false, sample: None }).unwrap_err();
         assert!(e.0.contains("no such command"), "{e}");
     }
 }

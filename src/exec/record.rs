@@ -60,6 +60,9 @@ pub struct RunRecord {
     /// Page-cache state of the `--evict` inputs before the run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub evict: Option<Eviction>,
+    /// Where the run's thread time went (the sampler's report), when sampled.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub threads: Option<crate::sample::ThreadReport>,
     /// Captured stdout, relative to the results folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stdout: Option<OutputFile>,

@@ -92,7 +92,8 @@ pub fn run(
             if point.evict.is_empty() { None } else { Some(evict::evict(&point.evict).map_err(ExecError::Usage)?) };
         sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-        let spec = Spec { argv: &point.argv, env: &point.env, timeout, scanner: scanner.clone(), show_output };
+        let sample = plan.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() });
+        let spec = Spec { argv: &point.argv, env: &point.env, timeout, scanner: scanner.clone(), show_output, sample };
         let outcome = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
         if outcome.interrupted {
             return Ok(Stop::Interrupted);
@@ -175,6 +176,7 @@ fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner:
         metrics,
         throughput,
         evict: None,
+        threads: o.threads.clone(),
         stdout: None,
         stderr: None,
     }
@@ -208,7 +210,7 @@ fn hook(which: &str, text: &Option<String>, point: &Point, show_output: bool) ->
     let Some(text) = text else { return Ok(()) };
     let argv = vec!["sh".to_string(), "-c".to_string(), text.clone()];
     let scanner = Arc::new(Scanner::new(&[]).expect("no extractors"));
-    let spec = Spec { argv: &argv, env: &point.env, timeout: None, scanner, show_output };
+    let spec = Spec { argv: &argv, env: &point.env, timeout: None, scanner, show_output, sample: None };
     let o = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
     if o.interrupted || o.exit_code == Some(0) {
         return Ok(());

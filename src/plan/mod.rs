@@ -121,6 +121,9 @@ pub struct Plan {
     pub timeout_s: Option<f64>,
     /// Keep sweeping after a run fails.
     pub ignore_failure: bool,
+    /// Thread-state sampling rate in Hz; absent when sampling is off.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sample_rate_hz: Option<f64>,
     /// The counted parameter that speed-up and efficiency refer to (default: first numeric).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub scale: Option<String>,
@@ -203,6 +206,11 @@ impl Plan {
         {
             return Err(invalid!("--scale names '{scale}', which is not a parameter of this sweep"));
         }
+        if let Some(hz) = self.sample_rate_hz
+            && !(hz.is_finite() && (0.1..=10_000.0).contains(&hz))
+        {
+            return Err(invalid!("--sample-rate {hz}: give a rate between 0.1 and 10000 Hz"));
+        }
         if self.runs.min == 0 || self.runs.min > self.runs.max {
             return Err(invalid!("the number of runs must be at least 1 (and --min-runs at most --max-runs)"));
         }
@@ -267,6 +275,7 @@ mod tests {
             work: Some("1GB*{t}".into()),
             timeout_s: None,
             ignore_failure: false,
+            sample_rate_hz: None,
             scale: None,
             baseline: None,
         }

@@ -6,3 +6,4 @@ pub mod markdown;
 pub mod model;
 pub mod table;
 pub mod terminal;
+pub mod threads;

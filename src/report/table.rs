@@ -43,8 +43,16 @@ pub fn summary(doc: &Results, analysis: Option<&Analysis>) -> Table {
         cols.push(&tp_header);
     }
     cols.extend(["user (s)", "sys (s)", "max RSS"]);
+    let sampled: Vec<Option<super::threads::PointThreads>> = doc.points.iter().map(super::threads::of_point).collect();
+    let has_threads = sampled.iter().any(Option::is_some);
+    if has_threads {
+        cols.push("where thread time went");
+    }
     headers.extend(cols.iter().map(|c| c.to_string()));
     numeric.extend(std::iter::repeat_n(true, cols.len()));
+    if has_threads {
+        *numeric.last_mut().expect("a column") = false;
+    }
 
     let rows = doc
         .points
@@ -73,10 +81,27 @@ pub fn summary(doc: &Results, analysis: Option<&Analysis>) -> Table {
             row.push(s.user_s.as_ref().map_or(NONE.into(), |x| num(x.mean)));
             row.push(s.sys_s.as_ref().map_or(NONE.into(), |x| num(x.mean)));
             row.push(s.max_rss_bytes.as_ref().map_or(NONE.into(), |x| bytes(x.max)));
+            if has_threads {
+                row.push(sampled[i].as_ref().map_or(NONE.into(), super::threads::cell));
+            }
             row
         })
         .collect();
     Table { headers, numeric, rows }
+}
+
+/// The largest waits of every sampled point, and what the sampler could not see.
+pub fn waits(doc: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut limits: Vec<String> = Vec::new();
+    for p in &doc.points {
+        if let Some(t) = super::threads::of_point(p) {
+            out.extend(super::threads::wait_lines(&p.label(), &t));
+            limits.extend(t.limits.into_iter().filter(|l| !limits.contains(l)).collect::<Vec<_>>());
+        }
+    }
+    out.extend(limits.into_iter().map(|l| format!("not seen: {l}")));
+    out
 }
 
 /// Warnings of every point, as `label: warning` lines.

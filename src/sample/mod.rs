@@ -1,0 +1,13 @@
+//! Where thread time goes, without privileges: a sampler thread follows the run's process tree
+//! through /proc, takes exact on-CPU and run-queue time from counters, splits off-CPU time by the
+//! waits it sees (system call, futex operation, wait channel, state), and names the locks.
+
+pub mod classify;
+pub mod procfs;
+pub mod report;
+pub mod sampler;
+pub mod symbols;
+
+pub use classify::Class;
+pub use report::{ThreadReport, Wait};
+pub use sampler::{Config, Sampler, attach};

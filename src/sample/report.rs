@@ -1,0 +1,80 @@
+//! What the sampler found in one run: thread time by class (seconds summed over threads), the
+//! top wait sites, a compact timeline, the concurrency histogram, its own cost and its limits.
+
+use super::classify::Class;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The thread-time breakdown of one run (stored as `threads` in each run of results.json).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ThreadReport {
+    /// Seconds the sampler watched the tree.
+    pub wall_s: f64,
+    /// Seconds of thread time by class, summed over every thread seen.
+    pub classes: BTreeMap<Class, f64>,
+    /// Threads seen.
+    pub threads_seen: usize,
+    /// Processes seen.
+    pub processes_seen: usize,
+    /// Most threads alive at once.
+    pub peak_threads: usize,
+    /// Sweeps over the tree.
+    pub samples: u64,
+    /// Sweeps per second actually achieved (lowered automatically with many threads).
+    pub sample_rate_hz: f64,
+    /// CPU time the sampler itself used.
+    pub sampler_cpu_s: f64,
+    /// The largest wait sites: locks by symbol, kernel waits by system call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_waits: Vec<Wait>,
+    /// Threads on a CPU, runnable and in each class over time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
+    /// Seconds spent with 0, 1, 2… threads on a CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrency_s: Vec<f64>,
+    /// What could not be seen, and how classification degraded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<String>,
+}
+
+impl ThreadReport {
+    /// Total thread time.
+    pub fn total_s(&self) -> f64 {
+        self.classes.values().sum()
+    }
+
+    /// Seconds in one class.
+    pub fn seconds(&self, class: Class) -> f64 {
+        self.classes.get(&class).copied().unwrap_or(0.0)
+    }
+}
+
+/// One wait site.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Wait {
+    /// The class of the wait.
+    pub class: Option<Class>,
+    /// `scalescope::probes::lock::GLOBAL_LOCK+0x0`, `heap 0x5555…`, `mprotect in rwsem_down_write_slowpath`.
+    pub name: String,
+    /// Thread seconds spent waiting there.
+    pub seconds: f64,
+    /// Distinct threads seen waiting there.
+    pub waiters: usize,
+    /// Names of those threads (first few).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_names: Vec<String>,
+}
+
+/// Average number of threads in each state per time bin.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Timeline {
+    /// Width of a bin in seconds.
+    pub bin_s: f64,
+    /// Threads on a CPU, per bin.
+    pub running: Vec<f32>,
+    /// Threads waiting for a CPU, per bin.
+    pub runnable: Vec<f32>,
+    /// Threads off-CPU by class, per bin.
+    pub waiting: BTreeMap<Class, Vec<f32>>,
+}
