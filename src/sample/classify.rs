@@ -268,8 +268,9 @@ fn wchan_class(wchan: &str) -> Option<Class> {
         "__mutex_lock",
         "locks_lock_inode_wait",
     ];
-    const IPC: [&str; 10] = [
+    const IPC: [&str; 11] = [
         "pipe_read",
+        "anon_pipe_read",
         "pipe_write",
         "unix_stream_read_generic",
         "sk_wait_data",

@@ -16,7 +16,12 @@ pub struct ProcFile {
 impl ProcFile {
     /// Opens a /proc file; `None` when it is gone or not readable.
     pub fn open(path: &Path) -> Option<ProcFile> {
-        File::open(path).ok().map(|file| ProcFile { file, buf: vec![0; 512] })
+        ProcFile::try_open(path).ok()
+    }
+
+    /// Opens a /proc file, telling a vanished thread (NotFound, ESRCH) from a refusal (PermissionDenied).
+    pub fn try_open(path: &Path) -> std::io::Result<ProcFile> {
+        File::open(path).map(|file| ProcFile { file, buf: vec![0; 512] })
     }
 
     /// Reads the whole file anew; `None` when the thread is gone.

@@ -12,18 +12,26 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// Longest pause between sweeps when the CPU budget forces the rate down.
+const MAX_INTERVAL_S: f64 = 1.0;
+/// With this many threads, new ones are looked for every fifth sweep only.
+const BIG_TREE: usize = 256;
+/// Share of the workload's own CPU use the sampler may take when that exceeds the base budget.
+const WORKLOAD_SHARE: f64 = 0.005;
+
 /// How the sampler runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
     /// Sweeps per second wanted.
     pub rate_hz: f64,
-    /// Most CPU the sampler may use, as a fraction of one core; the rate lowers itself to stay under.
+    /// CPU the sampler may use, as a fraction of one core (or 0.5% of the workload's CPU use when
+    /// that is more); the rate lowers itself to stay under.
     pub budget: f64,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { rate_hz: 100.0, budget: 0.03 }
+        Config { rate_hz: 100.0, budget: 0.015 }
     }
 }
 
@@ -56,11 +64,14 @@ impl Sampler {
 /// Files and counters of one thread.
 struct Thread {
     pid: i32,
+    dir: PathBuf,
     comm: String,
     stat: ProcFile,
     schedstat: ProcFile,
+    /// Opened the first time the thread is seen off-CPU.
     syscall: Option<ProcFile>,
     wchan: Option<ProcFile>,
+    opened_wait_files: bool,
     start_s: f64,
     last_seen_s: f64,
     on_ns: u64,
@@ -69,6 +80,12 @@ struct Thread {
     stime: u64,
     /// Class of the latest off-CPU sample, for the timeline.
     current: Option<Class>,
+    /// State letter at the latest sweep that read it.
+    state: char,
+    /// Sweeps that saw this thread.
+    samples: u64,
+    /// Site of the latest off-CPU sample.
+    last_site: Option<Site>,
     off_samples: BTreeMap<Class, u64>,
     sites: HashMap<(Site, Class), u64>,
     alive: bool,
@@ -80,6 +97,8 @@ struct State {
     tick: f64,
     started: Instant,
     pids: HashSet<i32>,
+    /// PIDs seen in /proc that are not part of the tree.
+    outside: HashSet<i32>,
     threads: HashMap<i32, Thread>,
     maps: HashMap<i32, Vec<symbols::Mapping>>,
     places: HashMap<Site, Place>,
@@ -89,6 +108,10 @@ struct State {
     syscall_unreadable: bool,
     timeline: Bins,
     concurrency: Vec<f64>,
+    /// CPUs the workload kept busy during the latest sweep interval.
+    busy_cpus: f64,
+    /// CPU seconds spent opening new threads' files.
+    oneoff_s: f64,
 }
 
 impl State {
@@ -99,6 +122,7 @@ impl State {
             tick: procfs::ticks_per_second(),
             started: Instant::now(),
             pids: HashSet::new(),
+            outside: HashSet::new(),
             threads: HashMap::new(),
             maps: HashMap::new(),
             places: HashMap::new(),
@@ -108,47 +132,71 @@ impl State {
             syscall_unreadable: false,
             timeline: Bins::new(),
             concurrency: Vec::new(),
+            busy_cpus: 0.0,
+            oneoff_s: 0.0,
         }
     }
 
     fn run(mut self, stop: &AtomicBool) -> ThreadReport {
         let mut last = Instant::now();
+        let mut cost_avg: Option<f64> = None;
         while !stop.load(Ordering::SeqCst) {
             let cpu0 = thread_cpu_s();
+            let oneoff0 = self.oneoff_s;
             if self.samples.is_multiple_of(5) {
                 self.discover();
-            } else {
+            } else if self.threads.len() < BIG_TREE {
                 self.discover_threads();
             }
             let dt = last.elapsed().as_secs_f64();
             last = Instant::now();
             self.sweep(dt);
             self.samples += 1;
-            let cost = thread_cpu_s() - cpu0;
-            let interval = (1.0 / self.config.rate_hz.max(0.1)).max(cost / self.config.budget.max(1e-4));
+            // Stay within the CPU budget on the smoothed cost of a sweep; opening a new thread's
+            // files is a one-off, counted in the sampler's CPU time but not here. At least 1 Hz.
+            let cost = (thread_cpu_s() - cpu0 - (self.oneoff_s - oneoff0)).max(0.0);
+            cost_avg = Some(cost_avg.map_or(cost, |a| 0.7 * a + 0.3 * cost));
+            // The budget grows with the CPU the workload itself uses: 64 busy threads get the full
+            // rate, a thousand idle ones a few sweeps a second.
+            let budget = self.config.budget.max(WORKLOAD_SHARE * self.busy_cpus).max(1e-4);
+            let wanted = 1.0 / self.config.rate_hz.max(0.1);
+            let interval = wanted.max((cost_avg.unwrap_or(0.0) / budget).min(MAX_INTERVAL_S.max(wanted)));
             std::thread::park_timeout(Duration::from_secs_f64(interval));
         }
         self.report()
     }
 
-    /// Finds every process of the tree (through /proc/<pid>/task/<tid>/children) and their threads.
+    /// Finds new processes of the tree (new PIDs in /proc whose parent is in the tree) and their threads.
     fn discover(&mut self) {
-        let mut queue = vec![self.root];
-        let mut seen = HashSet::new();
-        while let Some(pid) = queue.pop() {
-            if !seen.insert(pid) {
-                continue;
-            }
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
-            self.pids.insert(pid);
-            for t in tasks.flatten() {
-                let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-                if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")) {
-                    queue.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()));
+        if self.pids.is_empty() {
+            self.pids.insert(self.root);
+        }
+        let Ok(dir) = std::fs::read_dir("/proc") else { return };
+        let mut fresh: Vec<(i32, i32)> = dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+            .filter(|pid| !self.pids.contains(pid) && !self.outside.contains(pid))
+            .filter_map(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                Some((pid, procfs::stat(&stat)?.ppid))
+            })
+            .collect();
+        // Parents first, so a child and its own child found in one scan both join the tree.
+        loop {
+            let before = fresh.len();
+            fresh.retain(|&(pid, ppid)| {
+                let joins = self.pids.contains(&ppid);
+                if joins {
+                    self.pids.insert(pid);
                 }
-                self.add_thread(pid, tid);
+                !joins
+            });
+            if fresh.len() == before {
+                break;
             }
         }
+        self.outside.extend(fresh.into_iter().map(|(pid, _)| pid));
+        self.discover_threads();
     }
 
     /// Picks up threads born since the last sweep in the processes already known.
@@ -168,6 +216,12 @@ impl State {
         if self.threads.contains_key(&tid) {
             return;
         }
+        let t0 = thread_cpu_s();
+        self.open_thread(pid, tid);
+        self.oneoff_s += thread_cpu_s() - t0;
+    }
+
+    fn open_thread(&mut self, pid: i32, tid: i32) {
         let dir = PathBuf::from(format!("/proc/{pid}/task/{tid}"));
         let (Some(mut stat), Some(schedstat)) =
             (ProcFile::open(&dir.join("stat")), ProcFile::open(&dir.join("schedstat")))
@@ -175,28 +229,28 @@ impl State {
             return;
         };
         let Some(st) = stat.read().and_then(procfs::stat) else { return };
-        let syscall = ProcFile::open(&dir.join("syscall"));
-        if syscall.is_none() && !self.syscall_unreadable {
-            self.syscall_unreadable = true;
-            self.limits.push("/proc/<tid>/syscall is not readable here (ptrace policy): waits classified by wait channel and state only".into());
-        }
         let start_s = st.starttime as f64 / self.tick;
         self.threads.insert(
             tid,
             Thread {
                 pid,
+                dir,
                 comm: st.comm,
                 stat,
                 schedstat,
-                syscall,
-                wchan: ProcFile::open(&dir.join("wchan")),
+                syscall: None,
+                wchan: None,
+                opened_wait_files: false,
                 start_s,
                 last_seen_s: start_s,
                 on_ns: 0,
                 runq_ns: 0,
-                utime: 0,
-                stime: 0,
                 current: None,
+                state: st.state,
+                samples: 0,
+                utime: st.utime,
+                stime: st.stime,
+                last_site: None,
                 off_samples: BTreeMap::new(),
                 sites: HashMap::new(),
                 alive: true,
@@ -204,61 +258,100 @@ impl State {
         );
     }
 
+    /// Reads every live thread once.
     fn sweep(&mut self, dt: f64) {
+        let mut oneoff = 0.0;
         let now_boot = procfs::boot_seconds();
         let tids: HashSet<u64> = self.threads.keys().map(|&t| t as u64).collect();
         let mut running_sum = 0.0;
         let mut alive = 0;
         let mut new_sites: Vec<(Site, i32)> = Vec::new();
         let mut frame: BTreeMap<Lane, f64> = BTreeMap::new();
+        let mut refused = false;
         for (&tid, t) in self.threads.iter_mut().filter(|(_, t)| t.alive) {
-            let Some(st) = t.stat.read().and_then(procfs::stat) else {
-                t.alive = false;
-                continue;
-            };
+            // schedstat first: it is cheap, and a thread whose counters have not moved has not run,
+            // so its state and CPU times cannot have changed either.
             let Some(ss) = t.schedstat.read().and_then(procfs::schedstat) else {
                 t.alive = false;
                 continue;
             };
-            if st.state == 'Z' || st.state == 'X' {
+            let (d_on, d_runq) = (ss.on_cpu_ns.saturating_sub(t.on_ns), ss.runq_ns.saturating_sub(t.runq_ns));
+            let first = t.samples == 0;
+            t.samples += 1;
+            let unmoved = !first && d_on == 0 && d_runq == 0;
+            // On its first sweep the thread's stat was read moments ago, when it was found.
+            let state = if unmoved || first {
+                t.state
+            } else {
+                let Some(st) = t.stat.read().and_then(procfs::stat) else {
+                    t.alive = false;
+                    continue;
+                };
+                t.utime = st.utime;
+                t.stime = st.stime;
+                t.state = st.state;
+                st.state
+            };
+            if state == 'Z' || state == 'X' {
                 t.alive = false;
                 continue;
             }
             alive += 1;
-            let (d_on, d_runq) = (ss.on_cpu_ns.saturating_sub(t.on_ns), ss.runq_ns.saturating_sub(t.runq_ns));
-            let first = t.on_ns == 0 && t.runq_ns == 0 && t.utime == 0 && t.stime == 0;
             t.on_ns = ss.on_cpu_ns;
             t.runq_ns = ss.runq_ns;
-            t.utime = st.utime;
-            t.stime = st.stime;
             t.last_seen_s = now_boot;
-            if st.state != 'R' {
+            let st = procfs::Stat { state, ..Default::default() };
+            if st.state != 'R'
+                && unmoved
+                && let Some(class) = t.current
+            {
+                // It has not run since the last sweep: still in the same wait.
+                *t.off_samples.entry(class).or_default() += 1;
+                if let Some(site) = t.last_site.clone() {
+                    *t.sites.entry((site, class)).or_default() += 1;
+                }
+            } else if st.state != 'R' {
+                if !t.opened_wait_files {
+                    let t0 = thread_cpu_s();
+                    t.opened_wait_files = true;
+                    match ProcFile::try_open(&t.dir.join("syscall")) {
+                        Ok(f) => t.syscall = Some(f),
+                        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => refused = true,
+                        Err(_) => {}
+                    }
+                    t.wchan = ProcFile::open(&t.dir.join("wchan"));
+                    oneoff += thread_cpu_s() - t0;
+                }
                 let syscall = t.syscall.as_mut().and_then(|f| f.read().and_then(procfs::syscall));
+                if syscall == Some(procfs::Syscall::Running) {
+                    // It woke between the two reads: this sample finds it running, not waiting.
+                    t.current = None;
+                    t.last_site = None;
+                    continue_timeline(&mut frame, &mut running_sum, first, dt, d_on, d_runq, None);
+                    continue;
+                }
                 let wchan = t.wchan.as_mut().and_then(|f| f.read().map(|w| w.trim().to_string())).unwrap_or_default();
                 let wchan = if wchan == "0" { String::new() } else { wchan };
                 let pid = t.pid;
                 let (class, site) =
                     classify::blocked(st.state, syscall, &wchan, pid, |v| v != tid as u64 && tids.contains(&v));
                 *t.off_samples.entry(class).or_default() += 1;
-                if let Some(site) = site {
+                if let Some(site) = &site {
                     *t.sites.entry((site.clone(), class)).or_default() += 1;
                     if matches!(site, Site::Futex { .. }) {
-                        new_sites.push((site, pid));
+                        new_sites.push((site.clone(), pid));
                     }
                 }
+                t.last_site = site;
                 t.current = Some(class);
             } else {
                 t.current = None;
             }
-            if !first && dt > 0.0 {
-                let run = (d_on as f64 * 1e-9 / dt).min(1.0);
-                let wait = (d_runq as f64 * 1e-9 / dt).min(1.0 - run);
-                running_sum += run;
-                *frame.entry(Lane::Running).or_default() += run;
-                *frame.entry(Lane::Runnable).or_default() += wait;
-                let rest = (1.0 - run - wait).max(0.0);
-                *frame.entry(Lane::Waiting(t.current.unwrap_or(Class::Unsampled))).or_default() += rest;
-            }
+            continue_timeline(&mut frame, &mut running_sum, first, dt, d_on, d_runq, t.current);
+        }
+        if refused && !self.syscall_unreadable {
+            self.syscall_unreadable = true;
+            self.limits.push("/proc/<tid>/syscall is not readable here (ptrace policy): waits classified by wait channel and state only".into());
         }
         for (site, pid) in new_sites {
             if let (Site::Futex { addr, .. }, false) = (&site, self.places.contains_key(&site)) {
@@ -267,6 +360,7 @@ impl State {
             }
         }
         self.peak = self.peak.max(alive);
+        self.busy_cpus = running_sum;
         if dt > 0.0 && self.samples > 0 {
             let k = running_sum.round() as usize;
             if self.concurrency.len() <= k {
@@ -275,6 +369,7 @@ impl State {
             self.concurrency[k] += dt;
             self.timeline.add(self.started.elapsed().as_secs_f64(), dt, &frame);
         }
+        self.oneoff_s += oneoff;
     }
 
     /// Resolves a futex address of `pid` while the process is alive; maps are read once and again on a miss.
@@ -291,7 +386,13 @@ impl State {
         place
     }
 
-    fn report(self) -> ThreadReport {
+    fn report(mut self) -> ThreadReport {
+        // Threads waiting at the last sweep went on waiting until sampling stopped (at most one
+        // interval): their off-CPU time extends in the class last seen. Running ones are not guessed.
+        let now_boot = procfs::boot_seconds();
+        for t in self.threads.values_mut().filter(|t| t.alive && t.current.is_some()) {
+            t.last_seen_s = now_boot;
+        }
         let mut classes: BTreeMap<Class, f64> = BTreeMap::new();
         let mut sites: HashMap<Site, (f64, HashSet<i32>, Vec<String>, Class)> = HashMap::new();
         for (&tid, t) in &self.threads {
@@ -356,6 +457,29 @@ impl State {
             limits: self.limits,
         }
     }
+}
+
+/// Adds one thread's share of the last interval to the timeline frame: on a CPU and runnable from
+/// its counters, the rest in the class it was last seen waiting in.
+fn continue_timeline(
+    frame: &mut BTreeMap<Lane, f64>,
+    running_sum: &mut f64,
+    first: bool,
+    dt: f64,
+    d_on: u64,
+    d_runq: u64,
+    current: Option<Class>,
+) {
+    if first || dt <= 0.0 {
+        return;
+    }
+    let run = (d_on as f64 * 1e-9 / dt).min(1.0);
+    let wait = (d_runq as f64 * 1e-9 / dt).min(1.0 - run);
+    *running_sum += run;
+    *frame.entry(Lane::Running).or_default() += run;
+    *frame.entry(Lane::Runnable).or_default() += wait;
+    let rest = (1.0 - run - wait).max(0.0);
+    *frame.entry(Lane::Waiting(current.unwrap_or(Class::Unsampled))).or_default() += rest;
 }
 
 /// CPU time of the calling thread.

@@ -1,0 +1,166 @@
+//! The sampler on workloads that each have one known behaviour (tests/workloads/behave.c, built
+//! with the system C compiler): the dominant class, its share, the wait named, and unrelated
+//! classes staying small. Serialised, so CPU-bound cases are not disturbed by each other.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn behave() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("behave");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/behave.c");
+        let st = std::process::Command::new("cc")
+            .args(["-O1", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .expect("cc runs");
+        assert!(st.success(), "cc failed on {}", src.display());
+        out
+    })
+}
+
+/// Runs one mode once under scalescope and returns its thread report.
+fn sample(extra: &[&str], mode: &[&str]) -> (Value, String) {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let mut args = vec!["run", "-r", "1", "-w", "0", "-o", "r"];
+    args.extend(extra);
+    args.push("--");
+    let exe = behave().to_str().unwrap().to_string();
+    args.push(&exe);
+    args.extend(mode);
+    let o = scalescope(d.path(), &args);
+    assert!(o.status.success(), "{mode:?}: {}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{mode:?}: {}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    (runs(&doc, 0)[0]["threads"].clone(), stdout(&o))
+}
+
+fn share(t: &Value, class: &str) -> f64 {
+    let total: f64 = t["classes"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+    t["classes"][class].as_f64().unwrap_or(0.0) / total
+}
+
+fn small(t: &Value, classes: &[&str], limit: f64) {
+    for c in classes {
+        assert!(share(t, c) < limit, "{c} is {:.1}% but should stay small: {}", 100.0 * share(t, c), t["classes"]);
+    }
+}
+
+fn top_wait<'a>(t: &'a Value, class: &str) -> &'a Value {
+    t["top_waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["class"] == class)
+        .unwrap_or_else(|| panic!("no {class} wait in {}", t["top_waits"]))
+}
+
+#[test]
+fn a_contended_global_mutex_is_lock_time_named_by_its_symbol() {
+    let (t, table) = sample(&[], &["lock"]);
+    assert!(share(&t, "lock") > 0.15, "{}", t["classes"]);
+    let w = top_wait(&t, "lock");
+    assert_eq!(w["name"], "behave!queue_lock+0x0");
+    assert_eq!(w["waiters"], 2);
+    small(&t, &["io", "kernel-lock", "ipc", "sleep"], 0.03);
+    assert!(table.contains("lock") && table.contains("queue_lock"), "{table}");
+}
+
+#[test]
+fn sleeping_threads_are_sleep() {
+    let (t, _) = sample(&[], &["sleep"]);
+    assert!(share(&t, "sleep") > 0.5, "{}", t["classes"]);
+    small(&t, &["lock", "io", "kernel-lock", "ipc", "runqueue"], 0.03);
+}
+
+#[test]
+fn a_pipe_reader_is_ipc() {
+    let (t, _) = sample(&[], &["pipe"]);
+    assert!(share(&t, "ipc") > 0.3, "{}", t["classes"]);
+    small(&t, &["lock", "io", "kernel-lock"], 0.03);
+}
+
+#[test]
+fn cold_reads_of_an_evicted_file_are_io() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("cold.bin");
+    let mut data = vec![0u8; 64 << 20];
+    let mut x = 1u64;
+    for chunk in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes());
+    }
+    std::fs::write(&file, &data).unwrap();
+    let f = file.to_str().unwrap();
+    let (t, _) = sample(&["--evict", f], &["io", f]);
+    assert!(share(&t, "io") > 0.2, "{}", t["classes"]);
+    assert!(top_wait(&t, "io")["name"].as_str().unwrap().starts_with("pread64"), "{}", t["top_waits"]);
+    small(&t, &["lock", "kernel-lock", "sleep"], 0.05);
+}
+
+#[test]
+fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
+    let (t, _) = sample(&[], &["mmap"]);
+    assert!(share(&t, "kernel-lock") > 0.03, "{}", t["classes"]);
+    let names: Vec<&str> = t["top_waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["class"] == "kernel-lock")
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().any(|n| ["mprotect", "mmap", "munmap", "page fault"].iter().any(|s| n.starts_with(s))),
+        "{names:?}"
+    );
+    assert!(share(&t, "cpu-kernel") > 0.2, "the storm runs mostly in the kernel: {}", t["classes"]);
+    small(&t, &["lock", "io", "sleep", "ipc"], 0.03);
+}
+
+#[test]
+fn more_busy_threads_than_cores_wait_in_the_run_queue() {
+    let n = (2 * std::thread::available_parallelism().unwrap().get()).to_string();
+    let (t, _) = sample(&[], &["busy", &n]);
+    assert!(share(&t, "runqueue") > 0.25, "{}", t["classes"]);
+    small(&t, &["lock", "io", "kernel-lock", "sleep"], 0.03);
+}
+
+#[test]
+fn joining_a_worker_is_join_not_lock() {
+    let (t, _) = sample(&[], &["join"]);
+    assert!(share(&t, "join") > 0.3, "{}", t["classes"]);
+    small(&t, &["lock", "wait-for-work", "io"], 0.03);
+}
+
+#[test]
+fn consumers_of_a_slow_producer_wait_for_work() {
+    let (t, _) = sample(&[], &["condvar"]);
+    assert!(share(&t, "wait-for-work") > 0.4, "{}", t["classes"]);
+    small(&t, &["lock", "io", "kernel-lock"], 0.1);
+}
+
+#[test]
+fn ten_thousand_short_lived_threads_a_second_run_without_error() {
+    let (t, _) = sample(&[], &["churn"]);
+    assert!(t["threads_seen"].as_u64().unwrap() > 50, "{t}");
+    assert!(t["limits"].is_null(), "{}", t["limits"]);
+}
+
+#[test]
+fn a_thousand_idle_threads_cost_the_sampler_little() {
+    let (t, _) = sample(&[], &["idle", "1000", "3"]);
+    assert!(t["peak_threads"].as_u64().unwrap() >= 900, "{}", t["peak_threads"]);
+    let cost = t["sampler_cpu_s"].as_f64().unwrap() / t["wall_s"].as_f64().unwrap();
+    assert!(cost < 0.04, "sampler used {:.1}% of a core", 100.0 * cost);
+    assert!(share(&t, "wait-for-work") > 0.8, "{}", t["classes"]);
+}

@@ -1,0 +1,190 @@
+/* One known behaviour per mode, for the sampler's tests. Each mode runs about half a second.
+ *   lock            2 threads contend for one global mutex (queue_lock)
+ *   sleep           2 threads sleep in short naps
+ *   pipe            a reader blocks on a pipe fed slowly by a writer
+ *   io FILE         random 4 KiB reads of a cold file
+ *   mmap            2 threads map, protect, touch and unmap memory (the mmap_lock storm)
+ *   busy N          N threads burn CPU
+ *   join            the main thread joins a busy worker
+ *   condvar         2 consumers wait on a condition variable for a slow producer
+ *   churn           10,000 short-lived threads a second, for one second
+ *   idle N [S]      N threads blocked for S seconds (default 1)
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cv_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static volatile unsigned long sink;
+static int items, done_flag, pipe_fds[2];
+static const char *io_path;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void spin(double seconds) {
+    double end = now() + seconds;
+    while (now() < end) sink++;
+}
+
+static void *locker(void *a) {
+    (void)a;
+    double end = now() + 0.5;
+    while (now() < end) {
+        pthread_mutex_lock(&queue_lock);
+        for (volatile int k = 0; k < 200000; k++) sink++;
+        pthread_mutex_unlock(&queue_lock);
+    }
+    return 0;
+}
+
+static void *sleeper(void *a) {
+    (void)a;
+    for (int i = 0; i < 50; i++) usleep(10000);
+    return 0;
+}
+
+static void *pipe_writer(void *a) {
+    (void)a;
+    for (int i = 0; i < 25; i++) {
+        usleep(20000);
+        if (write(pipe_fds[1], "x", 1) != 1) break;
+    }
+    close(pipe_fds[1]);
+    return 0;
+}
+
+static void *mapper(void *a) {
+    (void)a;
+    double end = now() + 0.5;
+    size_t len = 1 << 20;
+    while (now() < end) {
+        char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        for (size_t i = 0; i < len; i += 4096) p[i] = 1;
+        mprotect(p, len, PROT_READ);
+        mprotect(p, len, PROT_READ | PROT_WRITE);
+        munmap(p, len);
+    }
+    return 0;
+}
+
+static void *burner(void *a) {
+    spin(*(double *)a);
+    return 0;
+}
+
+static void *consumer(void *a) {
+    (void)a;
+    pthread_mutex_lock(&cv_lock);
+    while (!done_flag) {
+        while (items == 0 && !done_flag) pthread_cond_wait(&cv, &cv_lock);
+        if (items > 0) items--;
+    }
+    pthread_mutex_unlock(&cv_lock);
+    return 0;
+}
+
+static void *nothing(void *a) { return a; }
+
+static void *blocked(void *a) {
+    (void)a;
+    pthread_mutex_lock(&cv_lock);
+    while (!done_flag) pthread_cond_wait(&cv, &cv_lock);
+    pthread_mutex_unlock(&cv_lock);
+    return 0;
+}
+
+static void run_threads(int n, void *(*f)(void *), void *arg) {
+    pthread_t *t = calloc(n, sizeof *t);
+    for (int i = 0; i < n; i++) pthread_create(&t[i], 0, f, arg);
+    for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+    free(t);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "lock")) {
+        run_threads(2, locker, 0);
+    } else if (!strcmp(mode, "sleep")) {
+        run_threads(2, sleeper, 0);
+    } else if (!strcmp(mode, "pipe")) {
+        pthread_t w;
+        char c;
+        if (pipe(pipe_fds)) return 1;
+        pthread_create(&w, 0, pipe_writer, 0);
+        while (read(pipe_fds[0], &c, 1) == 1) sink++;
+        pthread_join(w, 0);
+    } else if (!strcmp(mode, "io") && argc > 2) {
+        io_path = argv[2];
+        int fd = open(io_path, O_RDONLY);
+        if (fd < 0) return 1;
+        posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+        off_t size = lseek(fd, 0, SEEK_END);
+        char buf[4096];
+        srand(42);
+        double end = now() + 0.5;
+        while (now() < end) {
+            off_t off = ((off_t)rand() % (size / 4096)) * 4096;
+            if (pread(fd, buf, sizeof buf, off) < 0) return 1;
+        }
+    } else if (!strcmp(mode, "mmap")) {
+        run_threads(2, mapper, 0);
+    } else if (!strcmp(mode, "busy")) {
+        double s = 0.5;
+        run_threads(argc > 2 ? atoi(argv[2]) : 2, burner, &s);
+    } else if (!strcmp(mode, "join")) {
+        double s = 0.5;
+        run_threads(1, burner, &s);
+    } else if (!strcmp(mode, "condvar")) {
+        pthread_t c[2];
+        for (int i = 0; i < 2; i++) pthread_create(&c[i], 0, consumer, 0);
+        for (int i = 0; i < 10; i++) {
+            spin(0.05);
+            pthread_mutex_lock(&cv_lock);
+            items++;
+            pthread_cond_signal(&cv);
+            pthread_mutex_unlock(&cv_lock);
+        }
+        pthread_mutex_lock(&cv_lock);
+        done_flag = 1;
+        pthread_cond_broadcast(&cv);
+        pthread_mutex_unlock(&cv_lock);
+        for (int i = 0; i < 2; i++) pthread_join(c[i], 0);
+    } else if (!strcmp(mode, "churn")) {
+        double end = now() + 1.0;
+        int created = 0;
+        while (now() < end) {
+            pthread_t t[10];
+            for (int i = 0; i < 10; i++) pthread_create(&t[i], 0, nothing, 0);
+            for (int i = 0; i < 10; i++) pthread_join(t[i], 0);
+            created += 10;
+        }
+        printf("scalescope-metric threads_created %d\n", created);
+    } else if (!strcmp(mode, "idle")) {
+        int n = argc > 2 ? atoi(argv[2]) : 1000;
+        double seconds = argc > 3 ? atof(argv[3]) : 1.0;
+        pthread_t *t = calloc(n, sizeof *t);
+        for (int i = 0; i < n; i++) pthread_create(&t[i], 0, blocked, 0);
+        usleep((useconds_t)(seconds * 1e6));
+        pthread_mutex_lock(&cv_lock);
+        done_flag = 1;
+        pthread_cond_broadcast(&cv);
+        pthread_mutex_unlock(&cv_lock);
+        for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+    } else {
+        fprintf(stderr, "unknown mode '%s'\n", mode);
+        return 2;
+    }
+    return 0;
+}
