@@ -164,3 +164,22 @@ fn a_thousand_idle_threads_cost_the_sampler_little() {
     assert!(cost < 0.04, "sampler used {:.1}% of a core", 100.0 * cost);
     assert!(share(&t, "wait-for-work") > 0.8, "{}", t["classes"]);
 }
+
+#[test]
+fn attach_names_the_lock_of_a_running_process() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(behave()).arg("lock").spawn().unwrap();
+    let pid = child.id().to_string();
+    let o = scalescope(d.path(), &["attach", &pid, "--duration", "5s", "--export-json", "t.json"]);
+    child.wait().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("until it exited"), "{text}");
+    assert!(text.contains("lock on behave!queue_lock+0x0"), "{text}");
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    assert!(share(&t, "lock") > 0.15, "{}", t["classes"]);
+    let o = scalescope(d.path(), &["attach", "999999999"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no process with PID 999999999"), "{}", stderr(&o));
+}

@@ -24,6 +24,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run a built-in workload.
     Probe(ProbeArgs),
+    /// Sample where the threads of a running process spend their time.
+    Attach(AttachArgs),
 }
 
 /// Options that choose how the table is computed and exported (run and show).
@@ -193,6 +195,26 @@ pub struct AnalyzeArgs {
     pub cpu: Option<String>,
     #[command(flatten)]
     pub view: ViewArgs,
+}
+
+/// `scalescope attach`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example:\n  scalescope attach $(pgrep -n myanalysis) --duration 30s --export-json threads.json"
+)]
+pub struct AttachArgs {
+    /// The process to watch (its threads and child processes).
+    #[arg(value_name = "PID")]
+    pub pid: i32,
+    /// How long to sample (`10s`, `2m`); stops early when the process exits.
+    #[arg(short = 'd', long, value_name = "DURATION", default_value = "10s")]
+    pub duration: String,
+    /// Samples per second (lowered automatically when there are many threads).
+    #[arg(long, value_name = "HZ", default_value_t = 100.0)]
+    pub sample_rate: f64,
+    /// Write the sampler's report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
 }
 
 /// `scalescope demo`.

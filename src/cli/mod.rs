@@ -3,6 +3,7 @@
 
 mod analyze;
 mod args;
+mod attach;
 mod demo;
 mod probe;
 mod progress;
@@ -51,6 +52,7 @@ pub fn main() -> i32 {
         }
         Some(args::Command::Show(a)) => show::show(&a),
         Some(args::Command::Analyze(a)) => analyze::analyze(&a),
+        Some(args::Command::Attach(a)) => attach::attach(&a),
         Some(args::Command::Probe(a)) => probe::probe(&a),
     };
     match result {

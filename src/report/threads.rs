@@ -23,6 +23,11 @@ pub struct PointThreads {
 pub fn of_point(p: &PointResult) -> Option<PointThreads> {
     let reports: Vec<&ThreadReport> =
         p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_ref()).collect();
+    merge(&reports)
+}
+
+/// Averages sampler reports; `None` when there are none.
+pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
     if reports.is_empty() {
         return None;
     }
@@ -30,7 +35,7 @@ pub fn of_point(p: &PointResult) -> Option<PointThreads> {
     let mut classes: BTreeMap<Class, f64> = BTreeMap::new();
     let mut waits: Vec<Wait> = Vec::new();
     let mut limits: Vec<String> = Vec::new();
-    for r in &reports {
+    for r in reports {
         for (c, s) in &r.classes {
             *classes.entry(*c).or_default() += s / n;
         }

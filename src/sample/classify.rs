@@ -52,6 +52,24 @@ impl Class {
         Class::Unsampled,
     ];
 
+    /// The name used in results.json (`cpu-user`, `wait-for-work`…).
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::CpuUser => "cpu-user",
+            Class::CpuKernel => "cpu-kernel",
+            Class::Runqueue => "runqueue",
+            Class::Lock => "lock",
+            Class::WaitForWork => "wait-for-work",
+            Class::Join => "join",
+            Class::Io => "io",
+            Class::KernelLock => "kernel-lock",
+            Class::Ipc => "ipc",
+            Class::Sleep => "sleep",
+            Class::Other => "other",
+            Class::Unsampled => "unsampled",
+        }
+    }
+
     /// Short label for tables.
     pub fn short(self) -> &'static str {
         match self {
