@@ -2,7 +2,6 @@
 //! the program prints), scans every line for metrics, and optionally passes the output through.
 
 use super::metrics::{Found, Scanner};
-use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::Arc;
 
@@ -16,8 +15,8 @@ const MAX_LINE: usize = 64 * 1024;
 pub struct Captured {
     /// The first bytes.
     pub head: Vec<u8>,
-    /// The last bytes after the head.
-    pub tail: VecDeque<u8>,
+    /// The last bytes after the head (up to twice the kept size; the last `KEEP_BYTES` count).
+    tail: Vec<u8>,
     /// All bytes the stream carried.
     pub total: u64,
     /// Metrics found in the stream.
@@ -27,17 +26,22 @@ pub struct Captured {
 impl Captured {
     /// Whether bytes between the head and the tail were dropped.
     pub fn truncated(&self) -> bool {
-        self.total > (self.head.len() + self.tail.len()) as u64
+        self.total > (self.head.len() + self.tail().len()) as u64
+    }
+
+    /// The kept end of the stream.
+    pub fn tail(&self) -> &[u8] {
+        &self.tail[self.tail.len().saturating_sub(KEEP_BYTES)..]
     }
 
     /// The kept text, with a marker where bytes were dropped.
     pub fn bytes(&self) -> Vec<u8> {
         let mut out = self.head.clone();
         if self.truncated() {
-            let dropped = self.total - (self.head.len() + self.tail.len()) as u64;
+            let dropped = self.total - (self.head.len() + self.tail().len()) as u64;
             out.extend_from_slice(format!("\n[… scalescope dropped {dropped} bytes here …]\n").as_bytes());
         }
-        out.extend(self.tail.iter());
+        out.extend_from_slice(self.tail());
         out
     }
 }
@@ -63,17 +67,23 @@ pub fn drain(mut src: impl Read, scanner: Arc<Scanner>, mut echo: Option<Box<dyn
         }
         keep(&mut cap, chunk);
         for piece in chunk.split_inclusive(|&b| b == b'\n') {
+            let complete = piece.ends_with(b"\n");
+            if complete && line.is_empty() {
+                // The common case: a whole line inside the chunk, scanned in place.
+                scanner.scan_line(&piece[..piece.len().min(MAX_LINE)], &mut cap.found);
+                continue;
+            }
             if line.len() < MAX_LINE {
                 line.extend_from_slice(&piece[..piece.len().min(MAX_LINE - line.len())]);
             }
-            if piece.ends_with(b"\n") {
-                scanner.scan_line(&String::from_utf8_lossy(&line), &mut cap.found);
+            if complete {
+                scanner.scan_line(&line, &mut cap.found);
                 line.clear();
             }
         }
     }
     if !line.is_empty() {
-        scanner.scan_line(&String::from_utf8_lossy(&line), &mut cap.found);
+        scanner.scan_line(&line, &mut cap.found);
     }
     cap
 }
@@ -83,9 +93,12 @@ fn keep(cap: &mut Captured, chunk: &[u8]) {
     let (to_head, rest) = chunk.split_at(room.min(chunk.len()));
     cap.head.extend_from_slice(to_head);
     let rest = &rest[rest.len().saturating_sub(KEEP_BYTES)..];
-    let overflow = (cap.tail.len() + rest.len()).saturating_sub(KEEP_BYTES);
-    cap.tail.drain(..overflow);
-    cap.tail.extend(rest);
+    cap.tail.extend_from_slice(rest);
+    // Trim in one move once the buffer holds twice what is kept: amortised copying per byte.
+    if cap.tail.len() > 2 * KEEP_BYTES {
+        let cut = cap.tail.len() - KEEP_BYTES;
+        cap.tail.drain(..cut);
+    }
 }
 
 #[cfg(test)]
@@ -103,7 +116,7 @@ mod tests {
         assert_eq!(cap.total, text.len() as u64);
         assert!(cap.truncated());
         assert_eq!(cap.head.len(), KEEP_BYTES);
-        assert_eq!(cap.tail.len(), KEEP_BYTES);
+        assert_eq!(cap.tail().len(), KEEP_BYTES);
         assert!(cap.bytes().ends_with(b"42 ops/s"));
         assert_eq!(cap.found[0].value, 42.0);
     }

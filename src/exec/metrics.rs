@@ -2,7 +2,7 @@
 //! line `scalescope-metric NAME VALUE [UNIT]` that scalescope's probes (and any program) print.
 
 use crate::plan::{MetricSpec, quantity};
-use regex::Regex;
+use regex::bytes::Regex;
 
 /// The prefix of a line that reports a metric to scalescope without any `--metric` flag.
 pub const LINE_PREFIX: &str = "scalescope-metric ";
@@ -37,8 +37,10 @@ impl Scanner {
     }
 
     /// Appends what one output line reports to `found`; later matches replace earlier ones.
-    pub fn scan_line(&self, line: &str, found: &mut Vec<Found>) {
-        if let Some(rest) = line.trim_start().strip_prefix(LINE_PREFIX) {
+    /// Works on bytes: output need not be UTF-8, and most lines cost no conversion at all.
+    pub fn scan_line(&self, line: &[u8], found: &mut Vec<Found>) {
+        if let Some(rest) = line.trim_ascii_start().strip_prefix(LINE_PREFIX.as_bytes()) {
+            let rest = String::from_utf8_lossy(rest);
             let mut parts = rest.split_whitespace();
             if let (Some(name), Some(value)) = (parts.next(), parts.next())
                 && let Ok(value) = value.parse::<f64>()
@@ -50,7 +52,7 @@ impl Scanner {
         }
         for (name, re) in &self.specs {
             if let Some(text) = re.captures(line).and_then(|c| c.get(1))
-                && let Some((value, unit)) = quantity::parse(text.as_str())
+                && let Some((value, unit)) = quantity::parse(&String::from_utf8_lossy(text.as_bytes()))
             {
                 put(found, Found { name: name.clone(), value, unit: unit.to_string() });
             }
@@ -74,10 +76,10 @@ mod tests {
         let spec = MetricSpec { name: "tp".into(), regex: r"Throughput \(MB/s\): ([0-9.]+)".into() };
         let s = Scanner::new(&[spec]).unwrap();
         let mut found = Vec::new();
-        s.scan_line("scalescope-metric throughput 1.5e6 ops/s", &mut found);
-        s.scan_line("Throughput (MB/s): 12.5", &mut found);
-        s.scan_line("Throughput (MB/s): 13.5", &mut found);
-        s.scan_line("scalescope-metric broken x", &mut found);
+        s.scan_line(b"scalescope-metric throughput 1.5e6 ops/s", &mut found);
+        s.scan_line(b"Throughput (MB/s): 12.5", &mut found);
+        s.scan_line(b"\xff\xfe binary \x00 Throughput (MB/s): 13.5", &mut found);
+        s.scan_line(b"scalescope-metric broken x", &mut found);
         assert_eq!(found.len(), 2);
         assert_eq!(found[0], Found { name: "throughput".into(), value: 1.5e6, unit: "ops/s".into() });
         assert_eq!(found[1].value, 13.5, "the last match wins");
