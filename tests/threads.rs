@@ -69,7 +69,8 @@ fn a_contended_global_mutex_is_lock_time_named_by_its_symbol() {
     assert!(share(&t, "lock") > 0.15, "{}", t["classes"]);
     let w = top_wait(&t, "lock");
     assert_eq!(w["name"], "behave!queue_lock+0x0");
-    assert_eq!(w["waiters"], 2);
+    // glibc's mutex is unfair: a worker may re-take it for long stretches, so one waiter may be all we see.
+    assert!((1..=2).contains(&w["waiters"].as_u64().unwrap()), "{w}");
     small(&t, &["io", "kernel-lock", "ipc", "sleep"], 0.03);
     assert!(table.contains("lock") && table.contains("queue_lock"), "{table}");
 }
@@ -111,7 +112,7 @@ fn cold_reads_of_an_evicted_file_are_io() {
 #[test]
 fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
     let (t, _) = sample(&[], &["mmap"]);
-    assert!(share(&t, "kernel-lock") > 0.03, "{}", t["classes"]);
+    assert!(share(&t, "kernel-lock") > 0.08, "{}", t["classes"]);
     let names: Vec<&str> = t["top_waits"]
         .as_array()
         .unwrap()
@@ -123,7 +124,7 @@ fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
         names.iter().any(|n| ["mprotect", "mmap", "munmap", "page fault"].iter().any(|s| n.starts_with(s))),
         "{names:?}"
     );
-    assert!(share(&t, "cpu-kernel") > 0.2, "the storm runs mostly in the kernel: {}", t["classes"]);
+    assert!(share(&t, "cpu-kernel") > 5.0 * share(&t, "cpu-user"), "the storm runs in the kernel: {}", t["classes"]);
     small(&t, &["lock", "io", "sleep", "ipc"], 0.03);
 }
 

@@ -3,7 +3,7 @@
  *   sleep           2 threads sleep in short naps
  *   pipe            a reader blocks on a pipe fed slowly by a writer
  *   io FILE         random 4 KiB reads of a cold file
- *   mmap            2 threads map, protect, touch and unmap memory (the mmap_lock storm)
+ *   mmap            4 threads map, protect, touch and unmap memory (the mmap_lock storm)
  *   busy N          N threads burn CPU
  *   join            the main thread joins a busy worker
  *   condvar         2 consumers wait on a condition variable for a slow producer
@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
             if (pread(fd, buf, sizeof buf, off) < 0) return 1;
         }
     } else if (!strcmp(mode, "mmap")) {
-        run_threads(2, mapper, 0);
+        run_threads(4, mapper, 0);
     } else if (!strcmp(mode, "busy")) {
         double s = 0.5;
         run_threads(argc > 2 ? atoi(argv[2]) : 2, burner, &s);
