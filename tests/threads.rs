@@ -26,19 +26,25 @@ fn behave() -> &'static Path {
     })
 }
 
-/// Runs one mode once under scalescope and returns its thread report.
+/// Runs one mode of the workload once under scalescope and returns its thread report.
 fn sample(extra: &[&str], mode: &[&str]) -> (Value, String) {
+    let exe = behave().to_str().unwrap().to_string();
+    let mut command = vec![exe.as_str()];
+    command.extend(mode);
+    sample_command(extra, &command)
+}
+
+/// Runs a command once under scalescope and returns its thread report and the printed table.
+fn sample_command(extra: &[&str], command: &[&str]) -> (Value, String) {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let mut args = vec!["run", "-r", "1", "-w", "0", "-o", "r"];
     args.extend(extra);
     args.push("--");
-    let exe = behave().to_str().unwrap().to_string();
-    args.push(&exe);
-    args.extend(mode);
+    args.extend(command);
     let o = scalescope(d.path(), &args);
-    assert!(o.status.success(), "{mode:?}: {}", stderr(&o));
-    assert!(!stderr(&o).contains("warning"), "{mode:?}: {}", stderr(&o));
+    assert!(o.status.success(), "{command:?}: {}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{command:?}: {}", stderr(&o));
     let doc = results(&d.path().join("r"));
     (runs(&doc, 0)[0]["threads"].clone(), stdout(&o))
 }
@@ -164,6 +170,21 @@ fn a_thousand_idle_threads_cost_the_sampler_little() {
     let cost = t["sampler_cpu_s"].as_f64().unwrap() / t["wall_s"].as_f64().unwrap();
     assert!(cost < 0.04, "sampler used {:.1}% of a core", 100.0 * cost);
     assert!(share(&t, "wait-for-work") > 0.8, "{}", t["classes"]);
+}
+
+#[test]
+fn child_processes_are_followed_and_threads_are_listed() {
+    let exe = behave().to_str().unwrap().to_string();
+    let script = format!("{exe} sleep & {exe} lock; wait");
+    let (t, _) = sample_command(&[], &["sh", "-c", &script]);
+    assert!(t["processes_seen"].as_u64().unwrap() >= 3, "sh and two children: {t}");
+    assert!(share(&t, "lock") > 0.05 && share(&t, "sleep") > 0.2, "{}", t["classes"]);
+    assert_eq!(top_wait(&t, "lock")["name"], "behave!queue_lock+0x0");
+    let threads = t["threads"].as_array().unwrap();
+    assert!(
+        threads.iter().any(|x| x["name"] == "behave" && x["voluntary_switches"].as_u64().unwrap() > 0),
+        "{threads:?}"
+    );
 }
 
 #[test]

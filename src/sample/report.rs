@@ -33,6 +33,21 @@ pub struct ThreadReport {
     /// Seconds spent with 0, 1, 2… threads on a CPU.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub concurrency_s: Vec<f64>,
+    /// Voluntary context switches (waits) summed over threads, as last read.
+    #[serde(default)]
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (preemptions) summed over threads, as last read.
+    #[serde(default)]
+    pub involuntary_switches: u64,
+    /// Bytes the threads read from storage, as last read.
+    #[serde(default)]
+    pub read_bytes: u64,
+    /// Bytes the threads wrote to storage, as last read.
+    #[serde(default)]
+    pub write_bytes: u64,
+    /// The threads with the most time on a CPU (up to 16).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ThreadSummary>,
     /// What could not be seen, and how classification degraded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<String>,
@@ -48,6 +63,34 @@ impl ThreadReport {
     pub fn seconds(&self, class: Class) -> f64 {
         self.classes.get(&class).copied().unwrap_or(0.0)
     }
+}
+
+/// One thread's figures.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ThreadSummary {
+    /// Thread id.
+    pub tid: i32,
+    /// Process id.
+    pub pid: i32,
+    /// Thread name.
+    pub name: String,
+    /// Seconds on a CPU.
+    pub on_cpu_s: f64,
+    /// Seconds waiting for a CPU.
+    pub runqueue_s: f64,
+    /// Seconds off-CPU.
+    pub off_cpu_s: f64,
+    /// The class that took most of its off-CPU time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_wait: Option<Class>,
+    /// Voluntary context switches.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches.
+    pub involuntary_switches: u64,
+    /// Bytes read from storage.
+    pub read_bytes: u64,
+    /// Bytes written to storage.
+    pub write_bytes: u64,
 }
 
 /// One wait site.

@@ -4,13 +4,36 @@
 
 use super::classify::{self, Class, Site};
 use super::procfs::{self, ProcFile};
-use super::report::{ThreadReport, Timeline, Wait};
+use super::report::{ThreadReport, ThreadSummary, Timeline, Wait};
 use super::symbols::{self, Namer, Place};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// Context switches and I/O bytes are read every this many sweeps of a thread that ran.
+const DETAIL_EVERY: u64 = 10;
+/// Threads listed one by one in the report.
+const LISTED_THREADS: usize = 16;
+
+impl Thread {
+    /// Reads the context switches and I/O bytes (costlier files, read now and then).
+    fn read_details(&mut self) {
+        if self.status.is_none() {
+            self.status = ProcFile::open(&self.dir.join("status"));
+        }
+        if let Some(v) = self.status.as_mut().and_then(|f| f.read()).and_then(procfs::switches) {
+            self.switches = v;
+        }
+        if self.io.is_none() {
+            self.io = ProcFile::open(&self.dir.join("io"));
+        }
+        if let Some(v) = self.io.as_mut().and_then(|f| f.read()).and_then(procfs::io) {
+            self.io_bytes = v;
+        }
+    }
+}
 
 /// Longest pause between sweeps when the CPU budget forces the rate down.
 const MAX_INTERVAL_S: f64 = 1.0;
@@ -84,6 +107,11 @@ struct Thread {
     state: char,
     /// Sweeps that saw this thread.
     samples: u64,
+    /// `/proc/<tid>/status` and `/proc/<tid>/io`, opened on first use.
+    status: Option<ProcFile>,
+    io: Option<ProcFile>,
+    switches: (u64, u64),
+    io_bytes: (u64, u64),
     /// Site of the latest off-CPU sample.
     last_site: Option<Site>,
     off_samples: BTreeMap<Class, u64>,
@@ -248,6 +276,10 @@ impl State {
                 current: None,
                 state: st.state,
                 samples: 0,
+                status: None,
+                io: None,
+                switches: (0, 0),
+                io_bytes: (0, 0),
                 utime: st.utime,
                 stime: st.stime,
                 last_site: None,
@@ -297,6 +329,9 @@ impl State {
                 continue;
             }
             alive += 1;
+            if !unmoved && t.samples % DETAIL_EVERY == 1 {
+                t.read_details();
+            }
             t.on_ns = ss.on_cpu_ns;
             t.runq_ns = ss.runq_ns;
             t.last_seen_s = now_boot;
@@ -424,6 +459,33 @@ impl State {
                 }
             }
         }
+        let mut listed: Vec<ThreadSummary> = self
+            .threads
+            .iter()
+            .map(|(&tid, t)| {
+                let on = t.on_ns as f64 * 1e-9;
+                let runq = t.runq_ns as f64 * 1e-9;
+                ThreadSummary {
+                    tid,
+                    pid: t.pid,
+                    name: t.comm.clone(),
+                    on_cpu_s: on,
+                    runqueue_s: runq,
+                    off_cpu_s: (t.last_seen_s - t.start_s - on - runq).max(0.0),
+                    main_wait: t.off_samples.iter().max_by_key(|(_, n)| **n).map(|(c, _)| *c),
+                    voluntary_switches: t.switches.0,
+                    involuntary_switches: t.switches.1,
+                    read_bytes: t.io_bytes.0,
+                    write_bytes: t.io_bytes.1,
+                }
+            })
+            .collect();
+        let sum = |f: &dyn Fn(&ThreadSummary) -> u64| listed.iter().map(f).sum::<u64>();
+        let (voluntary_switches, involuntary_switches) =
+            (sum(&|t| t.voluntary_switches), sum(&|t| t.involuntary_switches));
+        let (read_bytes, write_bytes) = (sum(&|t| t.read_bytes), sum(&|t| t.write_bytes));
+        listed.sort_by(|a, b| b.on_cpu_s.total_cmp(&a.on_cpu_s));
+        listed.truncate(LISTED_THREADS);
         let mut namer = Namer::default();
         let mut top: Vec<Wait> = sites
             .into_iter()
@@ -454,6 +516,11 @@ impl State {
             top_waits: top,
             timeline: self.timeline.finish(),
             concurrency_s: self.concurrency,
+            voluntary_switches,
+            involuntary_switches,
+            read_bytes,
+            write_bytes,
+            threads: listed,
             limits: self.limits,
         }
     }
