@@ -19,6 +19,8 @@ pub mod results;
 
 pub mod analysis;
 
+pub mod diagnose;
+
 pub mod report;
 
 pub mod probes;

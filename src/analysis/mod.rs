@@ -9,6 +9,7 @@ pub mod observations;
 pub mod speedup;
 pub mod summary;
 pub mod table_csv;
+pub mod threads;
 pub mod verdict;
 
 pub use observations::{Basis, Choice};

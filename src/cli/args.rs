@@ -247,6 +247,62 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "N", default_value_t = crate::probes::scalable::DEFAULT_OPS)]
         ops: u64,
     },
+    /// Threads that spend a share of every operation inside one global mutex.
+    Lock {
+        #[command(flatten)]
+        common: ZooArgs,
+        /// Share of each operation done holding the lock (0 removes the problem).
+        #[arg(long, value_name = "FRACTION", default_value_t = 0.3)]
+        critical: f64,
+    },
+    /// A single-threaded phase, then parallel work.
+    Serial {
+        #[command(flatten)]
+        common: ZooArgs,
+        /// Share of the work done by one thread first (0 removes the problem).
+        #[arg(long, value_name = "FRACTION", default_value_t = 0.2)]
+        serial: f64,
+    },
+    /// One thread gets three times the share of the others.
+    Imbalance {
+        #[command(flatten)]
+        common: ZooArgs,
+        /// Hand out work in small chunks instead (removes the problem).
+        #[arg(long)]
+        balanced: bool,
+    },
+    /// Producers feed consumers (the threads) through a queue; one producer starves them.
+    Starved {
+        #[command(flatten)]
+        common: ZooArgs,
+        /// Producer threads (as many as consumers removes the problem).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        producers: usize,
+    },
+    /// Per-thread counters in one cache line.
+    FalseSharing {
+        #[command(flatten)]
+        common: ZooArgs,
+        /// Give each counter its own cache line (removes the problem).
+        #[arg(long)]
+        padded: bool,
+    },
+    /// Threads mapping, protecting and unmapping memory: the mmap lock storm.
+    MmapChurn {
+        #[command(flatten)]
+        common: ZooArgs,
+    },
+}
+
+/// Options every zoo probe takes.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct ZooArgs {
+    /// Worker threads.
+    #[arg(short = 't', long, default_value_t = 1)]
+    pub threads: usize,
+    /// Total operations, split over the threads.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub ops: u64,
 }
 
 /// The `--param` and `-L` arguments of `run`, merged in the order they were given on the command line.

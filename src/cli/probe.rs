@@ -1,9 +1,9 @@
 //! `scalescope probe NAME`: runs a built-in workload.
 
-use super::args::{ProbeArgs, ProbeCommand};
+use super::args::{ProbeArgs, ProbeCommand, ZooArgs};
 use super::{Exit, Usage};
 use crate::plan::parse_seconds;
-use crate::probes::{print_result, scalable};
+use crate::probes::{print_result, scalable, zoo};
 
 /// Runs the chosen probe and prints its result lines.
 pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
@@ -20,6 +20,54 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
             let o = scalable::run(*threads, amount);
             print_result("scalable", *threads, o.seconds, o.ops as f64, "ops")?;
         }
+        ProbeCommand::Lock { common, critical } => {
+            let c = check(common, Some(*critical))?;
+            report("lock", c, zoo::lock(c.threads, c.ops, *critical))?;
+        }
+        ProbeCommand::Serial { common, serial } => {
+            let c = check(common, Some(*serial))?;
+            report("serial", c, zoo::serial(c.threads, c.ops, *serial))?;
+        }
+        ProbeCommand::Imbalance { common, balanced } => {
+            let c = check(common, None)?;
+            report("imbalance", c, zoo::imbalance(c.threads, c.ops, *balanced))?;
+        }
+        ProbeCommand::Starved { common, producers } => {
+            let c = check(common, None)?;
+            if *producers == 0 {
+                return Err(Usage("--producers must be at least 1".into()).into());
+            }
+            report("starved", c, zoo::starved(c.threads, c.ops, *producers))?;
+        }
+        ProbeCommand::FalseSharing { common, padded } => {
+            let c = check(common, None)?;
+            report("false-sharing", c, zoo::false_sharing(c.threads, c.ops, *padded))?;
+        }
+        ProbeCommand::MmapChurn { common } => {
+            let c = check(common, None)?;
+            report("mmap-churn", c, zoo::mmap_churn(c.threads, c.ops))?;
+        }
     }
     Ok(Exit::Done)
+}
+
+/// Checks the common options and a fraction knob.
+fn check(c: &ZooArgs, fraction: Option<f64>) -> anyhow::Result<ZooArgs> {
+    if c.threads == 0 || c.threads > 100_000 {
+        return Err(Usage("--threads must be between 1 and 100000".into()).into());
+    }
+    if c.ops == 0 {
+        return Err(Usage("--ops must be at least 1".into()).into());
+    }
+    if let Some(f) = fraction
+        && !(0.0..=1.0).contains(&f)
+    {
+        return Err(Usage(format!("{f} is not a fraction: give a value from 0 to 1")).into());
+    }
+    Ok(*c)
+}
+
+fn report(name: &str, c: ZooArgs, (ops, seconds): (u64, f64)) -> anyhow::Result<()> {
+    print_result(name, c.threads, seconds, ops as f64, "ops")?;
+    Ok(())
 }

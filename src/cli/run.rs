@@ -64,6 +64,8 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
     };
     let analysis = view::analysis(&store.doc, &args.view)?;
     store.doc.analysis = serde_json::to_value(&analysis)?;
+    store.doc.findings =
+        view::findings(&store.doc, analysis.as_ref()).iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
     store.finish(status)?;
     view::print_and_export(&store.doc, analysis.as_ref(), Some(store.dir()), &args.view)?;
     if let Some(m) = message {

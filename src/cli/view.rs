@@ -19,6 +19,11 @@ pub fn analysis(doc: &Results, view: &ViewArgs) -> anyhow::Result<Option<Analysi
     Ok(analysis::analyze_results(doc, &choice, &opts)?)
 }
 
+/// The findings of a results document and its analysis.
+pub fn findings(doc: &Results, analysis: Option<&Analysis>) -> Vec<crate::diagnose::Finding> {
+    crate::diagnose::diagnose(doc, analysis)
+}
+
 /// Prints the table, the model block and notes, writes the requested exports and, when `folder`
 /// is given, the Markdown summary inside it.
 pub fn print_and_export(
@@ -30,11 +35,14 @@ pub fn print_and_export(
     let t = table::summary(doc, analysis);
     let notes = table::notes(doc);
     let waits = table::waits(doc);
-    let model_lines = analysis.map(model::lines).unwrap_or_default();
+    let mut model_lines = analysis.map(model::lines).unwrap_or_default();
+    let finding_lines = crate::report::findings::lines(&findings(doc, analysis));
     let colour = terminal::colour();
     let mut text = terminal::render(&t, colour);
     text.push_str(&terminal::render_section("waits", &waits, colour));
     text.push_str(&terminal::render_section("model", &model_lines, colour));
+    text.push_str(&terminal::render_section("findings", &finding_lines, colour));
+    model_lines.extend(finding_lines.iter().map(|l| l.replace("\n      ", " — ")));
     text.push_str(&terminal::render_section("notes", &notes, colour));
     if let Some(dir) = folder {
         write(&dir.join(SUMMARY_MD), &markdown::document(doc, &t, &model_lines, &notes))?;

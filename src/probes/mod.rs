@@ -2,6 +2,7 @@
 //! a `scalescope-metric throughput …` line that the harness reads without any flag.
 
 pub mod scalable;
+pub mod zoo;
 
 use std::io::Write;
 

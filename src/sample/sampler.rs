@@ -138,8 +138,10 @@ struct State {
     concurrency: Vec<f64>,
     /// CPUs the workload kept busy during the latest sweep interval.
     busy_cpus: f64,
-    /// CPU seconds spent opening new threads' files.
+    /// CPU seconds spent on one-off work: discovery, opening new threads' files.
     oneoff_s: f64,
+    /// CPU seconds spent opening new threads' files (part of the one-off work).
+    opening_s: f64,
 }
 
 impl State {
@@ -162,6 +164,7 @@ impl State {
             concurrency: Vec::new(),
             busy_cpus: 0.0,
             oneoff_s: 0.0,
+            opening_s: 0.0,
         }
     }
 
@@ -172,9 +175,13 @@ impl State {
             let cpu0 = thread_cpu_s();
             let oneoff0 = self.oneoff_s;
             if self.samples.is_multiple_of(5) {
+                // Looking through /proc for new processes is a one-off per process, not the rate's cost.
                 self.discover();
+                self.oneoff_s += thread_cpu_s() - cpu0;
             } else if self.threads.len() < BIG_TREE {
+                let opening0 = self.opening_s;
                 self.discover_threads();
+                self.oneoff_s += self.opening_s - opening0;
             }
             let dt = last.elapsed().as_secs_f64();
             last = Instant::now();
@@ -246,7 +253,7 @@ impl State {
         }
         let t0 = thread_cpu_s();
         self.open_thread(pid, tid);
-        self.oneoff_s += thread_cpu_s() - t0;
+        self.opening_s += thread_cpu_s() - t0;
     }
 
     fn open_thread(&mut self, pid: i32, tid: i32) {
@@ -578,22 +585,30 @@ impl Bins {
         Bins { width: 0.01, lanes: BTreeMap::new() }
     }
 
-    /// Adds `dt` seconds of `frame` (threads per lane) ending at `t`.
+    /// Adds `dt` seconds of `frame` (threads per lane) ending at `t`, spread over the bins it covers.
     fn add(&mut self, t: f64, dt: f64, frame: &BTreeMap<Lane, f64>) {
-        let mut bin = (t / self.width) as usize;
-        while bin >= MAX_BINS {
+        while (t / self.width) as usize >= MAX_BINS {
             self.width *= 2.0;
             for v in self.lanes.values_mut() {
                 *v = v.chunks(2).map(|c| c.iter().sum()).collect();
             }
-            bin = (t / self.width) as usize;
         }
-        for (&lane, &threads) in frame {
-            let v = self.lanes.entry(lane).or_default();
-            if v.len() <= bin {
-                v.resize(bin + 1, 0.0);
+        let mut from = (t - dt).max(0.0);
+        while from < t {
+            let bin = (from / self.width) as usize;
+            let to = ((bin + 1) as f64 * self.width).min(t);
+            let part = to - from;
+            for (&lane, &threads) in frame {
+                let v = self.lanes.entry(lane).or_default();
+                if v.len() <= bin {
+                    v.resize(bin + 1, 0.0);
+                }
+                v[bin] += threads * part;
             }
-            v[bin] += threads * dt;
+            if part <= 0.0 {
+                break;
+            }
+            from = to;
         }
     }
 

@@ -1,0 +1,70 @@
+//! Where thread time went, per point: the sampler's reports of a point's runs averaged, for the
+//! table, the waits section and the diagnosis.
+
+use crate::results::PointResult;
+use crate::sample::{Class, ThreadReport, Wait};
+use std::collections::BTreeMap;
+
+/// Thread time of a point by class, and its top waits, averaged over the runs that were sampled.
+pub struct PointThreads {
+    /// Seconds per run by class.
+    pub classes: BTreeMap<Class, f64>,
+    /// Top waits merged over runs, seconds per run.
+    pub waits: Vec<Wait>,
+    /// Runs that carried a report.
+    pub runs: usize,
+    /// Sampler CPU seconds per run.
+    pub sampler_cpu_s: f64,
+    /// What the sampler could not see.
+    pub limits: Vec<String>,
+    /// Most threads alive at once, over the runs.
+    pub peak_threads: usize,
+}
+
+impl PointThreads {
+    /// Most threads alive at once, when known.
+    pub fn peak(&self) -> Option<usize> {
+        (self.peak_threads > 0).then_some(self.peak_threads)
+    }
+}
+
+/// Merges the sampler reports of a point's successful runs; `None` when none was sampled.
+pub fn of_point(p: &PointResult) -> Option<PointThreads> {
+    let reports: Vec<&ThreadReport> =
+        p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_ref()).collect();
+    merge(&reports)
+}
+
+/// Averages sampler reports; `None` when there are none.
+pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
+    if reports.is_empty() {
+        return None;
+    }
+    let n = reports.len() as f64;
+    let mut classes: BTreeMap<Class, f64> = BTreeMap::new();
+    let mut waits: Vec<Wait> = Vec::new();
+    let mut limits: Vec<String> = Vec::new();
+    for r in reports {
+        for (c, s) in &r.classes {
+            *classes.entry(*c).or_default() += s / n;
+        }
+        for w in &r.top_waits {
+            match waits.iter_mut().find(|x| x.name == w.name && x.class == w.class) {
+                Some(x) => {
+                    x.seconds += w.seconds / n;
+                    x.waiters = x.waiters.max(w.waiters);
+                }
+                None => waits.push(Wait { seconds: w.seconds / n, ..w.clone() }),
+            }
+        }
+        for l in &r.limits {
+            if !limits.contains(l) {
+                limits.push(l.clone());
+            }
+        }
+    }
+    waits.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    let sampler_cpu_s = reports.iter().map(|r| r.sampler_cpu_s).sum::<f64>() / n;
+    let peak_threads = reports.iter().map(|r| r.peak_threads).max().unwrap_or(0);
+    Some(PointThreads { classes, waits, runs: reports.len(), sampler_cpu_s, limits, peak_threads })
+}

@@ -1,0 +1,79 @@
+//! Findings: the sentences an expert would write after looking at the sweep — what limits scaling,
+//! with the evidence (figures per point, the lock's name, the system calls, the phase), how much of
+//! the gap to ideal speed-up it explains, and what to try next. Ordered by that cost.
+
+mod evidence;
+mod rules;
+
+use serde::{Deserialize, Serialize};
+
+pub use rules::diagnose;
+
+/// What a finding is about (the vocabulary of DESIGN.md).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Efficiency stays high at the largest count.
+    ScalesWell,
+    /// Amdahl: a serial fraction bounds the speed-up.
+    SerialFraction,
+    /// More workers are slower beyond the best point.
+    Retrograde,
+    /// Threads wait on a contended user-space lock.
+    LockContention,
+    /// Workers wait for work: the feeder is the bottleneck.
+    WaitForWork,
+    /// More threads than CPUs: time waiting for a CPU.
+    CpuOversubscription,
+    /// Threads wait for the disk or the page cache.
+    IoBound,
+    /// Threads wait on kernel locks (the mmap lock, file locks) or spend their time in the kernel.
+    KernelContention,
+    /// A tail where few threads still run.
+    LoadImbalance,
+    /// A start-up phase where one thread runs.
+    SerialPhase,
+    /// Threads are busy, but each CPU-second does less work as threads are added.
+    OnCpuInefficiency,
+    /// The parameter does not change how many threads work.
+    ThreadsIgnored,
+    /// Runs are so short that start-up dominates.
+    StartupDominated,
+    /// Run-to-run variation too large to trust small differences.
+    NoisyMeasurement,
+}
+
+/// How much a finding matters.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Good to know.
+    Info,
+    /// Costs a little.
+    Low,
+    /// Costs a noticeable part of the scaling.
+    Medium,
+    /// The main limit.
+    High,
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// What it is about.
+    pub kind: Kind,
+    /// How much it matters.
+    pub severity: Severity,
+    /// The verdict, in one line.
+    pub summary: String,
+    /// Figures behind the verdict.
+    pub evidence: Vec<String>,
+    /// What to try next.
+    pub advice: String,
+    /// Share of the gap to ideal speed-up at the largest count that this explains, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_pct: Option<f64>,
+    /// The count the finding is judged at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<f64>,
+}

@@ -1,0 +1,245 @@
+//! Workloads with exactly one known scaling problem each, and a knob that removes it. They do a
+//! fixed total amount of work (strong scaling) and print a `throughput` metric in ops/s.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+/// One unit of CPU work: a few rounds of a 64-bit mixing function; returns the new state.
+#[inline]
+pub fn mix(mut x: u64, rounds: u32) -> u64 {
+    for _ in 0..rounds {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    black_box(x)
+}
+
+/// Rounds of [`mix`] per operation.
+const ROUNDS: u32 = 200;
+
+/// Runs `f(thread index)` on `n` threads and returns (total ops, seconds).
+fn parallel(n: usize, f: impl Fn(usize) -> u64 + Sync) -> (u64, f64) {
+    let start = Instant::now();
+    let ops = std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = (0..n).map(|t| s.spawn(move || f(t))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+    });
+    (ops, start.elapsed().as_secs_f64())
+}
+
+/// The lock every thread of the `lock` probe contends for.
+pub static GLOBAL_LOCK: Mutex<u64> = Mutex::new(0);
+
+/// Operations of the `lock` probe are this many times bigger, so that a waiter blocks in the
+/// kernel instead of spinning through a critical section of a few nanoseconds.
+const LOCK_GRAIN: u64 = 100;
+
+/// `lock`: each operation spends `critical` of its work inside one global mutex.
+pub fn lock(threads: usize, ops: u64, critical: f64) -> (u64, f64) {
+    let rounds = ROUNDS * LOCK_GRAIN as u32;
+    let inside = (rounds as f64 * critical.clamp(0.0, 1.0)).round() as u32;
+    let outside = rounds - inside;
+    parallel(threads, |t| {
+        let share = ops / LOCK_GRAIN / threads as u64;
+        let mut x = t as u64 + 1;
+        for _ in 0..share {
+            x = mix(x, outside);
+            if inside > 0 {
+                let mut g = GLOBAL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+                *g = mix(*g ^ x, inside);
+            }
+        }
+        share * LOCK_GRAIN
+    })
+}
+
+/// `serial`: a single-threaded phase of `serial` × the work, then the rest in parallel.
+pub fn serial(threads: usize, ops: u64, serial: f64) -> (u64, f64) {
+    let start = Instant::now();
+    let first = (ops as f64 * serial.clamp(0.0, 1.0)) as u64;
+    let mut x = 1u64;
+    for _ in 0..first {
+        x = mix(x, ROUNDS);
+    }
+    black_box(x);
+    let (rest, _) = parallel(threads, |t| {
+        let share = (ops - first) / threads as u64;
+        let mut x = t as u64 + 1;
+        for _ in 0..share {
+            x = mix(x, ROUNDS);
+        }
+        share
+    });
+    (first + rest, start.elapsed().as_secs_f64())
+}
+
+/// `imbalance`: thread 0 gets three times the share of the others; `balanced` hands out chunks
+/// dynamically instead.
+pub fn imbalance(threads: usize, ops: u64, balanced: bool) -> (u64, f64) {
+    let next = AtomicU64::new(0);
+    let chunk = 1000u64;
+    parallel(threads, |t| {
+        if balanced {
+            let mut done = 0;
+            loop {
+                let start = next.fetch_add(chunk, Ordering::Relaxed);
+                if start >= ops {
+                    break done;
+                }
+                let n = chunk.min(ops - start);
+                let mut x = start + 1;
+                for _ in 0..n {
+                    x = mix(x, ROUNDS);
+                }
+                done += n;
+            }
+        } else {
+            // Weights: thread 0 has 3, every other 1.
+            let weight = |i: usize| if i == 0 { 3 } else { 1 };
+            let total: u64 = (0..threads).map(|i| weight(i) as u64).sum();
+            let mine = ops * weight(t) as u64 / total;
+            let mut x = t as u64 + 1;
+            for _ in 0..mine {
+                x = mix(x, ROUNDS);
+            }
+            mine
+        }
+    })
+}
+
+/// `starved`: `producers` threads make items and hand them, in batches, over a mutex-and-condvar
+/// queue to `threads` consumers; making an item costs 1.5 times as much as consuming it, so one
+/// producer keeps two thirds of a consumer busy and leaves the others waiting for work.
+pub fn starved(threads: usize, ops: u64, producers: usize) -> (u64, f64) {
+    const BATCH: u64 = 256;
+    struct Queue {
+        state: Mutex<(Vec<Vec<u64>>, usize)>,
+        ready: Condvar,
+    }
+    let q = Queue { state: Mutex::new((Vec::new(), 0)), ready: Condvar::new() };
+    let producers = producers.max(1);
+    let next = AtomicU64::new(0);
+    let start = Instant::now();
+    let consumed: u64 = std::thread::scope(|s| {
+        for p in 0..producers {
+            let (q, next) = (&q, &next);
+            s.spawn(move || {
+                let mut x = p as u64 + 1;
+                loop {
+                    let first = next.fetch_add(BATCH, Ordering::Relaxed);
+                    if first >= ops {
+                        break;
+                    }
+                    let batch: Vec<u64> = (0..BATCH.min(ops - first))
+                        .map(|_| {
+                            x = mix(x, ROUNDS);
+                            x
+                        })
+                        .collect();
+                    q.state.lock().unwrap_or_else(|e| e.into_inner()).0.push(batch);
+                    q.ready.notify_one();
+                }
+                q.state.lock().unwrap_or_else(|e| e.into_inner()).1 += 1;
+                q.ready.notify_all();
+            });
+        }
+        let consumers: Vec<_> = (0..threads)
+            .map(|_| {
+                let q = &q;
+                s.spawn(move || {
+                    let mut n = 0u64;
+                    loop {
+                        let batch = {
+                            let mut g = q.state.lock().unwrap_or_else(|e| e.into_inner());
+                            loop {
+                                if let Some(b) = g.0.pop() {
+                                    break Some(b);
+                                }
+                                if g.1 == producers {
+                                    break None;
+                                }
+                                g = q.ready.wait(g).unwrap_or_else(|e| e.into_inner());
+                            }
+                        };
+                        let Some(batch) = batch else { break n };
+                        for item in batch {
+                            black_box(mix(item, ROUNDS * 2 / 3));
+                            n += 1;
+                        }
+                    }
+                })
+            })
+            .collect();
+        consumers.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+    });
+    (consumed, start.elapsed().as_secs_f64())
+}
+
+/// `false-sharing`: every thread increments its own counter, all counters in one cache line;
+/// `padded` gives each its own 128-byte line.
+pub fn false_sharing(threads: usize, ops: u64, padded: bool) -> (u64, f64) {
+    #[repr(align(128))]
+    struct Padded(AtomicU64);
+    let packed: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
+    let spaced: Vec<Padded> = (0..threads).map(|_| Padded(AtomicU64::new(0))).collect();
+    parallel(threads, |t| {
+        let share = ops * 100 / threads as u64;
+        let counter = if padded { &spaced[t].0 } else { &packed[t] };
+        for _ in 0..share {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        share / 100
+    })
+}
+
+/// `mmap-churn`: threads map memory, touch it, change its protection and unmap it, all of which
+/// serialise on the process's mmap lock in the kernel.
+pub fn mmap_churn(threads: usize, ops: u64) -> (u64, f64) {
+    const LEN: usize = 256 * 1024;
+    parallel(threads, |_| {
+        let share = ops / 200 / threads as u64;
+        for _ in 0..share {
+            // SAFETY: a private anonymous mapping of LEN bytes, used only here and unmapped below.
+            unsafe {
+                let p = libc::mmap(
+                    std::ptr::null_mut(),
+                    LEN,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                if p == libc::MAP_FAILED {
+                    break;
+                }
+                for off in (0..LEN).step_by(4096) {
+                    *(p as *mut u8).add(off) = 1;
+                }
+                libc::mprotect(p, LEN, libc::PROT_READ);
+                libc::mprotect(p, LEN, libc::PROT_READ | libc::PROT_WRITE);
+                libc::munmap(p, LEN);
+            }
+        }
+        share * 200
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_probe_does_its_work() {
+        assert_eq!(lock(3, 30000, 0.3).0, 30000);
+        assert_eq!(serial(2, 1000, 0.2).0, 1000);
+        assert!((imbalance(3, 3000, false).0 as i64 - 3000).abs() <= 3);
+        assert_eq!(imbalance(3, 3000, true).0, 3000);
+        assert_eq!(starved(2, 500, 1).0, 500);
+        assert_eq!(false_sharing(2, 1000, true).0, 1000);
+        assert_eq!(mmap_churn(2, 800).0, 800);
+    }
+}
