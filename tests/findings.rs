@@ -11,12 +11,17 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Sweeps a probe (threads=1,2 unless `threads` says otherwise) and returns its findings.
 fn findings(threads: &str, probe: &[&str]) -> Vec<Value> {
+    findings_with("-r 2 -w 0", threads, probe)
+}
+
+/// The same with other run options.
+fn findings_with(options: &str, threads: &str, probe: &[&str]) -> Vec<Value> {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
     let mut command = vec![exe.as_str(), "probe"];
     command.extend(probe);
-    let o = sweep(d.path(), &format!("-r 2 -w 0 --param threads={threads}"), &command);
+    let o = sweep(d.path(), &format!("{options} --param threads={threads}"), &command);
     assert!(o.status.success(), "{probe:?}: {}", stderr(&o));
     let doc = results(&d.path().join("r"));
     doc["findings"].as_array().unwrap().iter().filter(|f| f["kind"] != "noisy-measurement").cloned().collect()
@@ -106,4 +111,49 @@ fn a_program_that_ignores_the_parameter_is_threads_ignored() {
 fn runs_of_a_few_milliseconds_are_startup_dominated() {
     let f = findings("1,2", &["scalable", "--threads", "{threads}", "--ops", "10000"]);
     assert!(kinds(&f).contains(&"startup-dominated"), "{:?}", kinds(&f));
+}
+
+#[test]
+fn cold_random_reads_are_io_bound_with_the_syscall_named() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("in");
+    let o = scalescope(d.path(), &["gen", "files", "--dir", dir.to_str().unwrap(), "--count", "2", "--size", "64MB"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let files = dir.to_str().unwrap();
+    let f = findings("1,2", &["io", "--threads", "{threads}", "--files", files, "--reads", "20000"]);
+    let io = first(&f, "io-bound");
+    assert!(io["summary"].as_str().unwrap().contains("pread64"), "{io}");
+    let warm = findings_with(
+        "-r 2 -w 1",
+        "1,2",
+        &["io", "--threads", "{threads}", "--files", files, "--warm", "--reads", "20000"],
+    );
+    absent(&warm, "io-bound");
+}
+
+#[test]
+fn wildly_varying_runs_are_noisy_measurement() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &[
+            "run",
+            "-r",
+            "4",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--param",
+            "n=1,2",
+            "--shell",
+            "--",
+            "sleep 0.0$(( $$ % 9 + 1 ))",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let f = doc["findings"].as_array().unwrap();
+    assert!(f.iter().any(|x| x["kind"] == "noisy-measurement"), "{f:?}");
 }

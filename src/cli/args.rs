@@ -26,6 +26,8 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Sample where the threads of a running process spend their time.
     Attach(AttachArgs),
+    /// Make input data for the probes.
+    Gen(GenArgs),
 }
 
 /// Options that choose how the table is computed and exported (run and show).
@@ -197,6 +199,33 @@ pub struct AnalyzeArgs {
     pub view: ViewArgs,
 }
 
+/// `scalescope gen`.
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    #[command(subcommand)]
+    pub what: GenCommand,
+}
+
+/// What `gen` makes.
+#[derive(Subcommand, Debug)]
+pub enum GenCommand {
+    /// Files of pseudo-random bytes, deterministic for a seed.
+    Files {
+        /// Folder to write them into.
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// How many files.
+        #[arg(long, default_value_t = 4)]
+        count: usize,
+        /// Size of each, e.g. 64MB, 1GiB.
+        #[arg(long, default_value = "64MB")]
+        size: String,
+        /// Seed of the bytes.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
+}
+
 /// `scalescope attach`.
 #[derive(Args, Debug)]
 #[command(
@@ -291,6 +320,33 @@ pub enum ProbeCommand {
     MmapChurn {
         #[command(flatten)]
         common: ZooArgs,
+    },
+    /// Threads reading random 4 KiB blocks of files dropped from the page cache first.
+    Io {
+        /// Worker threads.
+        #[arg(short = 't', long, default_value_t = 1)]
+        threads: usize,
+        /// Input files or folders (make them with `scalescope gen files`).
+        #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
+        files: Vec<PathBuf>,
+        /// Block reads in all.
+        #[arg(long, value_name = "N", default_value_t = 40_000)]
+        reads: u64,
+        /// Leave the files in the page cache (removes the problem).
+        #[arg(long)]
+        warm: bool,
+    },
+    /// Threads streaming over arrays much larger than the caches.
+    Membw {
+        /// Worker threads.
+        #[arg(short = 't', long, default_value_t = 1)]
+        threads: usize,
+        /// Array size per thread, in MiB.
+        #[arg(long, value_name = "MIB", default_value_t = 256)]
+        mib: usize,
+        /// Passes over each array.
+        #[arg(long, value_name = "N", default_value_t = 16)]
+        passes: u32,
     },
 }
 

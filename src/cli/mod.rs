@@ -53,6 +53,7 @@ pub fn main() -> i32 {
         Some(args::Command::Show(a)) => show::show(&a),
         Some(args::Command::Analyze(a)) => analyze::analyze(&a),
         Some(args::Command::Attach(a)) => attach::attach(&a),
+        Some(args::Command::Gen(a)) => probe::gen_data(&a),
         Some(args::Command::Probe(a)) => probe::probe(&a),
     };
     match result {

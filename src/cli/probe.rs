@@ -47,6 +47,39 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
             let c = check(common, None)?;
             report("mmap-churn", c, zoo::mmap_churn(c.threads, c.ops))?;
         }
+        ProbeCommand::Io { threads, files, reads, warm } => {
+            let c = check(&ZooArgs { threads: *threads, ops: *reads }, None)?;
+            let (bytes, seconds) =
+                zoo::io(c.threads, files, c.ops, *warm).map_err(|e| Usage(format!("probe io: {e}")))?;
+            print_result("io", c.threads, seconds, bytes as f64, "B")?;
+        }
+        ProbeCommand::Membw { threads, mib, passes } => {
+            let c = check(&ZooArgs { threads: *threads, ops: 1 }, None)?;
+            if *mib == 0 || *passes == 0 {
+                return Err(Usage("--mib and --passes must be at least 1".into()).into());
+            }
+            let (bytes, seconds) = zoo::membw(c.threads, mib << 20, *passes);
+            print_result("membw", c.threads, seconds, bytes as f64, "B")?;
+        }
+    }
+    Ok(Exit::Done)
+}
+
+/// `scalescope gen`: writes probe inputs.
+pub fn gen_data(args: &super::args::GenArgs) -> anyhow::Result<Exit> {
+    match &args.what {
+        super::args::GenCommand::Files { dir, count, size, seed } => {
+            let bytes = crate::plan::quantity::parse(size)
+                .filter(|(v, unit)| *v >= 1.0 && (unit.is_empty() || *unit == "B"))
+                .map(|(v, _)| v as u64)
+                .ok_or_else(|| Usage(format!("--size {size}: give a size like 64MB or 1GiB")))?;
+            if *count == 0 {
+                return Err(Usage("--count must be at least 1".into()).into());
+            }
+            let paths = crate::probes::inputs::files(dir, *count, bytes, *seed)
+                .map_err(|e| Usage(format!("cannot write files into {}: {e}", dir.display())))?;
+            println!("wrote {} files of {bytes} bytes into {}", paths.len(), dir.display());
+        }
     }
     Ok(Exit::Done)
 }

@@ -121,7 +121,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                 summary: format!("at {n} {name} threads wait for I/O {} of the time{what}{label}", pct(et.share(Class::Io))),
                 evidence: vec![format!("I/O wait by {name}: {}", shares(Class::Io))],
                 advice: "more threads will not help past the storage's speed: measure what the files can deliver (readspeed), read larger blocks, overlap I/O with work, or warm the cache".into(),
-                cost_pct: cost(et.share(Class::Io) - eb.share(Class::Io)),
+                cost_pct: cost(et.share(Class::Io)),
                 at: Some(n),
             });
         }

@@ -46,6 +46,15 @@ pub fn check(paths: &[PathBuf]) -> Result<(), String> {
     Ok(())
 }
 
+/// The regular files under `paths` (directories recursively, in name order).
+pub fn files_under(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        collect(p, &mut out)?;
+    }
+    Ok(out)
+}
+
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let meta = std::fs::metadata(path)?;
     if meta.is_dir() {

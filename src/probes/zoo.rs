@@ -228,6 +228,62 @@ pub fn mmap_churn(threads: usize, ops: u64) -> (u64, f64) {
     })
 }
 
+/// `io`: threads read random 4 KiB blocks of files dropped from the page cache first (`warm`:
+/// left cached, which removes the problem). Returns (bytes, seconds).
+pub fn io(threads: usize, files: &[std::path::PathBuf], reads: u64, warm: bool) -> std::io::Result<(u64, f64)> {
+    use std::os::unix::fs::FileExt;
+    let files = crate::exec::evict::files_under(files)?;
+    if files.is_empty() {
+        return Err(std::io::Error::other("no files to read (make some with: scalescope gen files --dir DIR)"));
+    }
+    if !warm {
+        crate::exec::evict::evict(&files).map_err(std::io::Error::other)?;
+    }
+    let opened: Vec<(std::fs::File, u64)> = files
+        .iter()
+        .map(|p| {
+            let f = std::fs::File::open(p)?;
+            let len = f.metadata()?.len();
+            Ok((f, len))
+        })
+        .collect::<std::io::Result<_>>()?;
+    if opened.iter().all(|(_, len)| *len < 4096) {
+        return Err(std::io::Error::other("the input files are smaller than one 4 KiB block"));
+    }
+    let (bytes, secs) = parallel(threads, |t| {
+        let mut buf = vec![0u8; 4096];
+        let mut x = t as u64 * 7919 + 1;
+        let mut bytes = 0;
+        for _ in 0..reads / threads as u64 {
+            x = mix(x, 3);
+            let (f, len) = &opened[(x % opened.len() as u64) as usize];
+            let blocks = len / 4096;
+            if blocks == 0 {
+                continue;
+            }
+            bytes += f.read_at(&mut buf, ((x >> 8) % blocks) * 4096).unwrap_or(0) as u64;
+        }
+        bytes
+    });
+    Ok((bytes, secs))
+}
+
+/// `membw`: every thread streams over its own array much larger than the caches.
+pub fn membw(threads: usize, bytes_per_thread: usize, passes: u32) -> (u64, f64) {
+    let words = bytes_per_thread / 8;
+    parallel(threads, |t| {
+        let data: Vec<u64> = (0..words as u64).map(|i| i ^ t as u64).collect();
+        let mut sum = 0u64;
+        for _ in 0..passes {
+            for &v in &data {
+                sum = sum.wrapping_add(v);
+            }
+            black_box(sum);
+        }
+        (words as u64) * 8 * passes as u64
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,5 +297,17 @@ mod tests {
         assert_eq!(starved(2, 500, 1).0, 500);
         assert_eq!(false_sharing(2, 1000, true).0, 1000);
         assert_eq!(mmap_churn(2, 800).0, 800);
+        assert_eq!(membw(2, 1 << 16, 2).0, 2 * (1 << 16) * 2);
+    }
+
+    #[test]
+    fn io_reads_whole_blocks_of_the_files() {
+        let d = tempfile::tempdir().unwrap();
+        let files = super::super::inputs::files(d.path(), 2, 1 << 20, 1).unwrap();
+        assert_eq!(io(2, &files, 100, false).unwrap().0, 100 * 4096);
+        assert_eq!(io(2, &[d.path().to_path_buf()], 100, true).unwrap().0, 100 * 4096, "folders are read file by file");
+        let tiny = d.path().join("tiny");
+        std::fs::write(&tiny, b"x").unwrap();
+        assert!(io(1, &[tiny], 10, true).is_err());
     }
 }
