@@ -137,20 +137,7 @@ fn wildly_varying_runs_are_noisy_measurement() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &[
-            "run",
-            "-r",
-            "4",
-            "-w",
-            "0",
-            "-o",
-            "r",
-            "--param",
-            "n=1,2",
-            "--shell",
-            "--",
-            "sleep 0.0$(( $$ % 9 + 1 ))",
-        ],
+        &["run", "-r", "4", "-w", "0", "-o", "r", "--param", "n=1,2", "--shell", "--", "sleep 0.0$(( $$ % 9 + 1 ))"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));

@@ -205,3 +205,16 @@ fn attach_names_the_lock_of_a_running_process() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no process with PID 999999999"), "{}", stderr(&o));
 }
+
+#[test]
+fn on_cpu_code_is_named_where_the_kernel_allows_it() {
+    let (t, table) = sample(&[], &["busy", "2"]);
+    let limits = t["limits"].to_string();
+    if limits.contains("unavailable") {
+        assert!(limits.contains("perf_event_paranoid"), "a refusal says why: {limits}");
+        return;
+    }
+    let hot: Vec<&str> = t["hot"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert!(hot.iter().any(|h| *h == "behave!spin" || *h == "[vdso]"), "{hot:?}");
+    assert!(table.contains("on a CPU in"), "{table}");
+}

@@ -2,6 +2,7 @@
 //! table, the waits section and the diagnosis.
 
 use crate::results::PointResult;
+use crate::sample::report::Hot;
 use crate::sample::{Class, ThreadReport, Wait};
 use std::collections::BTreeMap;
 
@@ -19,6 +20,8 @@ pub struct PointThreads {
     pub limits: Vec<String>,
     /// Most threads alive at once, over the runs.
     pub peak_threads: usize,
+    /// Where on-CPU time went by function, over the runs (when on-CPU sampling was allowed).
+    pub hot: Vec<Hot>,
 }
 
 impl PointThreads {
@@ -66,5 +69,17 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
     waits.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
     let sampler_cpu_s = reports.iter().map(|r| r.sampler_cpu_s).sum::<f64>() / n;
     let peak_threads = reports.iter().map(|r| r.peak_threads).max().unwrap_or(0);
-    Some(PointThreads { classes, waits, runs: reports.len(), sampler_cpu_s, limits, peak_threads })
+    let mut hot: Vec<Hot> = Vec::new();
+    for h in reports.iter().flat_map(|r| &r.hot) {
+        match hot.iter_mut().find(|x| x.name == h.name) {
+            Some(x) => x.samples += h.samples,
+            None => hot.push(Hot { share: 0.0, ..h.clone() }),
+        }
+    }
+    let samples: u64 = reports.iter().flat_map(|r| &r.hot).map(|h| h.samples).sum::<u64>().max(1);
+    for h in &mut hot {
+        h.share = h.samples as f64 / samples as f64;
+    }
+    hot.sort_by_key(|h| std::cmp::Reverse(h.samples));
+    Some(PointThreads { classes, waits, runs: reports.len(), sampler_cpu_s, limits, peak_threads, hot })
 }

@@ -166,10 +166,13 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                     pct(per_cpu),
                     base.count
                 ),
-                evidence: vec![
+                evidence: [
                     format!("on a CPU: {} of thread time at {n} {name}", pct(et.on_cpu())),
                     format!("work per CPU-second: {} of the baseline's", pct(per_cpu)),
-                ],
+                ]
+                .into_iter()
+                .chain(et.threads.hot.first().map(|h| format!("hottest code: {} ({:.0}% of CPU samples)", h.name, 100.0 * h.share)))
+                .collect(),
                 advice: "look for false sharing (per-thread data in one cache line: pad to 64–128 bytes), shared counters, memory bandwidth, or spinning".into(),
                 cost_pct: cost(1.0 - per_cpu),
                 at: Some(n),

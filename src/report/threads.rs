@@ -39,9 +39,13 @@ pub fn cell(t: &PointThreads) -> String {
     parts.join(" · ")
 }
 
-/// Lines for the waits section: the largest waits of a point with their share of thread time.
+/// Lines for the waits section: the largest waits of a point with their share of thread time,
+/// and the code its threads ran most.
 pub fn wait_lines(label: &str, t: &PointThreads) -> Vec<String> {
     let total: f64 = t.classes.values().sum();
+    let hot = t.hot.iter().take(2).filter(|h| h.share >= 0.1).map(|h| format!("{} {:.0}%", h.name, 100.0 * h.share));
+    let hot: Vec<String> = hot.collect();
+    let on_cpu = (!hot.is_empty()).then(|| format!("{label}: on a CPU in {} (of CPU samples)", hot.join(", ")));
     t.waits
         .iter()
         .filter(|w| total > 0.0 && w.seconds / total >= 0.01 && w.class != Some(Class::Join))
@@ -58,6 +62,7 @@ pub fn wait_lines(label: &str, t: &PointThreads) -> Vec<String> {
                 if w.waiters == 1 { "" } else { "s" }
             )
         })
+        .chain(on_cpu)
         .collect()
 }
 

@@ -3,6 +3,7 @@
 //! waits it sees (system call, futex operation, wait channel, state), and names the locks.
 
 pub mod classify;
+pub mod cpu;
 pub mod procfs;
 pub mod report;
 pub mod sampler;

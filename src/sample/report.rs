@@ -45,6 +45,9 @@ pub struct ThreadReport {
     /// Bytes the threads wrote to storage, as last read.
     #[serde(default)]
     pub write_bytes: u64,
+    /// Where on-CPU time went, by function (sampled with perf_event_open where allowed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hot: Vec<Hot>,
     /// The threads with the most time on a CPU (up to 16).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<ThreadSummary>,
@@ -91,6 +94,17 @@ pub struct ThreadSummary {
     pub read_bytes: u64,
     /// Bytes written to storage.
     pub write_bytes: u64,
+}
+
+/// A function where threads spent CPU time.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Hot {
+    /// The function (module and symbol), or the module and offset without symbols.
+    pub name: String,
+    /// Samples that landed in it.
+    pub samples: u64,
+    /// Its share of all on-CPU samples.
+    pub share: f64,
 }
 
 /// One wait site.

@@ -3,8 +3,9 @@
 //! [`ThreadReport`] when stopped.
 
 use super::classify::{self, Class, Site};
+use super::cpu::CpuSampler;
 use super::procfs::{self, ProcFile};
-use super::report::{ThreadReport, ThreadSummary, Timeline, Wait};
+use super::report::{Hot, ThreadReport, ThreadSummary, Timeline, Wait};
 use super::symbols::{self, Namer, Place};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -107,6 +108,8 @@ struct Thread {
     state: char,
     /// Sweeps that saw this thread.
     samples: u64,
+    /// On-CPU code sampling, where allowed.
+    cpu: Option<CpuSampler>,
     /// `/proc/<tid>/status` and `/proc/<tid>/io`, opened on first use.
     status: Option<ProcFile>,
     io: Option<ProcFile>,
@@ -142,6 +145,12 @@ struct State {
     oneoff_s: f64,
     /// CPU seconds spent opening new threads' files (part of the one-off work).
     opening_s: f64,
+    /// Threads given an on-CPU sampling event so far.
+    cpu_events: usize,
+    /// Whether the kernel refused on-CPU sampling.
+    cpu_refused: bool,
+    /// On-CPU samples by place.
+    hot: HashMap<Place, u64>,
 }
 
 impl State {
@@ -165,6 +174,9 @@ impl State {
             busy_cpus: 0.0,
             oneoff_s: 0.0,
             opening_s: 0.0,
+            cpu_events: 0,
+            cpu_refused: false,
+            hot: HashMap::new(),
         }
     }
 
@@ -186,6 +198,7 @@ impl State {
             let dt = last.elapsed().as_secs_f64();
             last = Instant::now();
             self.sweep(dt);
+            self.drain_cpu();
             self.samples += 1;
             // Stay within the CPU budget on the smoothed cost of a sweep; opening a new thread's
             // files is a one-off, counted in the sampler's CPU time but not here. At least 1 Hz.
@@ -256,6 +269,46 @@ impl State {
         self.opening_s += thread_cpu_s() - t0;
     }
 
+    /// An on-CPU sampling event for a new thread, while allowed and under the cap.
+    fn open_cpu(&mut self, tid: i32) -> Option<CpuSampler> {
+        if self.cpu_refused || self.cpu_events >= super::cpu::MAX_THREADS {
+            return None;
+        }
+        match CpuSampler::open(tid) {
+            Ok(s) => {
+                self.cpu_events += 1;
+                Some(s)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => None,
+            Err(e) => {
+                self.cpu_refused = true;
+                self.limits.push(if self.cpu_events > 0 {
+                    format!(
+                        "on-CPU code sampled in the first {} threads only (the kernel refused more: {e}; see kernel.perf_event_mlock_kb)",
+                        self.cpu_events
+                    )
+                } else {
+                    super::cpu::refusal(&e)
+                });
+                None
+            }
+        }
+    }
+
+    /// Takes the on-CPU samples of every thread and locates them while the processes live.
+    fn drain_cpu(&mut self) {
+        let mut ips: Vec<(i32, u64)> = Vec::new();
+        for t in self.threads.values_mut() {
+            if let Some(c) = t.cpu.as_mut() {
+                c.drain(|pid, ip| ips.push((pid, ip)));
+            }
+        }
+        for (pid, ip) in ips {
+            let place = self.place(pid, ip);
+            *self.hot.entry(place).or_default() += 1;
+        }
+    }
+
     fn open_thread(&mut self, pid: i32, tid: i32) {
         let dir = PathBuf::from(format!("/proc/{pid}/task/{tid}"));
         let (Some(mut stat), Some(schedstat)) =
@@ -265,6 +318,7 @@ impl State {
         };
         let Some(st) = stat.read().and_then(procfs::stat) else { return };
         let start_s = st.starttime as f64 / self.tick;
+        let cpu = self.open_cpu(tid);
         self.threads.insert(
             tid,
             Thread {
@@ -283,6 +337,7 @@ impl State {
                 current: None,
                 state: st.state,
                 samples: 0,
+                cpu,
                 status: None,
                 io: None,
                 switches: (0, 0),
@@ -429,6 +484,7 @@ impl State {
     }
 
     fn report(mut self) -> ThreadReport {
+        self.drain_cpu();
         // Threads waiting at the last sweep went on waiting until sampling stopped (at most one
         // interval): their off-CPU time extends in the class last seen. Running ones are not guessed.
         let now_boot = procfs::boot_seconds();
@@ -494,6 +550,7 @@ impl State {
         listed.sort_by(|a, b| b.on_cpu_s.total_cmp(&a.on_cpu_s));
         listed.truncate(LISTED_THREADS);
         let mut namer = Namer::default();
+        let hot = hot_functions(&self.hot, &mut namer);
         let mut top: Vec<Wait> = sites
             .into_iter()
             .map(|(site, (seconds, waiters, names, class))| {
@@ -528,6 +585,7 @@ impl State {
             read_bytes,
             write_bytes,
             threads: listed,
+            hot,
             limits: self.limits,
         }
     }
@@ -554,6 +612,32 @@ fn continue_timeline(
     *frame.entry(Lane::Runnable).or_default() += wait;
     let rest = (1.0 - run - wait).max(0.0);
     *frame.entry(Lane::Waiting(current.unwrap_or(Class::Unsampled))).or_default() += rest;
+}
+
+/// On-CPU samples grouped by function (the offset dropped), largest first, the top ten.
+fn hot_functions(places: &HashMap<Place, u64>, namer: &mut Namer) -> Vec<Hot> {
+    let total: u64 = places.values().sum();
+    let mut by_name: HashMap<String, u64> = HashMap::new();
+    for (place, n) in places {
+        let name = namer.name(place);
+        let function = match name.rsplit_once("+0x") {
+            Some((f, _))
+                if !f.is_empty()
+                    && !matches!(place, Place::Module { .. } if !name.contains('!') && !name.contains("::")) =>
+            {
+                f.to_string()
+            }
+            _ => name,
+        };
+        *by_name.entry(function).or_default() += n;
+    }
+    let mut hot: Vec<Hot> = by_name
+        .into_iter()
+        .map(|(name, samples)| Hot { name, samples, share: samples as f64 / total.max(1) as f64 })
+        .collect();
+    hot.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.name.cmp(&b.name)));
+    hot.truncate(10);
+    hot
 }
 
 /// CPU time of the calling thread.

@@ -56,6 +56,8 @@ pub enum Place {
     Heap(u64),
     /// On a thread's stack.
     Stack(u64),
+    /// In a special mapping such as `[vdso]`.
+    Special(String),
     /// Not mapped (the process changed its maps).
     Unknown(u64),
 }
@@ -80,6 +82,7 @@ pub fn locate(maps: &[Mapping], addr: u64) -> Place {
             }
         }
         None if m.path.starts_with("[stack") => Place::Stack(addr),
+        None if m.path.starts_with('[') && m.path != "[heap]" => Place::Special(m.path.clone()),
         None => Place::Heap(addr),
     }
 }
@@ -111,6 +114,7 @@ impl Namer {
             }
             Place::Heap(a) => format!("heap {a:#x}"),
             Place::Stack(a) => format!("stack {a:#x}"),
+            Place::Special(name) => name.clone(),
             Place::Unknown(a) => format!("{a:#x}"),
         }
     }
@@ -169,6 +173,8 @@ mod tests {
         );
         assert_eq!(locate(&maps, 0x4000), Place::Module { path: "/bin/prog".into(), base: 0x1000, addr: 0x4000 });
         assert_eq!(locate(&maps, 0x9100), Place::Heap(0x9100));
+        let vdso = parse_maps("7ffc0000-7ffc2000 r-xp 00000000 00:00 0 [vdso]\n");
+        assert_eq!(locate(&vdso, 0x7ffc0100), Place::Special("[vdso]".into()));
         assert_eq!(locate(&maps, 0xb000), Place::Unknown(0xb000));
     }
 }
