@@ -1,16 +1,16 @@
 //! Where on-CPU time goes, where the kernel allows it: a software task-clock event per thread
 //! (`perf_event_open`, user space only, so `perf_event_paranoid` ≤ 2 suffices) samples the
-//! instruction pointer every millisecond of CPU time into a small ring buffer that the sampler
+//! instruction pointer every 4 ms of CPU time into a small ring buffer that the sampler
 //! drains. Never required: when the kernel refuses, the run's limits say why.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// CPU time between samples, in nanoseconds.
-const PERIOD_NS: u64 = 1_000_000;
+const PERIOD_NS: u64 = 4_000_000;
 /// Data pages of each ring buffer (a power of two).
 const DATA_PAGES: usize = 8;
 /// Threads given an event at most.
-pub const MAX_THREADS: usize = 64;
+pub const MAX_THREADS: usize = 16;
 
 /// The first 64 bytes of `struct perf_event_attr` (PERF_ATTR_SIZE_VER0).
 #[repr(C)]
@@ -153,7 +153,7 @@ mod tests {
             }
         };
         let mut x = 1u64;
-        for _ in 0..50_000_000u64 {
+        for _ in 0..200_000_000u64 {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
         }
         let mut n = 0;

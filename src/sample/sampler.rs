@@ -108,6 +108,8 @@ struct Thread {
     state: char,
     /// Sweeps that saw this thread.
     samples: u64,
+    /// Sweeps after which its counters had moved.
+    moved: u64,
     /// On-CPU code sampling, where allowed.
     cpu: Option<CpuSampler>,
     /// `/proc/<tid>/status` and `/proc/<tid>/io`, opened on first use.
@@ -295,17 +297,18 @@ impl State {
         }
     }
 
-    /// Takes the on-CPU samples of every thread and locates them while the processes live.
+    /// Takes the on-CPU samples of every thread and locates them while the processes live, each
+    /// distinct instruction pointer once.
     fn drain_cpu(&mut self) {
-        let mut ips: Vec<(i32, u64)> = Vec::new();
+        let mut ips: HashMap<(i32, u64), u64> = HashMap::new();
         for t in self.threads.values_mut() {
             if let Some(c) = t.cpu.as_mut() {
-                c.drain(|pid, ip| ips.push((pid, ip)));
+                c.drain(|pid, ip| *ips.entry((pid, ip)).or_default() += 1);
             }
         }
-        for (pid, ip) in ips {
+        for ((pid, ip), n) in ips {
             let place = self.place(pid, ip);
-            *self.hot.entry(place).or_default() += 1;
+            *self.hot.entry(place).or_default() += n;
         }
     }
 
@@ -337,6 +340,7 @@ impl State {
                 current: None,
                 state: st.state,
                 samples: 0,
+                moved: 0,
                 cpu,
                 status: None,
                 io: None,
@@ -391,8 +395,12 @@ impl State {
                 continue;
             }
             alive += 1;
-            if !unmoved && t.samples % DETAIL_EVERY == 1 {
-                t.read_details();
+            // Threads that have not run since they were found pay nothing for these.
+            if !unmoved && !first {
+                t.moved += 1;
+                if t.moved % DETAIL_EVERY == 1 {
+                    t.read_details();
+                }
             }
             t.on_ns = ss.on_cpu_ns;
             t.runq_ns = ss.runq_ns;
