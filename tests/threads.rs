@@ -218,3 +218,17 @@ fn on_cpu_code_is_named_where_the_kernel_allows_it() {
     assert!(hot.iter().any(|h| *h == "behave!spin" || *h == "[vdso]"), "{hot:?}");
     assert!(table.contains("on a CPU in"), "{table}");
 }
+
+#[test]
+fn max_rss_is_the_workloads_not_scalescopes() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let exe = behave().to_str().unwrap().to_string();
+    let o = sweep(d.path(), "-r 2 -w 0", &[&exe, "alloc", "200"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    for r in runs(&doc, 0) {
+        let mib = r["max_rss_bytes"].as_f64().unwrap() / (1u64 << 20) as f64;
+        assert!((200.0..215.0).contains(&mib), "max RSS {mib:.1} MiB for a 200 MiB allocation");
+    }
+}

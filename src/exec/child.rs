@@ -97,6 +97,7 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
         .stdout(out_w)
         .stderr(err_w)
         .process_group(0);
+    reset_peak_rss();
     let start = Instant::now();
     let spawned = cmd.spawn();
     // Drop our copies of the write ends so the readers see end-of-file when the program's tree exits.
@@ -150,6 +151,13 @@ fn spawn_error(program: &str, e: &std::io::Error) -> SpawnError {
         }
         _ => format!("cannot run '{program}': {e}"),
     })
+}
+
+/// Resets scalescope's own peak resident set to its current size. The child is spawned sharing
+/// our memory until it execs, and exec records that memory's peak as the child's max RSS: without
+/// this, every run would report at least the largest RSS scalescope ever had.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// Finds a bare program name on PATH, as exec would, so the search is not timed with the run.

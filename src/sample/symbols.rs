@@ -130,8 +130,37 @@ impl Symbols {
 }
 
 fn load(path: &str) -> Option<Symbols> {
-    let data = std::fs::read(path).ok()?;
-    let file = object::File::parse(&*data).ok()?;
+    // Mapped, not read: only the headers and symbol tables are touched, so a large binary does
+    // not inflate scalescope's resident memory (which a spawned child's max RSS would inherit).
+    let f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len() as usize;
+    if len == 0 {
+        return None;
+    }
+    // SAFETY: a private read-only mapping of a regular file, unmapped before returning.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return None;
+    }
+    // SAFETY: the mapping is `len` bytes long and lives until the munmap below.
+    let data = unsafe { std::slice::from_raw_parts(base as *const u8, len) };
+    let symbols = parse(data);
+    // SAFETY: unmaps the mapping made above; `data` is not used afterwards.
+    unsafe { libc::munmap(base, len) };
+    symbols
+}
+
+fn parse(data: &[u8]) -> Option<Symbols> {
+    let file = object::File::parse(data).ok()?;
     let first_vaddr = file.segments().find(|s| s.file_range().0 == 0).map_or(0, |s| s.address() & !0xfff);
     let mut by_addr: Vec<(u64, u64, String)> = file
         .symbols()

@@ -9,6 +9,7 @@
  *   condvar         2 consumers wait on a condition variable for a slow producer
  *   churn           10,000 short-lived threads a second, for one second
  *   idle N [S]      N threads blocked for S seconds (default 1)
+ *   alloc MB        touch MB megabytes of memory, then exit
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -182,6 +183,12 @@ int main(int argc, char **argv) {
         pthread_cond_broadcast(&cv);
         pthread_mutex_unlock(&cv_lock);
         for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+    } else if (!strcmp(mode, "alloc") && argc > 2) {
+        size_t len = (size_t)atol(argv[2]) << 20;
+        char *p = malloc(len);
+        if (!p) return 1;
+        memset(p, 1, len);
+        sink = p[len / 2];
     } else {
         fprintf(stderr, "unknown mode '%s'\n", mode);
         return 2;
