@@ -67,7 +67,7 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
         out.push_str(&terminal::render_section("thread time by class", &lines, terminal::colour()));
         out.push_str(&terminal::render_section(
             "waits",
-            &threads::wait_lines(&format!("{pid}"), &merged),
+            &threads::wait_lines(&format!("{pid}"), &merged, true),
             terminal::colour(),
         ));
         let running: Vec<String> = report

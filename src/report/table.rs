@@ -94,9 +94,11 @@ pub fn summary(doc: &Results, analysis: Option<&Analysis>) -> Table {
 pub fn waits(doc: &Results) -> Vec<String> {
     let mut out = Vec::new();
     let mut limits: Vec<String> = Vec::new();
-    for p in &doc.points {
+    let last = doc.points.iter().rposition(|p| p.runs.iter().any(|r| r.threads.is_some()));
+    for (i, p) in doc.points.iter().enumerate() {
         if let Some(t) = super::threads::of_point(p) {
-            out.extend(super::threads::wait_lines(&p.label(), &t));
+            // Where on-CPU time went rarely differs between points: said once, for the last.
+            out.extend(super::threads::wait_lines(&p.label(), &t, Some(i) == last));
             limits.extend(t.limits.into_iter().filter(|l| !limits.contains(l)).collect::<Vec<_>>());
         }
     }

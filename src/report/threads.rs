@@ -41,9 +41,14 @@ pub fn cell(t: &PointThreads) -> String {
 
 /// Lines for the waits section: the largest waits of a point with their share of thread time,
 /// and the code its threads ran most.
-pub fn wait_lines(label: &str, t: &PointThreads) -> Vec<String> {
+pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> {
     let total: f64 = t.classes.values().sum();
-    let hot = t.hot.iter().take(2).filter(|h| h.share >= 0.1).map(|h| format!("{} {:.0}%", h.name, 100.0 * h.share));
+    let hot = t
+        .hot
+        .iter()
+        .take(if with_hot { 2 } else { 0 })
+        .filter(|h| h.share >= 0.1)
+        .map(|h| format!("{} {:.0}%", h.name, 100.0 * h.share));
     let hot: Vec<String> = hot.collect();
     let on_cpu = (!hot.is_empty()).then(|| format!("{label}: on a CPU in {} (of CPU samples)", hot.join(", ")));
     t.waits

@@ -628,6 +628,12 @@ fn hot_functions(places: &HashMap<Place, u64>, namer: &mut Namer) -> Vec<Hot> {
     let mut by_name: HashMap<String, u64> = HashMap::new();
     for (place, n) in places {
         let name = namer.name(place);
+        // A Rust thread's closure is inlined into std's thread entry: say so rather than name std.
+        let name = if name.ends_with("__rust_begin_short_backtrace") || name.contains("__rust_begin_short_backtrace+") {
+            "thread closure (inlined into std's thread start)".to_string()
+        } else {
+            name
+        };
         let function = match name.rsplit_once("+0x") {
             Some((f, _))
                 if !f.is_empty()
