@@ -405,8 +405,7 @@ impl State {
             t.on_ns = ss.on_cpu_ns;
             t.runq_ns = ss.runq_ns;
             t.last_seen_s = now_boot;
-            let st = procfs::Stat { state, ..Default::default() };
-            if st.state != 'R'
+            if state != 'R'
                 && unmoved
                 && let Some(class) = t.current
             {
@@ -415,7 +414,7 @@ impl State {
                 if let Some(site) = t.last_site.clone() {
                     *t.sites.entry((site, class)).or_default() += 1;
                 }
-            } else if st.state != 'R' {
+            } else if state != 'R' {
                 if !t.opened_wait_files {
                     let t0 = thread_cpu_s();
                     t.opened_wait_files = true;
@@ -439,7 +438,7 @@ impl State {
                 let wchan = if wchan == "0" { String::new() } else { wchan };
                 let pid = t.pid;
                 let (class, site) =
-                    classify::blocked(st.state, syscall, &wchan, pid, |v| v != tid as u64 && tids.contains(&v));
+                    classify::blocked(state, syscall, &wchan, pid, |v| v != tid as u64 && tids.contains(&v));
                 *t.off_samples.entry(class).or_default() += 1;
                 if let Some(site) = &site {
                     *t.sites.entry((site.clone(), class)).or_default() += 1;
