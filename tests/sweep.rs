@@ -256,3 +256,43 @@ fn automatic_runs_take_more_runs_of_short_commands() {
     assert_eq!(doc["points"][0]["target_runs"], 12);
     assert!(doc["points"][0]["warnings"].to_string().contains("start-up dominates"));
 }
+
+#[test]
+fn a_daemon_started_by_the_workload_does_not_outlive_its_run() {
+    let d = tempfile::tempdir().unwrap();
+    let pidfile = d.path().join("daemon.pid");
+    let script = format!("setsid sh -c 'echo $$ > {}; exec sleep 30' </dev/null >/dev/null 2>&1 &", pidfile.display());
+    let o = sweep(d.path(), "-r 1 -w 0", &["sh", "-c", &script]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let start = std::time::Instant::now();
+    while !pidfile.exists() && start.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(!alive(pid), "daemon {pid} (new session, own process group) survived the run");
+    let doc = results(&d.path().join("r"));
+    assert_eq!(runs(&doc, 0)[0]["stray_processes"], 1);
+    assert!(stderr(&o).contains("left 1 process running"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_server_started_by_the_setup_hook_is_left_to_the_cleanup_hook() {
+    let d = tempfile::tempdir().unwrap();
+    let pidfile = d.path().join("server.pid");
+    let setup = format!("setsid sh -c 'echo $$ > {}; exec sleep 30' </dev/null >/dev/null 2>&1 &", pidfile.display());
+    let cleanup = format!("kill $(cat {})", pidfile.display());
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "2", "-w", "0", "-o", "r", "--setup", &setup, "--cleanup", &cleanup, "--", "true"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("left"), "the setup's server is not the run's stray: {}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    assert!(runs(&doc, 0).iter().all(|r| r["stray_processes"].is_null()));
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let start = std::time::Instant::now();
+    while alive(pid) && start.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!alive(pid), "the cleanup hook stopped it");
+}

@@ -27,6 +27,9 @@ pub struct Spec<'a> {
     pub show_output: bool,
     /// Sample where the run's threads spend their time.
     pub sample: Option<crate::sample::Config>,
+    /// Kill what the run leaves running, in its process group and outside it (not for hooks, whose
+    /// servers may be meant to outlive them).
+    pub kill_leftovers: bool,
 }
 
 /// How the process ended and what it used.
@@ -52,6 +55,8 @@ pub struct Outcome {
     pub stderr: Captured,
     /// Where the threads' time went, when sampled.
     pub threads: Option<crate::sample::ThreadReport>,
+    /// Processes the run left behind outside its process group (daemons), killed afterwards.
+    pub strays: u32,
 }
 
 /// The parts of `struct rusage` scalescope records.
@@ -98,6 +103,7 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
         .stderr(err_w)
         .process_group(0);
     reset_peak_rss();
+    let earlier = if spec.kill_leftovers { own_children() } else { Vec::new() };
     let start = Instant::now();
     let spawned = cmd.spawn();
     // Drop our copies of the write ends so the readers see end-of-file when the program's tree exits.
@@ -118,10 +124,13 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
     }
     let io = read_io(pid);
     // Kill what the run left behind in its group while the leader's pid is still reserved.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    if spec.kill_leftovers {
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
     signals::set_current_group(0);
     let (status, usage) = reap(pid);
     drop(child);
+    let strays = if spec.kill_leftovers { kill_strays(&earlier) } else { 0 };
 
     let mut outcome = Outcome {
         wall_s,
@@ -130,6 +139,7 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
         usage,
         io,
         threads,
+        strays,
         ..Outcome::default()
     };
     if libc::WIFEXITED(status) {
@@ -151,6 +161,46 @@ fn spawn_error(program: &str, e: &std::io::Error) -> SpawnError {
         }
         _ => format!("cannot run '{program}': {e}"),
     })
+}
+
+/// Makes scalescope the reaper of orphans from its runs, so that a workload's daemons (double fork,
+/// new session: out of reach of its process group) become scalescope's children when their parent
+/// exits, and can be found and killed after the run.
+pub fn become_subreaper() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Kills and reaps the children scalescope gained during a run (not those in `earlier`): orphans
+/// of the run reparented to it. Killing one may orphan its own children, so it repeats until none
+/// is left. Returns how many.
+pub fn kill_strays(earlier: &[i32]) -> u32 {
+    let mut killed = 0;
+    for _ in 0..16 {
+        let children: Vec<i32> = own_children().into_iter().filter(|c| !earlier.contains(c)).collect();
+        if children.is_empty() {
+            break;
+        }
+        for &c in &children {
+            // SAFETY: kill and waitpid on our own children.
+            unsafe {
+                libc::kill(c, libc::SIGKILL);
+                libc::waitpid(c, std::ptr::null_mut(), 0);
+            }
+        }
+        killed += children.len() as u32;
+    }
+    killed
+}
+
+/// The children of every thread of this process.
+fn own_children() -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| c.split_ascii_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<i32>>())
+        .collect()
 }
 
 /// Resets scalescope's own peak resident set to its current size. The child is spawned sharing
@@ -265,7 +315,16 @@ mod tests {
     #[test]
     fn measures_exit_code_output_and_io() {
         let (argv, scanner) = spec(&["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]);
-        let o = run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false, sample: None }).unwrap();
+        let o = run(&Spec {
+            argv: &argv,
+            env: &[],
+            timeout: None,
+            scanner,
+            show_output: false,
+            sample: None,
+            kill_leftovers: true,
+        })
+        .unwrap();
         assert_eq!(o.exit_code, Some(3));
         assert_eq!(o.stdout.bytes(), b"hi\n");
         let (rchar, _) = o.io.expect("/proc/<pid>/io of the zombie");
@@ -275,8 +334,16 @@ mod tests {
     #[test]
     fn missing_program_is_a_spawn_error() {
         let (argv, scanner) = spec(&["/nonexistent/prog"]);
-        let e =
-            run(&Spec { argv: &argv, env: &[], timeout: None, scanner, show_output: false, sample: None }).unwrap_err();
+        let e = run(&Spec {
+            argv: &argv,
+            env: &[],
+            timeout: None,
+            scanner,
+            show_output: false,
+            sample: None,
+            kill_leftovers: true,
+        })
+        .unwrap_err();
         assert!(e.0.contains("no such command"), "{e}");
     }
 }

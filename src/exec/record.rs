@@ -45,6 +45,9 @@ pub struct RunRecord {
     /// The signal that ended the program, if one did.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub signal: Option<i32>,
+    /// Processes the run left running outside its process group (daemons), killed after it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stray_processes: u32,
     /// Whether scalescope stopped the run at `--timeout`.
     #[serde(default)]
     pub timed_out: bool,
@@ -100,6 +103,10 @@ impl RunRecord {
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.get(name).and_then(|v| v.as_f64())
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A captured output stream saved in the results folder.

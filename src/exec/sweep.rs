@@ -65,6 +65,7 @@ pub fn run(
     show_output: bool,
 ) -> Result<Stop, ExecError> {
     signals::install();
+    child::become_subreaper();
     let scanner = Arc::new(Scanner::new(&plan.metrics).map_err(|e| ExecError::Usage(e.to_string()))?);
     let timeout = plan.timeout_s.map(Duration::from_secs_f64);
     let mut sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed);
@@ -93,7 +94,15 @@ pub fn run(
         sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let sample = plan.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() });
-        let spec = Spec { argv: &point.argv, env: &point.env, timeout, scanner: scanner.clone(), show_output, sample };
+        let spec = Spec {
+            argv: &point.argv,
+            env: &point.env,
+            timeout,
+            scanner: scanner.clone(),
+            show_output,
+            sample,
+            kill_leftovers: true,
+        };
         let outcome = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
         if outcome.interrupted {
             return Ok(Stop::Interrupted);
@@ -110,6 +119,14 @@ pub fn run(
             record.stderr = save_output(sink, &stem, "stderr", &outcome.stderr);
         }
         let units = units(&outcome);
+        if outcome.strays > 0 {
+            sink.event(Event::Warning(format!(
+                "a run of {} left {} process{} running after it exited (daemons out of its process group); killed",
+                point.label(),
+                outcome.strays,
+                if outcome.strays == 1 { "" } else { "es" }
+            )));
+        }
         if !warmup {
             for name in &record.missing_metrics {
                 sink.event(Event::Warning(format!(
@@ -172,6 +189,7 @@ fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner:
         exit_code: o.exit_code,
         signal: o.signal,
         timed_out: o.timed_out,
+        stray_processes: o.strays,
         missing_metrics,
         metrics,
         throughput,
@@ -210,7 +228,8 @@ fn hook(which: &str, text: &Option<String>, point: &Point, show_output: bool) ->
     let Some(text) = text else { return Ok(()) };
     let argv = vec!["sh".to_string(), "-c".to_string(), text.clone()];
     let scanner = Arc::new(Scanner::new(&[]).expect("no extractors"));
-    let spec = Spec { argv: &argv, env: &point.env, timeout: None, scanner, show_output, sample: None };
+    let spec =
+        Spec { argv: &argv, env: &point.env, timeout: None, scanner, show_output, sample: None, kill_leftovers: false };
     let o = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
     if o.interrupted || o.exit_code == Some(0) {
         return Ok(());
