@@ -261,14 +261,19 @@ fn automatic_runs_take_more_runs_of_short_commands() {
 fn a_daemon_started_by_the_workload_does_not_outlive_its_run() {
     let d = tempfile::tempdir().unwrap();
     let pidfile = d.path().join("daemon.pid");
-    let script = format!("setsid sh -c 'echo $$ > {}; exec sleep 30' </dev/null >/dev/null 2>&1 &", pidfile.display());
+    // The workload exits only once its daemon has left for a session of its own.
+    let script = format!(
+        "setsid sh -c 'echo $$ > {0}; exec sleep 30' </dev/null >/dev/null 2>&1 & while [ ! -s {0} ]; do sleep 0.01; done",
+        pidfile.display()
+    );
     let o = sweep(d.path(), "-r 1 -w 0", &["sh", "-c", &script]);
     assert!(o.status.success(), "{}", stderr(&o));
     let start = std::time::Instant::now();
     while !pidfile.exists() && start.elapsed().as_secs() < 5 {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid: i32 =
+        std::fs::read_to_string(&pidfile).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o))).trim().parse().unwrap();
     assert!(!alive(pid), "daemon {pid} (new session, own process group) survived the run");
     let doc = results(&d.path().join("r"));
     assert_eq!(runs(&doc, 0)[0]["stray_processes"], 1);
