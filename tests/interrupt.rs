@@ -109,3 +109,41 @@ fn sigkill_loses_no_finished_run() {
     }
     panic!("never caught the sweep with journaled runs");
 }
+
+#[test]
+fn sighup_does_the_same() {
+    interrupt_then_resume(libc::SIGHUP, 129);
+}
+
+/// A workload that ignores SIGTERM keeps the first Ctrl-C waiting for the grace period; a second
+/// Ctrl-C exits at once, kills the workload, and the results file on disk is still valid.
+#[test]
+fn a_second_ctrl_c_exits_at_once_and_kills_the_workload() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("r");
+    let pidfile = d.path().join("pid");
+    let script = format!("trap '' TERM; echo $$ > {}; sleep 30", pidfile.display());
+    let child = Command::new(bin())
+        .args(["run", "-r", "1", "-w", "0", "-o", dir.to_str().unwrap(), "--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().trim().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(10), "the workload never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let workload: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(100));
+    let second = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(second.elapsed() < Duration::from_secs(1), "the second Ctrl-C did not exit at once");
+    assert_eq!(out.status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!alive(workload), "the workload {workload} survived");
+    let doc = results(&dir);
+    assert_eq!(doc["schema_version"], 1);
+}
