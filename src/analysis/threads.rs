@@ -12,10 +12,6 @@ pub struct PointThreads {
     pub classes: BTreeMap<Class, f64>,
     /// Top waits merged over runs, seconds per run.
     pub waits: Vec<Wait>,
-    /// Runs that carried a report.
-    pub runs: usize,
-    /// Sampler CPU seconds per run.
-    pub sampler_cpu_s: f64,
     /// What the sampler could not see.
     pub limits: Vec<String>,
     /// Most threads alive at once, over the runs.
@@ -67,7 +63,6 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
         }
     }
     waits.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
-    let sampler_cpu_s = reports.iter().map(|r| r.sampler_cpu_s).sum::<f64>() / n;
     let peak_threads = reports.iter().map(|r| r.peak_threads).max().unwrap_or(0);
     let mut hot: Vec<Hot> = Vec::new();
     for h in reports.iter().flat_map(|r| &r.hot) {
@@ -81,5 +76,5 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
         h.share = h.samples as f64 / samples as f64;
     }
     hot.sort_by_key(|h| std::cmp::Reverse(h.samples));
-    Some(PointThreads { classes, waits, runs: reports.len(), sampler_cpu_s, limits, peak_threads, hot })
+    Some(PointThreads { classes, waits, limits, peak_threads, hot })
 }

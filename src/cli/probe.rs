@@ -48,18 +48,21 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
             report("mmap-churn", c, zoo::mmap_churn(c.threads, c.ops))?;
         }
         ProbeCommand::Io { threads, files, reads, warm } => {
-            let c = check(&ZooArgs { threads: *threads, ops: *reads }, None)?;
+            check_threads(*threads)?;
+            if *reads == 0 {
+                return Err(Usage("--reads must be at least 1".into()).into());
+            }
             let (bytes, seconds) =
-                zoo::io(c.threads, files, c.ops, *warm).map_err(|e| Usage(format!("probe io: {e}")))?;
-            print_result("io", c.threads, seconds, bytes as f64, "B")?;
+                zoo::io(*threads, files, *reads, *warm).map_err(|e| Usage(format!("probe io: {e}")))?;
+            print_result("io", *threads, seconds, bytes as f64, "B")?;
         }
         ProbeCommand::Membw { threads, mib, passes } => {
-            let c = check(&ZooArgs { threads: *threads, ops: 1 }, None)?;
+            check_threads(*threads)?;
             if *mib == 0 || *passes == 0 {
                 return Err(Usage("--mib and --passes must be at least 1".into()).into());
             }
-            let (bytes, seconds) = zoo::membw(c.threads, mib << 20, *passes);
-            print_result("membw", c.threads, seconds, bytes as f64, "B")?;
+            let (bytes, seconds) = zoo::membw(*threads, mib << 20, *passes);
+            print_result("membw", *threads, seconds, bytes as f64, "B")?;
         }
     }
     Ok(Exit::Done)
@@ -84,11 +87,17 @@ pub fn gen_data(args: &super::args::GenArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Done)
 }
 
-/// Checks the common options and a fraction knob.
-fn check(c: &ZooArgs, fraction: Option<f64>) -> anyhow::Result<ZooArgs> {
-    if c.threads == 0 || c.threads > 100_000 {
+/// Checks a thread count.
+fn check_threads(threads: usize) -> anyhow::Result<()> {
+    if threads == 0 || threads > 100_000 {
         return Err(Usage("--threads must be between 1 and 100000".into()).into());
     }
+    Ok(())
+}
+
+/// Checks the common options and a fraction knob.
+fn check(c: &ZooArgs, fraction: Option<f64>) -> anyhow::Result<ZooArgs> {
+    check_threads(c.threads)?;
     if c.ops == 0 {
         return Err(Usage("--ops must be at least 1".into()).into());
     }

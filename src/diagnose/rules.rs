@@ -51,7 +51,9 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
     let Some(top) = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to && p.count > s.baseline) else {
         return;
     };
-    let ev = |i: usize| PointEvidence::of(&doc.points[i]);
+    // Each point's sampler reports are merged once, then read by every rule.
+    let evidence: Vec<Option<PointEvidence>> = doc.points.iter().map(PointEvidence::of).collect();
+    let ev = |i: usize| evidence[i].as_ref();
     let (eb, et) = (ev(base.index), ev(top.index));
     let n = top.count;
     let gap = 1.0 - top.efficiency.unwrap_or(1.0);
@@ -80,7 +82,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
         });
     }
 
-    if let (Some(eb), Some(et)) = (&eb, &et) {
+    if let (Some(eb), Some(et)) = (eb, et) {
         let grew = |c: Class, min: f64, by: f64| et.share(c) >= min && et.share(c) >= eb.share(c) + by;
         if grew(Class::Lock, 0.10, 0.05) {
             let what = et.top(Class::Lock).unwrap_or_else(|| "a lock".into());

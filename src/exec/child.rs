@@ -308,14 +308,10 @@ fn read_io(pid: i32) -> Option<(u64, u64)> {
 mod tests {
     use super::*;
 
-    fn spec(argv: &[&str]) -> (Vec<String>, Arc<Scanner>) {
-        (argv.iter().map(|s| s.to_string()).collect(), Arc::new(Scanner::new(&[]).unwrap()))
-    }
-
-    #[test]
-    fn measures_exit_code_output_and_io() {
-        let (argv, scanner) = spec(&["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]);
-        let o = run(&Spec {
+    fn run_argv(argv: &[&str]) -> Result<Outcome, SpawnError> {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let scanner = Arc::new(Scanner::new(&[]).unwrap());
+        run(&Spec {
             argv: &argv,
             env: &[],
             timeout: None,
@@ -324,7 +320,11 @@ mod tests {
             sample: None,
             kill_leftovers: true,
         })
-        .unwrap();
+    }
+
+    #[test]
+    fn measures_exit_code_output_and_io() {
+        let o = run_argv(&["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]).unwrap();
         assert_eq!(o.exit_code, Some(3));
         assert_eq!(o.stdout.bytes(), b"hi\n");
         let (rchar, _) = o.io.expect("/proc/<pid>/io of the zombie");
@@ -333,17 +333,7 @@ mod tests {
 
     #[test]
     fn missing_program_is_a_spawn_error() {
-        let (argv, scanner) = spec(&["/nonexistent/prog"]);
-        let e = run(&Spec {
-            argv: &argv,
-            env: &[],
-            timeout: None,
-            scanner,
-            show_output: false,
-            sample: None,
-            kill_leftovers: true,
-        })
-        .unwrap_err();
+        let e = run_argv(&["/nonexistent/prog"]).unwrap_err();
         assert!(e.0.contains("no such command"), "{e}");
     }
 }

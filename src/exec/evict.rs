@@ -37,8 +37,7 @@ pub fn evict(paths: &[PathBuf]) -> Result<Eviction, String> {
 /// Checks that every path exists and can be read, without evicting anything.
 pub fn check(paths: &[PathBuf]) -> Result<(), String> {
     for p in paths {
-        let mut files = Vec::new();
-        collect(p, &mut files).map_err(|e| format!("cannot evict '{}': {e}", p.display()))?;
+        let files = files_under(std::slice::from_ref(p)).map_err(|e| format!("cannot evict '{}': {e}", p.display()))?;
         for f in files {
             File::open(&f).map_err(|e| format!("cannot evict '{}': {e}", f.display()))?;
         }

@@ -11,4 +11,4 @@ pub mod symbols;
 
 pub use classify::Class;
 pub use report::{ThreadReport, Wait};
-pub use sampler::{Config, Sampler, attach};
+pub use sampler::{Config, Sampler};

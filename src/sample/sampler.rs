@@ -727,13 +727,3 @@ impl Bins {
         Some(Timeline { bin_s: w, running: lane(Lane::Running), runnable: lane(Lane::Runnable), waiting })
     }
 }
-
-/// Samples an already running process for `duration`.
-pub fn attach(pid: i32, duration: Duration, config: Config) -> Option<ThreadReport> {
-    if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        return None;
-    }
-    let s = Sampler::start(pid, config)?;
-    std::thread::sleep(duration);
-    Some(s.stop())
-}
