@@ -2,11 +2,12 @@
 //! scaling models and say why it stops scaling.
 //!
 //! Modules follow the data flow, each depending only on those listed before it:
-//! [`machine`] and [`stats`] (foundations) → [`plan`] → [`exec`] → [`results`] → [`analysis`] →
+//! [`machine`], [`mapped`] and [`stats`] (foundations) → [`plan`] → [`exec`] → [`results`] → [`analysis`] →
 //! [`report`]; [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses
 //! arguments.
 
 pub mod machine;
+pub mod mapped;
 pub mod stats;
 
 pub mod plan;

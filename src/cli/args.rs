@@ -209,7 +209,19 @@ pub struct GenArgs {
 /// What `gen` makes.
 #[derive(Subcommand, Debug)]
 pub enum GenCommand {
-    /// Files of pseudo-random bytes, deterministic for a seed.
+    /// Text with a Zipf-like word distribution (about 50,000 distinct words), for `probe wordcount`.
+    Text {
+        /// File to write.
+        #[arg(short = 'o', long, value_name = "FILE")]
+        out: PathBuf,
+        /// Size, e.g. 100MB.
+        #[arg(long, default_value = "100MB")]
+        size: String,
+        /// Seed of the text.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
+    /// Event files (1 MiB blocks of events with pseudo-random payloads), deterministic for a seed.
     Files {
         /// Folder to write them into.
         #[arg(long, value_name = "DIR")]
@@ -336,6 +348,87 @@ pub enum ProbeCommand {
         #[arg(long)]
         warm: bool,
     },
+    /// Threads reading files as fast as the I/O layer allows: the ceiling for an I/O-bound job.
+    #[command(
+        after_help = "Example:\n  scalescope gen files --dir data --count 8 --size 256MB\n  scalescope run --param threads=1..nproc -- scalescope probe readspeed --threads {threads} --files data"
+    )]
+    Readspeed {
+        /// Reader threads.
+        #[arg(short = 't', long, default_value_t = 1)]
+        threads: usize,
+        /// Input files or folders.
+        #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
+        files: Vec<PathBuf>,
+        /// How to read.
+        #[arg(long, value_enum, default_value_t)]
+        mode: ReadModeArg,
+        /// Bytes per read call (a multiple of 4 KiB).
+        #[arg(long, value_name = "SIZE", default_value = "1MiB")]
+        block: String,
+        /// Bytes handed to a thread at a time (a multiple of the block).
+        #[arg(long, value_name = "SIZE", default_value = "8MiB")]
+        chunk: String,
+        /// CPU work per KiB read, in nanoseconds (turns the probe into an event loop).
+        #[arg(long, value_name = "NS", default_value_t = 0.0)]
+        compute: f64,
+        /// Checksum every byte read (and print the checksum).
+        #[arg(long)]
+        checksum: bool,
+        /// Drop the files from the page cache first (a cold read).
+        #[arg(long)]
+        evict: bool,
+    },
+    /// Map-reduce word count (words = runs of ASCII letters, case-folded).
+    #[command(
+        after_help = "Example:\n  scalescope gen text -o text.txt --size 100MB\n  scalescope run --param threads=1..nproc -- scalescope probe wordcount --threads {threads} --files text.txt"
+    )]
+    Wordcount {
+        /// Worker threads.
+        #[arg(short = 't', long, default_value_t = 1)]
+        threads: usize,
+        /// Input text files or folders.
+        #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
+        files: Vec<PathBuf>,
+        /// Bytes handed to a thread at a time.
+        #[arg(long, value_name = "SIZE", default_value = "1MiB")]
+        chunk: String,
+        /// How many of the most frequent words to print.
+        #[arg(long, value_name = "K", default_value_t = 10)]
+        top: usize,
+    },
+    /// Actors on worker threads exchanging messages one at a time: message-passing latency.
+    Pingpong {
+        /// Worker threads.
+        #[arg(short = 't', long, default_value_t = 1)]
+        threads: usize,
+        /// Actors per worker.
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        actors: usize,
+        /// Messages each actor sends (each waits for its reply).
+        #[arg(long, value_name = "N", default_value_t = 20_000)]
+        messages: u64,
+    },
+    /// Reading event files and building events, with or without overlapping the two.
+    #[command(
+        after_help = "Example:\n  scalescope gen files --dir events --count 4 --size 256MB\n  scalescope run --param threads=1,2 -L overlap on,off --evict events -- scalescope probe overlap --threads {threads} --overlap {overlap} --files events"
+    )]
+    Overlap {
+        /// Builder threads (with --overlap on, each has a reader thread too).
+        #[arg(short = 't', long, default_value_t = 1)]
+        threads: usize,
+        /// Event files or folders (make them with `scalescope gen files`).
+        #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
+        files: Vec<PathBuf>,
+        /// Read the next chunk while building the current one.
+        #[arg(long, value_enum, default_value_t)]
+        overlap: Switch,
+        /// Bytes per chunk (a multiple of the 1 MiB event block).
+        #[arg(long, value_name = "SIZE", default_value = "4MiB")]
+        chunk: String,
+        /// CPU cost of building one event, in nanoseconds.
+        #[arg(long, value_name = "NS", default_value_t = 2000.0)]
+        cost: f64,
+    },
     /// Threads streaming over arrays much larger than the caches.
     Membw {
         /// Worker threads.
@@ -348,6 +441,28 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "N", default_value_t = 16)]
         passes: u32,
     },
+}
+
+/// How `probe readspeed` reads.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadModeArg {
+    /// `pread` into a buffer, through the page cache.
+    #[default]
+    Pread,
+    /// Map the files; touch every page (every byte with --checksum).
+    Mmap,
+    /// `pread` with O_DIRECT, bypassing the page cache.
+    Direct,
+}
+
+/// On or off.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Switch {
+    /// Enabled.
+    #[default]
+    On,
+    /// Disabled.
+    Off,
 }
 
 /// Options every zoo probe takes.

@@ -1,9 +1,9 @@
 //! `scalescope probe NAME`: runs a built-in workload.
 
-use super::args::{ProbeArgs, ProbeCommand, ZooArgs};
+use super::args::{ProbeArgs, ProbeCommand, ReadModeArg, Switch, ZooArgs};
 use super::{Exit, Usage};
 use crate::plan::parse_seconds;
-use crate::probes::{print_result, scalable, zoo};
+use crate::probes::{overlap, pingpong, print_result, readspeed, scalable, wordcount, zoo};
 
 /// Runs the chosen probe and prints its result lines.
 pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
@@ -56,6 +56,54 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
                 zoo::io(*threads, files, *reads, *warm).map_err(|e| Usage(format!("probe io: {e}")))?;
             print_result("io", *threads, seconds, bytes as f64, "B")?;
         }
+        ProbeCommand::Readspeed { threads, files, mode, block, chunk, compute, checksum, evict } => {
+            check_threads(*threads)?;
+            let files = input_files(files)?;
+            if *evict {
+                crate::exec::evict::evict(&files).map_err(|e| Usage(format!("--evict: {e}")))?;
+            }
+            let o = readspeed::Options {
+                threads: *threads,
+                mode: match mode {
+                    ReadModeArg::Pread => readspeed::Mode::Pread,
+                    ReadModeArg::Mmap => readspeed::Mode::Mmap,
+                    ReadModeArg::Direct => readspeed::Mode::Direct,
+                },
+                block: size_arg("--block", block)? as usize,
+                chunk: size_arg("--chunk", chunk)?,
+                compute_ns_per_kib: non_negative("--compute", *compute)?,
+                checksum: *checksum,
+            };
+            let out = readspeed::run(&files, &o).map_err(Usage)?;
+            readspeed::print(&o, &out)?;
+        }
+        ProbeCommand::Wordcount { threads, files, chunk, top } => {
+            check_threads(*threads)?;
+            let files = input_files(files)?;
+            let o = wordcount::Options { threads: *threads, chunk: size_arg("--chunk", chunk)? as usize, top: *top };
+            let out = wordcount::run(&files, &o).map_err(|e| Usage(format!("probe wordcount: {e}")))?;
+            wordcount::print(&o, &out)?;
+        }
+        ProbeCommand::Pingpong { threads, actors, messages } => {
+            check_threads(*threads)?;
+            if *actors == 0 || threads * actors >= 1 << 31 {
+                return Err(Usage("--actors must be at least 1 (and workers × actors below 2^31)".into()).into());
+            }
+            let o = pingpong::Options { workers: *threads, actors: *actors, messages: *messages };
+            pingpong::print(&o, &pingpong::run(&o))?;
+        }
+        ProbeCommand::Overlap { threads, files, overlap, chunk, cost } => {
+            check_threads(*threads)?;
+            let files = input_files(files)?;
+            let o = overlap::Options {
+                threads: *threads,
+                chunk: size_arg("--chunk", chunk)? as usize,
+                cost_ns: non_negative("--cost", *cost)?,
+                overlap: *overlap == Switch::On,
+            };
+            let out = overlap::run(&files, &o).map_err(Usage)?;
+            overlap::print(&o, &out)?;
+        }
         ProbeCommand::Membw { threads, mib, passes } => {
             check_threads(*threads)?;
             if *mib == 0 || *passes == 0 {
@@ -71,11 +119,15 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
 /// `scalescope gen`: writes probe inputs.
 pub fn gen_data(args: &super::args::GenArgs) -> anyhow::Result<Exit> {
     match &args.what {
+        super::args::GenCommand::Text { out, size, seed } => {
+            let bytes = size_arg("--size", size)?;
+            let file = std::fs::File::create(out).map_err(|e| Usage(format!("cannot write {}: {e}", out.display())))?;
+            let written = crate::probes::textgen::write(&mut std::io::BufWriter::new(file), bytes, *seed)
+                .map_err(|e| Usage(format!("cannot write {}: {e}", out.display())))?;
+            println!("wrote {written} bytes of text into {}", out.display());
+        }
         super::args::GenCommand::Files { dir, count, size, seed } => {
-            let bytes = crate::plan::quantity::parse(size)
-                .filter(|(v, unit)| *v >= 1.0 && (unit.is_empty() || *unit == "B"))
-                .map(|(v, _)| v as u64)
-                .ok_or_else(|| Usage(format!("--size {size}: give a size like 64MB or 1GiB")))?;
+            let bytes = size_arg("--size", size)?;
             if *count == 0 {
                 return Err(Usage("--count must be at least 1".into()).into());
             }
@@ -85,6 +137,33 @@ pub fn gen_data(args: &super::args::GenArgs) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Done)
+}
+
+/// Reads a size flag such as `256KiB` or `100MB` into bytes.
+fn size_arg(flag: &str, text: &str) -> anyhow::Result<u64> {
+    crate::plan::quantity::parse(text)
+        .filter(|(v, unit)| *v >= 1.0 && *v < 1e18 && (unit.is_empty() || *unit == "B"))
+        .map(|(v, _)| v as u64)
+        .ok_or_else(|| Usage(format!("{flag} {text}: give a size like 256KiB, 64MB or 1GiB")).into())
+}
+
+/// Checks that a cost flag is a finite number of at least zero.
+fn non_negative(flag: &str, v: f64) -> anyhow::Result<f64> {
+    if v.is_finite() && v >= 0.0 {
+        return Ok(v);
+    }
+    Err(Usage(format!("{flag} {v}: give a number of nanoseconds, 0 or more")).into())
+}
+
+/// Expands input paths (folders recursively) into files; none is an error.
+fn input_files(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let files = crate::exec::evict::files_under(paths).map_err(|e| Usage(format!("--files: {e}")))?;
+    if files.is_empty() {
+        return Err(
+            Usage("--files: no files there (make some with `scalescope gen files` or `gen text`)".into()).into()
+        );
+    }
+    Ok(files)
 }
 
 /// Checks a thread count.

@@ -1,8 +1,17 @@
 //! Built-in workloads with known behaviour (`scalescope probe NAME`). Each prints a human line and
 //! a `scalescope-metric throughput …` line that the harness reads without any flag.
 
+pub mod events;
 pub mod inputs;
+pub mod overlap;
+pub mod pingpong;
+pub mod readspeed;
+pub mod ring;
 pub mod scalable;
+pub mod spin;
+pub mod textgen;
+pub mod wordcount;
+pub mod wordtable;
 pub mod zoo;
 
 use std::io::Write;
@@ -14,4 +23,24 @@ pub fn print_result(name: &str, threads: usize, seconds: f64, work: f64, unit: &
     writeln!(out, "{name}: {threads} threads, {seconds:.3} s, {work:.4e} {unit}, {throughput:.4e} {unit}/s")?;
     writeln!(out, "{}throughput {throughput:.6e} {unit}/s", crate::exec::metrics::LINE_PREFIX)?;
     out.flush()
+}
+
+/// Writes `scalescope-metric NAME VALUE UNIT` lines for the harness.
+pub fn print_metrics(out: &mut impl Write, metrics: &[(&str, f64, &str)]) -> std::io::Result<()> {
+    for (name, value, unit) in metrics {
+        writeln!(out, "{}{name} {value:.6e} {unit}", crate::exec::metrics::LINE_PREFIX)?;
+    }
+    Ok(())
+}
+
+/// Bytes as people read them: `256 KiB`, `8 MiB`, `1.5 GiB`.
+pub fn binary_size(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if v.fract() == 0.0 { format!("{v} {}", units[i]) } else { format!("{v:.1} {}", units[i]) }
 }

@@ -132,31 +132,8 @@ impl Symbols {
 fn load(path: &str) -> Option<Symbols> {
     // Mapped, not read: only the headers and symbol tables are touched, so a large binary does
     // not inflate scalescope's resident memory (which a spawned child's max RSS would inherit).
-    let f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len() as usize;
-    if len == 0 {
-        return None;
-    }
-    // SAFETY: a private read-only mapping of a regular file, unmapped before returning.
-    let base = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            std::os::fd::AsRawFd::as_raw_fd(&f),
-            0,
-        )
-    };
-    if base == libc::MAP_FAILED {
-        return None;
-    }
-    // SAFETY: the mapping is `len` bytes long and lives until the munmap below.
-    let data = unsafe { std::slice::from_raw_parts(base as *const u8, len) };
-    let symbols = parse(data);
-    // SAFETY: unmaps the mapping made above; `data` is not used afterwards.
-    unsafe { libc::munmap(base, len) };
-    symbols
+    let map = crate::mapped::Mapped::open(std::path::Path::new(path)).ok()?;
+    parse(map.bytes())
 }
 
 fn parse(data: &[u8]) -> Option<Symbols> {
