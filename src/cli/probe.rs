@@ -157,7 +157,11 @@ fn non_negative(flag: &str, v: f64) -> anyhow::Result<f64> {
 
 /// Expands input paths (folders recursively) into files; none is an error.
 fn input_files(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let files = crate::exec::evict::files_under(paths).map_err(|e| Usage(format!("--files: {e}")))?;
+    let mut files = Vec::new();
+    for p in paths {
+        let found = crate::exec::evict::files_under(std::slice::from_ref(p));
+        files.extend(found.map_err(|e| Usage(format!("--files {}: {e}", p.display())))?);
+    }
     if files.is_empty() {
         return Err(
             Usage("--files: no files there (make some with `scalescope gen files` or `gen text`)".into()).into()
