@@ -55,8 +55,7 @@ pub fn files_under(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let meta = std::fs::metadata(path)?;
     if meta.is_dir() {
         let mut entries: Vec<_> = std::fs::read_dir(path)?.collect::<Result<_, _>>()?;
         entries.sort_by_key(|e| e.file_name());
