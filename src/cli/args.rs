@@ -120,6 +120,11 @@ pub struct RunArgs {
     /// record how much stayed cached.
     #[arg(long, value_name = "PATH", num_args = 1.., action = clap::ArgAction::Append)]
     pub evict: Vec<String>,
+    /// After the sweep, measure what these input files can deliver: scalescope's `readspeed`
+    /// probe reads them at the sweep's thread counts (cold with --evict), and the report judges
+    /// the job's read rate against it.
+    #[arg(long, value_name = "PATH", num_args = 1.., action = clap::ArgAction::Append)]
+    pub ceiling: Vec<PathBuf>,
     /// Set an environment variable for the command, e.g. `OMP_NUM_THREADS={threads}`.
     #[arg(long, value_name = "NAME=VALUE")]
     pub env: Vec<String>,

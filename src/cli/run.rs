@@ -62,6 +62,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
             });
         }
     };
+    if status == Status::Complete && !plan.ceiling.is_empty() && store.doc.ceiling.is_none() {
+        store.doc.ceiling = Some(ceiling(&plan)?);
+        store.save()?;
+    }
     let analysis = view::analysis(&store.doc, &args.view)?;
     store.doc.analysis = serde_json::to_value(&analysis)?;
     store.doc.findings =
@@ -74,6 +78,27 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
+/// Measures the read ceiling of the plan's `--ceiling` files at its thread counts.
+fn ceiling(plan: &Plan) -> anyhow::Result<crate::exec::ceiling::Ceiling> {
+    let mut counts = plan.thread_counts();
+    if counts.is_empty() {
+        counts.push(crate::machine::allowed_cpus() as u32);
+    }
+    let files: Vec<PathBuf> = plan.ceiling.iter().map(PathBuf::from).collect();
+    let cold = !plan.evict.is_empty();
+    eprintln!(
+        "scalescope: measuring the read ceiling of {} ({}) with readspeed at {} thread counts",
+        plan.ceiling.join(" "),
+        if cold { "cold" } else { "as cached" },
+        counts.len()
+    );
+    let c = crate::exec::ceiling::measure(&files, &counts, cold, |p| {
+        eprintln!("  {} threads: {:.1} MB/s", p.threads, p.mean_bytes_per_s / 1e6);
+    })
+    .map_err(|e| Usage(e.to_string()))?;
+    Ok(c)
+}
+
 fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<(Store, Vec<crate::plan::Point>)> {
     let plan = plan_from(args, params)?;
     let points = plan.resolve()?;
@@ -81,6 +106,9 @@ fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<(Store, Vec<crate:
         for p in &points {
             evict::check(&p.evict).map_err(Usage)?;
         }
+    }
+    for f in &plan.ceiling {
+        std::fs::metadata(f).map_err(|e| Usage(format!("--ceiling {f}: {e}")))?;
     }
     let dir = args.out.clone().unwrap_or_else(|| default_folder(&plan.command, plan.shell));
     let doc = Results::new(plan, &points, std::env::args().collect());
@@ -168,6 +196,7 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
         sample_rate_hz: (!args.no_sample).then_some(args.sample_rate),
         scale: args.view.scale.clone(),
         baseline: args.view.baseline.clone(),
+        ceiling: args.ceiling.iter().map(|p| p.display().to_string()).collect(),
     })
 }
 

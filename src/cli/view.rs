@@ -40,8 +40,11 @@ pub fn print_and_export(
     let colour = terminal::colour();
     let mut text = terminal::render(&t, colour);
     text.push_str(&terminal::render_section("waits", &waits, colour));
+    let ceiling = table::ceiling(doc);
+    text.push_str(&terminal::render_section("I/O ceiling", &ceiling, colour));
     text.push_str(&terminal::render_section("model", &model_lines, colour));
     text.push_str(&terminal::render_section("findings", &finding_lines, colour));
+    model_lines.extend(ceiling);
     model_lines.extend(finding_lines.iter().map(|l| l.replace("\n      ", " — ")));
     text.push_str(&terminal::render_section("notes", &notes, colour));
     if let Some(dir) = folder {

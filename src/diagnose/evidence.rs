@@ -40,6 +40,21 @@ impl PointEvidence {
     }
 }
 
+/// The job's mean read rate at a point in bytes per second: bytes from storage when the runs
+/// started cold (`storage`), else bytes through read calls; `None` without successful runs.
+pub fn read_rate(p: &PointResult, storage: bool) -> Option<f64> {
+    let rates: Vec<f64> = p
+        .runs
+        .iter()
+        .filter(|r| r.succeeded() && r.wall_s > 0.0)
+        .filter_map(|r| {
+            let bytes = if storage { Some(r.storage_read_bytes) } else { r.syscall_read_bytes };
+            bytes.map(|b| b as f64 / r.wall_s)
+        })
+        .collect();
+    (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64)
+}
+
 /// Seconds at the start and at the end of a run with about one thread on a CPU, while at least
 /// `busy` threads ran in between; from the timeline of the point's first sampled run. Bins the
 /// sampler did not cover are skipped.

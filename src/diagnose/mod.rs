@@ -2,7 +2,7 @@
 //! with the evidence (figures per point, the lock's name, the system calls, the phase), how much of
 //! the gap to ideal speed-up it explains, and what to try next. Ordered by that cost.
 
-mod evidence;
+pub mod evidence;
 mod rules;
 
 use serde::{Deserialize, Serialize};

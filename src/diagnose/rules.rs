@@ -127,6 +127,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                 at: Some(n),
             });
         }
+        ceiling(doc, top.index, n, name, &label, out);
         let kern = et.share(Class::CpuKernel) / et.on_cpu().max(1e-9);
         if grew(Class::KernelLock, 0.05, 0.03) || (kern >= 0.5 && et.share(Class::KernelLock) >= 0.02) {
             let mut syscalls: Vec<String> = et
@@ -304,6 +305,56 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
             ),
             evidence: s.points.iter().map(|p| format!("{} {name}: {:.2}×", p.count, p.speedup)).collect(),
             advice: "measure at higher counts to find where it stops".into(),
+            cost_pct: None,
+            at: Some(n),
+        });
+    }
+}
+
+/// Advice when the job reads near what its files can deliver.
+const NEAR_CEILING: &str = "the job reads near what its files can deliver, so more threads will not help: faster storage, smaller or compressed inputs, or warm caches";
+
+/// Judges the job's read rate at `n` against the measured ceiling of its files: adds the
+/// comparison to an I/O finding, or makes one when the job reads at 80% of the ceiling or more.
+fn ceiling(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: &mut Vec<Finding>) {
+    let Some(c) = &doc.ceiling else { return };
+    let Some(cp) = c.at(n) else { return };
+    let Some(rate) = super::evidence::read_rate(&doc.points[point], c.cold) else { return };
+    if cp.mean_bytes_per_s <= 0.0 || rate <= 0.0 {
+        return;
+    }
+    let share = rate / cp.mean_bytes_per_s;
+    let line = format!(
+        "at {n} {name} the job reads {:.1} MB/s, {} of what the files deliver to readspeed at {} thread{} ({:.1} MB/s, {})",
+        rate / 1e6,
+        pct(share),
+        cp.threads,
+        if cp.threads == 1 { "" } else { "s" },
+        cp.mean_bytes_per_s / 1e6,
+        if c.cold { "cold" } else { "as cached" }
+    );
+    if let Some(f) = out.iter_mut().find(|f| f.kind == Kind::IoBound && f.at == Some(n)) {
+        f.evidence.push(line);
+        f.advice = if share < 0.8 {
+            format!(
+                "the files could deliver {:.1}× what the job reads: read larger blocks, more at once, or ahead of the work (overlap I/O with computing)",
+                1.0 / share
+            )
+        } else {
+            NEAR_CEILING.into()
+        };
+        return;
+    }
+    if share >= 0.8 {
+        out.push(Finding {
+            kind: Kind::IoBound,
+            severity: if share >= 0.9 { Severity::High } else { Severity::Medium },
+            summary: format!(
+                "at {n} {name} the job reads at {} of what its files can deliver: it is I/O-bound{label}",
+                pct(share)
+            ),
+            evidence: vec![line],
+            advice: NEAR_CEILING.into(),
             cost_pct: None,
             at: Some(n),
         });

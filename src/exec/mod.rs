@@ -3,6 +3,7 @@
 //! reading metrics, evicting inputs from the page cache, hooks, timeouts and interrupts.
 
 pub mod capture;
+pub mod ceiling;
 pub mod child;
 pub mod evict;
 pub mod metrics;

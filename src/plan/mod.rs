@@ -130,6 +130,9 @@ pub struct Plan {
     /// The value of the counted parameter used as the speed-up baseline (default: first).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub baseline: Option<String>,
+    /// Input files whose read ceiling `readspeed` measures after the sweep.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ceiling: Vec<String>,
 }
 
 /// One point of the grid with everything substituted, ready to execute.
@@ -164,7 +167,30 @@ pub fn label(params: &[(String, String)]) -> String {
     params.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" ")
 }
 
+/// A parameter's values as thread counts, when all are whole numbers from 1.
+fn counts(p: &Param) -> Option<Vec<u32>> {
+    p.values.iter().map(|v| v.parse::<u32>().ok().filter(|&n| n >= 1)).collect()
+}
+
 impl Plan {
+    /// The parameter that counts threads: `--scale`, else the first whose values are all whole
+    /// numbers from 1.
+    pub fn counted_param(&self) -> Option<&Param> {
+        match &self.scale {
+            Some(name) => self.params.iter().find(|p| &p.name == name),
+            None => self.params.iter().find(|p| counts(p).is_some()),
+        }
+    }
+
+    /// The counted parameter's distinct values as thread counts, smallest first: the `--scale`
+    /// parameter, else the first whose values are all whole numbers from 1.
+    pub fn thread_counts(&self) -> Vec<u32> {
+        let mut v = self.counted_param().and_then(counts).unwrap_or_default();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// Every combination of parameter values, first parameter outermost.
     pub fn grid(&self) -> Vec<Vec<(String, String)>> {
         let mut grid: Vec<Vec<(String, String)>> = vec![Vec::new()];
@@ -278,6 +304,7 @@ mod tests {
             sample_rate_hz: None,
             scale: None,
             baseline: None,
+            ceiling: vec![],
         }
     }
 

@@ -110,3 +110,37 @@ pub fn waits(doc: &Results) -> Vec<String> {
 pub fn notes(doc: &Results) -> Vec<String> {
     doc.points.iter().flat_map(|p| p.warnings.iter().map(move |w| format!("{}: {w}", p.label()))).collect()
 }
+
+/// Lines comparing each point's read rate with the measured ceiling of its input files.
+pub fn ceiling(doc: &Results) -> Vec<String> {
+    let Some(c) = &doc.ceiling else { return vec![] };
+    let mut lines = vec![format!(
+        "readspeed over {} ({}): {}",
+        c.files.join(" "),
+        if c.cold { "evicted before each read" } else { "as cached" },
+        c.points
+            .iter()
+            .map(|p| format!("{} {:.1} MB/s", threads(p.threads), p.mean_bytes_per_s / 1e6))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )];
+    let Some(name) = doc.plan.counted_param().map(|p| p.name.clone()) else { return lines };
+    for p in &doc.points {
+        let count = p.params.get(&name).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()));
+        let (Some(count), Some(rate)) = (count, crate::diagnose::evidence::read_rate(p, c.cold)) else { continue };
+        if let Some(cp) = c.at(count).filter(|cp| cp.mean_bytes_per_s > 0.0) {
+            lines.push(format!(
+                "{}: the job read {:.1} MB/s = {:.0}% of the ceiling at {}",
+                p.label(),
+                rate / 1e6,
+                100.0 * rate / cp.mean_bytes_per_s,
+                threads(cp.threads)
+            ));
+        }
+    }
+    lines
+}
+
+fn threads(n: u32) -> String {
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}

@@ -64,6 +64,9 @@ pub struct Results {
     /// Findings of the diagnosis.
     #[serde(default)]
     pub findings: Vec<Value>,
+    /// What the input files can deliver (`--ceiling`), measured after the sweep.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ceiling: Option<crate::exec::ceiling::Ceiling>,
 }
 
 /// One point of the grid and everything measured there.
@@ -158,6 +161,7 @@ impl Results {
             points: points.iter().map(PointResult::new).collect(),
             analysis: Value::Null,
             findings: Vec::new(),
+            ceiling: None,
         }
     }
 
