@@ -127,7 +127,6 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                 at: Some(n),
             });
         }
-        ceiling(doc, top.index, n, name, &label, out);
         let kern = et.share(Class::CpuKernel) / et.on_cpu().max(1e-9);
         if grew(Class::KernelLock, 0.05, 0.03) || (kern >= 0.5 && et.share(Class::KernelLock) >= 0.02) {
             let mut syscalls: Vec<String> = et
@@ -199,6 +198,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
             }
         }
     }
+    ceiling(doc, top.index, n, name, &label, out);
 
     if let Some((lead, tail, run)) = phases(&doc.points[top.index], 1.6) {
         if lead >= PHASE_SHARE * run && lead >= PHASE_MIN_S {
