@@ -59,6 +59,7 @@ pub fn count(inputs: &[&[u8]], o: &Options) -> Outcome {
                     let mut words = 0;
                     while let Some(&(i, at)) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
                         let d = inputs[i];
+                        populate(&d[at..(at + chunk).min(d.len())]);
                         words += map_chunk(d, at, (at + chunk).min(d.len()), &mut table);
                     }
                     (table, words)
@@ -165,6 +166,19 @@ fn map_chunk(data: &[u8], start: usize, end: usize, table: &mut Table) -> u64 {
     }
     add_words(data, &batch[..queued], table);
     words
+}
+
+/// Maps a chunk's pages in one call instead of one page fault per few pages (Linux 5.14+;
+/// elsewhere a no-op, the faults happen as before).
+fn populate(bytes: &[u8]) {
+    const MADV_POPULATE_READ: libc::c_int = 22;
+    let page = 4096;
+    let start = bytes.as_ptr() as usize / page * page;
+    let end = bytes.as_ptr() as usize + bytes.len();
+    if end > start {
+        // SAFETY: advice on pages of a live read-only mapping; it only faults them in.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, MADV_POPULATE_READ) };
+    }
 }
 
 /// Adds the words at `spans` (start, end) of `data` to `table`. Their keys are all made before
