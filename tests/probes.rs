@@ -75,7 +75,10 @@ fn pingpong_answers_every_message_and_overlap_builds_the_same_events_both_ways()
     assert!(metric(&out, "per_worker") > 0.0 && metric(&out, "round_trip") > 0.0, "{out}");
     ok(d.path(), &["gen", "files", "--dir", "ev", "--count", "2", "--size", "3MB"]);
     let checksum = |overlap: &str, threads: &str| {
-        let out = ok(d.path(), &["probe", "overlap", "-t", threads, "--overlap", overlap, "--chunk", "1MiB", "--files", "ev"]);
+        let out = ok(
+            d.path(),
+            &["probe", "overlap", "-t", threads, "--overlap", overlap, "--chunk", "1MiB", "--files", "ev"],
+        );
         assert!(metric(&out, "throughput") > 0.0);
         let first = out.lines().next().unwrap();
         let events = first.split(" events in").next().unwrap().rsplit(": ").next().unwrap();
@@ -137,7 +140,11 @@ fn a_job_that_reads_as_fast_as_its_files_allow_is_io_bound_against_the_ceiling()
     let io: Vec<_> = findings.iter().filter(|f| f["kind"] == "io-bound").collect();
     assert_eq!(io.len(), 1, "{findings:?}");
     assert!(io[0]["summary"].as_str().unwrap().contains("of what its files can deliver"), "{}", io[0]);
-    assert!(io[0]["evidence"][0].as_str().unwrap().contains("the files deliver to readspeed at 2 threads"), "{}", io[0]);
+    assert!(
+        io[0]["evidence"][0].as_str().unwrap().contains("the files deliver to readspeed at 2 threads"),
+        "{}",
+        io[0]
+    );
     for silent in ["lock-contention", "wait-for-work", "kernel-contention"] {
         assert!(findings.iter().all(|f| f["kind"] != silent), "{silent}: {findings:?}");
     }

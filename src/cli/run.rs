@@ -93,7 +93,8 @@ fn ceiling(plan: &Plan) -> anyhow::Result<crate::exec::ceiling::Ceiling> {
         counts.len()
     );
     let c = crate::exec::ceiling::measure(&files, &counts, cold, |p| {
-        eprintln!("  {} threads: {:.1} MB/s", p.threads, p.mean_bytes_per_s / 1e6);
+        let s = if p.threads == 1 { "" } else { "s" };
+        eprintln!("  {} thread{s}: {:.1} MB/s", p.threads, p.mean_bytes_per_s / 1e6);
     })
     .map_err(|e| Usage(e.to_string()))?;
     Ok(c)
