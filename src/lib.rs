@@ -26,4 +26,6 @@ pub mod report;
 
 pub mod probes;
 
+pub mod compare;
+
 pub mod cli;

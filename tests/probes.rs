@@ -124,7 +124,7 @@ fn a_job_that_reads_as_fast_as_its_files_allow_is_io_bound_against_the_ceiling()
     // The job is readspeed itself (warm): it reads at 100% of the ceiling by construction.
     let o = sweep(
         d.path(),
-        "--param threads=1,2 -r 3 -w 1 --no-sample --ceiling in",
+        "--param threads=1,2 -r 5 -w 1 --no-sample --ceiling in",
         &[&exe, "probe", "readspeed", "-t", "{threads}", "--files", "in"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -133,7 +133,7 @@ fn a_job_that_reads_as_fast_as_its_files_allow_is_io_bound_against_the_ceiling()
     assert_eq!(c["cold"], false);
     let threads: Vec<u64> = c["points"].as_array().unwrap().iter().map(|p| p["threads"].as_u64().unwrap()).collect();
     assert_eq!(threads, [1, 2]);
-    assert!(c["points"][0]["runs_bytes_per_s"].as_array().unwrap().len() == 3);
+    assert!(c["points"][0]["runs_bytes_per_s"].as_array().unwrap().len() == 5);
     let out = stdout(&o);
     assert!(out.contains("I/O ceiling") && out.contains("the job read"), "{out}");
     let findings = doc["findings"].as_array().unwrap();

@@ -28,6 +28,34 @@ pub enum Command {
     Attach(AttachArgs),
     /// Make input data for the probes.
     Gen(GenArgs),
+    /// Compare result sets point by point: what changed, whether it is real, and why.
+    Compare(CompareArgs),
+}
+
+/// `scalescope compare`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  scalescope compare before/ after/\n  scalescope compare k6.1/ k6.6/ k6.12/ --label 6.1 --label 6.6 --label 6.12 --noise 3%"
+)]
+pub struct CompareArgs {
+    /// Results folders or files; the first is the reference unless --reference says otherwise.
+    #[arg(value_name = "RESULTS", num_args = 2.., required = true)]
+    pub results: Vec<PathBuf>,
+    /// A name for each result set, in order [default: the folder names].
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+    /// Changes below this are "no change", e.g. `2%` or `0.02`.
+    #[arg(long, value_name = "FRACTION", default_value = "2%")]
+    pub noise: String,
+    /// The set the others are compared with: its label or its position (1 = first).
+    #[arg(long, value_name = "SET")]
+    pub reference: Option<String>,
+    /// Write the comparison as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write the comparison as GitHub-flavoured Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
 }
 
 /// Options that choose how the table is computed and exported (run and show).

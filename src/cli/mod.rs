@@ -4,6 +4,7 @@
 mod analyze;
 mod args;
 mod attach;
+mod compare;
 mod demo;
 mod probe;
 mod progress;
@@ -55,6 +56,7 @@ pub fn main() -> i32 {
         Some(args::Command::Attach(a)) => attach::attach(&a),
         Some(args::Command::Gen(a)) => probe::gen_data(&a),
         Some(args::Command::Probe(a)) => probe::probe(&a),
+        Some(args::Command::Compare(a)) => compare::compare(&a),
     };
     match result {
         Ok(Exit::Done) => 0,

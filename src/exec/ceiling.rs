@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Runs of readspeed per thread count.
-pub const RUNS: usize = 3;
+pub const RUNS: usize = 5;
 
 /// What the files delivered.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -28,7 +28,8 @@ pub struct Ceiling {
 pub struct CeilingPoint {
     /// Reader threads.
     pub threads: u32,
-    /// Bytes per second of each run.
+    /// Bytes per second of each run: bytes read over the process's wall time (start-up
+    /// included, as for the job's own runs).
     pub runs_bytes_per_s: Vec<f64>,
     /// Their mean.
     pub mean_bytes_per_s: f64,
@@ -74,9 +75,10 @@ pub fn measure(
             if o.interrupted || signals::interrupted() {
                 return Ok(ceiling);
             }
-            let rate = o.stdout.found.iter().rev().find(|f| f.name == "throughput").map(|f| f.value);
-            match (o.exit_code, rate) {
-                (Some(0), Some(r)) => point.runs_bytes_per_s.push(r),
+            // Bytes over the process's wall time, as the job's read rate is computed.
+            let bytes = o.stdout.found.iter().rev().find(|f| f.name == "bytes").map(|f| f.value);
+            match (o.exit_code, bytes) {
+                (Some(0), Some(b)) if o.wall_s > 0.0 => point.runs_bytes_per_s.push(b / o.wall_s),
                 _ => {
                     let said = String::from_utf8_lossy(o.stderr.tail()).trim().to_string();
                     return Err(ExecError::Usage(format!("--ceiling: readspeed over the files failed: {said}")));

@@ -1,0 +1,87 @@
+//! `scalescope compare A B [C…]`: loads the result sets, compares them and prints the table,
+//! the models side by side and the why; optionally exports JSON and Markdown.
+
+use super::args::CompareArgs;
+use super::{Exit, Usage, view};
+use crate::compare::{self, Options, Set, text};
+use crate::report::{markdown, terminal};
+
+/// Runs `scalescope compare`.
+pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
+    if !args.labels.is_empty() && args.labels.len() != args.results.len() {
+        return Err(Usage(format!(
+            "give one --label per result set ({} labels for {} sets)",
+            args.labels.len(),
+            args.results.len()
+        ))
+        .into());
+    }
+    let mut sets = Vec::new();
+    for (i, path) in args.results.iter().enumerate() {
+        let (dir, doc) = crate::results::load(path)?;
+        let label = args.labels.get(i).cloned().unwrap_or_else(|| {
+            let name = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+            name(&dir).or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1))
+        });
+        sets.push(Set { label, path: path.display().to_string(), doc });
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, s) in sets.iter_mut().enumerate() {
+        if !seen.insert(s.label.clone()) {
+            s.label = format!("{}#{}", s.label, i + 1);
+        }
+    }
+    let noise = noise(&args.noise)?;
+    let reference = match &args.reference {
+        None => 0,
+        Some(r) => match r.parse::<usize>() {
+            Ok(n) if (1..=sets.len()).contains(&n) => n - 1,
+            _ => sets.iter().position(|s| &s.label == r).ok_or_else(|| {
+                Usage(format!("--reference {r}: give a label or a position from 1 to {}", sets.len()))
+            })?,
+        },
+    };
+    let c = compare::compare(&sets, &Options { noise, reference });
+    let colour = terminal::colour();
+    let t = text::table(&c);
+    let mut out = terminal::render_section("compare", &text::header(&c), colour);
+    out.push('\n');
+    out.push_str(&terminal::render(&t, colour));
+    out.push_str(&terminal::render_section("models", &text::models(&c), colour));
+    out.push_str(&terminal::render_section("why", &c.why, colour));
+    view::print(&out)?;
+    if let Some(p) = &args.export_json {
+        view::write(p, &(serde_json::to_string_pretty(&c)? + "\n"))?;
+    }
+    if let Some(p) = &args.export_markdown {
+        let mut md = String::from("## scalescope compare\n\n");
+        for l in text::header(&c) {
+            md.push_str(&format!("- {}\n", markdown::escape(l.trim())));
+        }
+        md.push('\n');
+        md.push_str(&markdown::table(&t));
+        for (title, lines) in [("Models", text::models(&c)), ("Why", c.why.clone())] {
+            if !lines.is_empty() {
+                md.push_str(&format!("\n### {title}\n\n"));
+                for l in lines {
+                    md.push_str(&format!("- {}\n", markdown::escape(&l)));
+                }
+            }
+        }
+        view::write(p, &md)?;
+    }
+    Ok(Exit::Done)
+}
+
+/// `2%` or `0.02` as a fraction.
+fn noise(text: &str) -> anyhow::Result<f64> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if (0.0..1.0).contains(&v) => Ok(v),
+        _ => Err(Usage(format!("--noise {text}: give a share like 2% or 0.02")).into()),
+    }
+}

@@ -1,0 +1,143 @@
+//! `scalescope compare`: verdicts on result sets with known differences, unmatched points,
+//! different machines, the why from real sampler data, exports and mistakes.
+
+mod common;
+
+use common::{bin, scalescope, stderr, stdout, sweep};
+use serde_json::Value;
+use std::path::Path;
+
+/// A real two-point sweep of `true`, whose run times are then set to known values per point.
+fn base(dir: &Path) -> Value {
+    let o = sweep(dir, "--param threads=1,2 -r 5 -w 0 --no-sample", &["true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&std::fs::read_to_string(dir.join("r/results.json")).unwrap()).unwrap()
+}
+
+/// Writes `doc` with the runs of point i taking `times[i]` seconds into `dir/name/results.json`.
+fn set(dir: &Path, doc: &Value, name: &str, times: &[&[f64]]) {
+    let mut doc = doc.clone();
+    for (i, t) in times.iter().enumerate() {
+        let runs = doc["points"][i]["runs"].as_array_mut().unwrap();
+        runs.truncate(t.len());
+        for (r, &w) in runs.iter_mut().zip(*t) {
+            r["wall_s"] = w.into();
+            r["user_s"] = w.into();
+            r["sys_s"] = 0.0.into();
+            r["cpu_pct"] = 100.0.into();
+        }
+    }
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    std::fs::write(dir.join(name).join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let mut a = vec!["compare"];
+    a.extend(args);
+    a.extend(["--export-json", "c.json"]);
+    let o = scalescope(dir, &a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&std::fs::read_to_string(dir.join("c.json")).unwrap()).unwrap()
+}
+
+fn verdict(c: &Value, point: usize, set: usize) -> String {
+    c["points"][point]["cells"][set]["change"]["verdict"].as_str().unwrap_or("none").to_string()
+}
+
+#[test]
+fn real_changes_noise_and_variance_get_the_right_verdicts() {
+    let d = tempfile::tempdir().unwrap();
+    let doc = base(d.path());
+    let a: &[f64] = &[1.00, 1.01, 0.99, 1.005, 0.995];
+    set(d.path(), &doc, "a", &[a, a]);
+    set(d.path(), &doc, "faster", &[&[0.80, 0.81, 0.79, 0.805, 0.795], &[1.2, 1.21, 1.19, 1.205, 1.195]]);
+    set(d.path(), &doc, "same", &[&[1.01, 1.02, 1.0, 1.015, 1.005], a]);
+    set(d.path(), &doc, "wild", &[&[0.4, 1.6, 0.6, 1.4, 0.5], &[0.5, 1.5, 0.45, 1.55, 0.6]]);
+    let c = json(d.path(), &["a", "faster", "same", "wild"]);
+    assert_eq!(verdict(&c, 0, 1), "faster", "{}", c["points"][0]);
+    assert_eq!(verdict(&c, 1, 1), "slower");
+    assert_eq!(verdict(&c, 0, 2), "no-change");
+    assert_eq!(verdict(&c, 1, 2), "no-change");
+    assert_eq!(verdict(&c, 0, 3), "not-significant");
+    assert_eq!(verdict(&c, 1, 3), "not-significant");
+    let ch = &c["points"][0]["cells"][1]["change"];
+    assert_eq!(ch["judged_by"], "time");
+    assert!((ch["ratio"].as_f64().unwrap() - 0.8).abs() < 1e-9);
+    let [lo, hi] = [ch["ci95"][0].as_f64().unwrap(), ch["ci95"][1].as_f64().unwrap()];
+    assert!(lo < 0.8 && hi > 0.8 && hi < 0.82, "{lo} {hi}");
+    assert!(ch["p"].as_f64().unwrap() < 0.001);
+    assert!(c["machines"].as_array().unwrap().is_empty());
+    let out = stdout(&scalescope(d.path(), &["compare", "a", "faster"]));
+    assert!(out.contains("faster (−20% time)") && out.contains("slower (+20% time)"), "{out}");
+}
+
+#[test]
+fn unmatched_points_and_other_machines_are_said() {
+    let d = tempfile::tempdir().unwrap();
+    let mut doc = base(d.path());
+    let a: &[f64] = &[1.0, 1.01, 0.99];
+    set(d.path(), &doc, "a", &[a, a]);
+    doc["points"].as_array_mut().unwrap().remove(1);
+    doc["machine"]["cpu_model"] = "Some Other CPU".into();
+    set(d.path(), &doc, "b", &[a]);
+    let o = scalescope(d.path(), &["compare", "a", "b", "--label", "before", "--label", "after"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.contains("only in before"), "{out}");
+    assert!(out.contains("the machines differ") && out.contains("Some Other CPU"), "{out}");
+}
+
+#[test]
+fn a_lock_that_went_away_is_the_why() {
+    let d = tempfile::tempdir().unwrap();
+    let exe = bin().display().to_string();
+    for (name, critical) in [("locked", "0.8"), ("free", "0")] {
+        let args = format!("-o {name} --param threads=1,2 -r 3 -w 0");
+        let mut a: Vec<&str> = vec!["run"];
+        a.extend(args.split_whitespace());
+        a.extend(["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "2000000", "--critical", critical]);
+        let o = scalescope(d.path(), &a);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let c = json(d.path(), &["locked", "free", "--export-markdown", "c.md"]);
+    assert_eq!(verdict(&c, 1, 1), "faster", "{}", c["points"][1]);
+    let why = c["why"].as_array().unwrap();
+    assert!(
+        why.iter()
+            .any(|w| w.as_str().unwrap().contains("threads=2 is faster")
+                && w.as_str().unwrap().contains("lock wait fell")),
+        "{why:?}"
+    );
+    assert!(c["models"][0]["name"].as_str().unwrap().contains("Amdahl"));
+    let md = std::fs::read_to_string(d.path().join("c.md")).unwrap();
+    assert!(md.contains("| point |") && md.contains("### Why"), "{md}");
+}
+
+#[test]
+fn labels_are_text_in_markdown_and_mistakes_get_one_sentence() {
+    let d = tempfile::tempdir().unwrap();
+    let doc = base(d.path());
+    let a: &[f64] = &[1.0, 1.01, 0.99];
+    set(d.path(), &doc, "a", &[a, a]);
+    set(d.path(), &doc, "b", &[a, a]);
+    let o = scalescope(
+        d.path(),
+        &["compare", "a", "b", "--label", "<script>alert(1)</script>", "--label", "\"'&", "--export-markdown", "m.md"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(d.path().join("m.md")).unwrap();
+    assert!(!md.contains("<script>") && md.contains("&lt;script&gt;"), "{md}");
+    let cases: [(&[&str], &str); 5] = [
+        (&["compare", "a"], "required"),
+        (&["compare", "a", "missing"], "missing"),
+        (&["compare", "a", "b", "--noise", "lots"], "--noise lots"),
+        (&["compare", "a", "b", "--label", "x"], "one --label per result set"),
+        (&["compare", "a", "b", "--reference", "c"], "--reference c"),
+    ];
+    for (args, says) in cases {
+        let o = scalescope(d.path(), args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
