@@ -30,6 +30,44 @@ pub enum Command {
     Gen(GenArgs),
     /// Compare result sets point by point: what changed, whether it is real, and why.
     Compare(CompareArgs),
+    /// Write the report of a results folder: self-contained HTML, Markdown or SVG charts.
+    Report(ReportArgs),
+}
+
+/// Formats of `scalescope report`.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// One self-contained HTML file (inline SVG charts, no script, no network).
+    #[default]
+    Html,
+    /// GitHub-flavoured Markdown, ready to paste into an issue or a forum post.
+    Md,
+    /// One SVG file per chart, for papers and slides.
+    Svg,
+}
+
+/// `scalescope report`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  scalescope report scalescope-results/20261130-101500-xz\n  scalescope report results/ --format md > post.md\n  scalescope report results/ --format svg -o charts/"
+)]
+pub struct ReportArgs {
+    /// A results folder or results.json.
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+    /// What to write.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+    /// Where: a file for html [default: report.html in the results folder] and md [default:
+    /// stdout], a folder for svg [default: charts/ in the results folder].
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// The run whose thread states the timeline shows: a point's label and a run number, e.g.
+    /// `threads=8:2` [default: the first sampled run of the last point].
+    #[arg(long, value_name = "POINT:RUN")]
+    pub timeline: Option<String>,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 /// `scalescope compare`.
@@ -56,6 +94,9 @@ pub struct CompareArgs {
     /// Write the comparison as GitHub-flavoured Markdown to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+    /// Write the comparison as one self-contained HTML file with the charts overlaid.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
 }
 
 /// Options that choose how the table is computed and exported (run and show).

@@ -53,6 +53,9 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
     if let Some(p) = &args.export_json {
         view::write(p, &(serde_json::to_string_pretty(&c)? + "\n"))?;
     }
+    if let Some(p) = &args.export_html {
+        view::write(p, &compare::html::page(&sets, &c))?;
+    }
     if let Some(p) = &args.export_markdown {
         let mut md = String::from("## scalescope compare\n\n");
         for l in text::header(&c) {

@@ -8,6 +8,7 @@ mod compare;
 mod demo;
 mod probe;
 mod progress;
+mod report;
 mod run;
 mod show;
 mod view;
@@ -57,6 +58,7 @@ pub fn main() -> i32 {
         Some(args::Command::Gen(a)) => probe::gen_data(&a),
         Some(args::Command::Probe(a)) => probe::probe(&a),
         Some(args::Command::Compare(a)) => compare::compare(&a),
+        Some(args::Command::Report(a)) => report::report(&a),
     };
     match result {
         Ok(Exit::Done) => 0,

@@ -4,7 +4,7 @@
 use super::Usage;
 use super::args::ViewArgs;
 use crate::analysis::{self, Analysis, Choice, Options};
-use crate::report::{csv, markdown, model, table, terminal};
+use crate::report::{charts, csv, html, markdown, model, table, terminal};
 use crate::results::Results;
 use std::io::Write;
 use std::path::Path;
@@ -34,21 +34,18 @@ pub fn print_and_export(
 ) -> anyhow::Result<()> {
     let t = table::summary(doc, analysis);
     let notes = table::notes(doc);
-    let waits = table::waits(doc);
-    let mut model_lines = analysis.map(model::lines).unwrap_or_default();
-    let finding_lines = crate::report::findings::lines(&findings(doc, analysis));
     let colour = terminal::colour();
     let mut text = terminal::render(&t, colour);
-    text.push_str(&terminal::render_section("waits", &waits, colour));
-    let ceiling = table::ceiling(doc);
-    text.push_str(&terminal::render_section("I/O ceiling", &ceiling, colour));
-    text.push_str(&terminal::render_section("model", &model_lines, colour));
+    text.push_str(&terminal::render_section("waits", &table::waits(doc), colour));
+    text.push_str(&terminal::render_section("I/O ceiling", &table::ceiling(doc), colour));
+    text.push_str(&terminal::render_section("model", &analysis.map(model::lines).unwrap_or_default(), colour));
+    let finding_lines = crate::report::findings::lines(&findings(doc, analysis));
     text.push_str(&terminal::render_section("findings", &finding_lines, colour));
-    model_lines.extend(ceiling);
-    model_lines.extend(finding_lines.iter().map(|l| l.replace("\n      ", " — ")));
     text.push_str(&terminal::render_section("notes", &notes, colour));
+    let post = markdown_report(doc, analysis);
     if let Some(dir) = folder {
-        write(&dir.join(SUMMARY_MD), &markdown::document(doc, &t, &model_lines, &notes))?;
+        write(&dir.join(SUMMARY_MD), &post)?;
+        write(&dir.join(html::REPORT_HTML), &html_report(doc, analysis, None))?;
         text.push_str(&format!("\nresults: {}\n", dir.join(crate::results::FILE_NAME).display()));
     }
     print(&text)?;
@@ -59,9 +56,39 @@ pub fn print_and_export(
         write(p, &csv::render(doc, analysis))?;
     }
     if let Some(p) = &view.export_markdown {
-        write(p, &markdown::document(doc, &t, &model_lines, &notes))?;
+        write(p, &post)?;
     }
     Ok(())
+}
+
+/// The Markdown post of a results document: the command, machine, table, model, I/O ceiling,
+/// findings and notes.
+pub fn markdown_report(doc: &Results, analysis: Option<&Analysis>) -> String {
+    let t = table::summary(doc, analysis);
+    let mut lines = analysis.map(model::lines).unwrap_or_default();
+    lines.extend(table::ceiling(doc));
+    let found = crate::report::findings::lines(&findings(doc, analysis));
+    lines.extend(found.iter().map(|l| l.replace("\n      ", " — ")));
+    markdown::document(doc, &t, &lines, &table::notes(doc))
+}
+
+/// The HTML report of a results document; `timeline` picks the run whose thread states are drawn
+/// (point index, run index).
+pub fn html_report(doc: &Results, analysis: Option<&Analysis>, timeline: Option<(usize, usize)>) -> String {
+    let t = table::summary(doc, analysis);
+    let model_lines = analysis.map(model::lines).unwrap_or_default();
+    let found = findings(doc, analysis);
+    let figs = charts::figures(&[charts::Drawn { label: String::new(), doc, analysis }], timeline);
+    html::report(&html::Parts {
+        doc,
+        table: &t,
+        model: &model_lines,
+        findings: &found,
+        waits: &table::waits(doc),
+        ceiling: &table::ceiling(doc),
+        notes: &table::notes(doc),
+        figures: &figs,
+    })
 }
 
 /// Writes text to stdout.

@@ -3,6 +3,7 @@
 //! with a bootstrap interval, Welch's test and a noise threshold; the fitted models are set side
 //! by side, and the sampler's breakdowns say what changed.
 
+pub mod html;
 pub mod points;
 pub mod text;
 pub mod why;

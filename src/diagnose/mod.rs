@@ -57,6 +57,18 @@ pub enum Severity {
     High,
 }
 
+impl Severity {
+    /// The name used in reports (`high`, `medium`…).
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::High => "high",
+            Severity::Medium => "medium",
+            Severity::Low => "low",
+            Severity::Info => "info",
+        }
+    }
+}
+
 /// One finding.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
@@ -76,4 +88,11 @@ pub struct Finding {
     /// The count the finding is judged at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<f64>,
+}
+
+impl Finding {
+    /// The kind as written in results.json (`lock-contention`…).
+    pub fn kind_name(&self) -> String {
+        serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+    }
 }

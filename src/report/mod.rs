@@ -1,10 +1,13 @@
 //! Presenting results: the terminal table, Markdown for posts, CSV for spreadsheets.
 
+pub mod charts;
 pub mod csv;
 pub mod findings;
 pub mod format;
+pub mod html;
 pub mod markdown;
 pub mod model;
+pub mod svg;
 pub mod table;
 pub mod terminal;
 pub mod threads;

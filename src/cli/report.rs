@@ -1,0 +1,57 @@
+//! `scalescope report RESULTS`: the report of a results folder as HTML, Markdown or SVG charts.
+
+use super::args::{ReportArgs, ReportFormat};
+use super::{Exit, Usage, view};
+use crate::report::{charts, html};
+use crate::results::Results;
+
+/// Writes the report in the asked format.
+pub fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
+    let (dir, doc) = crate::results::load(&args.results)?;
+    let analysis = view::analysis(&doc, &args.view)?;
+    let timeline = args.timeline.as_deref().map(|t| timeline(&doc, t)).transpose()?;
+    match args.format {
+        ReportFormat::Html => {
+            let path = args.out.clone().unwrap_or_else(|| dir.join(html::REPORT_HTML));
+            view::write(&path, &view::html_report(&doc, analysis.as_ref(), timeline))?;
+            eprintln!("report: {}", path.display());
+        }
+        ReportFormat::Md => {
+            let text = view::markdown_report(&doc, analysis.as_ref());
+            match &args.out {
+                Some(p) => view::write(p, &text)?,
+                None => view::print(&text)?,
+            }
+        }
+        ReportFormat::Svg => {
+            let out = args.out.clone().unwrap_or_else(|| dir.join("charts"));
+            std::fs::create_dir_all(&out).map_err(|e| Usage(format!("cannot create {}: {e}", out.display())))?;
+            let drawn = [charts::Drawn { label: String::new(), doc: &doc, analysis: analysis.as_ref() }];
+            let figs = charts::figures(&drawn, timeline);
+            for f in &figs {
+                view::write(&out.join(format!("{}.svg", f.id)), &format!("{}\n", f.svg))?;
+            }
+            eprintln!("{} charts in {}", figs.len(), out.display());
+        }
+    }
+    Ok(Exit::Done)
+}
+
+/// Finds `LABEL:RUN` (run counted from 1) among the points.
+fn timeline(doc: &Results, spec: &str) -> anyhow::Result<(usize, usize)> {
+    let (label, run) = spec.rsplit_once(':').unwrap_or((spec, "1"));
+    let point = doc.points.iter().position(|p| p.label() == label).ok_or_else(|| {
+        let known: Vec<String> = doc.points.iter().map(|p| p.label()).collect();
+        Usage(format!("--timeline {spec}: no point {label}; the points are {}", known.join(", ")))
+    })?;
+    let n: usize = run
+        .parse()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| Usage(format!("--timeline {spec}: give a run number from 1")))?;
+    let r = doc.points[point].runs.get(n - 1).filter(|r| r.threads.as_ref().is_some_and(|t| t.timeline.is_some()));
+    if r.is_none() {
+        return Err(Usage(format!("--timeline {spec}: {label} has no sampled run {n}")).into());
+    }
+    Ok((point, n - 1))
+}

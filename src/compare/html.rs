@@ -1,0 +1,35 @@
+//! A comparison as one self-contained HTML page: the verdict table, the models side by side,
+//! the why, and the report's charts with one series per set, overlaid.
+
+use super::{Comparison, Set, text};
+use crate::analysis::{Choice, Options as AnalysisOptions};
+use crate::report::{charts, html};
+
+/// Renders the page.
+pub fn page(sets: &[Set], c: &Comparison) -> String {
+    let analyses: Vec<_> = sets
+        .iter()
+        .map(|s| {
+            crate::analysis::analyze_results(&s.doc, &Choice::default(), &AnalysisOptions::default()).ok().flatten()
+        })
+        .collect();
+    let drawn: Vec<charts::Drawn> = sets
+        .iter()
+        .zip(&analyses)
+        .map(|(s, a)| charts::Drawn { label: s.label.clone(), doc: &s.doc, analysis: a.as_ref() })
+        .collect();
+    let figs = charts::figures(&drawn, None);
+    let mut body = String::from("<h1>Comparison</h1>");
+    body.push_str(&html::section("What is compared", &text::header(c)));
+    body.push_str("<h2>Per point</h2>");
+    body.push_str(&html::table(&text::table(c)));
+    body.push_str(&html::section("Models", &text::models(c)));
+    body.push_str(&html::section("Why", &c.why));
+    body.push_str(&html::figures(&figs));
+    let commands: Vec<String> = sets
+        .iter()
+        .map(|s| format!("{}: {}", s.label, crate::report::format::command_line(&s.doc.plan.command)))
+        .collect();
+    body.push_str(&html::section("Commands", &commands));
+    html::page(&format!("scalescope compare: {}", c.labels.join(" vs ")), &body)
+}

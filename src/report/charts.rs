@@ -1,0 +1,248 @@
+//! The charts of a report, built from a results document and its analysis: throughput and time
+//! against the counted parameter (error bars: 95% interval of the mean), speed-up with the ideal
+//! line and the fitted Amdahl and USL curves, efficiency, %CPU, where thread time went per point,
+//! and the timeline of thread states of one run. Several documents overlay their series.
+
+use super::svg::{self, Bars, Chart, PALETTE, Series, Style};
+use crate::analysis::Analysis;
+use crate::analysis::summary::SeriesAnalysis;
+use crate::results::{PointResult, Results};
+use crate::sample::Class;
+
+/// Reads a point's value and its error bar.
+type Measure<'a> = dyn Fn(&PointResult) -> Option<(f64, Option<(f64, f64)>)> + 'a;
+
+/// One chart: an identifier (for files and anchors), a caption and the SVG.
+pub struct Figure {
+    /// `throughput`, `speedup`… (file name of `--format svg`).
+    pub id: String,
+    /// What it shows, in a sentence.
+    pub caption: String,
+    /// The chart.
+    pub svg: String,
+}
+
+/// A result set to draw: its label (empty for a single set), document and analysis.
+pub struct Drawn<'a> {
+    /// Legend prefix when several sets are overlaid.
+    pub label: String,
+    /// The document.
+    pub doc: &'a Results,
+    /// Its analysis, when it has a counted parameter.
+    pub analysis: Option<&'a Analysis>,
+}
+
+/// Colour of each class of thread time.
+pub fn class_colour(c: Class) -> &'static str {
+    match c {
+        Class::CpuUser => "#0072B2",
+        Class::CpuKernel => "#56B4E9",
+        Class::Runqueue => "#E69F00",
+        Class::Lock => "#D55E00",
+        Class::WaitForWork => "#CC79A7",
+        Class::Join => "#BBBBBB",
+        Class::Io => "#009E73",
+        Class::KernelLock => "#F0E442",
+        Class::Ipc => "#8C564B",
+        Class::Sleep => "#DDDDDD",
+        Class::Other => "#999999",
+        Class::Unsampled => "#EEEEEE",
+    }
+}
+
+fn series_name(d: &Drawn, s: &SeriesAnalysis, what: &str) -> String {
+    let parts: Vec<&str> = [d.label.as_str(), s.label.as_str(), what].into_iter().filter(|p| !p.is_empty()).collect();
+    parts.join(" ")
+}
+
+/// Every chart for the sets (one set: a report; several: a comparison, series overlaid).
+pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let first = sets.iter().find_map(|d| d.analysis);
+    if let Some(a0) = first {
+        let x = a0.count.clone();
+        let mut colour = 0;
+        let mut tp = Vec::new();
+        let mut time = Vec::new();
+        let mut speed = Vec::new();
+        let mut eff = Vec::new();
+        let mut cpu = Vec::new();
+        for d in sets {
+            let Some(a) = d.analysis else { continue };
+            for s in &a.series {
+                let c = PALETTE[colour % PALETTE.len()].to_string();
+                colour += 1;
+                let measured = |name: &str, f: &Measure| {
+                    let mut pts = Vec::new();
+                    let mut errs = Vec::new();
+                    for p in &s.points {
+                        if let Some((y, e)) = d.doc.points.get(p.index).and_then(f) {
+                            pts.push((p.count, y));
+                            errs.push(e);
+                        }
+                    }
+                    Series {
+                        name: series_name(d, s, name),
+                        points: pts,
+                        errors: errs,
+                        style: Style::Measured,
+                        colour: c.clone(),
+                    }
+                };
+                let ci = |m: &crate::stats::Summary| Some((m.mean, m.ci95.map(|[l, h]| (l, h))));
+                tp.push(measured("", &|p| p.stats.throughput.as_ref().and_then(ci)));
+                time.push(measured("", &|p| p.stats.wall_s.as_ref().and_then(ci)));
+                cpu.push(measured("", &|p| p.stats.cpu_pct.as_ref().and_then(ci)));
+                let sp: Vec<(f64, f64)> = s.points.iter().map(|p| (p.count, p.speedup)).collect();
+                let sp_err = s.points.iter().map(|p| p.speedup_ci95.map(|[l, h]| (l, h))).collect();
+                speed.push(Series {
+                    name: series_name(d, s, "measured"),
+                    points: sp,
+                    errors: sp_err,
+                    style: Style::Measured,
+                    colour: c.clone(),
+                });
+                let base_rate = s.points.iter().find(|p| p.count == s.baseline).map(|p| p.rate).unwrap_or(0.0);
+                let (lo, hi) = s.points.iter().fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p.count), b.max(p.count)));
+                let grid: Vec<f64> = (0..=60).map(|i| lo * (hi / lo).powf(i as f64 / 60.0)).collect();
+                let mut curve = |name: &str, m: Option<&crate::analysis::models::FittedModel>| {
+                    if let (Some(m), true) = (m, base_rate > 0.0 && hi > lo) {
+                        let pts = grid.iter().map(|&n| (n, m.predict(n).value / base_rate)).collect();
+                        speed.push(Series {
+                            name: series_name(d, s, name),
+                            points: pts,
+                            errors: vec![],
+                            style: Style::Model,
+                            colour: c.clone(),
+                        });
+                    }
+                };
+                curve("Amdahl fit", s.amdahl.as_ref().map(|m| &m.model));
+                curve("USL fit", s.usl.as_ref().map(|m| &m.model));
+                let e: Vec<(f64, f64)> =
+                    s.points.iter().filter_map(|p| Some((p.count, 100.0 * p.efficiency?))).collect();
+                eff.push(Series {
+                    name: series_name(d, s, ""),
+                    points: e,
+                    errors: vec![],
+                    style: Style::Measured,
+                    colour: c,
+                });
+            }
+        }
+        if let (Some(lo), Some(hi)) = (
+            speed.iter().flat_map(|s| s.points.iter().map(|p| p.0)).reduce(f64::min),
+            speed.iter().flat_map(|s| s.points.iter().map(|p| p.0)).reduce(f64::max),
+        ) {
+            let base =
+                sets.iter().find_map(|d| d.analysis.and_then(|a| a.series.first()).map(|s| s.baseline)).unwrap_or(lo);
+            let grid: Vec<(f64, f64)> =
+                (0..=20).map(|i| lo * (hi / lo).powf(i as f64 / 20.0)).map(|n| (n, n / base)).collect();
+            speed.insert(
+                0,
+                Series {
+                    name: "ideal".into(),
+                    points: grid,
+                    errors: vec![],
+                    style: Style::Reference,
+                    colour: "#888".into(),
+                },
+            );
+        }
+        let unit = a0.unit.clone();
+        let mut push = |id: &str, title: &str, y: &str, series: Vec<Series>, caption: &str| {
+            if series.iter().any(|s| !s.points.is_empty()) {
+                let chart = Chart { title: title.into(), x_label: x.clone(), y_label: y.into(), series };
+                out.push(Figure { id: id.into(), caption: caption.into(), svg: svg::line_chart(&chart) });
+            }
+        };
+        push("throughput", "Throughput", &unit, tp, "mean throughput per point; bars: 95% interval of the mean");
+        push("time", "Wall time per run", "seconds", time, "mean wall time per run; bars: 95% interval of the mean");
+        push(
+            "speedup",
+            "Speed-up",
+            "× the baseline",
+            speed,
+            "measured speed-up (bars: 95% bootstrap interval), the ideal line and the fitted models",
+        );
+        push("efficiency", "Parallel efficiency", "%", eff, "speed-up divided by the count relative to the baseline");
+        push("cpu", "CPU utilisation", "% of one CPU", cpu, "user + system CPU time over wall time");
+    }
+    for d in sets {
+        if let Some(f) = thread_bars(d) {
+            out.push(f);
+        }
+    }
+    if let Some(d) = sets.first()
+        && let Some(f) = timeline(d, timeline_run)
+    {
+        out.push(f);
+    }
+    out
+}
+
+/// Where thread time went, one stacked bar per sampled point.
+fn thread_bars(d: &Drawn) -> Option<Figure> {
+    let mut categories = Vec::new();
+    let mut shares: Vec<Vec<f64>> = vec![Vec::new(); Class::ALL.len()];
+    for p in &d.doc.points {
+        let Some(t) = crate::analysis::threads::of_point(p) else { continue };
+        let total: f64 = t.classes.values().sum();
+        if total <= 0.0 {
+            continue;
+        }
+        categories.push(p.label());
+        for (i, c) in Class::ALL.iter().enumerate() {
+            shares[i].push(100.0 * t.classes.get(c).copied().unwrap_or(0.0) / total);
+        }
+    }
+    if categories.is_empty() {
+        return None;
+    }
+    let stacks =
+        Class::ALL.iter().zip(shares).map(|(c, v)| (c.name().to_string(), class_colour(*c).to_string(), v)).collect();
+    let title = if d.label.is_empty() {
+        "Where thread time went".to_string()
+    } else {
+        format!("Where thread time went: {}", d.label)
+    };
+    Some(Figure {
+        id: if d.label.is_empty() { "threads".into() } else { format!("threads-{}", file_safe(&d.label)) },
+        caption: "share of all threads' time per point, by state (from the thread-state sampler)".into(),
+        svg: svg::stacked_bars(&Bars { title, categories, stacks }),
+    })
+}
+
+/// The timeline of one run: `chosen` (point, run), else the first sampled run of the last point.
+fn timeline(d: &Drawn, chosen: Option<(usize, usize)>) -> Option<Figure> {
+    let (pi, ri) = match chosen {
+        Some(c) => c,
+        None => d.doc.points.iter().enumerate().rev().find_map(|(pi, p)| {
+            p.runs
+                .iter()
+                .position(|r| r.succeeded() && r.threads.as_ref().is_some_and(|t| t.timeline.is_some()))
+                .map(|ri| (pi, ri))
+        })?,
+    };
+    let p = d.doc.points.get(pi)?;
+    let t = p.runs.get(ri)?.threads.as_ref()?.timeline.as_ref()?;
+    let widen = |v: &[f32]| v.iter().map(|x| f64::from(*x)).collect::<Vec<f64>>();
+    let mut layers = vec![
+        ("running".to_string(), class_colour(Class::CpuUser).to_string(), widen(&t.running)),
+        ("runqueue".to_string(), class_colour(Class::Runqueue).to_string(), widen(&t.runnable)),
+    ];
+    for (c, v) in &t.waiting {
+        layers.push((c.name().to_string(), class_colour(*c).to_string(), widen(v)));
+    }
+    let title = format!("Thread states over time: {} run {}", p.label(), ri + 1);
+    Some(Figure {
+        id: "timeline".into(),
+        caption: format!("threads in each state over the run ({:.3} s bins)", t.bin_s),
+        svg: svg::stacked_areas(&title, "threads", t.bin_s, &layers),
+    })
+}
+
+/// A label made safe for a file name.
+pub fn file_safe(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+}
