@@ -2,9 +2,9 @@
 //! scaling models and say why it stops scaling.
 //!
 //! Modules follow the data flow, each depending only on those listed before it:
-//! [`machine`], [`mapped`] and [`stats`] (foundations) → [`plan`] → [`exec`] → [`results`] → [`analysis`] →
-//! [`report`]; [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses
-//! arguments.
+//! [`machine`], [`mapped`] and [`stats`] (foundations) → [`plan`] → [`sample`] → [`exec`] →
+//! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`];
+//! [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses arguments.
 
 pub mod machine;
 pub mod mapped;
@@ -15,6 +15,8 @@ pub mod plan;
 pub mod sample;
 
 pub mod exec;
+
+pub mod launch;
 
 pub mod results;
 

@@ -32,6 +32,32 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write the report of a results folder: self-contained HTML, Markdown or SVG charts.
     Report(ReportArgs),
+    /// Run by `run --launcher`/`--copies` on every rank: runs, measures and samples the command
+    /// and writes its part for the coordinator.
+    Agent(AgentArgs),
+}
+
+/// `scalescope agent`.
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// Folder to write this rank's part into.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub parts: PathBuf,
+    /// Start K copies of the command at once, each an agent with its own rank.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub copies: u32,
+    /// Samples per second of the thread-state sampler.
+    #[arg(long, value_name = "HZ", default_value_t = 100.0)]
+    pub sample_rate: f64,
+    /// Do not sample thread states.
+    #[arg(long)]
+    pub no_sample: bool,
+    /// A metric extractor, as for `run`.
+    #[arg(long, value_name = "NAME=REGEX")]
+    pub metric: Vec<String>,
+    /// The command.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// Formats of `scalescope report`.
@@ -130,6 +156,18 @@ pub struct ViewArgs {
     pub export_markdown: Option<PathBuf>,
 }
 
+/// The `--launcher` choices.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LauncherArg {
+    /// scalescope starts the command itself.
+    #[default]
+    Local,
+    /// SLURM's srun.
+    Srun,
+    /// MPI's mpirun.
+    Mpirun,
+}
+
 /// The order of runs across points.
 #[derive(ValueEnum, Clone, Copy, Debug, Default)]
 pub enum OrderArg {
@@ -189,6 +227,21 @@ pub struct RunArgs {
     /// record how much stayed cached.
     #[arg(long, value_name = "PATH", num_args = 1.., action = clap::ArgAction::Append)]
     pub evict: Vec<String>,
+    /// How runs are started: directly, or on every rank through SLURM's srun or mpirun
+    /// (parameters nodes, ntasks or ranks, and cpus map to the launcher's flags).
+    #[arg(long, value_enum, default_value_t)]
+    pub launcher: LauncherArg,
+    /// Extra arguments for the launcher, e.g. `--partition=debug --cpu-bind=cores`.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub launcher_args: Option<String>,
+    /// Pair the parameters' values position by position instead of every combination, e.g.
+    /// `--param ranks=1,2,4 --param threads=8,4,2 --zip`; adds `workers` = their product.
+    #[arg(long)]
+    pub zip: bool,
+    /// Also run K identical copies at once (adds the parameter copies=1,K): do copies slow each
+    /// other down?
+    #[arg(long, value_name = "K")]
+    pub copies: Option<u32>,
     /// After the sweep, measure what these input files can deliver: scalescope's `readspeed`
     /// probe reads them at the sweep's thread counts (cold with --evict), and the report judges
     /// the job's read rate against it.

@@ -59,6 +59,7 @@ pub fn main() -> i32 {
         Some(args::Command::Probe(a)) => probe::probe(&a),
         Some(args::Command::Compare(a)) => compare::compare(&a),
         Some(args::Command::Report(a)) => report::report(&a),
+        Some(args::Command::Agent(a)) => agent(&a),
     };
     match result {
         Ok(Exit::Done) => 0,
@@ -106,4 +107,32 @@ mod scalescope_errors {
     pub use crate::analysis::AnalysisError as Analysis;
     pub use crate::plan::PlanError as Plan;
     pub use crate::results::LoadError as Load;
+}
+
+/// `scalescope agent`: runs on a rank and exits as its command did.
+fn agent(a: &args::AgentArgs) -> anyhow::Result<Exit> {
+    let metrics = a
+        .metric
+        .iter()
+        .map(|m| match m.split_once('=') {
+            Some((name, regex)) => Ok(crate::plan::MetricSpec { name: name.into(), regex: regex.into() }),
+            None => Err(Usage(format!("--metric {m}: write NAME=REGEX"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let o = crate::launch::agent::Options {
+        parts: a.parts.clone(),
+        copies: a.copies,
+        sample_rate_hz: (!a.no_sample).then_some(a.sample_rate),
+        metrics,
+        command: a.command.clone(),
+    };
+    match crate::launch::agent::run(&o) {
+        Ok(0) => Ok(Exit::Done),
+        Ok(code) => {
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(code)
+        }
+        Err(e) => Err(anyhow::anyhow!("agent: {e}")),
+    }
 }

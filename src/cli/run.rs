@@ -1,13 +1,15 @@
 //! `scalescope run`: builds the plan from the flags (or reloads it with `--resume`), runs the
 //! sweep into a results folder, then prints and exports the table.
 
-use super::args::{OrderArg, RunArgs};
+use super::args::{LauncherArg, OrderArg, RunArgs};
 use super::{Exit, Usage, progress::Session, view};
 use crate::exec::evict;
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{ExecError, signals};
 use crate::plan::schedule::PointProgress;
-use crate::plan::{Hooks, MetricSpec, Order, Param, Plan, Runs, parse_seconds, values};
+use crate::plan::{
+    Hooks, Launcher, LauncherKind, MetricSpec, Order, Param, Plan, Runs, launcher, parse_seconds, values,
+};
 use crate::results::{Results, Status, Store, time};
 use std::path::PathBuf;
 
@@ -156,6 +158,26 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
         let values = values::expand(spec, nproc).map_err(|e| Usage(format!("--param {name}: {e}")))?;
         plan_params.push(Param { name: name.to_string(), values });
     }
+    if let Some(k) = args.copies {
+        if k == 0 || plan_params.iter().any(|p: &Param| p.name == launcher::COPIES) {
+            return Err(Usage("--copies K needs K ≥ 1 and no parameter named copies".into()).into());
+        }
+        let values = if k == 1 { vec!["1".to_string()] } else { vec!["1".to_string(), k.to_string()] };
+        plan_params.push(Param { name: launcher::COPIES.into(), values });
+    }
+    let mut scale = args.view.scale.clone();
+    if args.zip {
+        let numeric: Vec<&Param> =
+            plan_params.iter().filter(|p| p.values.iter().all(|v| v.parse::<f64>().is_ok())).collect();
+        let same_len = plan_params.iter().all(|p| p.values.len() == plan_params[0].values.len());
+        if numeric.len() >= 2 && same_len && !plan_params.iter().any(|p| p.name == "workers") {
+            let values = (0..numeric[0].values.len())
+                .map(|i| numeric.iter().map(|p| p.values[i].parse::<f64>().unwrap_or(1.0)).product::<f64>().to_string())
+                .collect();
+            plan_params.push(Param { name: "workers".into(), values });
+            scale = scale.or(Some("workers".into()));
+        }
+    }
     let runs = match (args.runs, args.min_runs, args.max_runs) {
         (Some(n), _, _) => Runs::fixed(n),
         (None, min, max) => {
@@ -195,9 +217,18 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
         timeout_s,
         ignore_failure: args.ignore_failure,
         sample_rate_hz: (!args.no_sample).then_some(args.sample_rate),
-        scale: args.view.scale.clone(),
+        scale,
         baseline: args.view.baseline.clone(),
         ceiling: args.ceiling.iter().map(|p| p.display().to_string()).collect(),
+        launcher: Launcher {
+            kind: match args.launcher {
+                LauncherArg::Local => LauncherKind::Local,
+                LauncherArg::Srun => LauncherKind::Srun,
+                LauncherArg::Mpirun => LauncherKind::Mpirun,
+            },
+            args: args.launcher_args.as_deref().unwrap_or("").split_whitespace().map(String::from).collect(),
+        },
+        zip: args.zip,
     })
 }
 

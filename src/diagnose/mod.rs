@@ -3,6 +3,7 @@
 //! the gap to ideal speed-up it explains, and what to try next. Ordered by that cost.
 
 pub mod evidence;
+mod ranks;
 mod rules;
 
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,14 @@ pub enum Kind {
     StartupDominated,
     /// Run-to-run variation too large to trust small differences.
     NoisyMeasurement,
+    /// One rank (or node) finishes well after the others, which wait for it.
+    RankImbalance,
+    /// Ranks or copies that failed or never reported; the others' figures are kept.
+    FailedRanks,
+    /// Concurrent copies slow each other down: they share a saturated resource.
+    CopiesInterfere,
+    /// Concurrent copies run as fast as one alone.
+    CopiesIndependent,
 }
 
 /// How much a finding matters.

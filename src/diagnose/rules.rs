@@ -20,6 +20,7 @@ const GOOD_EFFICIENCY: f64 = 0.85;
 pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     let mut out = Vec::new();
     noisy(doc, &mut out);
+    super::ranks::rules(doc, &mut out);
     let Some(a) = analysis else { return out };
     for s in &a.series {
         series(doc, a, s, &mut out);
@@ -289,6 +290,17 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
         }
     }
 
+    if name == "copies" {
+        // Copies are not workers sharing one job: say whether they slow each other, not how the job scales.
+        let mine: Vec<Finding> = out.drain(before..).collect();
+        out.extend(mine.into_iter().filter(|f| !describes_curve(f.kind)));
+        let moved = |c: Class| match (eb, et) {
+            (Some(b), Some(t)) => t.share(c) - b.share(c),
+            _ => 0.0,
+        };
+        super::ranks::copies(doc, top, base, &moved, et, label.as_str(), out);
+        return;
+    }
     let serious = out[before..].iter().any(|f| f.severity > Severity::Info);
     if let Some(eff) = top.efficiency
         && eff >= GOOD_EFFICIENCY

@@ -182,13 +182,20 @@ pub fn kill_strays(earlier: &[i32]) -> u32 {
             break;
         }
         for &c in &children {
+            // An orphan that already exited (a launcher's short-lived helper) is only reaped.
+            let zombie = std::fs::read_to_string(format!("/proc/{c}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()))
+                == Some('Z');
             // SAFETY: kill and waitpid on our own children.
             unsafe {
-                libc::kill(c, libc::SIGKILL);
+                if !zombie {
+                    libc::kill(c, libc::SIGKILL);
+                }
                 libc::waitpid(c, std::ptr::null_mut(), 0);
             }
+            killed += u32::from(!zombie);
         }
-        killed += children.len() as u32;
     }
     killed
 }

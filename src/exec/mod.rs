@@ -7,6 +7,7 @@ pub mod ceiling;
 pub mod child;
 pub mod evict;
 pub mod metrics;
+pub mod ranks;
 pub mod record;
 pub mod signals;
 pub mod sweep;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 /// Everything measured about one run of one point.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunRecord {
     /// Position of this run among the point's measured runs (0-based).
     pub index: u32,
@@ -72,6 +72,12 @@ pub struct RunRecord {
     /// Captured stderr, relative to the results folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stderr: Option<OutputFile>,
+    /// What each rank or copy measured, when launched through `scalescope agent`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ranks: Vec<super::ranks::RankPart>,
+    /// Ranks that never reported (crashed before writing, or never started).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub missing_ranks: Vec<u32>,
 }
 
 impl RunRecord {

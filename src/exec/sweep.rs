@@ -94,13 +94,20 @@ pub fn run(
         sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let sample = plan.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() });
+        let index = sink.runs_recorded(p) as u32;
+        let stem = if warmup { format!("{p:03}-warmup") } else { format!("{p:03}-{index:03}") };
+        let parts = point.launch.as_ref().map(|_| parts_dir(sink, &stem));
+        let argv = match (&point.launch, &parts) {
+            (Some(l), Some(dir)) => agent_argv(l, dir, plan, &point.argv)?,
+            _ => point.argv.clone(),
+        };
         let spec = Spec {
-            argv: &point.argv,
+            argv: &argv,
             env: &point.env,
             timeout,
             scanner: scanner.clone(),
             show_output,
-            sample,
+            sample: if point.launch.is_some() { None } else { sample },
             kill_leftovers: true,
         };
         let outcome = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
@@ -109,10 +116,15 @@ pub fn run(
         }
         hook("conclude", &point.hooks.conclude, point, show_output)?;
 
-        let index = sink.runs_recorded(p) as u32;
         let mut record = measure(&outcome, point, index, started, &scanner);
         record.evict = eviction;
-        let stem = if warmup { format!("{p:03}-warmup") } else { format!("{p:03}-{index:03}") };
+        if let (Some(l), Some(dir)) = (&point.launch, &parts) {
+            super::ranks::merge(&mut record, super::ranks::read_all(dir), l.ranks, point.work.is_some());
+            let _ = std::fs::remove_dir_all(dir);
+            if let Some(base) = dir.parent() {
+                let _ = std::fs::remove_dir(base);
+            }
+        }
         let failed = !record.succeeded();
         if !warmup || failed {
             record.stdout = save_output(sink, &stem, "stdout", &outcome.stdout);
@@ -197,7 +209,45 @@ fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner:
         threads: o.threads.clone(),
         stdout: None,
         stderr: None,
+        ranks: Vec::new(),
+        missing_ranks: Vec::new(),
     }
+}
+
+/// A fresh folder for the parts of one launched run: inside the results folder (shared with the
+/// nodes when the results are on a shared filesystem), else a temporary one.
+fn parts_dir(sink: &dyn Sink, stem: &str) -> PathBuf {
+    let base = sink.folder().unwrap_or_else(std::env::temp_dir).join("parts");
+    let base = std::path::absolute(&base).unwrap_or(base);
+    let dir = base.join(format!("{stem}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The launcher's argv, then `scalescope agent` with the parts folder, sampling and metrics, then
+/// the command.
+fn agent_argv(
+    l: &crate::plan::Launch,
+    dir: &std::path::Path,
+    plan: &Plan,
+    command: &[String],
+) -> Result<Vec<String>, ExecError> {
+    let exe = std::env::current_exe().map_err(|e| ExecError::Usage(format!("cannot find scalescope itself: {e}")))?;
+    let mut argv = l.prefix.clone();
+    argv.extend([exe.display().to_string(), "agent".into(), "--parts".into(), dir.display().to_string()]);
+    if l.copies > 0 {
+        argv.extend(["--copies".into(), l.copies.to_string()]);
+    }
+    match plan.sample_rate_hz {
+        Some(hz) => argv.extend(["--sample-rate".into(), hz.to_string()]),
+        None => argv.push("--no-sample".into()),
+    }
+    for m in &plan.metrics {
+        argv.extend(["--metric".into(), format!("{}={}", m.name, m.regex)]);
+    }
+    argv.push("--".into());
+    argv.extend(command.iter().cloned());
+    Ok(argv)
 }
 
 fn units(o: &Outcome) -> Vec<(String, String)> {

@@ -4,6 +4,7 @@
 
 mod duration;
 mod error;
+pub mod launcher;
 pub mod quantity;
 pub mod schedule;
 pub mod template;
@@ -13,6 +14,7 @@ pub mod work;
 pub use duration::parse_seconds;
 pub use error::PlanError;
 use error::invalid;
+pub use launcher::{Launch, Launcher, LauncherKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use template::{Quote, substitute};
@@ -133,6 +135,12 @@ pub struct Plan {
     /// Input files whose read ceiling `readspeed` measures after the sweep.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ceiling: Vec<String>,
+    /// How runs are started (directly, local copies, srun, mpirun).
+    #[serde(skip_serializing_if = "Launcher::is_local", default)]
+    pub launcher: Launcher,
+    /// Pair the parameters' values position by position instead of the cartesian product.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub zip: bool,
 }
 
 /// One point of the grid with everything substituted, ready to execute.
@@ -150,6 +158,8 @@ pub struct Point {
     pub evict: Vec<PathBuf>,
     /// Work per run, when known.
     pub work: Option<Work>,
+    /// How the runs are launched, when not directly (copies, srun, mpirun).
+    pub launch: Option<Launch>,
 }
 
 impl Point {
@@ -191,8 +201,15 @@ impl Plan {
         v
     }
 
-    /// Every combination of parameter values, first parameter outermost.
+    /// Every combination of parameter values, first parameter outermost; with `zip`, the values
+    /// paired position by position.
     pub fn grid(&self) -> Vec<Vec<(String, String)>> {
+        if self.zip {
+            let n = self.params.first().map_or(0, |p| p.values.len());
+            return (0..n)
+                .map(|i| self.params.iter().map(|p| (p.name.clone(), p.values[i].clone())).collect())
+                .collect();
+        }
         let mut grid: Vec<Vec<(String, String)>> = vec![Vec::new()];
         for p in &self.params {
             grid = grid
@@ -226,6 +243,13 @@ impl Plan {
                 return Err(invalid!("the parameter '{}' has no values", p.name));
             }
             seen.push(&p.name);
+        }
+        if self.zip && self.params.iter().any(|p| p.values.len() != self.params[0].values.len()) {
+            let lens: Vec<String> = self.params.iter().map(|p| format!("{} has {}", p.name, p.values.len())).collect();
+            return Err(invalid!(
+                "--zip pairs values position by position, so every parameter needs as many ({})",
+                lens.join(", ")
+            ));
         }
         if let Some(scale) = &self.scale
             && !self.params.iter().any(|p| &p.name == scale)
@@ -270,7 +294,10 @@ impl Plan {
         };
         let evict = self.evict.iter().map(|e| plain(e).map(PathBuf::from)).collect::<Result<_, _>>()?;
         let work = self.work.as_deref().map(|w| plain(w).and_then(|w| work::evaluate(&w))).transpose()?;
-        Ok(Point { params, argv, env, hooks, evict, work })
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        let launch = launcher::launch_for(&self.launcher, &params, root)?;
+        Ok(Point { params, argv, env, hooks, evict, work, launch })
     }
 }
 
@@ -305,6 +332,8 @@ mod tests {
             scale: None,
             baseline: None,
             ceiling: vec![],
+            launcher: Launcher::default(),
+            zip: false,
         }
     }
 

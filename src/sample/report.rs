@@ -57,6 +57,46 @@ pub struct ThreadReport {
 }
 
 impl ThreadReport {
+    /// Adds another process's report (another rank of the same run): class times, counts and
+    /// waits add up, the wall time is the longer one; the timeline and hot functions stay this one's.
+    pub fn absorb(&mut self, o: &ThreadReport) {
+        self.wall_s = self.wall_s.max(o.wall_s);
+        for (c, s) in &o.classes {
+            *self.classes.entry(*c).or_default() += s;
+        }
+        self.threads_seen += o.threads_seen;
+        self.processes_seen += o.processes_seen;
+        self.peak_threads += o.peak_threads;
+        self.samples += o.samples;
+        self.sampler_cpu_s += o.sampler_cpu_s;
+        self.voluntary_switches += o.voluntary_switches;
+        self.involuntary_switches += o.involuntary_switches;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+        for w in &o.top_waits {
+            match self.top_waits.iter_mut().find(|m| m.name == w.name && m.class == w.class) {
+                Some(m) => {
+                    m.seconds += w.seconds;
+                    m.waiters += w.waiters;
+                }
+                None => self.top_waits.push(w.clone()),
+            }
+        }
+        self.top_waits.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+        for (i, s) in o.concurrency_s.iter().enumerate() {
+            if i >= self.concurrency_s.len() {
+                self.concurrency_s.push(0.0);
+            }
+            self.concurrency_s[i] += s;
+        }
+        self.threads.extend(o.threads.iter().cloned());
+        for l in &o.limits {
+            if !self.limits.contains(l) {
+                self.limits.push(l.clone());
+            }
+        }
+    }
+
     /// Total thread time.
     pub fn total_s(&self) -> f64 {
         self.classes.values().sum()

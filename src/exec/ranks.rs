@@ -1,0 +1,162 @@
+//! The parts of a launched run: every rank (or local copy) runs under `scalescope agent`, which
+//! writes what it measured to `rank-NNNNN.json` in the run's parts folder; the coordinator reads
+//! them all and merges them into the run: CPU time summed over ranks, peak memory the largest,
+//! throughput the sum of the ranks' throughputs, and a failed or missing rank fails the run while
+//! every other rank's figures are kept.
+
+use super::record::RunRecord;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// What one rank measured.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankPart {
+    /// Rank (MPI, SLURM task id) or copy number, from 0.
+    pub rank: u32,
+    /// Host it ran on.
+    pub node: String,
+    /// Wall time from its spawn to its exit.
+    pub wall_s: f64,
+    /// User CPU seconds (its process tree).
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// Peak resident set.
+    pub max_rss_bytes: u64,
+    /// Bytes read through read calls, when readable.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub syscall_read_bytes: Option<u64>,
+    /// Bytes read from storage.
+    #[serde(default)]
+    pub storage_read_bytes: u64,
+    /// Exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// Terminating signal, when killed.
+    pub signal: Option<i32>,
+    /// Metrics read from its output.
+    #[serde(default)]
+    pub metrics: Map<String, Value>,
+    /// Where its threads' time went, when sampled.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub threads: Option<crate::sample::ThreadReport>,
+}
+
+impl RankPart {
+    /// Whether the rank exited with code 0.
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+/// The file a rank writes into the parts folder.
+pub fn part_path(dir: &Path, rank: u32) -> PathBuf {
+    dir.join(format!("rank-{rank:05}.json"))
+}
+
+/// Writes a part atomically (a temporary file renamed into place).
+pub fn write(dir: &Path, part: &RankPart) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let path = part_path(dir, part.rank);
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec(part).map_err(std::io::Error::other)?)?;
+    std::fs::rename(tmp, path)
+}
+
+/// Every readable part in `dir`, by rank; unreadable files are skipped (that rank counts as missing).
+pub fn read_all(dir: &Path) -> Vec<RankPart> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut parts: Vec<RankPart> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect();
+    parts.sort_by_key(|p| p.rank);
+    parts.dedup_by_key(|p| p.rank);
+    parts
+}
+
+/// Merges the parts of `expected` ranks into the run measured by the launcher; unless the
+/// throughput comes from `--work` (`work_based`), it becomes the sum of the ranks' throughputs.
+pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_based: bool) {
+    run.missing_ranks = (0..expected).filter(|r| !parts.iter().any(|p| p.rank == *r)).collect();
+    if !parts.is_empty() {
+        run.user_s = parts.iter().map(|p| p.user_s).sum();
+        run.sys_s = parts.iter().map(|p| p.sys_s).sum();
+        run.cpu_pct = if run.wall_s > 0.0 { 100.0 * (run.user_s + run.sys_s) / run.wall_s } else { 0.0 };
+        run.max_rss_bytes = parts.iter().map(|p| p.max_rss_bytes).max().unwrap_or(0);
+        run.storage_read_bytes = parts.iter().map(|p| p.storage_read_bytes).sum();
+        run.syscall_read_bytes = parts.iter().map(|p| p.syscall_read_bytes).sum();
+        let tps: Option<Vec<f64>> = parts.iter().map(|p| p.metrics.get("throughput").and_then(Value::as_f64)).collect();
+        match tps.filter(|_| parts.len() as u32 == expected) {
+            Some(tps) => {
+                let sum: f64 = tps.iter().sum();
+                let value = serde_json::Number::from_f64(sum).map_or(Value::Null, Value::Number);
+                run.metrics.insert("throughput".into(), value);
+                if !work_based {
+                    run.throughput = Some(sum);
+                }
+            }
+            None if !work_based => run.throughput = None,
+            None => {}
+        }
+        let mut reports = parts.iter().filter_map(|p| p.threads.clone());
+        if let Some(mut first) = reports.next() {
+            for r in reports {
+                first.absorb(&r);
+            }
+            run.threads = Some(first);
+        }
+    }
+    let failed = parts.iter().find(|p| !p.succeeded());
+    if run.exit_code == Some(0) {
+        if let Some(f) = failed {
+            run.exit_code = f.exit_code;
+            run.signal = f.signal;
+        } else if !run.missing_ranks.is_empty() {
+            run.exit_code = None;
+        }
+    }
+    run.ranks = parts;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(rank: u32, user: f64, tp: f64, exit: i32) -> RankPart {
+        let mut metrics = Map::new();
+        metrics.insert("throughput".into(), tp.into());
+        RankPart {
+            rank,
+            node: "n".into(),
+            wall_s: 1.0,
+            user_s: user,
+            exit_code: Some(exit),
+            metrics,
+            max_rss_bytes: 10 * (rank as u64 + 1),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn ranks_add_up_and_a_failed_or_missing_rank_fails_the_run() {
+        let d = tempfile::tempdir().unwrap();
+        for p in [part(1, 2.0, 30.0, 0), part(0, 1.0, 10.0, 0)] {
+            write(d.path(), &p).unwrap();
+        }
+        std::fs::write(d.path().join("rank-00007.json"), "{ truncated").unwrap();
+        let parts = read_all(d.path());
+        assert_eq!(parts.iter().map(|p| p.rank).collect::<Vec<_>>(), [0, 1]);
+        let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
+        merge(&mut run, parts.clone(), 2, false);
+        assert_eq!((run.user_s, run.cpu_pct, run.throughput, run.max_rss_bytes), (3.0, 150.0, Some(40.0), 20));
+        assert!(run.succeeded() && run.missing_ranks.is_empty());
+        let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
+        merge(&mut run, parts.clone(), 3, false);
+        assert_eq!((run.missing_ranks.clone(), run.succeeded(), run.throughput), (vec![2], false, None));
+        let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
+        merge(&mut run, vec![part(0, 1.0, 10.0, 0), part(1, 1.0, 10.0, 3)], 2, false);
+        assert_eq!((run.exit_code, run.ranks.len()), (Some(3), 2));
+    }
+}

@@ -1,0 +1,96 @@
+//! `scalescope agent`: started by the launcher on every rank (or, with `--copies K`, starting K
+//! copies of itself), it runs the command, measures and samples it locally, echoes its output, and
+//! writes its part into the run's parts folder. It exits as the command did.
+
+use crate::exec::child::{self, Spec};
+use crate::exec::metrics::Scanner;
+use crate::exec::ranks::{self, RankPart};
+use crate::exec::signals;
+use crate::plan::MetricSpec;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the agent is asked to do.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where to write the part.
+    pub parts: PathBuf,
+    /// Start this many local copies (each an agent with its own rank); 0 for one rank.
+    pub copies: u32,
+    /// Sampling rate, or `None` for no sampling.
+    pub sample_rate_hz: Option<f64>,
+    /// Metric extractors.
+    pub metrics: Vec<MetricSpec>,
+    /// The command.
+    pub command: Vec<String>,
+}
+
+/// Runs the agent; returns the exit code to leave with.
+pub fn run(o: &Options) -> Result<i32, String> {
+    signals::install();
+    child::become_subreaper();
+    if o.copies > 0 && std::env::var_os("SCALESCOPE_RANK").is_none() {
+        return fan_out(o);
+    }
+    let rank = super::rank_from_env().unwrap_or(0);
+    let scanner = Arc::new(Scanner::new(&o.metrics).map_err(|e| e.to_string())?);
+    let env = vec![("SCALESCOPE_RANK".to_string(), rank.to_string())];
+    let spec = Spec {
+        argv: &o.command,
+        env: &env,
+        timeout: None,
+        scanner,
+        show_output: true,
+        sample: o.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() }),
+        kill_leftovers: true,
+    };
+    let out = child::run(&spec).map_err(|e| e.0)?;
+    let mut metrics = Map::new();
+    for f in out.stdout.found.iter().chain(&out.stderr.found) {
+        metrics
+            .entry(f.name.clone())
+            .or_insert_with(|| serde_json::Number::from_f64(f.value).map_or(Value::Null, Value::Number));
+    }
+    let part = RankPart {
+        rank,
+        node: super::node_name(),
+        wall_s: out.wall_s,
+        user_s: out.usage.user_s,
+        sys_s: out.usage.sys_s,
+        max_rss_bytes: out.usage.max_rss_bytes,
+        syscall_read_bytes: out.io.map(|(r, _)| r),
+        storage_read_bytes: out.usage.in_blocks * 512,
+        exit_code: out.exit_code,
+        signal: out.signal,
+        metrics,
+        threads: out.threads,
+    };
+    ranks::write(&o.parts, &part).map_err(|e| format!("cannot write its part into {}: {e}", o.parts.display()))?;
+    Ok(match (out.exit_code, out.signal) {
+        (Some(c), _) => c,
+        (_, Some(s)) => 128 + s,
+        _ => 1,
+    })
+}
+
+/// Starts `copies` agents at once, each with its rank in SCALESCOPE_RANK, and waits for all;
+/// returns the first non-zero exit code.
+fn fan_out(o: &Options) -> Result<i32, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find scalescope itself: {e}"))?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let children = (0..o.copies)
+        .map(|i| std::process::Command::new(&exe).args(&args).env("SCALESCOPE_RANK", i.to_string()).spawn())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot start a copy: {e}"))?;
+    let mut code = 0;
+    for mut c in children {
+        let status = c.wait().map_err(|e| e.to_string())?;
+        let this =
+            status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0));
+        if code == 0 {
+            code = this;
+        }
+    }
+    Ok(code)
+}

@@ -1,0 +1,208 @@
+//! Beyond one process: local copies, ranks through a real one-node SLURM (`srun`) and OpenMPI
+//! (`mpirun`), merged parts, straggler and failed ranks, copies that do or do not interfere, and
+//! zipped ranks × threads grids. `.ci/run` starts SLURM and sets SCALESCOPE_REQUIRE_SLURM=1.
+
+mod common;
+
+use common::{bin, results, scalescope, stderr, stdout};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// The launcher tests share two CPUs and one SLURM node: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn run(dir: &Path, options: &[&str], command: &[&str]) -> std::process::Output {
+    let mut args = vec!["run", "-o", "r", "-w", "0"];
+    args.extend(options);
+    args.push("--");
+    args.extend(command);
+    scalescope(dir, &args)
+}
+
+fn kinds(doc: &Value) -> Vec<String> {
+    doc["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
+}
+
+fn finding<'a>(doc: &'a Value, kind: &str) -> &'a Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind}: {}", doc["findings"]))
+}
+
+fn probe(threads: &str) -> Vec<String> {
+    [
+        bin().display().to_string(),
+        "probe".into(),
+        "scalable".into(),
+        "--threads".into(),
+        threads.into(),
+        "--ops".into(),
+        "150000000".into(),
+    ]
+    .to_vec()
+}
+
+#[test]
+fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let p = probe("1");
+    let cmd: Vec<&str> = p.iter().map(String::as_str).collect();
+    let o = run(d.path(), &["-r", "3", "--copies", "2"], &cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let run2 = &doc["points"][1]["runs"][0];
+    let ranks = run2["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    let sum_tp: f64 = ranks.iter().map(|r| r["metrics"]["throughput"].as_f64().unwrap()).sum();
+    assert!((run2["throughput"].as_f64().unwrap() - sum_tp).abs() < 1.0);
+    let sum_user: f64 = ranks.iter().map(|r| r["user_s"].as_f64().unwrap()).sum();
+    assert!((run2["user_s"].as_f64().unwrap() - sum_user).abs() < 1e-9);
+    assert!(ranks.iter().all(|r| r["threads"].is_object()), "each copy is sampled");
+    let k = kinds(&doc);
+    assert!(k.contains(&"copies-independent".into()), "{k:?}");
+    for silent in ["copies-interfere", "rank-imbalance", "failed-ranks", "lock-contention", "kernel-contention"] {
+        assert!(!k.contains(&silent.to_string()), "{silent}: {k:?}");
+    }
+}
+
+#[test]
+fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let lock = d.path().join("lockfile").display().to_string();
+    let mut cmd = vec!["flock".to_string(), lock];
+    cmd.extend(probe("1"));
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let o = run(d.path(), &["-r", "3", "--copies", "2"], &cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let f = finding(&doc, "copies-interfere");
+    let ev = f["evidence"].to_string();
+    assert!(ev.contains("a copy takes") && ev.contains("flock"), "{f}");
+    assert!(!kinds(&doc).contains(&"copies-independent".into()));
+}
+
+#[test]
+fn a_straggler_rank_is_named_and_a_crashed_rank_is_kept_as_failed() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let slow = r#"if [ "$SCALESCOPE_RANK" = 1 ]; then sleep 0.5; else sleep 0.1; fi"#;
+    let o = run(d.path(), &["-r", "2", "--no-sample", "--param", "copies=2", "--shell"], &[slow]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let f = finding(&doc, "rank-imbalance");
+    assert!(f["summary"].as_str().unwrap().contains("rank 1 on"), "{f}");
+    assert!(!kinds(&doc).contains(&"failed-ranks".into()));
+
+    let _ = std::fs::remove_dir_all(d.path().join("r"));
+    let crash = r#"if [ "$SCALESCOPE_RANK" = 1 ]; then exit 3; fi; echo scalescope-metric throughput 5"#;
+    let o = run(d.path(), &["-r", "2", "--no-sample", "-i", "--param", "copies=2", "--shell"], &[crash]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let r0 = &doc["points"][0]["runs"][0];
+    assert_eq!(r0["exit_code"], 3, "{r0}");
+    let ranks = r0["ranks"].as_array().unwrap();
+    assert_eq!(ranks[0]["exit_code"], 0);
+    assert_eq!(ranks[0]["metrics"]["throughput"], 5.0);
+    let f = finding(&doc, "failed-ranks");
+    assert!(
+        f["evidence"][0].as_str().unwrap().contains("rank 1 on")
+            && f["evidence"][0].as_str().unwrap().contains("exit code 3"),
+        "{f}"
+    );
+}
+
+#[test]
+fn a_zipped_grid_counts_workers_as_ranks_times_threads() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run(
+        d.path(),
+        &["-r", "1", "--no-sample", "--param", "ranks=1,2,4", "--param", "threads=4,2,1", "--zip"],
+        &["true"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let labels: Vec<String> = doc["points"].as_array().unwrap().iter().map(|p| p["params"].to_string()).collect();
+    assert_eq!(labels.len(), 3, "{labels:?}");
+    assert!(
+        labels[1].contains("\"ranks\":2") && labels[1].contains("\"threads\":2") && labels[1].contains("\"workers\":4"),
+        "{labels:?}"
+    );
+    assert_eq!(doc["plan"]["scale"], "workers");
+    let o = run(d.path(), &["--param", "ranks=1,2", "--param", "threads=4,2,1", "--zip"], &["true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--zip pairs values position by position"), "{}", stderr(&o));
+    let o = run(d.path(), &["--launcher", "mpirun", "--param", "nodes=2"], &["true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--launcher mpirun maps only ntasks/ranks"), "{}", stderr(&o));
+}
+
+/// Whether a launcher can be used here; required (a failure, not a skip) under .ci/run.
+fn available(tool: &str) -> bool {
+    let found = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
+    let slurm_ok = tool != "srun" || std::env::var_os("SLURM_CONF").is_some();
+    if !(found && slurm_ok) {
+        assert!(std::env::var_os("SCALESCOPE_REQUIRE_SLURM").is_none(), "{tool} is required here but not usable");
+        eprintln!("note: {tool} not usable here (for srun: SLURM_CONF unset); skipped");
+        return false;
+    }
+    true
+}
+
+fn two_ranks_merged(doc: &Value, point: usize) {
+    let runs = doc["points"][point]["runs"].as_array().unwrap();
+    for r in runs {
+        let ranks = r["ranks"].as_array().unwrap();
+        assert_eq!(ranks.len(), 2, "{r}");
+        assert!(ranks.iter().all(|x| x["exit_code"] == 0 && !x["node"].as_str().unwrap().is_empty()));
+        let sum: f64 = ranks.iter().map(|x| x["metrics"]["throughput"].as_f64().unwrap()).sum();
+        assert!((r["throughput"].as_f64().unwrap() - sum).abs() < 1.0);
+    }
+}
+
+#[test]
+fn srun_launches_every_rank_through_slurm() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !available("srun") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let p = probe("1");
+    let cmd: Vec<&str> = p.iter().map(String::as_str).collect();
+    let o = run(d.path(), &["-r", "2", "--launcher", "srun", "--param", "ntasks=1,2"], &cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    assert_eq!(doc["plan"]["launcher"]["kind"], "srun");
+    two_ranks_merged(&doc, 1);
+    assert!(stdout(&o).contains("2 ntasks"), "{}", stdout(&o));
+    // More tasks than CPUs: SLURM refuses unless told to overcommit.
+    let _ = std::fs::remove_dir_all(d.path().join("r"));
+    let o = run(
+        d.path(),
+        &["-r", "1", "--no-sample", "--launcher", "srun", "--launcher-args", "--overcommit", "--param", "ntasks=3"],
+        &cmd,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    assert_eq!(doc["points"][0]["runs"][0]["ranks"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn mpirun_launches_every_rank() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !available("mpirun") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let p = probe("1");
+    let cmd: Vec<&str> = p.iter().map(String::as_str).collect();
+    let o = run(d.path(), &["-r", "2", "--no-sample", "--launcher", "mpirun", "--param", "ranks=1,2"], &cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    two_ranks_merged(&doc, 1);
+}
