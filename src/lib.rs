@@ -2,10 +2,11 @@
 //! scaling models and say why it stops scaling.
 //!
 //! Modules follow the data flow, each depending only on those listed before it:
-//! [`machine`], [`mapped`] and [`stats`] (foundations) → [`plan`] → [`sample`] → [`exec`] →
+//! [`files`], [`machine`], [`mapped`] and [`stats`] (foundations) → [`plan`] → [`sample`] → [`exec`] →
 //! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`];
 //! [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses arguments.
 
+pub mod files;
 pub mod machine;
 pub mod mapped;
 pub mod stats;

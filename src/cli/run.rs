@@ -74,6 +74,12 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         view::findings(&store.doc, analysis.as_ref()).iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
     store.finish(status)?;
     view::print_and_export(&store.doc, analysis.as_ref(), Some(store.dir()), &args.view)?;
+    if store.recreated.get() {
+        eprintln!(
+            "scalescope: warning: the results folder {} was deleted during the sweep; it was made again with every run",
+            store.dir().display()
+        );
+    }
     if let Some(m) = message {
         eprintln!("scalescope: {m}");
     }

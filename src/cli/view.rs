@@ -101,5 +101,6 @@ pub fn print(text: &str) -> anyhow::Result<()> {
 
 /// Writes a file, a failure being the user's to fix.
 pub fn write(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).map_err(|e| Usage(format!("cannot write {}: {e}", path.display())).into())
+    crate::files::write(path, text.as_bytes())
+        .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())).into())
 }

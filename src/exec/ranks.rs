@@ -59,7 +59,7 @@ pub fn write(dir: &Path, part: &RankPart) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let path = part_path(dir, part.rank);
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(part).map_err(std::io::Error::other)?)?;
+    crate::files::write(&tmp, &serde_json::to_vec(part).map_err(std::io::Error::other)?)?;
     std::fs::rename(tmp, path)
 }
 

@@ -261,7 +261,7 @@ fn save_output(sink: &dyn Sink, stem: &str, stream: &str, cap: &super::capture::
     let dir = sink.folder()?.join("output");
     std::fs::create_dir_all(&dir).ok()?;
     let name = format!("{stem}.{stream}");
-    std::fs::write(dir.join(&name), cap.bytes()).ok()?;
+    crate::files::write(&dir.join(&name), &cap.bytes()).ok()?;
     Some(OutputFile { path: format!("output/{name}"), bytes: cap.total, truncated: cap.truncated() })
 }
 

@@ -11,7 +11,8 @@ pub fn parse(text: &str) -> Option<(f64, &str)> {
     let value: f64 = t[..end].parse().ok()?;
     let rest = t[end..].trim_start();
     let (mult, unit) = prefix(rest);
-    value.is_finite().then_some((value * mult, unit.trim()))
+    let v = value * mult;
+    v.is_finite().then_some((v, unit.trim()))
 }
 
 /// The byte length of the leading decimal number (sign, digits, point, exponent).

@@ -9,18 +9,29 @@ pub fn expand(spec: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
         return Err(invalid!("the value list is empty: give values like 1,2,4 or 1..64:x2"));
     }
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for item in spec.split(',') {
         let item = item.trim();
         if item.is_empty() {
             return Err(invalid!("empty value in the list '{spec}' (two commas in a row, or a trailing comma?)"));
         }
         for v in expand_item(item, nproc)? {
-            if !out.contains(&v) {
+            if seen.insert(v.clone()) {
                 out.push(v);
             }
         }
+        if out.len() > MAX_VALUES {
+            return Err(too_many(spec, out.len() as u64));
+        }
     }
     Ok(out)
+}
+
+/// More values than this is not a sweep anyone can wait for.
+const MAX_VALUES: usize = 100_000;
+
+fn too_many(what: &str, n: u64) -> PlanError {
+    invalid!("'{what}' has {n} values; that is not a sweep anyone can wait for (at most {MAX_VALUES})")
 }
 
 fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
@@ -49,6 +60,7 @@ fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
     }
     let mut values = Vec::new();
     match step.map(str::trim) {
+        None if b - a >= MAX_VALUES as u64 => return Err(too_many(item, (b - a).saturating_add(1))),
         None => values.extend(a..=b),
         Some(s) if s.starts_with(['x', '*']) => {
             let k: u64 = s[1..].parse().map_err(|_| invalid!("bad step '{s}' in '{item}': use :x2 to double"))?;
@@ -57,10 +69,10 @@ fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
                     "the range '{item}' never grows: a multiplying range needs a start above 0 and a factor of 2 or more"
                 ));
             }
-            let mut v = a;
-            while v <= b {
-                values.push(v);
-                v = v.saturating_mul(k);
+            let mut v = Some(a);
+            while let Some(x) = v.filter(|x| *x <= b) {
+                values.push(x);
+                v = x.checked_mul(k);
             }
         }
         Some(s) => {
@@ -71,14 +83,12 @@ fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
             if k == 0 {
                 return Err(invalid!("the step of '{item}' is 0"));
             }
-            values.extend((a..=b).step_by(k as usize));
+            let n = ((b - a) / k).saturating_add(1);
+            if n > MAX_VALUES as u64 {
+                return Err(too_many(item, n));
+            }
+            values.extend((a..=b).step_by(usize::try_from(k).unwrap_or(usize::MAX)));
         }
-    }
-    if values.len() > 100_000 {
-        return Err(invalid!(
-            "the range '{item}' has {} values; that is not a sweep anyone can wait for",
-            values.len()
-        ));
     }
     Ok(values.into_iter().map(|v| v.to_string()).collect())
 }

@@ -11,6 +11,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,8 @@ pub struct Store {
     /// The document, with every recorded run.
     pub doc: Results,
     last_save: Instant,
+    /// Set when the folder vanished during the sweep and was made again (with every run).
+    pub recreated: std::cell::Cell<bool>,
 }
 
 /// One line of the journal.
@@ -122,7 +125,7 @@ impl Store {
                 dir.display()
             );
         }
-        let store = Store { dir: dir.to_path_buf(), doc, last_save: Instant::now() };
+        let store = Store { dir: dir.to_path_buf(), doc, last_save: Instant::now(), recreated: Default::default() };
         store.save()?;
         Ok(store)
     }
@@ -130,7 +133,7 @@ impl Store {
     /// Opens an existing folder to continue its sweep.
     pub fn open(dir: &Path) -> anyhow::Result<Store> {
         let (dir, doc) = load(dir)?;
-        let store = Store { dir, doc, last_save: Instant::now() };
+        let store = Store { dir, doc, last_save: Instant::now(), recreated: Default::default() };
         store.save()?;
         Ok(store)
     }
@@ -151,6 +154,16 @@ impl Store {
         self.save()
     }
 
+    /// Makes the folder again if it was deleted under the sweep: the document in memory holds
+    /// every run, so the next save loses nothing. Returns whether it had to.
+    fn ensure_dir(&self) -> bool {
+        if self.dir.is_dir() || std::fs::create_dir_all(&self.dir).is_err() {
+            return false;
+        }
+        self.recreated.set(true);
+        true
+    }
+
     /// Appends a run to the journal with one write.
     fn journal(&self, point: usize, run: &RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
         let entry = Entry { point, run: run.clone(), units: units.to_vec() };
@@ -160,6 +173,7 @@ impl Store {
         OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .and_then(|mut f| f.write_all(&line))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
@@ -167,6 +181,7 @@ impl Store {
 
     /// Writes the document atomically: a new temporary file in the folder, then a rename over results.json.
     pub fn save(&self) -> anyhow::Result<()> {
+        self.ensure_dir();
         let tmp = self.dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let write = || -> std::io::Result<()> {
@@ -193,7 +208,8 @@ impl Store {
 impl Sink for Store {
     fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
         run.index = self.doc.points[point].runs.len() as u32;
-        if self.doc.run_count() >= ALWAYS_REWRITE_RUNS && self.last_save.elapsed() < REWRITE_EVERY {
+        if self.doc.run_count() >= ALWAYS_REWRITE_RUNS && self.last_save.elapsed() < REWRITE_EVERY && !self.ensure_dir()
+        {
             self.journal(point, &run, units)?;
             self.doc.add_run(point, run, units);
             return Ok(());
