@@ -5,26 +5,9 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn behave() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("behave");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/behave.c");
-        let st = std::process::Command::new("cc")
-            .args(["-O1", "-pthread", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("cc runs");
-        assert!(st.success(), "cc failed on {}", src.display());
-        out
-    })
-}
 
 /// Runs one mode of the workload once under scalescope and returns its thread report.
 fn sample(extra: &[&str], mode: &[&str]) -> (Value, String) {

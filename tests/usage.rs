@@ -66,3 +66,55 @@ fn an_existing_results_folder_is_not_overwritten() {
     assert!(stderr(&o).contains("already holds results"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(d.path().join("r/results.json")).unwrap(), before);
 }
+
+#[test]
+fn every_reader_refuses_a_broken_results_file_in_one_sentence() {
+    let d = tempfile::tempdir().unwrap();
+    let good =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/report/results.json")).unwrap();
+    let mut rng = scalescope::stats::Rng::new(9);
+    let garbage: Vec<u8> = (0..20_000_000).map(|_| rng.next_u64() as u8).collect();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("torn.json", good.as_bytes()[..good.len() / 2].to_vec(), "not a scalescope results file"),
+        ("garbage.json", garbage, "not a scalescope results file"),
+        ("array.json", b"[1, 2, 3]".to_vec(), "no schema_version"),
+        (
+            "old.json",
+            good.replace("\"schema_version\": 1", "\"schema_version\": 0").into_bytes(),
+            "older than this scalescope reads",
+        ),
+        (
+            "new.json",
+            good.replace("\"schema_version\": 1", "\"schema_version\": 7").into_bytes(),
+            "install a newer scalescope",
+        ),
+        (
+            "edited.json",
+            good.replacen("\"wall_s\": 0.", "\"wall_s\": \"fast\", \"x\": 0.", 1).into_bytes(),
+            "not a scalescope results file",
+        ),
+        ("empty.json", Vec::new(), "not a scalescope results file"),
+    ];
+    for (name, bytes, _) in &cases {
+        std::fs::write(d.path().join(name), bytes).unwrap();
+    }
+    std::fs::write(d.path().join("good.json"), &good).unwrap();
+    for (name, _, says) in &cases {
+        let commands: [Vec<&str>; 5] = [
+            vec!["show", name],
+            vec!["analyze", name],
+            vec!["report", name, "-o", "x.html"],
+            vec!["compare", "good.json", name],
+            vec!["run", "--resume", name],
+        ];
+        for args in commands {
+            let o = scalescope(d.path(), &args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains(says) && !err.contains("panicked") && err.trim().lines().count() == 1,
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

@@ -86,22 +86,36 @@ pub enum LoadError {
         /// This build's version.
         ours: &'static str,
     },
+    /// Older than any layout this build reads.
+    #[error(
+        "{path} has results schema version {found}, older than this scalescope reads (versions {OLDEST_SCHEMA} to {SCHEMA_VERSION}): open it with the scalescope that wrote it (its scalescope_version), or run the sweep again"
+    )]
+    TooOld {
+        /// What was asked for.
+        path: String,
+        /// Its schema version.
+        found: u64,
+    },
 }
+
+/// The oldest results layout this build reads.
+pub const OLDEST_SCHEMA: u64 = 1;
 
 /// Reads a results document from a file or from the results.json in a folder.
 pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
     let file = if path.is_dir() { path.join(FILE_NAME) } else { path.to_path_buf() };
     let shown = file.display().to_string();
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| LoadError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| LoadError::Invalid { path: shown.clone(), reason: e.to_string() })?;
+    let bytes =
+        std::fs::read(&file).map_err(|e| LoadError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| LoadError::Invalid { path: shown.clone(), reason: e.to_string() })?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     match version {
         None => return Err(LoadError::Invalid { path: shown, reason: "it has no schema_version".into() }),
         Some(v) if v > SCHEMA_VERSION as u64 => {
             return Err(LoadError::TooNew { path: shown, found: v, ours: env!("CARGO_PKG_VERSION") });
         }
+        Some(v) if v < OLDEST_SCHEMA => return Err(LoadError::TooOld { path: shown, found: v }),
         _ => {}
     }
     let mut doc: Results =

@@ -64,3 +64,20 @@ pub fn probe_scalable(extra: &[&'static str]) -> Vec<&'static str> {
     argv.extend(extra);
     argv
 }
+
+/// tests/workloads/behave.c, built once per test binary with the system C compiler.
+pub fn behave() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("behave-{}", std::process::id()));
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/behave.c");
+        let st = std::process::Command::new("cc")
+            .args(["-O1", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .expect("cc runs");
+        assert!(st.success(), "cc failed on {}", src.display());
+        out
+    })
+}

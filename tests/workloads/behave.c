@@ -162,6 +162,9 @@ int main(int argc, char **argv) {
         pthread_cond_broadcast(&cv);
         pthread_mutex_unlock(&cv_lock);
         for (int i = 0; i < 2; i++) pthread_join(c[i], 0);
+    } else if (!strcmp(mode, "segv")) {
+        volatile int *nowhere = 0;
+        return *nowhere;
     } else if (!strcmp(mode, "churn")) {
         double end = now() + 1.0;
         int created = 0;

@@ -1,0 +1,40 @@
+//! Load: a tree of 100 processes followed by the sampler, and a sweep of 1,000 points whose
+//! results file stays proportionate and still analyses and reports. (1,000 threads and 10,000
+//! thread births a second are in tests/threads.rs.)
+
+mod common;
+
+use common::{results, runs, scalescope, stderr, stdout};
+
+#[test]
+fn a_tree_of_a_hundred_processes_is_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &["run", "-o", "r", "-r", "1", "-w", "0", "--", "sh", "-c", "for i in $(seq 100); do sleep 1 & done; wait"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let t = &runs(&doc, 0)[0]["threads"];
+    assert!(t["processes_seen"].as_u64().unwrap() >= 100, "{}", t["processes_seen"]);
+    let sleep_s = t["classes"]["sleep"].as_f64().unwrap_or(0.0);
+    assert!(sleep_s > 50.0, "100 sleepers × ~1 s: {}", t["classes"]);
+}
+
+#[test]
+fn a_thousand_point_sweep_stays_proportionate_and_reports() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(
+        d.path(),
+        &["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "--param", "i=1..1000", "--", "true"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let size = std::fs::metadata(d.path().join("r/results.json")).unwrap().len();
+    assert!(size < 1000 * 4096, "{size} bytes for 1,000 runs");
+    assert_eq!(results(&d.path().join("r"))["points"].as_array().unwrap().len(), 1000);
+    let o = scalescope(d.path(), &["analyze", "r"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1000"), "{}", stdout(&o));
+    let page = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
+    assert!(page.contains("<figure id=\"fig-time\">") && page.len() < 2_000_000, "{} bytes", page.len());
+}

@@ -1,0 +1,140 @@
+//! Security: values never reach a shell unless asked, files follow the user's umask and are never
+//! written through a planted symlink, no socket is ever opened, and no privilege is needed.
+
+mod common;
+
+use common::{bin, results, scalescope, stderr};
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+#[test]
+fn values_never_reach_a_shell_without_shell() {
+    let d = tempfile::tempdir().unwrap();
+    let evil = "$(touch pwned1);touch pwned2`touch pwned3`";
+    let o = scalescope(
+        d.path(),
+        &[
+            "run",
+            "-o",
+            "r",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--no-sample",
+            "-L",
+            "x",
+            evil,
+            "--prepare",
+            "echo {x}",
+            "--",
+            "echo",
+            "{x}",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["pwned1", "pwned2", "pwned3"] {
+        assert!(!d.path().join(f).exists(), "{f} was created: a value reached a shell");
+    }
+    let out = std::fs::read_to_string(d.path().join("r/output/000-000.stdout")).unwrap();
+    assert_eq!(out.trim(), evil, "the value arrives verbatim");
+}
+
+#[test]
+fn files_follow_the_umask_and_planted_symlinks_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let cmd = format!("umask 077; exec {} run -o r -r 1 -w 0 --no-sample -- echo hi", bin().display());
+    let o = Command::new("sh").arg("-c").arg(&cmd).current_dir(d.path()).env("NO_COLOR", "1").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["results.json", "report.html", "summary.md", "output/000-000.stdout"] {
+        let mode = std::fs::metadata(d.path().join("r").join(f)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{f}: {mode:o}");
+    }
+    // A folder prepared with links where scalescope writes: the link targets stay untouched.
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    std::fs::create_dir_all(d.path().join("s/output")).unwrap();
+    for name in ["s/output/000-000.stdout", "s/report.html", "s/results.journal"] {
+        std::os::unix::fs::symlink(&victim, d.path().join(name)).unwrap();
+    }
+    let o = scalescope(d.path(), &["run", "-o", "s", "-r", "1", "-w", "0", "--no-sample", "--", "echo", "hi"]);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert_eq!(results(&d.path().join("s"))["points"][0]["runs"].as_array().unwrap().len(), 1, "the run is kept");
+    let o = scalescope(d.path(), &["report", "r", "-o", "victim"]);
+    assert!(o.status.success(), "a plain file is overwritten: {}", stderr(&o));
+}
+
+#[test]
+fn no_socket_is_ever_opened() {
+    let d = tempfile::tempdir().unwrap();
+    let mut child = Command::new(bin())
+        .args(["run", "-o", "r", "-r", "2", "-w", "0", "--", "sleep", "0.6"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        for fd in std::fs::read_dir(format!("/proc/{}/fd", child.id())).into_iter().flatten().flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                seen.push(target.display().to_string());
+            }
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(!seen.is_empty(), "the fds were readable");
+    assert!(seen.iter().all(|t| !t.starts_with("socket:")), "{seen:?}");
+}
+
+#[test]
+fn an_unprivileged_user_can_sweep_sample_and_report() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let exe = bin().display().to_string();
+    let mut cmd = if root {
+        // The test binary's folders must be reachable for the unprivileged user.
+        let mut c = Command::new("runuser");
+        c.args(["-u", "nobody", "--", &exe]);
+        c
+    } else {
+        Command::new(&exe)
+    };
+    let o = cmd
+        .args([
+            "run",
+            "-o",
+            "r",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--param",
+            "threads=1,2",
+            "--",
+            &exe,
+            "probe",
+            "lock",
+            "-t",
+            "{threads}",
+            "--ops",
+            "500000",
+        ])
+        .current_dir(d.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    if root && String::from_utf8_lossy(&o.stderr).contains("Permission denied") && !o.status.success() {
+        eprintln!("note: the scalescope binary is not reachable by nobody here; checked as the current user only");
+        return;
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = results(&d.path().join("r"));
+    assert!(doc["points"][1]["runs"][0]["threads"].is_object(), "sampled without privileges");
+    assert!(d.path().join("r/report.html").exists());
+}
