@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bin, scalescope, stderr, stdout};
+use common::{argv, bin, scalescope, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -12,25 +12,10 @@ fn sampled_sweep(dir: &Path) {
     let exe = bin().display().to_string();
     let o = scalescope(
         dir,
-        &[
-            "run",
-            "-o",
-            "r",
-            "--param",
-            "threads=1,2",
-            "-r",
-            "2",
-            "-w",
-            "0",
-            "--",
-            &exe,
-            "probe",
-            "lock",
-            "-t",
-            "{threads}",
-            "--ops",
-            "1500000",
-        ],
+        &argv(
+            "run -o r --param threads=1,2 -r 2 -w 0",
+            &["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "1500000"],
+        ),
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -114,23 +99,10 @@ fn a_hostile_command_line_is_text_in_html_and_markdown() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &[
-            "run",
-            "-o",
-            "r",
-            "-r",
-            "1",
-            "-w",
-            "0",
-            "--no-sample",
-            "--param",
-            "x=1",
-            "--",
-            "echo",
-            "<script>alert(1)</script>",
-            "\"'&",
-            "{x}",
-        ],
+        &argv(
+            "run -o r -r 1 -w 0 --no-sample --param x=1",
+            &["--", "echo", "<script>alert(1)</script>", "\"'&", "{x}"],
+        ),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let page = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bin, results, scalescope, stderr};
+use common::{argv, bin, results, scalescope, stderr};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
@@ -13,24 +13,7 @@ fn values_never_reach_a_shell_without_shell() {
     let evil = "$(touch pwned1);touch pwned2`touch pwned3`";
     let o = scalescope(
         d.path(),
-        &[
-            "run",
-            "-o",
-            "r",
-            "-r",
-            "1",
-            "-w",
-            "0",
-            "--no-sample",
-            "-L",
-            "x",
-            evil,
-            "--prepare",
-            "echo {x}",
-            "--",
-            "echo",
-            "{x}",
-        ],
+        &argv("run -o r -r 1 -w 0 --no-sample -L x", &[evil, "--prepare", "echo {x}", "--", "echo", "{x}"]),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     for f in ["pwned1", "pwned2", "pwned3"] {
@@ -106,25 +89,10 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
         Command::new(&exe)
     };
     let o = cmd
-        .args([
-            "run",
-            "-o",
-            "r",
-            "-r",
-            "1",
-            "-w",
-            "0",
-            "--param",
-            "threads=1,2",
-            "--",
-            &exe,
-            "probe",
-            "lock",
-            "-t",
-            "{threads}",
-            "--ops",
-            "500000",
-        ])
+        .args(argv(
+            "run -o r -r 1 -w 0 --param threads=1,2 --",
+            &[&exe, "probe", "lock", "-t", "{threads}", "--ops", "500000"],
+        ))
         .current_dir(d.path())
         .env("NO_COLOR", "1")
         .output()

@@ -81,3 +81,8 @@ pub fn behave() -> &'static Path {
         out
     })
 }
+
+/// `fixed` split on whitespace, then `rest`: keeps long argument lists readable.
+pub fn argv<'a>(fixed: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    fixed.split_whitespace().chain(rest.iter().copied()).collect()
+}
