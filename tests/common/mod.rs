@@ -69,7 +69,10 @@ pub fn probe_scalable(extra: &[&'static str]) -> Vec<&'static str> {
 pub fn behave() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("behave-{}", std::process::id()));
+        // One folder per test binary (they build at the same time); the program keeps its name.
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("behave-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder for the workload");
+        let out = dir.join("behave");
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/behave.c");
         let st = std::process::Command::new("cc")
             .args(["-O1", "-pthread", "-o"])
