@@ -15,6 +15,17 @@ pub mod verdict;
 pub use observations::{Basis, Choice};
 pub use summary::{Analysis, Options, analyze};
 
+/// `1 thread`, `4 threads`, `1 copy`, `2.5 GB`: a count and its parameter's name, singular for one.
+pub fn count_label(n: f64, name: &str) -> String {
+    let shown = if n.fract() == 0.0 && n.abs() < 1e15 { format!("{n:.0}") } else { format!("{n}") };
+    let singular =
+        name.strip_suffix("ies").map(|s| format!("{s}y")).or_else(|| name.strip_suffix('s').map(String::from));
+    match singular {
+        Some(one) if n == 1.0 && !one.is_empty() => format!("{shown} {one}"),
+        _ => format!("{shown} {name}"),
+    }
+}
+
 /// A request the data cannot answer (unknown parameter, baseline value not measured, bad table).
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{0}")]

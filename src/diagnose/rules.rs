@@ -4,8 +4,8 @@
 
 use super::evidence::{PointEvidence, phases};
 use super::{Finding, Kind, Severity};
-use crate::analysis::Analysis;
 use crate::analysis::summary::SeriesAnalysis;
+use crate::analysis::{Analysis, count_label};
 use crate::results::Results;
 use crate::sample::Class;
 
@@ -62,7 +62,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
     let shares = |class: Class| -> String {
         s.points
             .iter()
-            .filter_map(|p| ev(p.index).map(|e| format!("{} {name}: {}", p.count, pct(e.share(class)))))
+            .filter_map(|p| ev(p.index).map(|e| format!("{}: {}", count_label(p.count, name), pct(e.share(class)))))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -73,11 +73,13 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
             kind: Kind::Retrograde,
             severity: Severity::High,
             summary: format!(
-                "beyond {} {name}, more is slower: {} {name} give {:+.0}%{label}",
-                r.beyond, r.at, r.change_pct
+                "beyond {}, more is slower: {} give {:+.0}%{label}",
+                count_label(r.beyond, name),
+                count_label(r.at, name),
+                r.change_pct
             ),
-            evidence: vec![format!("best: {} {name}", r.beyond), format!("judged by: {}", r.judged_by)],
-            advice: format!("run at {} {name}; the waits below say what grows with the count", r.beyond),
+            evidence: vec![format!("best: {}", count_label(r.beyond, name)), format!("judged by: {}", r.judged_by)],
+            advice: format!("run at {}; the waits below say what grows with the count", count_label(r.beyond, name)),
             cost_pct: None,
             at: Some(r.at),
         });
@@ -164,10 +166,10 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                 kind: Kind::OnCpuInefficiency,
                 severity: Severity::High,
                 summary: format!(
-                    "at {n} {name} threads are busy ({:.0}% CPU) but each CPU-second does {} of the work it did at {} {name}{label}",
+                    "at {n} {name} threads are busy ({:.0}% CPU) but each CPU-second does {} of the work it did at {}{label}",
                     cpu_t,
                     pct(per_cpu),
-                    base.count
+                    count_label(base.count, name)
                 ),
                 evidence: [
                     format!("on a CPU: {} of thread time at {n} {name}", pct(et.on_cpu())),
@@ -188,8 +190,8 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                     kind: Kind::ThreadsIgnored,
                     severity: Severity::High,
                     summary: format!(
-                        "'{name}' does not change the concurrency: {et_peak} threads at most at {n} {name} as at {} {name}, %CPU {cpu_t:.0} vs {cpu_b:.0}{label}",
-                        base.count
+                        "'{name}' does not change the concurrency: {et_peak} threads at most at {n} {name} as at {}, %CPU {cpu_t:.0} vs {cpu_b:.0}{label}",
+                        count_label(base.count, name)
                     ),
                     evidence: vec![format!("speed-up {:.2}× at {n} {name}", top.speedup)],
                     advice: "check that the program reads the parameter (flag name, environment variable such as OMP_NUM_THREADS)".into(),
@@ -241,8 +243,8 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                 kind: Kind::CpuOversubscription,
                 severity: Severity::Medium,
                 summary: format!(
-                    "{} {name} on {cpus} CPUs: threads wait {} of the time for a CPU{label}",
-                    p.count,
+                    "{} on {cpus} CPUs: threads wait {} of the time for a CPU{label}",
+                    count_label(p.count, name),
                     pct(e.share(Class::Runqueue))
                 ),
                 evidence: vec![format!("run-queue wait by {name}: {}", shares(Class::Runqueue))],
@@ -315,7 +317,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
                 base.count,
                 (100.0 * eff).round()
             ),
-            evidence: s.points.iter().map(|p| format!("{} {name}: {:.2}×", p.count, p.speedup)).collect(),
+            evidence: s.points.iter().map(|p| format!("{}: {:.2}×", count_label(p.count, name), p.speedup)).collect(),
             advice: "measure at higher counts to find where it stops".into(),
             cost_pct: None,
             at: Some(n),

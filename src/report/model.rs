@@ -37,16 +37,7 @@ pub fn count(n: f64) -> String {
 }
 
 fn count_text(a: &Analysis, n: f64) -> String {
-    let name = match a
-        .count
-        .strip_suffix("ies")
-        .map(|s| format!("{s}y"))
-        .or_else(|| a.count.strip_suffix('s').map(String::from))
-    {
-        Some(singular) if n == 1.0 && !singular.is_empty() => singular,
-        _ => a.count.clone(),
-    };
-    format!("{} {name}", count(n))
+    crate::analysis::count_label(n, &a.count)
 }
 
 /// The model block, one line per statement.
