@@ -206,3 +206,27 @@ fn mpirun_launches_every_rank() {
     let doc = results(&d.path().join("r"));
     two_ranks_merged(&doc, 1);
 }
+
+#[test]
+fn sbatch_runs_a_whole_sweep_inside_one_allocation() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !available("sbatch") || !available("srun") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let p = probe("1");
+    let mut args = vec!["sbatch", "--nodes", "1", "--ntasks", "2", "--time", "00:05:00", "-o", "sweep.sh", "--"];
+    args.extend(["--launcher", "srun", "-r", "2", "-w", "0", "--no-sample", "-o", "r", "--param", "ntasks=1,2", "--"]);
+    args.extend(p.iter().map(String::as_str));
+    let o = scalescope(d.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = std::fs::read_to_string(d.path().join("sweep.sh")).unwrap();
+    assert!(script.starts_with("#!/bin/bash\n") && script.contains("#SBATCH --ntasks=2"), "{script}");
+    let job = std::process::Command::new("sbatch").args(["--wait", "sweep.sh"]).current_dir(d.path()).output().unwrap();
+    assert!(job.status.success(), "{}", String::from_utf8_lossy(&job.stderr));
+    let doc = results(&d.path().join("r"));
+    two_ranks_merged(&doc, 1);
+    let o = scalescope(d.path(), &["sbatch", "--", "no-command-here"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("then -- and the command"), "{}", stderr(&o));
+}

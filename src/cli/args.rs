@@ -32,9 +32,43 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write the report of a results folder: self-contained HTML, Markdown or SVG charts.
     Report(ReportArgs),
+    /// Write a SLURM batch script that runs a whole sweep inside one allocation.
+    Sbatch(SbatchArgs),
     /// Run by `run --launcher`/`--copies` on every rank: runs, measures and samples the command
     /// and writes its part for the coordinator.
     Agent(AgentArgs),
+}
+
+/// `scalescope sbatch`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example:\n  scalescope sbatch --nodes 4 --ntasks 32 --time 02:00:00 -o sweep.sh -- --launcher srun --param ntasks=4,8,16,32 -- ./analysis input/\n  sbatch sweep.sh"
+)]
+pub struct SbatchArgs {
+    /// Nodes to allocate (`#SBATCH --nodes`).
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u32>,
+    /// Tasks to allocate (`#SBATCH --ntasks`).
+    #[arg(long, value_name = "N")]
+    pub ntasks: Option<u32>,
+    /// CPUs per task (`#SBATCH --cpus-per-task`).
+    #[arg(long, value_name = "N")]
+    pub cpus_per_task: Option<u32>,
+    /// Time limit (`#SBATCH --time`), e.g. 02:00:00.
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+    /// Partition (`#SBATCH --partition`).
+    #[arg(long, value_name = "NAME")]
+    pub partition: Option<String>,
+    /// Any other `#SBATCH` options, e.g. `--account=phys --exclusive`.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub sbatch_args: Option<String>,
+    /// Where to write the script [default: stdout].
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The `scalescope run` arguments: options, then `--` and the command.
+    #[arg(last = true, required = true, value_name = "RUN ARGS")]
+    pub run: Vec<String>,
 }
 
 /// `scalescope agent`.

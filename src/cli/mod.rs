@@ -10,6 +10,7 @@ mod probe;
 mod progress;
 mod report;
 mod run;
+mod sbatch;
 mod show;
 mod view;
 
@@ -60,6 +61,7 @@ pub fn main() -> i32 {
         Some(args::Command::Compare(a)) => compare::compare(&a),
         Some(args::Command::Report(a)) => report::report(&a),
         Some(args::Command::Agent(a)) => agent(&a),
+        Some(args::Command::Sbatch(a)) => sbatch::sbatch(&a),
     };
     match result {
         Ok(Exit::Done) => 0,
