@@ -141,3 +141,34 @@ fn labels_are_text_in_markdown_and_mistakes_get_one_sentence() {
         assert!(err.contains(says) && !err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn the_markdown_comparison_matches_its_golden_file_and_the_html_renders() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let d = tempfile::tempdir().unwrap();
+    let md = d.path().join("c.md");
+    let html = d.path().join("c.html");
+    let o = std::process::Command::new(bin())
+        .args(["compare", "report/results.json", "compare/faster.json", "--label", "before", "--label", "after"])
+        .arg("--export-markdown")
+        .arg(&md)
+        .arg("--export-html")
+        .arg(&html)
+        .current_dir(&here)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = std::fs::read_to_string(&md).unwrap();
+    let golden = here.join("compare/compare.golden.md");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &got).unwrap();
+    }
+    assert_eq!(got, std::fs::read_to_string(&golden).unwrap(), "rerun with UPDATE_GOLDEN=1 after an intended change");
+    assert!(got.contains("faster (+25% throughput)"), "{got}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    for id in ["throughput", "time", "speedup", "efficiency", "cpu"] {
+        assert!(page.contains(&format!("<figure id=\"fig-{id}\">")), "{id}");
+    }
+    assert!(page.contains("before") && page.contains("after") && !page.contains("<script"));
+}
