@@ -84,6 +84,8 @@ fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
     let f = finding(&doc, "copies-interfere");
     let ev = f["evidence"].to_string();
     assert!(ev.contains("a copy takes") && ev.contains("flock"), "{f}");
+    let out = stdout(&o);
+    assert!(out.contains("copies=2 rank 1 on") && out.contains("klock"), "every rank's breakdown is shown: {out}");
     assert!(!kinds(&doc).contains(&"copies-independent".into()));
 }
 

@@ -37,6 +37,7 @@ pub fn print_and_export(
     let colour = terminal::colour();
     let mut text = terminal::render(&t, colour);
     text.push_str(&terminal::render_section("waits", &table::waits(doc), colour));
+    text.push_str(&terminal::render_section("ranks", &crate::report::threads::rank_lines(doc), colour));
     text.push_str(&terminal::render_section("I/O ceiling", &table::ceiling(doc), colour));
     text.push_str(&terminal::render_section("model", &analysis.map(model::lines).unwrap_or_default(), colour));
     let finding_lines = crate::report::findings::lines(&findings(doc, analysis));
@@ -68,6 +69,7 @@ pub fn markdown_report(doc: &Results, analysis: Option<&Analysis>) -> String {
     let t = table::summary(doc, analysis);
     let mut lines = analysis.map(model::lines).unwrap_or_default();
     lines.extend(table::ceiling(doc));
+    lines.extend(crate::report::threads::rank_lines(doc));
     let found = crate::report::findings::lines(&findings(doc, analysis));
     lines.extend(found.iter().map(|l| l.replace("\n      ", " — ")));
     markdown::document(doc, &t, &lines, &table::notes(doc))

@@ -152,6 +152,7 @@ pub fn report(p: &Parts) -> String {
     body.push_str(&section("Model", p.model));
     body.push_str(&figures(p.figures));
     body.push_str(&section("Top waits: locks, system calls and hot functions", p.waits));
+    body.push_str(&section("Ranks and copies", &super::threads::rank_lines(p.doc)));
     body.push_str(&section("I/O ceiling", p.ceiling));
     body.push_str(&section("Notes", p.notes));
     body.push_str(&provenance(p.doc));

@@ -71,6 +71,27 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
         .collect()
 }
 
+/// One line per rank (or copy) of each launched point: its node, mean wall and CPU time over
+/// the successful runs, and where its threads' time went.
+pub fn rank_lines(doc: &crate::results::Results) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &doc.points {
+        let runs: Vec<_> = p.runs.iter().filter(|r| r.succeeded() && !r.ranks.is_empty()).collect();
+        let Some(last) = runs.iter().map(|r| r.ranks.iter().map(|x| x.rank).max().unwrap_or(0)).max() else { continue };
+        for rank in 0..=last {
+            let parts: Vec<_> = runs.iter().filter_map(|r| r.ranks.iter().find(|x| x.rank == rank)).collect();
+            let Some(first) = parts.first() else { continue };
+            let n = parts.len() as f64;
+            let wall = parts.iter().map(|x| x.wall_s).sum::<f64>() / n;
+            let cpu = parts.iter().map(|x| x.user_s + x.sys_s).sum::<f64>() / n;
+            let reports: Vec<_> = parts.iter().filter_map(|x| x.threads.as_ref()).collect();
+            let went = crate::analysis::threads::merge(&reports).map(|t| format!(": {}", cell(&t))).unwrap_or_default();
+            out.push(format!("{} rank {rank} on {}: {:.3} s, {:.3} s CPU{went}", p.label(), first.node, wall, cpu));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
