@@ -37,4 +37,13 @@ fn a_thousand_point_sweep_stays_proportionate_and_reports() {
     assert!(stdout(&o).contains("1000"), "{}", stdout(&o));
     let page = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
     assert!(page.contains("<figure id=\"fig-time\">") && page.len() < 2_000_000, "{} bytes", page.len());
+    if let Some(browser) = common::chromium() {
+        let url = format!("file://{}", d.path().join("r/report.html").display());
+        let dom = std::process::Command::new(browser)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dump-dom", &url])
+            .output()
+            .unwrap();
+        let html = String::from_utf8_lossy(&dom.stdout);
+        assert!(dom.status.success() && html.matches("<svg").count() >= 3, "the report opens with its charts");
+    }
 }

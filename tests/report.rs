@@ -52,21 +52,9 @@ fn every_results_folder_gets_a_report_with_every_chart_drawn() {
     assert!(stderr(&o).contains("no point threads=9; the points are threads=1, threads=2"), "{}", stderr(&o));
 }
 
-/// Chromium, when installed (CI installs it and sets SCALESCOPE_REQUIRE_BROWSER=1).
-fn chromium() -> Option<PathBuf> {
-    let found = ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|n| std::env::split_paths(&std::env::var_os("PATH")?).map(|p| p.join(n)).find(|p| p.is_file()));
-    if found.is_none() {
-        assert!(std::env::var_os("SCALESCOPE_REQUIRE_BROWSER").is_none(), "chromium is required but not installed");
-        eprintln!("note: chromium not installed; the browser check is skipped (apt-get install chromium)");
-    }
-    found
-}
-
 #[test]
 fn the_report_renders_in_a_headless_browser_without_errors() {
-    let Some(browser) = chromium() else { return };
+    let Some(browser) = common::chromium() else { return };
     let d = tempfile::tempdir().unwrap();
     sampled_sweep(d.path());
     let page = d.path().join("r/report.html");
