@@ -20,6 +20,10 @@ pub enum Command {
     Show(ShowArgs),
     /// Fit scaling models to a results folder, or to a published table with --csv.
     Analyze(AnalyzeArgs),
+    /// Write the report of a results folder: self-contained HTML, Markdown or SVG charts.
+    Report(ReportArgs),
+    /// Compare result sets point by point: what changed, whether it is real, and why.
+    Compare(CompareArgs),
     /// Sweep the built-in `scalable` probe over 1..nproc threads plus an oversubscribed point.
     Demo(DemoArgs),
     /// Run a built-in workload.
@@ -28,10 +32,6 @@ pub enum Command {
     Attach(AttachArgs),
     /// Make input data for the probes.
     Gen(GenArgs),
-    /// Compare result sets point by point: what changed, whether it is real, and why.
-    Compare(CompareArgs),
-    /// Write the report of a results folder: self-contained HTML, Markdown or SVG charts.
-    Report(ReportArgs),
     /// Write a SLURM batch script that runs a whole sweep inside one allocation.
     Sbatch(SbatchArgs),
     /// Run by `run --launcher`/`--copies` on every rank: runs, measures and samples the command
