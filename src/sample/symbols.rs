@@ -52,9 +52,13 @@ pub enum Place {
         /// The address.
         addr: u64,
     },
-    /// On the heap or in anonymous memory (a heap-allocated lock).
+    /// In anonymous memory (a lock allocated in a malloc arena or an mmap).
     Heap(u64),
-    /// On a thread's stack.
+    /// In the program's `[heap]` (brk) area, at this offset from its start: the same lock gets
+    /// the same name in every run of a deterministic program, whatever address randomisation did.
+    BrkHeap(u64),
+    /// On the main thread's stack, this many bytes below its top (stable across runs, unlike
+    /// the randomised address).
     Stack(u64),
     /// In a special mapping such as `[vdso]`.
     Special(String),
@@ -81,7 +85,8 @@ pub fn locate(maps: &[Mapping], addr: u64) -> Place {
                 None => Place::Unknown(addr),
             }
         }
-        None if m.path.starts_with("[stack") => Place::Stack(addr),
+        None if m.path.starts_with("[stack") => Place::Stack(m.end - addr),
+        None if m.path == "[heap]" => Place::BrkHeap(addr - m.start),
         None if m.path.starts_with('[') && m.path != "[heap]" => Place::Special(m.path.clone()),
         None => Place::Heap(addr),
     }
@@ -113,7 +118,8 @@ impl Namer {
                 }
             }
             Place::Heap(a) => format!("heap {a:#x}"),
-            Place::Stack(a) => format!("stack {a:#x}"),
+            Place::BrkHeap(off) => format!("heap+{off:#x}"),
+            Place::Stack(below) => format!("stack top-{below:#x}"),
             Place::Special(name) => name.clone(),
             Place::Unknown(a) => format!("{a:#x}"),
         }
@@ -169,7 +175,7 @@ mod tests {
         assert!(name.ends_with("NAMED_FOR_TEST+0x0"), "{name}");
         let heap = Box::new(5u64);
         let place = locate(&maps, &*heap as *const u64 as u64);
-        assert!(matches!(place, Place::Heap(_) | Place::Module { .. }), "{place:?}");
+        assert!(matches!(place, Place::Heap(_) | Place::BrkHeap(_) | Place::Module { .. }), "{place:?}");
     }
 
     #[test]
@@ -178,7 +184,7 @@ mod tests {
             "1000-2000 r-xp 00000000 08:01 5 /bin/prog\n2000-3000 rw-p 00001000 08:01 5 /bin/prog\n3000-5000 rw-p 00000000 00:00 0 \n9000-a000 rw-p 00000000 00:00 0 [heap]\n",
         );
         assert_eq!(locate(&maps, 0x4000), Place::Module { path: "/bin/prog".into(), base: 0x1000, addr: 0x4000 });
-        assert_eq!(locate(&maps, 0x9100), Place::Heap(0x9100));
+        assert_eq!(locate(&maps, 0x9100), Place::BrkHeap(0x100));
         let vdso = parse_maps("7ffc0000-7ffc2000 r-xp 00000000 00:00 0 [vdso]\n");
         assert_eq!(locate(&vdso, 0x7ffc0100), Place::Special("[vdso]".into()));
         assert_eq!(locate(&maps, 0xb000), Place::Unknown(0xb000));
