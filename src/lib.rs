@@ -6,6 +6,8 @@
 //! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`];
 //! [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses arguments.
 
+#![warn(missing_docs)]
+
 pub mod files;
 pub mod machine;
 pub mod mapped;

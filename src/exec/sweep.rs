@@ -31,7 +31,14 @@ pub trait Sink {
 #[derive(Debug)]
 pub enum Event<'a> {
     /// A run of `point` is about to start.
-    Starting { point: usize, warmup: bool, progress: &'a [PointProgress] },
+    Starting {
+        /// The point.
+        point: usize,
+        /// A warm-up run (not recorded).
+        warmup: bool,
+        /// Every point's progress so far.
+        progress: &'a [PointProgress],
+    },
     /// A problem worth a line on the terminal.
     Warning(String),
 }
