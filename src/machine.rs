@@ -73,6 +73,11 @@ fn online_cpus() -> usize {
     if n > 0 { n as usize } else { allowed_cpus() }
 }
 
+/// This machine's host name (the node name of `uname`).
+pub fn host_name() -> String {
+    uname().1
+}
+
 fn uname() -> (String, String, String, String) {
     // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };

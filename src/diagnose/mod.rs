@@ -100,6 +100,11 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// ` (explains ~40% of the gap to ideal speed-up)`, or nothing without a cost.
+    pub fn cost_text(&self) -> String {
+        self.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the gap to ideal speed-up)")).unwrap_or_default()
+    }
+
     /// The kind as written in results.json (`lock-contention`…).
     pub fn kind_name(&self) -> String {
         serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()

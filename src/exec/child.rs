@@ -185,8 +185,8 @@ pub fn kill_strays(earlier: &[i32]) -> u32 {
             // An orphan that already exited (a launcher's short-lived helper) is only reaped.
             let zombie = std::fs::read_to_string(format!("/proc/{c}/stat"))
                 .ok()
-                .and_then(|s| s.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()))
-                == Some('Z');
+                .and_then(|s| crate::sample::procfs::stat(&s))
+                .is_some_and(|s| s.state == 'Z');
             // SAFETY: kill and waitpid on our own children.
             unsafe {
                 if !zombie {

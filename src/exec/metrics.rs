@@ -18,6 +18,20 @@ pub struct Found {
     pub unit: String,
 }
 
+/// A metric value as stored in results.json (a number; null if not finite).
+pub fn json_number(v: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+/// The metrics of both output streams as a JSON map, stdout's value first when both have one.
+pub fn to_map<'a>(stdout: &'a [Found], stderr: &'a [Found]) -> serde_json::Map<String, serde_json::Value> {
+    let mut metrics = serde_json::Map::new();
+    for f in stdout.iter().chain(stderr) {
+        metrics.entry(f.name.clone()).or_insert_with(|| json_number(f.value));
+    }
+    metrics
+}
+
 /// Compiled extractors, shared by the output readers of every run.
 #[derive(Debug)]
 pub struct Scanner {

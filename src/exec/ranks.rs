@@ -91,8 +91,7 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
         match tps.filter(|_| parts.len() as u32 == expected) {
             Some(tps) => {
                 let sum: f64 = tps.iter().sum();
-                let value = serde_json::Number::from_f64(sum).map_or(Value::Null, Value::Number);
-                run.metrics.insert("throughput".into(), value);
+                run.metrics.insert("throughput".into(), super::metrics::json_number(sum));
                 if !work_based {
                     run.throughput = Some(sum);
                 }

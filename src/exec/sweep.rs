@@ -8,7 +8,7 @@ use super::record::{OutputFile, RunRecord};
 use super::{ExecError, evict, signals};
 use crate::plan::schedule::{PointProgress, Scheduler, Task};
 use crate::plan::{Plan, Point};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -178,12 +178,7 @@ pub fn run(
 /// Builds the run record from what the child run measured.
 fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner: &Scanner) -> RunRecord {
     let u = &o.usage;
-    let mut metrics = Map::new();
-    for f in o.stdout.found.iter().chain(&o.stderr.found) {
-        metrics
-            .entry(f.name.clone())
-            .or_insert_with(|| serde_json::Number::from_f64(f.value).map_or(Value::Null, Value::Number));
-    }
+    let metrics = super::metrics::to_map(&o.stdout.found, &o.stderr.found);
     let throughput = match &point.work {
         Some(w) if o.wall_s > 0.0 => Some(w.amount / o.wall_s),
         _ => metrics.get("throughput").and_then(Value::as_f64),

@@ -7,7 +7,6 @@ use crate::exec::metrics::Scanner;
 use crate::exec::ranks::{self, RankPart};
 use crate::exec::signals;
 use crate::plan::MetricSpec;
-use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -46,12 +45,7 @@ pub fn run(o: &Options) -> Result<i32, String> {
         kill_leftovers: true,
     };
     let out = child::run(&spec).map_err(|e| e.0)?;
-    let mut metrics = Map::new();
-    for f in out.stdout.found.iter().chain(&out.stderr.found) {
-        metrics
-            .entry(f.name.clone())
-            .or_insert_with(|| serde_json::Number::from_f64(f.value).map_or(Value::Null, Value::Number));
-    }
+    let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);
     let part = RankPart {
         rank,
         node: super::node_name(),

@@ -19,12 +19,5 @@ pub fn node_name() -> String {
     {
         return n;
     }
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is writable for its whole length; gethostname NUL-terminates within it.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    if rc != 0 {
-        return "unknown".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    crate::machine::host_name()
 }

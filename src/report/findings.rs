@@ -9,8 +9,7 @@ pub fn lines(findings: &[Finding]) -> Vec<String> {
         .iter()
         .map(|f| {
             let (sev, kind) = (f.severity.name(), f.kind_name());
-            let cost =
-                f.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the gap to ideal speed-up)")).unwrap_or_default();
+            let cost = f.cost_text();
             let mut line = format!("[{sev}] {kind}: {}{cost}", f.summary);
             for e in &f.evidence {
                 line.push_str(&format!("\n      {e}"));

@@ -84,7 +84,7 @@ pub fn findings(list: &[Finding]) -> String {
     let mut out = String::from("<h2>Findings</h2>");
     for f in list {
         let (sev, kind) = (f.severity.name(), f.kind_name());
-        let cost = f.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the gap to ideal speed-up)")).unwrap_or_default();
+        let cost = f.cost_text();
         let evidence: String = f.evidence.iter().map(|e| format!("<li>{}</li>", escape(e))).collect();
         out.push_str(&format!(
             "<div class=\"finding {sev}\"><p><b>[{sev}] {}</b>: {}{}</p><ul>{evidence}</ul><p class=\"advice\">→ {}</p></div>",
