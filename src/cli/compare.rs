@@ -23,7 +23,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
             let name = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
             name(&dir).or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1))
         });
-        sets.push(Set { label, path: path.display().to_string(), doc });
+        sets.push(Set::new(label, path.display().to_string(), doc));
     }
     let mut seen = std::collections::HashSet::new();
     for (i, s) in sets.iter_mut().enumerate() {

@@ -2,21 +2,13 @@
 //! the why, and the report's charts with one series per set, overlaid.
 
 use super::{Comparison, Set, text};
-use crate::analysis::{Choice, Options as AnalysisOptions};
 use crate::report::{charts, html};
 
 /// Renders the page.
 pub fn page(sets: &[Set], c: &Comparison) -> String {
-    let analyses: Vec<_> = sets
-        .iter()
-        .map(|s| {
-            crate::analysis::analyze_results(&s.doc, &Choice::default(), &AnalysisOptions::default()).ok().flatten()
-        })
-        .collect();
     let drawn: Vec<charts::Drawn> = sets
         .iter()
-        .zip(&analyses)
-        .map(|(s, a)| charts::Drawn { label: s.label.clone(), doc: &s.doc, analysis: a.as_ref() })
+        .map(|s| charts::Drawn { label: s.label.clone(), doc: &s.doc, analysis: s.analysis.as_ref() })
         .collect();
     let figs = charts::figures(&drawn, None);
     let mut body = String::from("<h1>Comparison</h1>");

@@ -19,6 +19,16 @@ pub struct Set {
     pub path: String,
     /// The document.
     pub doc: Results,
+    /// Its scaling analysis (default options), when it has a counted parameter.
+    pub analysis: Option<crate::analysis::Analysis>,
+}
+
+impl Set {
+    /// A set with its analysis, computed once for the models and the charts.
+    pub fn new(label: String, path: String, doc: Results) -> Set {
+        let analysis = crate::analysis::analyze_results(&doc, &Default::default(), &Default::default()).ok().flatten();
+        Set { label, path, doc, analysis }
+    }
 }
 
 /// How to compare.
@@ -53,15 +63,16 @@ pub struct Comparison {
 
 /// Compares `sets` (at least two).
 pub fn compare(sets: &[Set], o: &Options) -> Comparison {
+    let rows = points::rows(sets, o);
     Comparison {
         labels: sets.iter().map(|s| s.label.clone()).collect(),
         paths: sets.iter().map(|s| s.path.clone()).collect(),
         reference: o.reference,
         noise: o.noise,
         machines: machines(sets),
-        points: points::rows(sets, o),
         models: why::models(sets),
-        why: why::breakdowns(sets, o),
+        why: why::breakdowns(sets, &rows, o),
+        points: rows,
     }
 }
 

@@ -85,6 +85,9 @@ pub struct PointRow {
     pub label: String,
     /// Per set, absent where the set has no such point (or no successful run).
     pub cells: Vec<Option<Cell>>,
+    /// Per set, the position of the matched point in its document.
+    #[serde(skip)]
+    pub points: Vec<Option<usize>>,
 }
 
 struct Runs {
@@ -174,8 +177,10 @@ pub fn rows(sets: &[Set], o: &Options) -> Vec<PointRow> {
     }
     keys.into_iter()
         .map(|(k, label)| {
+            let points: Vec<Option<usize>> =
+                sets.iter().map(|s| s.doc.points.iter().position(|p| key(p) == k)).collect();
             let found: Vec<Option<Runs>> =
-                sets.iter().map(|s| s.doc.points.iter().find(|p| key(p) == k).and_then(runs)).collect();
+                sets.iter().zip(&points).map(|(s, i)| i.and_then(|i| runs(&s.doc.points[i]))).collect();
             let cells = found
                 .iter()
                 .enumerate()
@@ -198,7 +203,7 @@ pub fn rows(sets: &[Set], o: &Options) -> Vec<PointRow> {
                     })
                 })
                 .collect();
-            PointRow { label, cells }
+            PointRow { label, cells, points }
         })
         .collect()
 }

@@ -1,10 +1,9 @@
 //! The "why" of a comparison: fitted models side by side, and how the sampler's breakdown of
 //! thread time changed at each point that got faster or slower.
 
-use super::points::Verdict;
+use super::points::{PointRow, Verdict};
 use super::{Options, Set};
 use crate::analysis::models::Estimate;
-use crate::analysis::{Choice, Options as AnalysisOptions};
 use crate::diagnose::evidence::PointEvidence;
 use crate::sample::Class;
 use serde::Serialize;
@@ -20,14 +19,8 @@ pub struct ModelRow {
 
 /// Amdahl's serial fraction, USL σ, κ and peak count of each set's first series.
 pub fn models(sets: &[Set]) -> Vec<ModelRow> {
-    let analyses: Vec<_> = sets
-        .iter()
-        .map(|s| {
-            crate::analysis::analyze_results(&s.doc, &Choice::default(), &AnalysisOptions::default()).ok().flatten()
-        })
-        .collect();
     let pick = |f: &dyn Fn(&crate::analysis::summary::SeriesAnalysis) -> Option<Estimate>| -> Vec<Option<Estimate>> {
-        analyses.iter().map(|a| a.as_ref().and_then(|a| a.series.first()).and_then(f)).collect()
+        sets.iter().map(|s| s.analysis.as_ref().and_then(|a| a.series.first()).and_then(f)).collect()
     };
     let rows = [
         ("Amdahl serial fraction s", pick(&|s| s.amdahl.as_ref().map(|a| a.serial_fraction))),
@@ -61,17 +54,16 @@ fn words(c: Class) -> &'static str {
 
 /// For each point that got faster or slower, the classes of thread time whose share moved by 5
 /// points or more (at most three, largest first), against the reference.
-pub fn breakdowns(sets: &[Set], o: &Options) -> Vec<String> {
-    let rows = super::points::rows(sets, o);
+pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
     let mut out = Vec::new();
-    for row in &rows {
+    for row in rows {
         for (i, cell) in row.cells.iter().enumerate() {
             let Some(change) = cell.as_ref().and_then(|c| c.change.as_ref()) else { continue };
             if !matches!(change.verdict, Verdict::Faster | Verdict::Slower) {
                 continue;
             }
-            let find = |s: &Set| s.doc.points.iter().find(|p| p.label() == row.label).and_then(PointEvidence::of);
-            let (Some(a), Some(b)) = (find(&sets[o.reference]), find(&sets[i])) else { continue };
+            let evidence = |set: usize| row.points[set].and_then(|p| PointEvidence::of(&sets[set].doc.points[p]));
+            let (Some(a), Some(b)) = (evidence(o.reference), evidence(i)) else { continue };
             let mut moves: Vec<(f64, String)> = Class::ALL
                 .iter()
                 .filter(|c| !matches!(c, Class::Join | Class::Unsampled))
