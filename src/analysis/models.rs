@@ -118,9 +118,14 @@ impl FittedModel {
         self.params.iter().find(|(n, _)| n == name).map(|(_, e)| *e)
     }
 
+    /// The model's rate at `n` from the best-fit parameters (no interval: for drawing curves).
+    pub fn value_at(&self, n: f64) -> f64 {
+        self.law.value(n, &self.theta())
+    }
+
     /// The model's rate at `n`, with an interval from the drawn parameter sets.
     pub fn predict(&self, n: f64) -> Estimate {
-        let value = self.law.value(n, &self.theta());
+        let value = self.value_at(n);
         Estimate { value, ci95: interval(self.draws.iter().map(|t| self.law.value(n, t)).collect()) }
     }
 

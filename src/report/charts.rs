@@ -107,7 +107,7 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
                 let grid: Vec<f64> = (0..=60).map(|i| lo * (hi / lo).powf(i as f64 / 60.0)).collect();
                 let mut curve = |name: &str, m: Option<&crate::analysis::models::FittedModel>| {
                     if let (Some(m), true) = (m, base_rate > 0.0 && hi > lo) {
-                        let pts = grid.iter().map(|&n| (n, m.predict(n).value / base_rate)).collect();
+                        let pts = grid.iter().map(|&n| (n, m.value_at(n) / base_rate)).collect();
                         speed.push(Series {
                             name: series_name(d, s, name),
                             points: pts,
