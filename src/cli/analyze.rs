@@ -19,7 +19,8 @@ pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
             ))
             .into());
         }
-        view::print_and_export(&doc, analysis.as_ref(), None, &args.view)?;
+        let sections = crate::report::sections::Sections::of(&doc, analysis.as_ref());
+        view::print_and_export(&doc, analysis.as_ref(), &sections, None, &args.view)?;
         return Ok(Exit::Done);
     };
     let count =

@@ -10,14 +10,15 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
     let (dir, doc) = crate::results::load(&args.results)?;
     let analysis = view::analysis(&doc, &args.view)?;
     let timeline = args.timeline.as_deref().map(|t| timeline(&doc, t)).transpose()?;
+    let sections = crate::report::sections::Sections::of(&doc, analysis.as_ref());
     match args.format {
         ReportFormat::Html => {
             let path = args.out.clone().unwrap_or_else(|| dir.join(html::REPORT_HTML));
-            view::write(&path, &view::html_report(&doc, analysis.as_ref(), timeline))?;
+            view::write(&path, &view::html_report(&doc, analysis.as_ref(), &sections, timeline))?;
             eprintln!("report: {}", path.display());
         }
         ReportFormat::Md => {
-            let text = view::markdown_report(&doc, analysis.as_ref());
+            let text = sections.markdown(&doc);
             match &args.out {
                 Some(p) => view::write(p, &text)?,
                 None => view::print(&text)?,

@@ -10,6 +10,7 @@ use crate::plan::schedule::PointProgress;
 use crate::plan::{
     Hooks, Launcher, LauncherKind, MetricSpec, Order, Param, Plan, Runs, launcher, parse_seconds, values,
 };
+use crate::report::sections::Sections;
 use crate::results::{Results, Status, Store, time};
 use std::path::PathBuf;
 
@@ -70,10 +71,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
     }
     let analysis = view::analysis(&store.doc, &args.view)?;
     store.doc.analysis = serde_json::to_value(&analysis)?;
-    store.doc.findings =
-        view::findings(&store.doc, analysis.as_ref()).iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+    let sections = Sections::of(&store.doc, analysis.as_ref());
+    store.doc.findings = sections.findings.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
     store.finish(status)?;
-    view::print_and_export(&store.doc, analysis.as_ref(), Some(store.dir()), &args.view)?;
+    view::print_and_export(&store.doc, analysis.as_ref(), &sections, Some(store.dir()), &args.view)?;
     if store.recreated.get() {
         eprintln!(
             "scalescope: warning: the results folder {} was deleted during the sweep; it was made again with every run",

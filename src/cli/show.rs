@@ -7,6 +7,7 @@ use super::{Exit, view};
 pub fn show(args: &ShowArgs) -> anyhow::Result<Exit> {
     let (_, doc) = crate::results::load(&args.results)?;
     let analysis = view::analysis(&doc, &args.view)?;
-    view::print_and_export(&doc, analysis.as_ref(), None, &args.view)?;
+    let sections = crate::report::sections::Sections::of(&doc, analysis.as_ref());
+    view::print_and_export(&doc, analysis.as_ref(), &sections, None, &args.view)?;
     Ok(Exit::Done)
 }

@@ -4,7 +4,8 @@
 use super::Usage;
 use super::args::ViewArgs;
 use crate::analysis::{self, Analysis, Choice, Options};
-use crate::report::{charts, csv, html, markdown, model, table, terminal};
+use crate::report::sections::Sections;
+use crate::report::{charts, csv, html, terminal};
 use crate::results::Results;
 use std::io::Write;
 use std::path::Path;
@@ -19,34 +20,20 @@ pub fn analysis(doc: &Results, view: &ViewArgs) -> anyhow::Result<Option<Analysi
     Ok(analysis::analyze_results(doc, &choice, &opts)?)
 }
 
-/// The findings of a results document and its analysis.
-pub fn findings(doc: &Results, analysis: Option<&Analysis>) -> Vec<crate::diagnose::Finding> {
-    crate::diagnose::diagnose(doc, analysis)
-}
-
-/// Prints the table, the model block and notes, writes the requested exports and, when `folder`
-/// is given, the Markdown summary inside it.
+/// Prints the table and its sections, writes the requested exports and, when `folder` is given,
+/// summary.md and report.html inside it.
 pub fn print_and_export(
     doc: &Results,
     analysis: Option<&Analysis>,
+    sections: &Sections,
     folder: Option<&Path>,
     view: &ViewArgs,
 ) -> anyhow::Result<()> {
-    let t = table::summary(doc, analysis);
-    let notes = table::notes(doc);
-    let colour = terminal::colour();
-    let mut text = terminal::render(&t, colour);
-    text.push_str(&terminal::render_section("waits", &table::waits(doc), colour));
-    text.push_str(&terminal::render_section("ranks", &crate::report::threads::rank_lines(doc), colour));
-    text.push_str(&terminal::render_section("I/O ceiling", &table::ceiling(doc), colour));
-    text.push_str(&terminal::render_section("model", &analysis.map(model::lines).unwrap_or_default(), colour));
-    let finding_lines = crate::report::findings::lines(&findings(doc, analysis));
-    text.push_str(&terminal::render_section("findings", &finding_lines, colour));
-    text.push_str(&terminal::render_section("notes", &notes, colour));
-    let post = markdown_report(doc, analysis);
+    let mut text = sections.terminal(terminal::colour());
+    let post = sections.markdown(doc);
     if let Some(dir) = folder {
         write(&dir.join(SUMMARY_MD), &post)?;
-        write(&dir.join(html::REPORT_HTML), &html_report(doc, analysis, None))?;
+        write(&dir.join(html::REPORT_HTML), &html_report(doc, analysis, sections, None))?;
         text.push_str(&format!("\nresults: {}\n", dir.join(crate::results::FILE_NAME).display()));
         text.push_str(&format!("report:  {} (open it in a browser)\n", dir.join(html::REPORT_HTML).display()));
     }
@@ -63,35 +50,16 @@ pub fn print_and_export(
     Ok(())
 }
 
-/// The Markdown post of a results document: the command, machine, table, model, I/O ceiling,
-/// findings and notes.
-pub fn markdown_report(doc: &Results, analysis: Option<&Analysis>) -> String {
-    let t = table::summary(doc, analysis);
-    let mut lines = analysis.map(model::lines).unwrap_or_default();
-    lines.extend(table::ceiling(doc));
-    lines.extend(crate::report::threads::rank_lines(doc));
-    let found = crate::report::findings::lines(&findings(doc, analysis));
-    lines.extend(found.iter().map(|l| l.replace("\n      ", " — ")));
-    markdown::document(doc, &t, &lines, &table::notes(doc))
-}
-
 /// The HTML report of a results document; `timeline` picks the run whose thread states are drawn
 /// (point index, run index).
-pub fn html_report(doc: &Results, analysis: Option<&Analysis>, timeline: Option<(usize, usize)>) -> String {
-    let t = table::summary(doc, analysis);
-    let model_lines = analysis.map(model::lines).unwrap_or_default();
-    let found = findings(doc, analysis);
+pub fn html_report(
+    doc: &Results,
+    analysis: Option<&Analysis>,
+    sections: &Sections,
+    timeline: Option<(usize, usize)>,
+) -> String {
     let figs = charts::figures(&[charts::Drawn { label: String::new(), doc, analysis }], timeline);
-    html::report(&html::Parts {
-        doc,
-        table: &t,
-        model: &model_lines,
-        findings: &found,
-        waits: &table::waits(doc),
-        ceiling: &table::ceiling(doc),
-        notes: &table::notes(doc),
-        figures: &figs,
-    })
+    html::report(doc, sections, &figs)
 }
 
 /// Writes text to stdout.

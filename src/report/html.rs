@@ -3,6 +3,7 @@
 
 use super::charts::Figure;
 use super::format::command_line;
+use super::sections::Sections;
 use super::svg::escape;
 use super::table::Table;
 use crate::diagnose::Finding;
@@ -118,43 +119,23 @@ pub fn provenance(doc: &Results) -> String {
     format!("<h2>Machine and commands</h2><dl>{dl}</dl>\n")
 }
 
-/// The report of one results document.
-pub struct Parts<'a> {
-    /// The document.
-    pub doc: &'a Results,
-    /// The summary table.
-    pub table: &'a Table,
-    /// Model lines.
-    pub model: &'a [String],
-    /// Findings.
-    pub findings: &'a [Finding],
-    /// Top locks, syscalls and hot functions per point.
-    pub waits: &'a [String],
-    /// I/O ceiling lines.
-    pub ceiling: &'a [String],
-    /// Notes.
-    pub notes: &'a [String],
-    /// Charts.
-    pub figures: &'a [Figure],
-}
-
-/// Renders the whole report page.
-pub fn report(p: &Parts) -> String {
-    let title = format!("scalescope: {}", command_line(&p.doc.plan.command));
+/// Renders the whole report page of `doc`: its sections and charts.
+pub fn report(doc: &Results, s: &Sections, figs: &[Figure]) -> String {
+    let title = format!("scalescope: {}", command_line(&doc.plan.command));
     let mut body = format!(
         "<h1>{}</h1>\n<pre><code>{}</code></pre>\n",
         escape("Scaling report"),
-        escape(&command_line(&p.doc.plan.command))
+        escape(&command_line(&doc.plan.command))
     );
     body.push_str("<h2>Results</h2>");
-    body.push_str(&table(p.table));
-    body.push_str(&findings(p.findings));
-    body.push_str(&section("Model", p.model));
-    body.push_str(&figures(p.figures));
-    body.push_str(&section("Top waits: locks, system calls and hot functions", p.waits));
-    body.push_str(&section("Ranks and copies", &super::threads::rank_lines(p.doc)));
-    body.push_str(&section("I/O ceiling", p.ceiling));
-    body.push_str(&section("Notes", p.notes));
-    body.push_str(&provenance(p.doc));
+    body.push_str(&table(&s.table));
+    body.push_str(&findings(&s.findings));
+    body.push_str(&section("Model", &s.model));
+    body.push_str(&figures(figs));
+    body.push_str(&section("Top waits: locks, system calls and hot functions", &s.waits));
+    body.push_str(&section("Ranks and copies", &s.ranks));
+    body.push_str(&section("I/O ceiling", &s.ceiling));
+    body.push_str(&section("Notes", &s.notes));
+    body.push_str(&provenance(doc));
     page(&title, &body)
 }

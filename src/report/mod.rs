@@ -7,6 +7,7 @@ pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod model;
+pub mod sections;
 pub mod svg;
 pub mod table;
 pub mod terminal;

@@ -1,0 +1,62 @@
+//! What every view of a results document shows — the table and the sections under it — computed
+//! once per document and rendered to the terminal, the Markdown post and the HTML report.
+
+use super::table::Table;
+use super::{findings as finding_lines, markdown, model, table, terminal, threads};
+use crate::analysis::Analysis;
+use crate::diagnose::Finding;
+use crate::results::Results;
+
+/// The table and the sections under it.
+pub struct Sections {
+    /// The summary table.
+    pub table: Table,
+    /// Top locks, system calls and hot functions per point.
+    pub waits: Vec<String>,
+    /// Every rank or copy of launched points.
+    pub ranks: Vec<String>,
+    /// The job's read rate against the measured I/O ceiling.
+    pub ceiling: Vec<String>,
+    /// The model block.
+    pub model: Vec<String>,
+    /// The diagnosis.
+    pub findings: Vec<Finding>,
+    /// Warnings of every point.
+    pub notes: Vec<String>,
+}
+
+impl Sections {
+    /// Computes every section of `doc` and its analysis.
+    pub fn of(doc: &Results, analysis: Option<&Analysis>) -> Sections {
+        Sections {
+            table: table::summary(doc, analysis),
+            waits: table::waits(doc),
+            ranks: threads::rank_lines(doc),
+            ceiling: table::ceiling(doc),
+            model: analysis.map(model::lines).unwrap_or_default(),
+            findings: crate::diagnose::diagnose(doc, analysis),
+            notes: table::notes(doc),
+        }
+    }
+
+    /// The text printed on a terminal.
+    pub fn terminal(&self, colour: bool) -> String {
+        let mut text = terminal::render(&self.table, colour);
+        text.push_str(&terminal::render_section("waits", &self.waits, colour));
+        text.push_str(&terminal::render_section("ranks", &self.ranks, colour));
+        text.push_str(&terminal::render_section("I/O ceiling", &self.ceiling, colour));
+        text.push_str(&terminal::render_section("model", &self.model, colour));
+        text.push_str(&terminal::render_section("findings", &finding_lines::lines(&self.findings), colour));
+        text.push_str(&terminal::render_section("notes", &self.notes, colour));
+        text
+    }
+
+    /// The Markdown post: the command, machine, table, model, I/O ceiling, ranks, findings, notes.
+    pub fn markdown(&self, doc: &Results) -> String {
+        let mut lines = self.model.clone();
+        lines.extend(self.ceiling.iter().cloned());
+        lines.extend(self.ranks.iter().cloned());
+        lines.extend(finding_lines::lines(&self.findings).iter().map(|l| l.replace("\n      ", " — ")));
+        markdown::document(doc, &self.table, &lines, &self.notes)
+    }
+}
