@@ -1,6 +1,7 @@
 //! Built-in workloads with known behaviour (`scalescope probe NAME`). Each prints a human line and
 //! a `scalescope-metric throughput …` line that the harness reads without any flag.
 
+pub mod chunks;
 pub mod events;
 pub mod inputs;
 pub mod overlap;

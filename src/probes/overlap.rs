@@ -4,13 +4,12 @@
 //! builder has a reader thread filling one buffer while it builds from the other (double
 //! buffering), so reading hides behind building.
 
+use super::chunks::{Chunks, open_all};
 use super::events;
 use super::spin::Spin;
-use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
@@ -47,19 +46,10 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
     if o.chunk == 0 || !o.chunk.is_multiple_of(events::BLOCK) {
         return Err(format!("--chunk {}: give a multiple of the 1 MiB event block, e.g. 4MiB", o.chunk));
     }
-    let opened = files
-        .iter()
-        .map(|p| {
-            let f = File::open(p).map_err(|e| format!("cannot open {}: {e}", p.display()))?;
-            let len = f.metadata().map_err(|e| format!("{}: {e}", p.display()))?.len();
-            Ok((f, len))
-        })
-        .collect::<Result<Vec<(File, u64)>, String>>()?;
-    let chunks: Vec<Chunk> =
-        opened.iter().enumerate().flat_map(|(i, (_, len))| (0..*len).step_by(o.chunk).map(move |at| (i, at))).collect();
+    let opened = open_all(files, 0)?;
+    let chunks = Chunks::new(opened.iter().map(|(_, len)| *len), o.chunk as u64);
     let spin = Spin::calibrate();
-    let next = AtomicUsize::new(0);
-    let take = || chunks.get(next.fetch_add(1, Ordering::Relaxed)).copied();
+    let take = || chunks.take();
     let read = |(i, at): Chunk, buf: &mut Vec<u8>| -> Result<(), String> {
         let len = (opened[i].1 - at).min(o.chunk as u64) as usize;
         buf.resize(len, 0);

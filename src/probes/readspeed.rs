@@ -3,14 +3,14 @@
 //! buffered `pread`, through `mmap`, or with `O_DIRECT`; optional work per KiB turns it into a
 //! model of an event loop.
 
+use super::chunks::{Chunks, open_all};
 use super::spin::Spin;
 use crate::mapped::Mapped;
 use std::fs::File;
 use std::hint::black_box;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// How the bytes are read.
@@ -60,25 +60,7 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
     if o.chunk == 0 || !o.chunk.is_multiple_of(o.block as u64) {
         return Err(format!("--chunk {}: give a multiple of the block size ({})", o.chunk, o.block));
     }
-    let opened = files
-        .iter()
-        .map(|p| {
-            let mut opts = std::fs::OpenOptions::new();
-            opts.read(true);
-            if o.mode == Mode::Direct {
-                opts.custom_flags(libc::O_DIRECT);
-            }
-            let f = opts.open(p).map_err(|e| match e.raw_os_error() {
-                Some(libc::EINVAL) => format!(
-                    "the filesystem holding {} refuses O_DIRECT (tmpfs does); use --mode pread or --mode mmap",
-                    p.display()
-                ),
-                _ => format!("cannot open {}: {e}", p.display()),
-            })?;
-            let len = f.metadata().map_err(|e| format!("{}: {e}", p.display()))?.len();
-            Ok((f, len))
-        })
-        .collect::<Result<Vec<(File, u64)>, String>>()?;
+    let opened = open_all(files, if o.mode == Mode::Direct { libc::O_DIRECT } else { 0 })?;
     let maps = match o.mode {
         Mode::Mmap => files
             .iter()
@@ -86,13 +68,8 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
             .collect::<Result<Vec<_>, _>>()?,
         _ => Vec::new(),
     };
-    let chunks: Vec<(usize, u64)> = opened
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, len))| (0..*len).step_by(o.chunk as usize).map(move |at| (i, at)))
-        .collect();
+    let chunks = Chunks::new(opened.iter().map(|(_, len)| *len), o.chunk);
     let spin = (o.compute_ns_per_kib > 0.0).then(Spin::calibrate);
-    let next = AtomicUsize::new(0);
     let start = Instant::now();
     let results: Vec<Result<(u64, u64), String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..o.threads.max(1))
@@ -100,7 +77,7 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
                 s.spawn(|| {
                     let mut buf = AlignedBuf::new(if o.mode == Mode::Mmap { 0 } else { o.block });
                     let (mut bytes, mut sum) = (0u64, 0u64);
-                    while let Some(&(i, at)) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    while let Some((i, at)) = chunks.take() {
                         let end = (at + o.chunk).min(opened[i].1);
                         let (b, c) = match o.mode {
                             Mode::Mmap => touch(&maps[i].bytes()[at as usize..end as usize], i, at, o, spin),

@@ -3,11 +3,11 @@
 //! slice of the hash space (reduce), and the top words are picked. Words are runs of ASCII
 //! letters, case-folded; every other byte (digits, punctuation, UTF-8 sequences) ends a word.
 
+use super::chunks::Chunks;
 use super::wordtable::{BATCH, FOLD, Key, Table};
 use crate::mapped::Mapped;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// What to count and how.
@@ -47,17 +47,16 @@ pub fn run(files: &[PathBuf], o: &Options) -> std::io::Result<Outcome> {
 pub fn count(inputs: &[&[u8]], o: &Options) -> Outcome {
     let threads = o.threads.max(1);
     let chunk = o.chunk.max(1);
-    let chunks: Vec<(usize, usize)> =
-        inputs.iter().enumerate().flat_map(|(i, d)| (0..d.len()).step_by(chunk).map(move |s| (i, s))).collect();
+    let chunks = Chunks::new(inputs.iter().map(|d| d.len() as u64), chunk as u64);
     let start = Instant::now();
-    let next = AtomicUsize::new(0);
     let (tables, words): (Vec<Table>, Vec<u64>) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut table = Table::default();
                     let mut words = 0;
-                    while let Some(&(i, at)) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    while let Some((i, at)) = chunks.take() {
+                        let at = at as usize;
                         let d = inputs[i];
                         populate(&d[at..(at + chunk).min(d.len())]);
                         words += map_chunk(d, at, (at + chunk).min(d.len()), &mut table);
