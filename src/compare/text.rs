@@ -57,13 +57,12 @@ pub fn table(c: &Comparison) -> Table {
                 }
             } else {
                 cells.push(time(&row.cells[r]));
-                for (i, cell) in row.cells.iter().enumerate().filter(|(i, _)| *i != r) {
-                    let _ = i;
-                    cells.push(match cell.as_ref().and_then(|c| c.change.as_ref()) {
-                        Some(ch) => format!("{}× {}", sig(ch.ratio), verdict(ch.verdict, ch.ratio, ch.judged_by)),
-                        None if cell.is_some() => {
-                            format!("{} s, not in {}", num(cell.as_ref().map_or(0.0, |c| c.time_s)), c.labels[r])
+                for (_, cell) in row.cells.iter().enumerate().filter(|(i, _)| *i != r) {
+                    cells.push(match cell {
+                        Some(Cell { change: Some(ch), .. }) => {
+                            format!("{}× {}", sig(ch.ratio), verdict(ch.verdict, ch.ratio, ch.judged_by))
                         }
+                        Some(cell) => format!("{} s, not in {}", num(cell.time_s), c.labels[r]),
                         None => missing(),
                     });
                 }
