@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Summary of one figure (wall time, %CPU, a metric…) over the runs of a point.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct Summary {
     /// Number of values summarised.
     pub n: usize,

@@ -212,8 +212,9 @@ fn results_files_truncated_or_corrupted_load_or_fail_but_never_panic() {
         std::fs::write(&path, &b).unwrap();
         if let Ok((_, doc)) = scalescope::results::load(&path) {
             loaded += 1;
-            let a = scalescope::analysis::analyze_results(&doc, &Default::default(), &Default::default());
-            if let Ok(Some(a)) = a {
+            if let Some(axis) = &doc.plan.axis
+                && let Ok(a) = scalescope::analysis::analyze_results(&doc, axis, &Default::default())
+            {
                 let _ = scalescope::diagnose::diagnose(&doc, Some(&a));
                 let _ = scalescope::report::table::summary(&doc, Some(&a));
             }

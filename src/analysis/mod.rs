@@ -3,6 +3,7 @@
 //! more is slower beyond it; predictions. Used after every run, by `scalescope analyze`, and on
 //! published tables (CSV).
 
+pub mod fits;
 pub mod lm;
 pub mod models;
 pub mod observations;
@@ -12,8 +13,9 @@ pub mod table_csv;
 pub mod threads;
 pub mod verdict;
 
-pub use observations::{Basis, Choice};
-pub use summary::{Analysis, Options, analyze};
+use crate::plan::Axis;
+use crate::results::{Analysis, Results};
+pub use summary::{Options, analyze};
 
 /// `1 thread`, `4 threads`, `1 copy`, `2.5 GB`: a count and its parameter's name, singular for one.
 pub fn count_label(n: f64, name: &str) -> String {
@@ -31,19 +33,12 @@ pub fn count_label(n: f64, name: &str) -> String {
 #[error("{0}")]
 pub struct AnalysisError(pub String);
 
-/// Analyses a results document; `None` when no parameter is numeric (nothing to count along).
-pub fn analyze_results(
-    doc: &crate::results::Results,
-    choice: &Choice,
-    opts: &Options,
-) -> Result<Option<Analysis>, AnalysisError> {
+/// Analyses a results document along `axis`, against the plan's `--baseline` unless `opts` give one.
+pub fn analyze_results(doc: &Results, axis: &Axis, opts: &Options) -> Result<Analysis, AnalysisError> {
     let opts = Options {
         baseline: opts.baseline.clone().or_else(|| doc.plan.baseline.clone()),
         cpus: opts.cpus.or(Some(doc.machine.allowed_cpus as f64).filter(|c| *c > 0.0)),
         ..opts.clone()
     };
-    match observations::from_results(doc, choice)? {
-        Some(obs) => analyze(&obs, &opts).map(Some),
-        None => Ok(None),
-    }
+    analyze(&observations::from_results(doc, axis), &opts)
 }

@@ -3,18 +3,26 @@
 //! scaling) X(N) = γ(s + (1−s)N). Intervals come from a bootstrap over the repeated runs of each
 //! point, or, when points have a single value, from the fit's asymptotic covariance.
 
-use super::lm::{self, Fit, Model};
+use super::lm::{self, Model};
 use super::observations::{Observations, Series};
 use super::speedup::resample;
+use crate::results::analysis::{Estimate, Fit, IntervalMethod, amdahl, gustafson, usl};
 use crate::stats::{Rng, quantile, t_975};
-use serde::Serialize;
 
 /// Parameter sets drawn for intervals.
 const DRAWS: usize = 300;
 
+/// Position of γ in every law's θ.
+pub const GAMMA: usize = 0;
+/// Position of s in Amdahl's and Gustafson's θ.
+pub const S: usize = 1;
+/// Position of σ in the USL's θ.
+pub const SIGMA: usize = 1;
+/// Position of κ in the USL's θ.
+pub const KAPPA: usize = 2;
+
 /// Which law.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Law {
     /// θ = [γ, s].
     Amdahl,
@@ -31,9 +39,9 @@ impl Model for Law {
 
     fn value(&self, n: f64, t: &[f64]) -> f64 {
         match self {
-            Law::Amdahl => t[0] * n / (1.0 + t[1] * (n - 1.0)),
-            Law::Usl => t[0] * n / (1.0 + t[1] * (n - 1.0) + t[2] * n * (n - 1.0)),
-            Law::Gustafson => t[0] * (t[1] + (1.0 - t[1]) * n),
+            Law::Amdahl => amdahl(n, t[GAMMA], t[S]),
+            Law::Usl => usl(n, t[GAMMA], t[SIGMA], t[KAPPA]),
+            Law::Gustafson => gustafson(n, t[GAMMA], t[S]),
         }
     }
 
@@ -66,72 +74,38 @@ impl Model for Law {
     }
 }
 
-/// A fitted parameter with its 95% interval.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
-pub struct Estimate {
-    /// Best fit.
-    pub value: f64,
-    /// 95% interval, when one can be given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ci95: Option<[f64; 2]>,
-}
-
-/// How intervals were obtained.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum IntervalMethod {
-    /// Refits over resampled runs of every point.
-    Bootstrap,
-    /// From the residuals of the fit (points with one value each).
-    Asymptotic,
-    /// Too few points for any interval.
-    None,
-}
-
-/// A fitted model.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct FittedModel {
+/// A law fitted to a series, before it is summarised into the typed fits of results.json: the
+/// best parameters θ with their intervals, and the parameter sets drawn for intervals of derived
+/// figures and predictions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fitted {
     /// Which law.
     pub law: Law,
-    /// Parameters: `gamma` then `s` (Amdahl, Gustafson) or `sigma`, `kappa` (USL).
-    pub params: Vec<(String, Estimate)>,
-    /// Data − model at each point, in series order.
-    pub residuals: Vec<f64>,
-    /// √(RSS / (n − p)), in rate units; absent without degrees of freedom.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub residual_stddev: Option<f64>,
-    /// How the intervals were obtained.
-    pub intervals: IntervalMethod,
-    /// Parameter sets drawn for intervals of derived figures (not stored).
-    #[serde(skip)]
+    /// Best-fit parameters, at the positions [`GAMMA`], [`S`], [`SIGMA`], [`KAPPA`].
+    pub theta: Vec<f64>,
+    /// 95% interval of each parameter, when one can be given.
+    pub ci95: Vec<Option<[f64; 2]>>,
+    /// Residuals and how the intervals were obtained.
+    pub fit: Fit,
+    /// Parameter sets drawn for intervals of derived figures.
     pub draws: Vec<Vec<f64>>,
 }
 
-impl FittedModel {
-    /// The best-fit parameter vector.
-    pub fn theta(&self) -> Vec<f64> {
-        self.params.iter().map(|(_, e)| e.value).collect()
-    }
-
-    /// A parameter by name.
-    pub fn get(&self, name: &str) -> Option<Estimate> {
-        self.params.iter().find(|(n, _)| n == name).map(|(_, e)| *e)
-    }
-
-    /// The model's rate at `n` from the best-fit parameters (no interval: for drawing curves).
-    pub fn value_at(&self, n: f64) -> f64 {
-        self.law.value(n, &self.theta())
+impl Fitted {
+    /// The parameter at position `i` with its interval.
+    pub fn estimate(&self, i: usize) -> Estimate {
+        Estimate { value: self.theta[i], ci95: self.ci95[i] }
     }
 
     /// The model's rate at `n`, with an interval from the drawn parameter sets.
     pub fn predict(&self, n: f64) -> Estimate {
-        let value = self.value_at(n);
+        let value = self.law.value(n, &self.theta);
         Estimate { value, ci95: interval(self.draws.iter().map(|t| self.law.value(n, t)).collect()) }
     }
 
     /// A figure derived from the parameters, with an interval over the draws.
     pub fn derived(&self, f: impl Fn(&[f64]) -> Option<f64>) -> Option<Estimate> {
-        let value = f(&self.theta())?;
+        let value = f(&self.theta)?;
         Some(Estimate { value, ci95: interval(self.draws.iter().filter_map(|t| f(t)).collect()) })
     }
 }
@@ -145,11 +119,8 @@ fn interval(mut v: Vec<f64>) -> Option<[f64; 2]> {
     Some([quantile(&v, 0.025), quantile(&v, 0.975)])
 }
 
-const NAMES_AMDAHL: [&str; 2] = ["gamma", "s"];
-const NAMES_USL: [&str; 3] = ["gamma", "sigma", "kappa"];
-
 /// Fits `law` to a series; `None` with fewer points than parameters.
-pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Option<FittedModel> {
+pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Option<Fitted> {
     let xs: Vec<f64> = series.points.iter().map(|p| p.count).collect();
     let ys: Vec<f64> = series.points.iter().map(|p| obs.rate(p.count, &p.values)).collect();
     if xs.len() < law.arity() {
@@ -173,28 +144,22 @@ pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Opti
     } else {
         (IntervalMethod::None, Vec::new())
     };
-    let names: &[&str] = if law == Law::Usl { &NAMES_USL } else { &NAMES_AMDAHL };
-    let params = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let ci95 = match intervals {
-                IntervalMethod::Bootstrap => interval(draws.iter().map(|t: &Vec<f64>| t[i]).collect()),
-                IntervalMethod::Asymptotic => best.covariance.as_ref().map(|c| {
-                    let half = t_975(dof) * c[i][i].max(0.0).sqrt();
-                    let (lo, hi) = law.bounds()[i];
-                    [(best.theta[i] - half).max(lo), (best.theta[i] + half).min(hi)]
-                }),
-                IntervalMethod::None => None,
-            };
-            (n.to_string(), Estimate { value: best.theta[i], ci95 })
+    let ci95 = (0..law.arity())
+        .map(|i| match intervals {
+            IntervalMethod::Bootstrap => interval(draws.iter().map(|t: &Vec<f64>| t[i]).collect()),
+            IntervalMethod::Asymptotic => best.covariance.as_ref().map(|c| {
+                let half = t_975(dof) * c[i][i].max(0.0).sqrt();
+                let (lo, hi) = law.bounds()[i];
+                [(best.theta[i] - half).max(lo), (best.theta[i] + half).min(hi)]
+            }),
+            IntervalMethod::None => None,
         })
         .collect();
-    Some(FittedModel { law, params, residuals, residual_stddev, intervals, draws })
+    Some(Fitted { law, theta: best.theta, ci95, fit: Fit { residuals, residual_stddev, intervals }, draws })
 }
 
 /// Least squares from several starting points; the lowest residual wins.
-fn best_fit(law: Law, xs: &[f64], ys: &[f64]) -> Fit {
+fn best_fit(law: Law, xs: &[f64], ys: &[f64]) -> lm::Fit {
     let shapes: Vec<Vec<f64>> = match law {
         Law::Amdahl | Law::Gustafson => [0.0, 0.01, 0.1, 0.5].iter().map(|&s| vec![s]).collect(),
         Law::Usl => {
@@ -265,13 +230,15 @@ fn gaussian(rng: &mut Rng) -> f64 {
 
 /// USL peak: N* = √((1 − σ) / κ); `None` when κ = 0 (no peak: throughput levels off).
 pub fn usl_peak(theta: &[f64]) -> Option<f64> {
-    (theta[2] > 0.0 && theta[1] < 1.0).then(|| ((1.0 - theta[1]) / theta[2]).sqrt())
+    (theta[KAPPA] > 0.0 && theta[SIGMA] < 1.0).then(|| ((1.0 - theta[SIGMA]) / theta[KAPPA]).sqrt())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::observations::{Basis, Obs};
+    use crate::analysis::observations::Obs;
+    use crate::plan::{Axis, Counts, Scaling};
+    use crate::results::analysis::Basis;
 
     fn table(counts: &[f64], rates: &[f64]) -> (Observations, Series) {
         let points = counts
@@ -282,11 +249,9 @@ mod tests {
             .collect();
         let series = Series { label: String::new(), points };
         let obs = Observations {
-            count_name: "load".into(),
+            axis: Axis { param: "load".into(), counts: Counts::Workers, scaling: Scaling::Strong },
             basis: Basis::Throughput,
             unit: None,
-            weak: false,
-            workers: true,
             series: vec![series.clone()],
         };
         (obs, series)
@@ -301,16 +266,16 @@ mod tests {
             &[64.9, 995.9, 1652.4, 1853.2, 1828.9, 1775.0, 1702.2],
         );
         let f = fit(Law::Usl, &obs, &s, &mut Rng::new(1)).unwrap();
-        let t = f.theta();
-        assert!((t[1] - 0.02773).abs() < 0.000005, "sigma {}", t[1]);
-        assert!((t[2] - 1.044e-4).abs() < 0.0005e-4, "kappa {}", t[2]);
-        assert!((t[0] - 90.0).abs() < 0.5, "gamma {}", t[0]);
+        let t = f.theta.clone();
+        assert!((t[SIGMA] - 0.02773).abs() < 0.000005, "sigma {}", t[SIGMA]);
+        assert!((t[KAPPA] - 1.044e-4).abs() < 0.0005e-4, "kappa {}", t[KAPPA]);
+        assert!((t[GAMMA] - 90.0).abs() < 0.5, "gamma {}", t[GAMMA]);
         // R's summary treated γ as a fixed scale factor: 7 − 2 = 5 degrees of freedom; we fit γ too (4).
-        let rss = f.residual_stddev.unwrap().powi(2) * 4.0;
-        assert!(((rss / 5.0).sqrt() - 74.1).abs() < 0.05, "{t:?} {:?}", f.residual_stddev);
+        let rss = f.fit.residual_stddev.unwrap().powi(2) * 4.0;
+        assert!(((rss / 5.0).sqrt() - 74.1).abs() < 0.05, "{t:?} {:?}", f.fit.residual_stddev);
         assert!((usl_peak(&t).unwrap().round() - 97.0).abs() < 1.0, "{:?}", usl_peak(&t));
-        assert_eq!(f.intervals, IntervalMethod::Asymptotic);
-        assert!(f.get("sigma").unwrap().ci95.is_some() && f.get("kappa").unwrap().ci95.is_some());
+        assert_eq!(f.fit.intervals, IntervalMethod::Asymptotic);
+        assert!(f.estimate(SIGMA).ci95.is_some() && f.estimate(KAPPA).ci95.is_some());
     }
 
     /// usl 1.x normalised by the scale factor 90 and fitted σ, κ alone: SE(σ) = 0.002183,
@@ -348,8 +313,11 @@ mod tests {
     #[test]
     fn recovers_the_usl_packages_coef_example() {
         let (obs, s) = table(&[1.0, 2.0, 4.0, 6.0, 8.0, 10.0], &[1.0, 1.8868, 3.0769, 3.5294, 3.5398, 3.3557]);
-        let t = fit(Law::Usl, &obs, &s, &mut Rng::new(1)).unwrap().theta();
-        assert!((t[0] - 1.0).abs() < 0.005 && (t[1] - 0.02).abs() < 0.0005 && (t[2] - 0.02).abs() < 0.0005, "{t:?}");
+        let t = fit(Law::Usl, &obs, &s, &mut Rng::new(1)).unwrap().theta;
+        assert!(
+            (t[GAMMA] - 1.0).abs() < 0.005 && (t[SIGMA] - 0.02).abs() < 0.0005 && (t[KAPPA] - 0.02).abs() < 0.0005,
+            "{t:?}"
+        );
     }
 
     /// Noisy sweeps drawn from known laws: 5 runs per point with 5% noise. The true parameters
@@ -375,13 +343,13 @@ mod tests {
                 let series = Series { label: String::new(), points };
                 obs.series = vec![series.clone()];
                 let f = fit(law, &obs, &series, &mut rng).unwrap();
-                assert_eq!(f.intervals, IntervalMethod::Bootstrap);
-                let within = |name: &str, v: f64| f.get(name).unwrap().ci95.is_some_and(|[lo, hi]| lo <= v && v <= hi);
+                assert_eq!(f.fit.intervals, IntervalMethod::Bootstrap);
+                let within = |i: usize, v: f64| f.estimate(i).ci95.is_some_and(|[lo, hi]| lo <= v && v <= hi);
                 match law {
-                    Law::Amdahl => hits[0] += usize::from(within("s", truth[1])),
+                    Law::Amdahl => hits[0] += usize::from(within(S, truth[S])),
                     _ => {
-                        hits[1] += usize::from(within("sigma", truth[1]));
-                        hits[2] += usize::from(within("kappa", truth[2]));
+                        hits[1] += usize::from(within(SIGMA, truth[SIGMA]));
+                        hits[2] += usize::from(within(KAPPA, truth[KAPPA]));
                     }
                 }
             }
@@ -396,11 +364,11 @@ mod tests {
         let counts = [1.0, 2.0, 4.0, 8.0, 16.0];
         let amdahl: Vec<f64> = counts.iter().map(|&n| 10.0 * n / (1.0 + 0.05 * (n - 1.0))).collect();
         let (obs, s) = table(&counts, &amdahl);
-        let t = fit(Law::Amdahl, &obs, &s, &mut Rng::new(1)).unwrap().theta();
-        assert!((t[0] - 10.0).abs() < 1e-6 && (t[1] - 0.05).abs() < 1e-8, "{t:?}");
+        let t = fit(Law::Amdahl, &obs, &s, &mut Rng::new(1)).unwrap().theta;
+        assert!((t[GAMMA] - 10.0).abs() < 1e-6 && (t[S] - 0.05).abs() < 1e-8, "{t:?}");
         let gus: Vec<f64> = counts.iter().map(|&n| 3.0 * (0.1 + 0.9 * n)).collect();
         let (obs, s) = table(&counts, &gus);
-        let t = fit(Law::Gustafson, &obs, &s, &mut Rng::new(1)).unwrap().theta();
-        assert!((t[0] - 3.0).abs() < 1e-6 && (t[1] - 0.1).abs() < 1e-8, "{t:?}");
+        let t = fit(Law::Gustafson, &obs, &s, &mut Rng::new(1)).unwrap().theta;
+        assert!((t[GAMMA] - 3.0).abs() < 1e-6 && (t[S] - 0.1).abs() < 1e-8, "{t:?}");
     }
 }

@@ -2,7 +2,9 @@
 //! the columns named on the command line.
 
 use super::AnalysisError;
-use super::observations::{Basis, Obs, Observations, Series, counts_workers};
+use super::observations::{Obs, Observations, Series};
+use crate::plan::axis::{Ask, Axis};
+use crate::results::analysis::Basis;
 
 /// Which columns hold what.
 #[derive(Clone, Debug)]
@@ -38,8 +40,9 @@ fn fields(line: &str) -> Vec<String> {
     out.into_iter().map(|f| f.trim().to_string()).collect()
 }
 
-/// Parses the table into observations (one value per row; rows are points).
-pub fn parse(text: &str, name: &str, cols: &Columns, weak: bool, workers: bool) -> Result<Observations, AnalysisError> {
+/// Parses the table into observations (one value per row; rows are points), along the count
+/// column with what `ask` says about it (`--workers`, `--weak`).
+pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observations, AnalysisError> {
     let err = |m: String| AnalysisError(format!("{name}: {m}"));
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
     let (_, header) = lines.next().ok_or_else(|| err("the table is empty".into()))?;
@@ -88,11 +91,9 @@ pub fn parse(text: &str, name: &str, cols: &Columns, weak: bool, workers: bool) 
     points.sort_by(|a, b| a.count.total_cmp(&b.count));
     let unit = (basis == Basis::Throughput).then(|| unit_from_column(&header[value_col]));
     Ok(Observations {
-        count_name: cols.count.to_string(),
+        axis: Axis::along(cols.count, ask),
         basis,
         unit,
-        weak,
-        workers: workers || counts_workers(cols.count),
         series: vec![Series { label: String::new(), points }],
     })
 }
@@ -113,16 +114,17 @@ fn unit_from_column(col: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{Counts, Scaling};
 
     const COLS: Columns = Columns { count: "threads", time: None, throughput: Some("tp_mb_s"), cpu: Some("cpu") };
 
     #[test]
     fn reads_a_table() {
-        let o = parse("threads,tp_mb_s,cpu\n2,190,199\n1,\"95.5\",99\n", "t.csv", &COLS, false, false).unwrap();
+        let o = parse("threads,tp_mb_s,cpu\n2,190,199\n1,\"95.5\",99\n", "t.csv", &COLS, &Ask::default()).unwrap();
         let p = &o.series[0].points;
         assert_eq!((p[0].count, p[0].values[0], p[0].cpu_pct), (1.0, 95.5, Some(99.0)));
         assert_eq!(o.unit.as_deref(), Some("MB/s"));
-        assert!(o.workers);
+        assert_eq!(o.axis, Axis { param: "threads".into(), counts: Counts::Workers, scaling: Scaling::Strong });
     }
 
     #[test]
@@ -137,7 +139,7 @@ mod tests {
             ("threads,tp_mb_s,cpu\n", "no rows"),
             ("", "empty"),
         ] {
-            let e = parse(text, "t.csv", &COLS, false, false).unwrap_err().to_string();
+            let e = parse(text, "t.csv", &COLS, &Ask::default()).unwrap_err().to_string();
             assert!(e.contains(phrase), "{text:?}: {e}");
         }
     }

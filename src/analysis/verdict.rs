@@ -1,39 +1,14 @@
 //! The best point, whether more is slower beyond it (only when the drop clears the runs'
 //! uncertainty), and the smallest count that already comes close to the best.
 
-use super::observations::{Basis, Obs, Observations, Series};
+use super::observations::{Obs, Observations, Series};
+use crate::results::analysis::{Basis, Best, JudgedBy, Retrograde};
 use crate::stats::Summary;
-use serde::Serialize;
 
 /// Without repeated runs, a drop counts only beyond this fraction of the best rate.
 pub const SINGLE_VALUE_THRESHOLD: f64 = 0.05;
 /// "Close to the best": within this fraction.
 pub const NEAR_BEST: f64 = 0.05;
-
-/// The point with the highest rate.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Best {
-    /// Its count.
-    pub count: f64,
-    /// Its rate.
-    pub rate: f64,
-    /// The smallest count within 5% of the best rate, when smaller than the best's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub near_best_count: Option<f64>,
-}
-
-/// More is slower beyond the best point.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Retrograde {
-    /// The best count, beyond which rates fall.
-    pub beyond: f64,
-    /// The largest count measured.
-    pub at: f64,
-    /// Rate at the largest count relative to the best, in percent (negative).
-    pub change_pct: f64,
-    /// How the drop was judged real: `runs` (confidence intervals apart) or `threshold` (single values, > 5%).
-    pub judged_by: String,
-}
 
 /// 95% interval of a point's rate from its runs, when it has several.
 fn rate_interval(obs: &Observations, p: &Obs) -> Option<[f64; 2]> {
@@ -58,14 +33,14 @@ pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retro
     }
     let (b, l) = (&series.points[bi], &series.points[last]);
     let judged = match (rate_interval(obs, b), rate_interval(obs, l)) {
-        (Some(bci), Some(lci)) => (lci[1] < bci[0]).then_some("runs"),
-        _ => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate).then_some("threshold"),
+        (Some(bci), Some(lci)) => (lci[1] < bci[0]).then_some(JudgedBy::Runs),
+        _ => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate).then_some(JudgedBy::Threshold),
     };
     let retro = judged.map(|how| Retrograde {
         beyond: b.count,
         at: l.count,
         change_pct: 100.0 * (rates[last] / best_rate - 1.0),
-        judged_by: how.into(),
+        judged_by: how,
     });
     (Some(best), retro)
 }

@@ -4,23 +4,24 @@ use super::args::AnalyzeArgs;
 use super::{Exit, Usage, view};
 use crate::analysis::table_csv::{self, Columns};
 use crate::analysis::{Options, analyze as fit};
+use crate::plan::axis::Ask;
 use crate::report::{markdown, model, terminal};
 
 /// Analyses results or a CSV table and prints the per-point figures and the model block.
 pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
     let Some(csv) = &args.csv else {
         let path = args.results.as_ref().expect("clap requires RESULTS without --csv");
-        let (_, doc) = crate::results::load(path)?;
-        let analysis = view::analysis(&doc, &args.view)?;
-        if analysis.is_none() {
+        let (_, mut doc) = crate::results::load(path)?;
+        view::analyse(&mut doc, &args.view)?;
+        if doc.analysis.is_none() {
             return Err(Usage(format!(
                 "{}: no parameter has numeric values, so there is nothing to count along",
                 path.display()
             ))
             .into());
         }
-        let sections = crate::report::sections::Sections::of(&doc, analysis.as_ref());
-        view::print_and_export(&doc, analysis.as_ref(), &sections, None, &args.view)?;
+        let sections = crate::report::sections::Sections::of(&doc);
+        view::print_and_export(&doc, &sections, None, &args.view)?;
         return Ok(Exit::Done);
     };
     let count =
@@ -28,7 +29,8 @@ pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
     let text = std::fs::read_to_string(csv).map_err(|e| Usage(format!("cannot read {}: {e}", csv.display())))?;
     let cols =
         Columns { count, time: args.time.as_deref(), throughput: args.throughput.as_deref(), cpu: args.cpu.as_deref() };
-    let obs = table_csv::parse(&text, &csv.display().to_string(), &cols, args.view.weak, args.view.workers)?;
+    let ask = Ask { workers: args.view.workers, weak: args.view.weak, ..Ask::default() };
+    let obs = table_csv::parse(&text, &csv.display().to_string(), &cols, &ask)?;
     let opts = Options { baseline: args.view.baseline.clone(), predict: args.view.predict.clone(), cpus: None };
     let a = fit(&obs, &opts)?;
     let colour = terminal::colour();

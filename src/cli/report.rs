@@ -7,14 +7,14 @@ use crate::results::Results;
 
 /// Writes the report in the asked format.
 pub fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
-    let (dir, doc) = crate::results::load(&args.results)?;
-    let analysis = view::analysis(&doc, &args.view)?;
+    let (dir, mut doc) = crate::results::load(&args.results)?;
+    view::analyse(&mut doc, &args.view)?;
     let timeline = args.timeline.as_deref().map(|t| timeline(&doc, t)).transpose()?;
-    let sections = crate::report::sections::Sections::of(&doc, analysis.as_ref());
+    let sections = crate::report::sections::Sections::of(&doc);
     match args.format {
         ReportFormat::Html => {
             let path = args.out.clone().unwrap_or_else(|| dir.join(html::REPORT_HTML));
-            view::write(&path, &view::html_report(&doc, analysis.as_ref(), &sections, timeline))?;
+            view::write(&path, &view::html_report(&doc, &sections, timeline))?;
             eprintln!("report: {}", path.display());
         }
         ReportFormat::Md => {
@@ -27,7 +27,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
         ReportFormat::Svg => {
             let out = args.out.clone().unwrap_or_else(|| dir.join("charts"));
             std::fs::create_dir_all(&out).map_err(|e| Usage(format!("cannot create {}: {e}", out.display())))?;
-            let drawn = [charts::Drawn { label: String::new(), doc: &doc, analysis: analysis.as_ref() }];
+            let drawn = [charts::Drawn { label: String::new(), doc: &doc }];
             let figs = charts::figures(&drawn, timeline);
             for f in &figs {
                 view::write(&out.join(format!("{}.svg", f.id)), &format!("{}\n", f.svg))?;

@@ -69,12 +69,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         store.doc.ceiling = Some(ceiling(&plan)?);
         store.save()?;
     }
-    let analysis = view::analysis(&store.doc, &args.view)?;
-    store.doc.analysis = serde_json::to_value(&analysis)?;
-    let sections = Sections::of(&store.doc, analysis.as_ref());
-    store.doc.findings = sections.findings.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+    view::analyse(&mut store.doc, &args.view)?;
     store.finish(status)?;
-    view::print_and_export(&store.doc, analysis.as_ref(), &sections, Some(store.dir()), &args.view)?;
+    let sections = Sections::of(&store.doc);
+    view::print_and_export(&store.doc, &sections, Some(store.dir()), &args.view)?;
     if store.recreated.get() {
         eprintln!(
             "scalescope: warning: the results folder {} was deleted during the sweep; it was made again with every run",
@@ -203,7 +201,7 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
         OrderArg::Interleaved => Order::Interleaved,
         OrderArg::Random => Order::Random,
     };
-    Ok(Plan {
+    let mut plan = Plan {
         command: args.command.clone(),
         shell: args.shell,
         params: plan_params,
@@ -225,6 +223,9 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
         ignore_failure: args.ignore_failure,
         sample_rate_hz: (!args.no_sample).then_some(args.sample_rate),
         scale,
+        workers: args.view.workers,
+        weak: args.view.weak,
+        axis: None,
         baseline: args.view.baseline.clone(),
         ceiling: args.ceiling.iter().map(|p| p.display().to_string()).collect(),
         launcher: Launcher {
@@ -236,7 +237,9 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
             args: args.launcher_args.as_deref().unwrap_or("").split_whitespace().map(String::from).collect(),
         },
         zip: args.zip,
-    })
+    };
+    plan.decide_axis()?;
+    Ok(plan)
 }
 
 fn pairs(items: &[String], flag: &str, form: &str) -> Result<Vec<(String, String)>, Usage> {

@@ -5,9 +5,9 @@ use super::{Exit, view};
 
 /// Loads the results and prints their table and model.
 pub fn show(args: &ShowArgs) -> anyhow::Result<Exit> {
-    let (_, doc) = crate::results::load(&args.results)?;
-    let analysis = view::analysis(&doc, &args.view)?;
-    let sections = crate::report::sections::Sections::of(&doc, analysis.as_ref());
-    view::print_and_export(&doc, analysis.as_ref(), &sections, None, &args.view)?;
+    let (_, mut doc) = crate::results::load(&args.results)?;
+    view::analyse(&mut doc, &args.view)?;
+    let sections = crate::report::sections::Sections::of(&doc);
+    view::print_and_export(&doc, &sections, None, &args.view)?;
     Ok(Exit::Done)
 }

@@ -3,7 +3,7 @@
 
 use super::Usage;
 use super::args::ViewArgs;
-use crate::analysis::{self, Analysis, Choice, Options};
+use crate::analysis::Options;
 use crate::report::sections::Sections;
 use crate::report::{charts, csv, html, terminal};
 use crate::results::Results;
@@ -13,18 +13,28 @@ use std::path::Path;
 /// File name of the Markdown summary written into every results folder.
 pub const SUMMARY_MD: &str = "summary.md";
 
-/// The analysis of a results document as the view options ask for it.
-pub fn analysis(doc: &Results, view: &ViewArgs) -> anyhow::Result<Option<Analysis>> {
-    let choice = Choice { scale: view.scale.as_deref(), weak: view.weak, workers: view.workers };
+/// Gives the document the analysis and findings this view shows: the stored ones when it holds
+/// them and the view asks for nothing else, otherwise computed here (so that `--export-json`
+/// exports what the screen shows).
+pub fn analyse(doc: &mut Results, view: &ViewArgs) -> anyhow::Result<()> {
+    let other_axis = view.scale.is_some() || view.workers || view.weak;
+    if doc.analysis.is_some() && !other_axis && view.baseline.is_none() && view.predict.is_empty() {
+        return Ok(());
+    }
+    let axis = if other_axis {
+        doc.plan.axis_with(view.scale.as_deref(), view.workers, view.weak)?
+    } else {
+        doc.plan.axis.clone()
+    };
     let opts = Options { baseline: view.baseline.clone(), predict: view.predict.clone(), cpus: None };
-    Ok(analysis::analyze_results(doc, &choice, &opts)?)
+    crate::diagnose::analyse(doc, axis.as_ref(), &opts)?;
+    Ok(())
 }
 
 /// Prints the table and its sections, writes the requested exports and, when `folder` is given,
 /// summary.md and report.html inside it.
 pub fn print_and_export(
     doc: &Results,
-    analysis: Option<&Analysis>,
     sections: &Sections,
     folder: Option<&Path>,
     view: &ViewArgs,
@@ -33,7 +43,7 @@ pub fn print_and_export(
     let post = sections.markdown(doc);
     if let Some(dir) = folder {
         write(&dir.join(SUMMARY_MD), &post)?;
-        write(&dir.join(html::REPORT_HTML), &html_report(doc, analysis, sections, None))?;
+        write(&dir.join(html::REPORT_HTML), &html_report(doc, sections, None))?;
         text.push_str(&format!("\nresults: {}\n", dir.join(crate::results::FILE_NAME).display()));
         text.push_str(&format!("report:  {} (open it in a browser)\n", dir.join(html::REPORT_HTML).display()));
     }
@@ -42,7 +52,7 @@ pub fn print_and_export(
         write(p, &(serde_json::to_string_pretty(doc)? + "\n"))?;
     }
     if let Some(p) = &view.export_csv {
-        write(p, &csv::render(doc, analysis))?;
+        write(p, &csv::render(doc, doc.analysis.as_ref()))?;
     }
     if let Some(p) = &view.export_markdown {
         write(p, &post)?;
@@ -52,13 +62,8 @@ pub fn print_and_export(
 
 /// The HTML report of a results document; `timeline` picks the run whose thread states are drawn
 /// (point index, run index).
-pub fn html_report(
-    doc: &Results,
-    analysis: Option<&Analysis>,
-    sections: &Sections,
-    timeline: Option<(usize, usize)>,
-) -> String {
-    let figs = charts::figures(&[charts::Drawn { label: String::new(), doc, analysis }], timeline);
+pub fn html_report(doc: &Results, sections: &Sections, timeline: Option<(usize, usize)>) -> String {
+    let figs = charts::figures(&[charts::Drawn { label: String::new(), doc }], timeline);
     html::report(doc, sections, &figs)
 }
 

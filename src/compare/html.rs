@@ -6,10 +6,8 @@ use crate::report::{charts, html};
 
 /// Renders the page.
 pub fn page(sets: &[Set], c: &Comparison) -> String {
-    let drawn: Vec<charts::Drawn> = sets
-        .iter()
-        .map(|s| charts::Drawn { label: s.label.clone(), doc: &s.doc, analysis: s.analysis.as_ref() })
-        .collect();
+    let drawn: Vec<charts::Drawn> =
+        sets.iter().map(|s| charts::Drawn { label: s.label.clone(), doc: &s.doc }).collect();
     let figs = charts::figures(&drawn, None);
     let mut body = String::from("<h1>Comparison</h1>");
     body.push_str(&html::section("What is compared", &text::header(c)));

@@ -17,17 +17,20 @@ pub struct Set {
     pub label: String,
     /// Where it was read from.
     pub path: String,
-    /// The document.
+    /// The document, with its analysis when it has a counted parameter.
     pub doc: Results,
-    /// Its scaling analysis (default options), when it has a counted parameter.
-    pub analysis: Option<crate::analysis::Analysis>,
 }
 
 impl Set {
-    /// A set with its analysis, computed once for the models and the charts.
-    pub fn new(label: String, path: String, doc: Results) -> Set {
-        let analysis = crate::analysis::analyze_results(&doc, &Default::default(), &Default::default()).ok().flatten();
-        Set { label, path, doc, analysis }
+    /// A set with its stored analysis, or, for a document without one, the analysis along its
+    /// plan's axis, computed once for the models and the charts.
+    pub fn new(label: String, path: String, mut doc: Results) -> Set {
+        if doc.analysis.is_none() {
+            let axis = doc.plan.axis.clone();
+            // A baseline the set did not measure leaves it without an analysis, as one without a count.
+            let _ = crate::diagnose::analyse(&mut doc, axis.as_ref(), &Default::default());
+        }
+        Set { label, path, doc }
     }
 }
 

@@ -3,8 +3,8 @@
 
 use super::points::{PointRow, Verdict};
 use super::{Options, Set};
-use crate::analysis::models::Estimate;
 use crate::diagnose::evidence::PointEvidence;
+use crate::results::analysis::{Estimate, SeriesAnalysis};
 use crate::sample::Class;
 use serde::Serialize;
 
@@ -19,13 +19,13 @@ pub struct ModelRow {
 
 /// Amdahl's serial fraction, USL σ, κ and peak count of each set's first series.
 pub fn models(sets: &[Set]) -> Vec<ModelRow> {
-    let pick = |f: &dyn Fn(&crate::analysis::summary::SeriesAnalysis) -> Option<Estimate>| -> Vec<Option<Estimate>> {
-        sets.iter().map(|s| s.analysis.as_ref().and_then(|a| a.series.first()).and_then(f)).collect()
+    let pick = |f: &dyn Fn(&SeriesAnalysis) -> Option<Estimate>| -> Vec<Option<Estimate>> {
+        sets.iter().map(|s| s.doc.analysis.as_ref().and_then(|a| a.series.first()).and_then(f)).collect()
     };
     let rows = [
         ("Amdahl serial fraction s", pick(&|s| s.amdahl.as_ref().map(|a| a.serial_fraction))),
-        ("USL contention σ", pick(&|s| s.usl.as_ref().and_then(|u| u.model.get("sigma")))),
-        ("USL coherency κ", pick(&|s| s.usl.as_ref().and_then(|u| u.model.get("kappa")))),
+        ("USL contention σ", pick(&|s| s.usl.as_ref().map(|u| u.sigma))),
+        ("USL coherency κ", pick(&|s| s.usl.as_ref().map(|u| u.kappa))),
         ("USL peak N*", pick(&|s| s.usl.as_ref().and_then(|u| u.peak_count))),
     ];
     rows.into_iter()

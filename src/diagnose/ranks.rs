@@ -3,8 +3,8 @@
 
 use super::evidence::PointEvidence;
 use super::{Finding, Kind, Severity};
-use crate::analysis::speedup::PointScaling;
 use crate::results::Results;
+use crate::results::analysis::PointScaling;
 use crate::sample::Class;
 
 /// A rank this much slower than the median rank, and by at least [`STRAGGLER_MIN_S`], straggles.

@@ -4,9 +4,10 @@
 
 use super::evidence::{PointEvidence, phases};
 use super::{Finding, Kind, Severity};
-use crate::analysis::summary::SeriesAnalysis;
-use crate::analysis::{Analysis, count_label};
+use crate::analysis::count_label;
+use crate::plan::Counts;
 use crate::results::Results;
+use crate::results::analysis::{Analysis, SeriesAnalysis};
 use crate::sample::Class;
 
 /// A one-thread phase must be at least this share of the run…
@@ -45,7 +46,7 @@ fn pct(x: f64) -> String {
 }
 
 fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding>) {
-    let name = &a.count;
+    let name = &a.axis.param;
     let label = if s.label.is_empty() { String::new() } else { format!(" [{}]", s.label) };
     let cpus = doc.machine.allowed_cpus as f64;
     let Some(base) = s.points.iter().find(|p| p.count == s.baseline) else { return };
@@ -159,7 +160,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
         let cpu_b = base.cpu_pct.unwrap_or(0.0);
         let cpu_t = top.cpu_pct.unwrap_or(0.0);
         let work_per_cpu =
-            |p: &crate::analysis::speedup::PointScaling| p.rate / (p.cpu_pct.unwrap_or(100.0) / 100.0).max(1e-9);
+            |p: &crate::results::analysis::PointScaling| p.rate / (p.cpu_pct.unwrap_or(100.0) / 100.0).max(1e-9);
         let per_cpu = work_per_cpu(top) / work_per_cpu(base);
         if gap > 0.2 && et.on_cpu() >= 0.85 && cpu_t >= 0.85 * 100.0 * n.min(cpus) && per_cpu < 0.8 {
             out.push(Finding {
@@ -295,7 +296,7 @@ fn series(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding
         }
     }
 
-    if name == "copies" {
+    if a.axis.counts == Counts::Copies {
         // Copies are not workers sharing one job: say whether they slow each other, not how the job scales.
         let mine: Vec<Finding> = out.drain(before..).collect();
         out.extend(mine.into_iter().filter(|f| !describes_curve(f.kind)));

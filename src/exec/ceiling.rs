@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub const RUNS: usize = 5;
 
 /// What the files delivered.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct Ceiling {
     /// The files or folders read.
     pub files: Vec<String>,
@@ -24,7 +24,7 @@ pub struct Ceiling {
 }
 
 /// The read rate at one thread count.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct CeilingPoint {
     /// Reader threads.
     pub threads: u32,

@@ -7,7 +7,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// How cold a run's input was: what was evicted and the fraction still cached afterwards.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct Eviction {
     /// Regular files evicted.
     pub files: u64,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// What one rank measured.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct RankPart {
     /// Rank (MPI, SLURM task id) or copy number, from 0.
     pub rank: u32,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 /// Everything measured about one run of one point.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct RunRecord {
     /// Position of this run among the point's measured runs (0-based).
     pub index: u32,
@@ -116,7 +116,7 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// A captured output stream saved in the results folder.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct OutputFile {
     /// Path relative to the results folder.
     pub path: String,

@@ -4,10 +4,11 @@
 //! which measures and samples it and writes its part for the coordinator to merge.
 
 use super::PlanError;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which launcher starts the runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LauncherKind {
     /// scalescope spawns the command itself.
@@ -20,7 +21,7 @@ pub enum LauncherKind {
 }
 
 /// The launcher and the extra arguments passed to it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Launcher {
     /// Which one.
     pub kind: LauncherKind,

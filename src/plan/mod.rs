@@ -2,6 +2,7 @@
 //! metric extractors and work amount. A [`Plan`] is stored in every results document so a sweep
 //! can be resumed and reproduced; [`Plan::resolve`] turns it into concrete [`Point`]s.
 
+pub mod axis;
 mod duration;
 mod error;
 pub mod launcher;
@@ -11,17 +12,19 @@ pub mod template;
 pub mod values;
 pub mod work;
 
+pub use axis::{Axis, Counts, Scaling};
 pub use duration::parse_seconds;
 pub use error::PlanError;
 use error::invalid;
 pub use launcher::{Launch, Launcher, LauncherKind};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use template::{Quote, substitute};
 pub use work::Work;
 
 /// One swept parameter and its values, in the order they will run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Param {
     /// Name used in `{name}` placeholders.
     pub name: String,
@@ -31,7 +34,7 @@ pub struct Param {
 
 /// How many measured runs each point gets: exactly `min` when `min == max`, otherwise at least
 /// `min`, and more (up to `max`) while a point has taken less than `min_time_s` in all.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Runs {
     /// Fewest measured runs per point.
     pub min: u32,
@@ -52,7 +55,7 @@ impl Runs {
 }
 
 /// The order in which runs of different points are taken.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// All runs of a point, then the next point.
@@ -65,7 +68,7 @@ pub enum Order {
 }
 
 /// Shell commands run around the measurements, with hyperfine's meanings.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Hooks {
     /// Before the first run of each point.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -82,7 +85,7 @@ pub struct Hooks {
 }
 
 /// A named value read from the program's output with a regular expression (first capture group).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct MetricSpec {
     /// Metric name, as it appears in results and tables.
     pub name: String,
@@ -91,7 +94,7 @@ pub struct MetricSpec {
 }
 
 /// The whole definition of a sweep.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Plan {
     /// The command template: argv, or a single shell text when `shell` is set.
     pub command: Vec<String>,
@@ -126,9 +129,19 @@ pub struct Plan {
     /// Thread-state sampling rate in Hz; absent when sampling is off.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sample_rate_hz: Option<f64>,
-    /// The counted parameter that speed-up and efficiency refer to (default: first numeric).
+    /// The counted parameter asked for with `--scale`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub scale: Option<String>,
+    /// `--workers`: the counted parameter is a number of workers whatever its name.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub workers: bool,
+    /// `--weak`: the work grows with the count.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub weak: bool,
+    /// The counted parameter, what it counts and how the work scales with it, decided from the
+    /// flags above when the plan is built; absent when no parameter is numeric.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub axis: Option<Axis>,
     /// The value of the counted parameter used as the speed-up baseline (default: first).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub baseline: Option<String>,
@@ -183,19 +196,11 @@ fn counts(p: &Param) -> Option<Vec<u32>> {
 }
 
 impl Plan {
-    /// The parameter that counts threads: `--scale`, else the first whose values are all whole
-    /// numbers from 1.
-    pub fn counted_param(&self) -> Option<&Param> {
-        match &self.scale {
-            Some(name) => self.params.iter().find(|p| &p.name == name),
-            None => self.params.iter().find(|p| counts(p).is_some()),
-        }
-    }
-
-    /// The counted parameter's distinct values as thread counts, smallest first: the `--scale`
-    /// parameter, else the first whose values are all whole numbers from 1.
+    /// The counted parameter's distinct values as thread counts, smallest first; empty when
+    /// they are not all whole numbers from 1.
     pub fn thread_counts(&self) -> Vec<u32> {
-        let mut v = self.counted_param().and_then(counts).unwrap_or_default();
+        let counted = self.axis.as_ref().and_then(|a| self.params.iter().find(|p| p.name == a.param));
+        let mut v = counted.and_then(counts).unwrap_or_default();
         v.sort_unstable();
         v.dedup();
         v
@@ -250,11 +255,6 @@ impl Plan {
                 "--zip pairs values position by position, so every parameter needs as many ({})",
                 lens.join(", ")
             ));
-        }
-        if let Some(scale) = &self.scale
-            && !self.params.iter().any(|p| &p.name == scale)
-        {
-            return Err(invalid!("--scale names '{scale}', which is not a parameter of this sweep"));
         }
         if let Some(hz) = self.sample_rate_hz
             && !(hz.is_finite() && (0.1..=10_000.0).contains(&hz))
@@ -330,6 +330,9 @@ mod tests {
             ignore_failure: false,
             sample_rate_hz: None,
             scale: None,
+            workers: false,
+            weak: false,
+            axis: None,
             baseline: None,
             ceiling: vec![],
             launcher: Launcher::default(),

@@ -93,6 +93,12 @@ fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
     Ok(values.into_iter().map(|v| v.to_string()).collect())
 }
 
+/// Whether a value reads as a number (and is stored as one in results.json): finite, and not
+/// written with a leading `+`.
+pub fn is_number(text: &str) -> bool {
+    !text.starts_with('+') && text.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
 /// Checks a parameter name: a letter or `_`, then letters, digits or `_`.
 pub fn check_name(name: &str) -> Result<(), PlanError> {
     let mut chars = name.chars();

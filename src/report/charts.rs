@@ -4,8 +4,7 @@
 //! and the timeline of thread states of one run. Several documents overlay their series.
 
 use super::svg::{self, Bars, Chart, PALETTE, Series, Style};
-use crate::analysis::Analysis;
-use crate::analysis::summary::SeriesAnalysis;
+use crate::results::analysis::SeriesAnalysis;
 use crate::results::{PointResult, Results};
 use crate::sample::Class;
 
@@ -22,14 +21,12 @@ pub struct Figure {
     pub svg: String,
 }
 
-/// A result set to draw: its label (empty for a single set), document and analysis.
+/// A result set to draw: its label (empty for a single set) and document, with its analysis.
 pub struct Drawn<'a> {
     /// Legend prefix when several sets are overlaid.
     pub label: String,
     /// The document.
     pub doc: &'a Results,
-    /// Its analysis, when it has a counted parameter.
-    pub analysis: Option<&'a Analysis>,
 }
 
 /// Colour of each class of thread time.
@@ -58,9 +55,9 @@ fn series_name(d: &Drawn, s: &SeriesAnalysis, what: &str) -> String {
 /// Every chart for the sets (one set: a report; several: a comparison, series overlaid).
 pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figure> {
     let mut out = Vec::new();
-    let first = sets.iter().find_map(|d| d.analysis);
+    let first = sets.iter().find_map(|d| d.doc.analysis.as_ref());
     if let Some(a0) = first {
-        let x = a0.count.clone();
+        let x = a0.axis.param.clone();
         let mut colour = 0;
         let mut tp = Vec::new();
         let mut time = Vec::new();
@@ -68,7 +65,7 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
         let mut eff = Vec::new();
         let mut cpu = Vec::new();
         for d in sets {
-            let Some(a) = d.analysis else { continue };
+            let Some(a) = &d.doc.analysis else { continue };
             for s in &a.series {
                 let c = PALETTE[colour % PALETTE.len()].to_string();
                 colour += 1;
@@ -105,9 +102,9 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
                 let base_rate = s.points.iter().find(|p| p.count == s.baseline).map(|p| p.rate).unwrap_or(0.0);
                 let (lo, hi) = s.points.iter().fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p.count), b.max(p.count)));
                 let grid: Vec<f64> = (0..=60).map(|i| lo * (hi / lo).powf(i as f64 / 60.0)).collect();
-                let mut curve = |name: &str, m: Option<&crate::analysis::models::FittedModel>| {
-                    if let (Some(m), true) = (m, base_rate > 0.0 && hi > lo) {
-                        let pts = grid.iter().map(|&n| (n, m.value_at(n) / base_rate)).collect();
+                let mut curve = |name: &str, rates: Option<Vec<f64>>| {
+                    if let (Some(rates), true) = (rates, base_rate > 0.0 && hi > lo) {
+                        let pts = grid.iter().zip(rates).map(|(&n, r)| (n, r / base_rate)).collect();
                         speed.push(Series {
                             name: series_name(d, s, name),
                             points: pts,
@@ -117,8 +114,8 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
                         });
                     }
                 };
-                curve("Amdahl fit", s.amdahl.as_ref().map(|m| &m.model));
-                curve("USL fit", s.usl.as_ref().map(|m| &m.model));
+                curve("Amdahl fit", s.amdahl.as_ref().map(|m| grid.iter().map(|&n| m.rate_at(n)).collect()));
+                curve("USL fit", s.usl.as_ref().map(|m| grid.iter().map(|&n| m.rate_at(n)).collect()));
                 let e: Vec<(f64, f64)> =
                     s.points.iter().filter_map(|p| Some((p.count, 100.0 * p.efficiency?))).collect();
                 eff.push(Series {
@@ -135,7 +132,7 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
             speed.iter().flat_map(|s| s.points.iter().map(|p| p.0)).reduce(f64::max),
         ) {
             let base =
-                sets.iter().find_map(|d| d.analysis.and_then(|a| a.series.first()).map(|s| s.baseline)).unwrap_or(lo);
+                sets.iter().find_map(|d| d.doc.analysis.as_ref()?.series.first().map(|s| s.baseline)).unwrap_or(lo);
             let grid: Vec<(f64, f64)> =
                 (0..=20).map(|i| lo * (hi / lo).powf(i as f64 / 20.0)).map(|n| (n, n / base)).collect();
             speed.insert(

@@ -1,6 +1,6 @@
 //! One CSV row per point with plain numbers (no units in cells), for spreadsheets and pandas.
 
-use crate::analysis::Analysis;
+use crate::results::Analysis;
 use crate::results::{Results, value_text};
 use crate::stats::Summary;
 

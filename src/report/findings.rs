@@ -1,7 +1,7 @@
 //! Findings as lines for the terminal and Markdown: the verdict with its kind and severity, how
 //! much of the gap to ideal it explains, the evidence, and what to try.
 
-use crate::diagnose::Finding;
+use crate::results::Finding;
 
 /// One block of lines per finding.
 pub fn lines(findings: &[Finding]) -> Vec<String> {

@@ -6,7 +6,7 @@ use super::format::command_line;
 use super::sections::Sections;
 use super::svg::escape;
 use super::table::Table;
-use crate::diagnose::Finding;
+use crate::results::Finding;
 use crate::results::Results;
 
 /// File name of the report written into every results folder.

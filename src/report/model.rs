@@ -4,9 +4,8 @@
 
 use super::format::{num, throughput_scale};
 use super::table::Table;
-use crate::analysis::models::{Estimate, IntervalMethod};
-use crate::analysis::summary::SeriesAnalysis;
-use crate::analysis::{Analysis, Basis};
+use crate::analysis::count_label;
+use crate::results::analysis::{Analysis, Basis, Estimate, IntervalMethod, JudgedBy, SeriesAnalysis};
 
 /// A number with four significant digits, in scientific notation when tiny.
 pub fn sig(x: f64) -> String {
@@ -37,7 +36,7 @@ pub fn count(n: f64) -> String {
 }
 
 fn count_text(a: &Analysis, n: f64) -> String {
-    crate::analysis::count_label(n, &a.count)
+    count_label(n, &a.axis.param)
 }
 
 /// The model block, one line per statement.
@@ -52,7 +51,7 @@ pub fn lines(a: &Analysis) -> Vec<String> {
 
 fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     let mut out = Vec::new();
-    let from = match (a.basis, a.weak) {
+    let from = match (a.basis, a.axis.weak()) {
         (Basis::Throughput, _) => "throughput",
         (Basis::Time, false) => "wall time",
         (Basis::Time, true) => "wall time, work growing with the count",
@@ -61,7 +60,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     if let Some(last) = headline.filter(|p| p.count != s.baseline) {
         let eff = last.efficiency.map(|e| format!(", efficiency {:.0}%", 100.0 * e)).unwrap_or_default();
         let ci = last.speedup_ci95.map(|[l, h]| format!(" [{l:.2}, {h:.2}]")).unwrap_or_default();
-        let kind = if a.weak { "scaled speed-up" } else { "speed-up" };
+        let kind = if a.axis.weak() { "scaled speed-up" } else { "speed-up" };
         let mut line = format!(
             "{kind} {:.2}×{ci} at {} against {} (from {from}){eff}",
             last.speedup,
@@ -76,7 +75,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     let kf: Vec<String> =
         s.points.iter().filter_map(|p| p.karp_flatt.map(|e| format!("{}: {}", count(p.count), sig(e)))).collect();
     if kf.len() > 1 {
-        out.push(format!("Karp–Flatt serial fraction by {}: {}", a.count, kf.join(", ")));
+        out.push(format!("Karp–Flatt serial fraction by {}: {}", a.axis.param, kf.join(", ")));
     }
     let how = |m: IntervalMethod| match m {
         IntervalMethod::Bootstrap => " (95% intervals: bootstrap over runs)",
@@ -93,31 +92,30 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             "Amdahl fit: serial fraction s = {} → as if {}% parallel{ceiling}{}",
             estimate(&am.serial_fraction, sig),
             estimate(&am.parallel_pct, |x| format!("{x:.2}")),
-            how(am.model.intervals)
+            how(am.fit.intervals)
         ));
     }
     if let Some(u) = &s.usl {
-        let (sigma, kappa) = (u.model.get("sigma").expect("sigma"), u.model.get("kappa").expect("kappa"));
         let peak = match (&u.peak_count, &u.peak_rate) {
             (Some(n), Some(x)) => {
                 format!("; peak at N* = {} ({})", estimate(n, |v| format!("{v:.0}")), rate_text(a, x.value))
             }
             _ => "; no peak (κ = 0: throughput levels off instead of falling)".into(),
         };
-        let resid = u.model.residual_stddev.map(|r| format!("; residual σ {}", rate_text(a, r))).unwrap_or_default();
+        let resid = u.fit.residual_stddev.map(|r| format!("; residual σ {}", rate_text(a, r))).unwrap_or_default();
         out.push(format!(
             "USL fit: σ (contention) = {}, κ (coherency) = {}{peak}; {}-limited{resid}{}",
-            estimate(&sigma, sig),
-            estimate(&kappa, sig),
+            estimate(&u.sigma, sig),
+            estimate(&u.kappa, sig),
             u.limited_by,
-            how(u.model.intervals)
+            how(u.fit.intervals)
         ));
     }
     if let Some(g) = &s.gustafson {
         out.push(format!(
             "Gustafson fit (weak scaling): serial fraction s = {}{}",
             estimate(&g.serial_fraction, sig),
-            how(g.model.intervals)
+            how(g.fit.intervals)
         ));
     }
     if let Some(b) = &s.best {
@@ -128,7 +126,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
         out.push(format!("best: {} ({}){near}", count_text(a, b.count), rate_text(a, b.rate)));
     }
     if let Some(r) = &s.retrograde {
-        let how = if r.judged_by == "runs" {
+        let how = if r.judged_by == JudgedBy::Runs {
             "beyond the runs' 95% intervals"
         } else {
             "single values, so only a drop of more than 5% counts"
@@ -160,8 +158,8 @@ pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
         Basis::Throughput => format!("throughput ({})", a.unit),
         Basis::Time => "time (s)".into(),
     };
-    let mut headers = vec![a.count.clone(), rate_head, "speed-up".into()];
-    if a.workers {
+    let mut headers = vec![a.axis.param.clone(), rate_head, "speed-up".into()];
+    if a.axis.parallel() {
         headers.extend(["efficiency".to_string(), "Karp–Flatt".into(), "as if parallel".into()]);
     }
     let cpu = s.points.iter().any(|p| p.cpu_pct.is_some());
@@ -178,7 +176,7 @@ pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
             };
             let ci = p.speedup_ci95.map(|[l, h]| format!(" [{l:.2}, {h:.2}]")).unwrap_or_default();
             let mut row = vec![count(p.count), value, format!("{:.2}×{ci}", p.speedup)];
-            if a.workers {
+            if a.axis.parallel() {
                 row.push(p.efficiency.map_or("—".into(), |e| format!("{:.0}%", 100.0 * e)));
                 row.push(p.karp_flatt.map_or("—".into(), sig));
                 row.push(p.amdahl_parallel_pct.map_or("—".into(), |x| format!("{x:.1}%")));

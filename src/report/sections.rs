@@ -3,9 +3,7 @@
 
 use super::table::Table;
 use super::{findings as finding_lines, markdown, model, table, terminal, threads};
-use crate::analysis::Analysis;
-use crate::diagnose::Finding;
-use crate::results::Results;
+use crate::results::{Finding, Results};
 
 /// The table and the sections under it.
 pub struct Sections {
@@ -26,15 +24,16 @@ pub struct Sections {
 }
 
 impl Sections {
-    /// Computes every section of `doc` and its analysis.
-    pub fn of(doc: &Results, analysis: Option<&Analysis>) -> Sections {
+    /// Computes every section of `doc`, with the analysis and findings it holds.
+    pub fn of(doc: &Results) -> Sections {
+        let analysis = doc.analysis.as_ref();
         Sections {
             table: table::summary(doc, analysis),
             waits: table::waits(doc),
             ranks: threads::rank_lines(doc),
             ceiling: table::ceiling(doc),
             model: analysis.map(model::lines).unwrap_or_default(),
-            findings: crate::diagnose::diagnose(doc, analysis),
+            findings: doc.findings.clone(),
             notes: table::notes(doc),
         }
     }

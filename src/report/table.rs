@@ -2,7 +2,7 @@
 //! mean ± σ, speed-up, efficiency, %CPU, throughput, user and system time and peak memory.
 
 use super::format::{bytes, mean_pm, num, throughput_scale};
-use crate::analysis::Analysis;
+use crate::results::Analysis;
 use crate::results::{Results, value_text};
 
 /// A table of text cells with per-column alignment.
@@ -124,7 +124,7 @@ pub fn ceiling(doc: &Results) -> Vec<String> {
             .collect::<Vec<_>>()
             .join(", ")
     )];
-    let Some(name) = doc.plan.counted_param().map(|p| p.name.clone()) else { return lines };
+    let Some(name) = doc.plan.axis.as_ref().map(|a| a.param.clone()) else { return lines };
     for p in &doc.points {
         let count = p.params.get(&name).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()));
         let (Some(count), Some(rate)) = (count, crate::diagnose::evidence::read_rate(p, c.cold)) else { continue };

@@ -1,24 +1,39 @@
 //! The results document (results.json): machine, tool version, plan, every run of every point,
-//! per-point statistics, and later the analysis and findings. Documented in docs/results-schema.md.
+//! per-point statistics, and later the analysis and findings. Its types are the project's
+//! vocabulary: every module after this one reads the document through them. Documented in
+//! docs/results-schema.md; docs/results.schema.json is generated from them.
 
+pub mod analysis;
+pub mod findings;
 pub mod point_stats;
 mod store;
 pub mod time;
 
 use crate::exec::RunRecord;
 use crate::machine::Machine;
+use crate::plan::values::is_number;
 use crate::plan::{Plan, Point};
+pub use analysis::Analysis;
+pub use findings::Finding;
 pub use point_stats::PointStats;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 pub use store::{FILE_NAME, LoadError, Store, load};
 
-/// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version this build writes. Version 2 stores the plan's axis and a typed analysis
+/// (model parameters as fields); version 1 files are read, their analysis and findings recomputed.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The JSON Schema of results.json, generated from these types (docs/results.schema.json).
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Results);
+    serde_json::to_string_pretty(&schema).expect("a schema serialises") + "\n"
+}
 
 /// Where a sweep stands.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Runs are being taken (or scalescope was killed without a chance to say otherwise).
@@ -32,7 +47,7 @@ pub enum Status {
 }
 
 /// The whole results document.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Results {
     /// Version of this document's layout.
     pub schema_version: u32,
@@ -58,19 +73,20 @@ pub struct Results {
     pub metric_units: BTreeMap<String, String>,
     /// Every point of the grid, in grid order.
     pub points: Vec<PointResult>,
-    /// Scaling analysis (speed-up, efficiency, models), filled after the sweep.
-    #[serde(skip_serializing_if = "Value::is_null", default)]
-    pub analysis: Value,
-    /// Findings of the diagnosis.
+    /// Scaling analysis (speed-up, efficiency, models), made after the sweep; absent while runs
+    /// are being added, and when no parameter is numeric.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub analysis: Option<Analysis>,
+    /// Findings of the diagnosis, made with the analysis.
     #[serde(default)]
-    pub findings: Vec<Value>,
+    pub findings: Vec<Finding>,
     /// What the input files can deliver (`--ceiling`), measured after the sweep.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub ceiling: Option<crate::exec::ceiling::Ceiling>,
 }
 
 /// One point of the grid and everything measured there.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PointResult {
     /// Parameter values (numbers where they are numeric).
     pub params: Map<String, Value>,
@@ -122,15 +138,12 @@ impl PointResult {
 
 /// A parameter value as JSON: a number when it reads as one, else a string.
 pub fn param_value(text: &str) -> Value {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && !text.starts_with('+') => {
-            if let Ok(i) = text.parse::<i64>() {
-                Value::from(i)
-            } else {
-                Value::from(v)
-            }
-        }
-        _ => Value::String(text.to_string()),
+    if !is_number(text) {
+        return Value::String(text.to_string());
+    }
+    match text.parse::<i64>() {
+        Ok(i) => Value::from(i),
+        Err(_) => text.parse::<f64>().map_or_else(|_| Value::String(text.to_string()), Value::from),
     }
 }
 
@@ -159,14 +172,17 @@ impl Results {
             throughput_unit,
             metric_units: BTreeMap::new(),
             points: points.iter().map(PointResult::new).collect(),
-            analysis: Value::Null,
+            analysis: None,
             findings: Vec::new(),
             ceiling: None,
         }
     }
 
-    /// Adds a finished run to a point and refreshes its statistics.
+    /// Adds a finished run to a point and refreshes its statistics; the analysis and findings of
+    /// the earlier runs no longer hold and are dropped.
     pub fn add_run(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) {
+        self.analysis = None;
+        self.findings.clear();
         for (name, unit) in units {
             self.metric_units.entry(name.clone()).or_insert_with(|| unit.clone());
         }

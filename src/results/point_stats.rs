@@ -3,11 +3,12 @@
 
 use crate::exec::RunRecord;
 use crate::stats::Summary;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Summaries of each figure over a point's runs that exited by themselves.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct PointStats {
     /// Wall time.
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -107,7 +107,7 @@ pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
     let shown = file.display().to_string();
     let bytes =
         std::fs::read(&file).map_err(|e| LoadError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
+    let mut value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| LoadError::Invalid { path: shown.clone(), reason: e.to_string() })?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     match version {
@@ -116,10 +116,23 @@ pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
             return Err(LoadError::TooNew { path: shown, found: v, ours: env!("CARGO_PKG_VERSION") });
         }
         Some(v) if v < OLDEST_SCHEMA => return Err(LoadError::TooOld { path: shown, found: v }),
+        Some(1) => {
+            // Version 1 stored the analysis and findings untyped, and no axis: they are made again.
+            if let Some(doc) = value.as_object_mut() {
+                doc.remove("analysis");
+                doc.remove("findings");
+            }
+        }
         _ => {}
     }
     let mut doc: Results =
         serde_json::from_value(value).map_err(|e| LoadError::Invalid { path: shown, reason: e.to_string() })?;
+    // Read in this build's layout, it is written back in it.
+    doc.schema_version = SCHEMA_VERSION;
+    if doc.plan.axis.is_none() {
+        // Written before the axis was stored: decided now by the same rules (none if they no longer hold).
+        doc.plan.axis = doc.plan.axis_with(None, false, false).unwrap_or_default();
+    }
     // The runs are the record: statistics and warnings are recomputed by this version's rules.
     for p in &mut doc.points {
         p.refresh();

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The thread-time breakdown of one run (stored as `threads` in each run of results.json).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct ThreadReport {
     /// Seconds the sampler watched the tree.
     pub wall_s: f64,
@@ -109,7 +109,7 @@ impl ThreadReport {
 }
 
 /// One thread's figures.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct ThreadSummary {
     /// Thread id.
     pub tid: i32,
@@ -137,7 +137,7 @@ pub struct ThreadSummary {
 }
 
 /// A function where threads spent CPU time.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct Hot {
     /// The function (module and symbol), or the module and offset without symbols.
     pub name: String,
@@ -148,7 +148,7 @@ pub struct Hot {
 }
 
 /// One wait site.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct Wait {
     /// The class of the wait.
     pub class: Option<Class>,
@@ -164,7 +164,7 @@ pub struct Wait {
 }
 
 /// Average number of threads in each state per time bin.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 pub struct Timeline {
     /// Width of a bin in seconds.
     pub bin_s: f64,

@@ -1,0 +1,303 @@
+//! The scaling analysis as results.json stores it: per series, per-point speed-up, efficiency and
+//! Karp–Flatt, the Amdahl, USL or Gustafson fit with its parameters as fields, the best point,
+//! retrograde scaling and predictions. [`crate::analysis`] computes it; the diagnosis, the reports
+//! and `compare` read it. Described in docs/analysis.md.
+
+use crate::plan::Axis;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The whole analysis of a sweep or a table.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Analysis {
+    /// The counted parameter, what it counts and whether the work grows with it.
+    pub axis: Axis,
+    /// What the rates come from.
+    pub basis: Basis,
+    /// Unit of the rates (throughput unit, or `1/s` from times).
+    pub unit: String,
+    /// One entry per series.
+    pub series: Vec<SeriesAnalysis>,
+    /// Remarks that hold for the whole analysis.
+    pub notes: Vec<String>,
+}
+
+impl Analysis {
+    /// The figures of the point with this index in the results (or row of the table).
+    pub fn point(&self, index: usize) -> Option<&PointScaling> {
+        self.series.iter().flat_map(|s| &s.points).find(|p| p.index == index)
+    }
+}
+
+/// What the per-run values measure.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Throughput: more is better.
+    Throughput,
+    /// Wall time: less is better.
+    Time,
+}
+
+/// The analysis of one series (points that differ only in the counted parameter).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct SeriesAnalysis {
+    /// Other parameters of the series, or empty.
+    pub label: String,
+    /// The baseline count.
+    pub baseline: f64,
+    /// The largest count the models were fitted to (smaller than the largest measured when
+    /// oversubscribed counts were left out).
+    pub fitted_up_to: f64,
+    /// Per point, by increasing count.
+    pub points: Vec<PointScaling>,
+    /// The best point.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub best: Option<Best>,
+    /// More is slower beyond the best point, when the drop is real.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub retrograde: Option<Retrograde>,
+    /// Amdahl fit (strong scaling of workers).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub amdahl: Option<AmdahlFit>,
+    /// USL fit (strong scaling of workers).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub usl: Option<UslFit>,
+    /// Gustafson fit (weak scaling of workers).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub gustafson: Option<GustafsonFit>,
+    /// Model predictions at the requested counts.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub predictions: Vec<Prediction>,
+    /// What weakens these figures.
+    pub warnings: Vec<String>,
+}
+
+/// Scaling figures of one point against the baseline of its series.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct PointScaling {
+    /// Index of the point in the results (row of a table).
+    pub index: usize,
+    /// Value of the counted parameter.
+    pub count: f64,
+    /// Runs behind the figures.
+    pub runs: usize,
+    /// Throughput-like rate: throughput, or 1/time (count/time under weak scaling).
+    pub rate: f64,
+    /// Rate ÷ baseline rate (for time: baseline time ÷ time).
+    pub speedup: f64,
+    /// 95% bootstrap interval of the speed-up; absent when this point or the baseline has one run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub speedup_ci95: Option<[f64; 2]>,
+    /// Speed-up × baseline count ÷ count; only when the count is a number of workers.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub efficiency: Option<f64>,
+    /// Karp–Flatt serial fraction e = (1/S − 1/p) / (1 − 1/p), p = count ÷ baseline count.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub karp_flatt: Option<f64>,
+    /// Amdahl's law at this point alone: 100 × (1 − e), "as if X% parallel".
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub amdahl_parallel_pct: Option<f64>,
+    /// Mean %CPU, when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu_pct: Option<f64>,
+}
+
+/// The point with the highest rate.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Best {
+    /// Its count.
+    pub count: f64,
+    /// Its rate.
+    pub rate: f64,
+    /// The smallest count within 5% of the best rate, when smaller than the best's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub near_best_count: Option<f64>,
+}
+
+/// More is slower beyond the best point.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Retrograde {
+    /// The best count, beyond which rates fall.
+    pub beyond: f64,
+    /// The largest count measured.
+    pub at: f64,
+    /// Rate at the largest count relative to the best, in percent (negative).
+    pub change_pct: f64,
+    /// How the drop was judged real.
+    pub judged_by: JudgedBy,
+}
+
+/// How a retrograde drop was judged real.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgedBy {
+    /// The 95% intervals of the two points' means are apart.
+    Runs,
+    /// Single values: the drop exceeds the threshold (5%).
+    Threshold,
+}
+
+impl std::fmt::Display for JudgedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            JudgedBy::Runs => "runs",
+            JudgedBy::Threshold => "threshold",
+        })
+    }
+}
+
+/// A fitted figure with its 95% interval.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Estimate {
+    /// Best fit.
+    pub value: f64,
+    /// 95% interval, when one can be given.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ci95: Option<[f64; 2]>,
+}
+
+/// How intervals were obtained.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Refits over resampled runs of every point.
+    Bootstrap,
+    /// From the residuals of the fit (points with one value each).
+    Asymptotic,
+    /// Too few points for any interval.
+    None,
+}
+
+/// How well a law fits the points.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Fit {
+    /// Data − model at each fitted point, in series order.
+    pub residuals: Vec<f64>,
+    /// √(RSS / (n − p)), in rate units; absent without degrees of freedom.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub residual_stddev: Option<f64>,
+    /// How the intervals were obtained.
+    pub intervals: IntervalMethod,
+}
+
+/// Amdahl's law X(N) = γN / (1 + s(N−1)) fitted to a series.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct AmdahlFit {
+    /// γ: the rate of one worker.
+    pub gamma: Estimate,
+    /// s: the serial fraction.
+    pub serial_fraction: Estimate,
+    /// 100 × (1 − s): "as if X% parallel".
+    pub parallel_pct: Estimate,
+    /// 1/s: the speed-up over one worker that no count can exceed; absent when s = 0.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ceiling_speedup: Option<Estimate>,
+    /// Residuals and intervals.
+    pub fit: Fit,
+}
+
+impl AmdahlFit {
+    /// The fitted rate at `n`.
+    pub fn rate_at(&self, n: f64) -> f64 {
+        amdahl(n, self.gamma.value, self.serial_fraction.value)
+    }
+}
+
+/// The Universal Scalability Law X(N) = γN / (1 + σ(N−1) + κN(N−1)) fitted to a series.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct UslFit {
+    /// γ: the rate of one worker.
+    pub gamma: Estimate,
+    /// σ: contention.
+    pub sigma: Estimate,
+    /// κ: coherency.
+    pub kappa: Estimate,
+    /// N* = √((1 − σ)/κ), where throughput peaks; absent when κ = 0.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub peak_count: Option<Estimate>,
+    /// X(N*).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub peak_rate: Option<Estimate>,
+    /// Which term costs more at the largest count fitted.
+    pub limited_by: UslLimit,
+    /// Residuals and intervals.
+    pub fit: Fit,
+}
+
+impl UslFit {
+    /// The fitted rate at `n`.
+    pub fn rate_at(&self, n: f64) -> f64 {
+        usl(n, self.gamma.value, self.sigma.value, self.kappa.value)
+    }
+}
+
+/// The USL term that costs more at the largest count fitted.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum UslLimit {
+    /// σ(N−1): queueing on a shared resource.
+    Contention,
+    /// κN(N−1): crosstalk between workers.
+    Coherency,
+}
+
+impl std::fmt::Display for UslLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UslLimit::Contention => "contention",
+            UslLimit::Coherency => "coherency",
+        })
+    }
+}
+
+/// Gustafson's law X(N) = γ(s + (1−s)N) fitted to a weak-scaling series.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct GustafsonFit {
+    /// γ: the rate of one worker.
+    pub gamma: Estimate,
+    /// s: the serial fraction of the scaled workload.
+    pub serial_fraction: Estimate,
+    /// Residuals and intervals.
+    pub fit: Fit,
+}
+
+impl GustafsonFit {
+    /// The fitted rate at `n`.
+    pub fn rate_at(&self, n: f64) -> f64 {
+        gustafson(n, self.gamma.value, self.serial_fraction.value)
+    }
+}
+
+/// What the models say at one count.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Prediction {
+    /// The count.
+    pub count: f64,
+    /// Outside the measured range.
+    pub extrapolated: bool,
+    /// Amdahl's rate there.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub amdahl: Option<Estimate>,
+    /// USL's rate there.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub usl: Option<Estimate>,
+    /// Gustafson's rate there.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub gustafson: Option<Estimate>,
+}
+
+/// Amdahl's rate at `n`: γn / (1 + s(n−1)).
+pub fn amdahl(n: f64, gamma: f64, s: f64) -> f64 {
+    gamma * n / (1.0 + s * (n - 1.0))
+}
+
+/// The USL's rate at `n`: γn / (1 + σ(n−1) + κn(n−1)).
+pub fn usl(n: f64, gamma: f64, sigma: f64, kappa: f64) -> f64 {
+    gamma * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+}
+
+/// Gustafson's rate at `n`: γ(s + (1−s)n).
+pub fn gustafson(n: f64, gamma: f64, s: f64) -> f64 {
+    gamma * (s + (1.0 - s) * n)
+}

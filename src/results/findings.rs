@@ -1,0 +1,107 @@
+//! Findings as results.json stores them: what limits scaling, how much it matters, the evidence,
+//! what to try next. [`crate::diagnose`] makes them; the reports read them. Described in
+//! docs/findings.md.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a finding is about.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Efficiency stays high at the largest count.
+    ScalesWell,
+    /// Amdahl: a serial fraction bounds the speed-up.
+    SerialFraction,
+    /// More workers are slower beyond the best point.
+    Retrograde,
+    /// Threads wait on a contended user-space lock.
+    LockContention,
+    /// Workers wait for work: the feeder is the bottleneck.
+    WaitForWork,
+    /// More threads than CPUs: time waiting for a CPU.
+    CpuOversubscription,
+    /// Threads wait for the disk or the page cache.
+    IoBound,
+    /// Threads wait on kernel locks (the mmap lock, file locks) or spend their time in the kernel.
+    KernelContention,
+    /// A tail where few threads still run.
+    LoadImbalance,
+    /// A start-up phase where one thread runs.
+    SerialPhase,
+    /// Threads are busy, but each CPU-second does less work as threads are added.
+    OnCpuInefficiency,
+    /// The parameter does not change how many threads work.
+    ThreadsIgnored,
+    /// Runs are so short that start-up dominates.
+    StartupDominated,
+    /// Run-to-run variation too large to trust small differences.
+    NoisyMeasurement,
+    /// One rank (or node) finishes well after the others, which wait for it.
+    RankImbalance,
+    /// Ranks or copies that failed or never reported; the others' figures are kept.
+    FailedRanks,
+    /// Concurrent copies slow each other down: they share a saturated resource.
+    CopiesInterfere,
+    /// Concurrent copies run as fast as one alone.
+    CopiesIndependent,
+}
+
+/// How much a finding matters.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Good to know.
+    Info,
+    /// Costs a little.
+    Low,
+    /// Costs a noticeable part of the scaling.
+    Medium,
+    /// The main limit.
+    High,
+}
+
+impl Severity {
+    /// The name used in reports (`high`, `medium`…).
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::High => "high",
+            Severity::Medium => "medium",
+            Severity::Low => "low",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Finding {
+    /// What it is about.
+    pub kind: Kind,
+    /// How much it matters.
+    pub severity: Severity,
+    /// The verdict, in one line.
+    pub summary: String,
+    /// Figures behind the verdict.
+    pub evidence: Vec<String>,
+    /// What to try next.
+    pub advice: String,
+    /// Share of the gap to ideal speed-up at the largest count that this explains, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_pct: Option<f64>,
+    /// The count the finding is judged at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<f64>,
+}
+
+impl Finding {
+    /// ` (explains ~40% of the gap to ideal speed-up)`, or nothing without a cost.
+    pub fn cost_text(&self) -> String {
+        self.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the gap to ideal speed-up)")).unwrap_or_default()
+    }
+
+    /// The kind as written in results.json (`lock-contention`…).
+    pub fn kind_name(&self) -> String {
+        serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+    }
+}
