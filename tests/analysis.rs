@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
+use scalescope::plan::Counts;
+use scalescope::results::analysis::{Analysis, IntervalMethod, PointScaling, UslLimit};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -11,7 +12,7 @@ fn fixture(name: &str) -> PathBuf {
     if shared.exists() { shared } else { Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name) }
 }
 
-fn analyze_csv(file: &Path, count: &str) -> (String, Value) {
+fn analyze_csv(file: &Path, count: &str) -> (String, Analysis) {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("a.json");
     let o = scalescope(
@@ -34,35 +35,38 @@ fn analyze_csv(file: &Path, count: &str) -> (String, Value) {
     (stdout(&o), serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap())
 }
 
-fn point(a: &Value, count: f64) -> &Value {
-    a["series"][0]["points"].as_array().unwrap().iter().find(|p| p["count"].as_f64() == Some(count)).unwrap()
+fn point(a: &Analysis, count: f64) -> &PointScaling {
+    a.series[0].points.iter().find(|p| p.count == count).unwrap()
 }
 
 #[test]
 fn the_90x_dataset_gives_46x_at_64_threads_as_if_99_4_percent_parallel() {
     let (text, a) = analyze_csv(&fixture("readspeed-90x.csv"), "threads");
     let p = point(&a, 64.0);
-    assert!((p["speedup"].as_f64().unwrap() - 46.1).abs() < 0.06, "{p}");
-    assert!((p["amdahl_parallel_pct"].as_f64().unwrap() - 99.4).abs() < 0.05, "{p}");
+    assert!((p.speedup - 46.1).abs() < 0.06, "{p:?}");
+    assert!((p.amdahl_parallel_pct.unwrap() - 99.4).abs() < 0.05, "{p:?}");
     assert!(text.contains("46.15× at 64 threads") && text.contains("as if 99.4% of the work were parallel"), "{text}");
-    let s = &a["series"][0];
-    assert!(s["amdahl"]["serial_fraction"]["ci95"].is_array(), "the Amdahl fit has an interval");
-    assert!(s["usl"]["model"]["params"].is_array());
-    assert!(s["retrograde"].is_null(), "the 90x dataset still scales");
-    assert_eq!(s["best"]["count"], 64.0);
+    let s = &a.series[0];
+    assert!(s.amdahl.as_ref().unwrap().serial_fraction.ci95.is_some(), "the Amdahl fit has an interval");
+    let usl = s.usl.as_ref().unwrap();
+    assert!(usl.sigma.value < 0.01 && usl.kappa.value > 0.0, "{usl:?}");
+    assert!(s.retrograde.is_none(), "the 90x dataset still scales");
+    assert_eq!(s.best.as_ref().unwrap().count, 64.0);
     assert!(!text.contains("R²") && !text.contains("R-squared"));
 }
 
 #[test]
 fn the_original_dataset_before_patches_is_retrograde_past_32_threads() {
     let (text, a) = analyze_csv(&fixture("readspeed-original-before-patches.csv"), "threads");
-    let s = &a["series"][0];
-    assert_eq!(s["best"]["count"], 32.0);
-    assert_eq!(s["best"]["near_best_count"], 16.0);
-    assert_eq!(s["retrograde"]["beyond"], 32.0);
-    assert!(s["retrograde"]["change_pct"].as_f64().unwrap() < -10.0);
-    assert_eq!(s["usl"]["limited_by"], "coherency");
-    let peak = s["usl"]["peak_count"]["value"].as_f64().unwrap();
+    let s = &a.series[0];
+    let best = s.best.as_ref().unwrap();
+    assert_eq!((best.count, best.near_best_count), (32.0, Some(16.0)));
+    let retro = s.retrograde.as_ref().unwrap();
+    assert_eq!(retro.beyond, 32.0);
+    assert!(retro.change_pct < -10.0, "{retro:?}");
+    let usl = s.usl.as_ref().unwrap();
+    assert_eq!(usl.limited_by, UslLimit::Coherency);
+    let peak = usl.peak_count.unwrap().value;
     assert!((16.0..48.0).contains(&peak), "USL peak {peak}");
     assert!(text.contains("retrograde: beyond 32 threads, more is slower"), "{text}");
 }
@@ -70,17 +74,17 @@ fn the_original_dataset_before_patches_is_retrograde_past_32_threads() {
 #[test]
 fn the_original_dataset_after_patches_gives_26_7x_at_64_threads() {
     let (_, a) = analyze_csv(&fixture("readspeed-original-after-patches.csv"), "threads");
-    assert!((point(&a, 64.0)["speedup"].as_f64().unwrap() - 26.7).abs() < 0.1);
-    assert!(a["series"][0]["retrograde"].is_null());
+    assert!((point(&a, 64.0).speedup - 26.7).abs() < 0.1);
+    assert!(a.series[0].retrograde.is_none());
 }
 
 #[test]
 fn a_files_sweep_is_not_treated_as_a_thread_sweep() {
     let (text, a) = analyze_csv(&fixture("readspeed-files-at-64-threads.csv"), "files");
-    assert_eq!(a["workers"], false);
-    let s = &a["series"][0];
-    assert!(s["amdahl"].is_null() && s["usl"].is_null());
-    assert!(point(&a, 90.0)["efficiency"].is_null() && point(&a, 90.0)["karp_flatt"].is_null());
+    assert_eq!((a.axis.param.as_str(), a.axis.counts), ("files", Counts::Other));
+    let s = &a.series[0];
+    assert!(s.amdahl.is_none() && s.usl.is_none());
+    assert!(point(&a, 90.0).efficiency.is_none() && point(&a, 90.0).karp_flatt.is_none());
     assert!(text.contains("'files' does not count parallel workers"), "{text}");
     assert!(!text.lines().next().unwrap().contains("efficiency"), "no efficiency column: {text}");
 }
@@ -153,11 +157,12 @@ fn every_run_stores_and_prints_the_model() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("model\n") && stdout(&o).contains("Amdahl fit"), "{}", stdout(&o));
     let doc = results(&d.path().join("r"));
-    let s = &doc["analysis"]["series"][0];
-    assert_eq!(doc["analysis"]["count"], "threads");
-    assert_eq!(s["points"].as_array().unwrap().len(), 2);
-    assert!(s["points"][1]["speedup_ci95"].is_array(), "three runs per point give an interval");
-    assert_eq!(s["amdahl"]["model"]["intervals"], "bootstrap");
+    let a = doc.analysis.as_ref().unwrap();
+    let s = &a.series[0];
+    assert_eq!((a.axis.param.as_str(), a.axis.counts), ("threads", Counts::Workers));
+    assert_eq!(s.points.len(), 2);
+    assert!(s.points[1].speedup_ci95.is_some(), "three runs per point give an interval");
+    assert_eq!(s.amdahl.as_ref().unwrap().fit.intervals, IntervalMethod::Bootstrap);
     let o = scalescope(d.path(), &["analyze", "r"]);
     assert!(o.status.success() && stdout(&o).contains("Amdahl fit"), "{}", stderr(&o));
 }

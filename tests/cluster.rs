@@ -5,7 +5,9 @@
 mod common;
 
 use common::{bin, results, scalescope, stderr, stdout};
-use serde_json::Value;
+use scalescope::plan::LauncherKind;
+use scalescope::results::Results;
+use scalescope::results::findings::{Finding, Kind};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -20,17 +22,17 @@ fn run(dir: &Path, options: &[&str], command: &[&str]) -> std::process::Output {
     scalescope(dir, &args)
 }
 
-fn kinds(doc: &Value) -> Vec<String> {
-    doc["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
+fn kinds(doc: &Results) -> Vec<Kind> {
+    doc.findings.iter().map(|f| f.kind).collect()
 }
 
-fn finding<'a>(doc: &'a Value, kind: &str) -> &'a Value {
-    doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == kind)
-        .unwrap_or_else(|| panic!("no {kind}: {}", doc["findings"]))
+fn finding(doc: &Results, kind: Kind) -> &Finding {
+    doc.findings.iter().find(|f| f.kind == kind).unwrap_or_else(|| panic!("no {kind:?}: {:#?}", doc.findings))
+}
+
+/// A metric of a run or a rank.
+fn metric(metrics: &serde_json::Map<String, serde_json::Value>, name: &str) -> f64 {
+    metrics.get(name).and_then(|v| v.as_f64()).unwrap_or_else(|| panic!("no metric {name}"))
 }
 
 fn probe(threads: &str) -> Vec<String> {
@@ -55,18 +57,20 @@ fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
     let o = run(d.path(), &["-r", "3", "--copies", "2"], &cmd);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let run2 = &doc["points"][1]["runs"][0];
-    let ranks = run2["ranks"].as_array().unwrap();
+    let run2 = &doc.points[1].runs[0];
+    let ranks = &run2.ranks;
     assert_eq!(ranks.len(), 2);
-    let sum_tp: f64 = ranks.iter().map(|r| r["metrics"]["throughput"].as_f64().unwrap()).sum();
-    assert!((run2["throughput"].as_f64().unwrap() - sum_tp).abs() < 1.0);
-    let sum_user: f64 = ranks.iter().map(|r| r["user_s"].as_f64().unwrap()).sum();
-    assert!((run2["user_s"].as_f64().unwrap() - sum_user).abs() < 1e-9);
-    assert!(ranks.iter().all(|r| r["threads"].is_object()), "each copy is sampled");
+    let sum_tp: f64 = ranks.iter().map(|r| metric(&r.metrics, "throughput")).sum();
+    assert!((run2.throughput.unwrap() - sum_tp).abs() < 1.0);
+    let sum_user: f64 = ranks.iter().map(|r| r.user_s).sum();
+    assert!((run2.user_s - sum_user).abs() < 1e-9);
+    assert!(ranks.iter().all(|r| r.threads.is_some()), "each copy is sampled");
     let k = kinds(&doc);
-    assert!(k.contains(&"copies-independent".into()), "{k:?}");
-    for silent in ["copies-interfere", "rank-imbalance", "failed-ranks", "lock-contention", "kernel-contention"] {
-        assert!(!k.contains(&silent.to_string()), "{silent}: {k:?}");
+    assert!(k.contains(&Kind::CopiesIndependent), "{k:?}");
+    for silent in
+        [Kind::CopiesInterfere, Kind::RankImbalance, Kind::FailedRanks, Kind::LockContention, Kind::KernelContention]
+    {
+        assert!(!k.contains(&silent), "{silent:?}: {k:?}");
     }
 }
 
@@ -81,12 +85,12 @@ fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
     let o = run(d.path(), &["-r", "3", "--copies", "2"], &cmd);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let f = finding(&doc, "copies-interfere");
-    let ev = f["evidence"].to_string();
-    assert!(ev.contains("a copy takes") && ev.contains("flock"), "{f}");
+    let f = finding(&doc, Kind::CopiesInterfere);
+    let ev = f.evidence.join("\n");
+    assert!(ev.contains("a copy takes") && ev.contains("flock"), "{f:?}");
     let out = stdout(&o);
     assert!(out.contains("copies=2 rank 1 on") && out.contains("klock"), "every rank's breakdown is shown: {out}");
-    assert!(!kinds(&doc).contains(&"copies-independent".into()));
+    assert!(!kinds(&doc).contains(&Kind::CopiesIndependent));
 }
 
 #[test]
@@ -97,26 +101,21 @@ fn a_straggler_rank_is_named_and_a_crashed_rank_is_kept_as_failed() {
     let o = run(d.path(), &["-r", "2", "--no-sample", "--param", "copies=2", "--shell"], &[slow]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let f = finding(&doc, "rank-imbalance");
-    assert!(f["summary"].as_str().unwrap().contains("rank 1 on"), "{f}");
-    assert!(!kinds(&doc).contains(&"failed-ranks".into()));
+    let f = finding(&doc, Kind::RankImbalance);
+    assert!(f.summary.contains("rank 1 on"), "{f:?}");
+    assert!(!kinds(&doc).contains(&Kind::FailedRanks));
 
     let _ = std::fs::remove_dir_all(d.path().join("r"));
     let crash = r#"if [ "$SCALESCOPE_RANK" = 1 ]; then exit 3; fi; echo scalescope-metric throughput 5"#;
     let o = run(d.path(), &["-r", "2", "--no-sample", "-i", "--param", "copies=2", "--shell"], &[crash]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let r0 = &doc["points"][0]["runs"][0];
-    assert_eq!(r0["exit_code"], 3, "{r0}");
-    let ranks = r0["ranks"].as_array().unwrap();
-    assert_eq!(ranks[0]["exit_code"], 0);
-    assert_eq!(ranks[0]["metrics"]["throughput"], 5.0);
-    let f = finding(&doc, "failed-ranks");
-    assert!(
-        f["evidence"][0].as_str().unwrap().contains("rank 1 on")
-            && f["evidence"][0].as_str().unwrap().contains("exit code 3"),
-        "{f}"
-    );
+    let r0 = &doc.points[0].runs[0];
+    assert_eq!(r0.exit_code, Some(3), "{r0:?}");
+    assert_eq!(r0.ranks[0].exit_code, Some(0));
+    assert_eq!(metric(&r0.ranks[0].metrics, "throughput"), 5.0);
+    let f = finding(&doc, Kind::FailedRanks);
+    assert!(f.evidence[0].contains("rank 1 on") && f.evidence[0].contains("exit code 3"), "{f:?}");
 }
 
 #[test]
@@ -129,13 +128,11 @@ fn a_zipped_grid_counts_workers_as_ranks_times_threads() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let labels: Vec<String> = doc["points"].as_array().unwrap().iter().map(|p| p["params"].to_string()).collect();
-    assert_eq!(labels.len(), 3, "{labels:?}");
-    assert!(
-        labels[1].contains("\"ranks\":2") && labels[1].contains("\"threads\":2") && labels[1].contains("\"workers\":4"),
-        "{labels:?}"
-    );
-    assert_eq!(doc["plan"]["scale"], "workers");
+    let labels: Vec<String> = doc.points.iter().map(|p| p.label()).collect();
+    assert_eq!(labels, ["ranks=1 threads=4 workers=4", "ranks=2 threads=2 workers=4", "ranks=4 threads=1 workers=4"]);
+    assert!(doc.points.iter().all(|p| p.params.get("workers").is_some_and(|w| w.is_number())), "a number");
+    assert_eq!(doc.plan.scale.as_deref(), Some("workers"));
+    assert_eq!(doc.plan.axis.as_ref().map(|a| a.param.as_str()), Some("workers"));
     let o = run(d.path(), &["--param", "ranks=1,2", "--param", "threads=4,2,1", "--zip"], &["true"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--zip pairs values position by position"), "{}", stderr(&o));
@@ -156,14 +153,13 @@ fn available(tool: &str) -> bool {
     true
 }
 
-fn two_ranks_merged(doc: &Value, point: usize) {
-    let runs = doc["points"][point]["runs"].as_array().unwrap();
+fn two_ranks_merged(doc: &Results, point: usize) {
+    let runs = &doc.points[point].runs;
     for r in runs {
-        let ranks = r["ranks"].as_array().unwrap();
-        assert_eq!(ranks.len(), 2, "{r}");
-        assert!(ranks.iter().all(|x| x["exit_code"] == 0 && !x["node"].as_str().unwrap().is_empty()));
-        let sum: f64 = ranks.iter().map(|x| x["metrics"]["throughput"].as_f64().unwrap()).sum();
-        assert!((r["throughput"].as_f64().unwrap() - sum).abs() < 1.0);
+        assert_eq!(r.ranks.len(), 2, "{r:?}");
+        assert!(r.ranks.iter().all(|x| x.exit_code == Some(0) && !x.node.is_empty()));
+        let sum: f64 = r.ranks.iter().map(|x| metric(&x.metrics, "throughput")).sum();
+        assert!((r.throughput.unwrap() - sum).abs() < 1.0);
     }
 }
 
@@ -179,7 +175,7 @@ fn srun_launches_every_rank_through_slurm() {
     let o = run(d.path(), &["-r", "2", "--launcher", "srun", "--param", "ntasks=1,2"], &cmd);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    assert_eq!(doc["plan"]["launcher"]["kind"], "srun");
+    assert_eq!(doc.plan.launcher.kind, LauncherKind::Srun);
     two_ranks_merged(&doc, 1);
     assert!(stdout(&o).contains("2 ntasks"), "{}", stdout(&o));
     // More tasks than CPUs: SLURM refuses unless told to overcommit.
@@ -191,7 +187,7 @@ fn srun_launches_every_rank_through_slurm() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    assert_eq!(doc["points"][0]["runs"][0]["ranks"].as_array().unwrap().len(), 3);
+    assert_eq!(doc.points[0].runs[0].ranks.len(), 3);
 }
 
 #[test]

@@ -14,11 +14,11 @@ fn cpu_percent_follows_busy_threads_up_to_the_cores() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     for (i, threads) in [1, cpus, cpus * 2].into_iter().enumerate() {
-        let cpu = doc["points"][i]["stats"]["cpu_pct"]["mean"].as_f64().unwrap();
+        let cpu = doc.points[i].stats.cpu_pct.as_ref().unwrap().mean;
         let expect = 100.0 * threads.min(cpus) as f64;
         assert!(cpu > 0.85 * expect && cpu < 1.05 * expect, "threads={threads}: %CPU {cpu}, expected about {expect}");
-        let tp = doc["points"][i]["stats"]["throughput"]["mean"].as_f64().unwrap();
+        let tp = doc.points[i].stats.throughput.as_ref().unwrap().mean;
         assert!(tp > 0.0);
     }
-    assert_eq!(doc["throughput_unit"], "ops/s");
+    assert_eq!(doc.throughput_unit.as_deref(), Some("ops/s"));
 }

@@ -16,8 +16,8 @@ fn no_arguments_runs_the_demo_and_writes_results() {
     assert!(folders[0].to_string_lossy().ends_with("-demo"));
     let doc = results(&folders[0]);
     let cpus = std::thread::available_parallelism().unwrap().get();
-    let points = doc["points"].as_array().unwrap();
-    assert_eq!(points.last().unwrap()["params"]["threads"], 2 * cpus, "one oversubscribed point");
-    assert!(points.iter().all(|p| p["runs"].as_array().unwrap().len() == 3));
+    let threads = doc.points.last().unwrap().params.get("threads").and_then(|t| t.as_u64());
+    assert_eq!(threads, Some(2 * cpus as u64), "one oversubscribed point");
+    assert!(doc.points.iter().all(|p| p.runs.len() == 3));
     assert!(folders[0].join("summary.md").exists());
 }

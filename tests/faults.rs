@@ -3,12 +3,12 @@
 
 mod common;
 
-use common::{behave, results, runs, scalescope, stderr};
-use serde_json::Value;
+use common::{behave, results, scalescope, stderr};
+use scalescope::exec::RunRecord;
 use std::path::Path;
 
 /// Runs one sweep of `command` with `-i` and returns its first run.
-fn one(dir: &Path, extra: &[&str], command: &[&str]) -> Value {
+fn one(dir: &Path, extra: &[&str], command: &[&str]) -> RunRecord {
     let _ = std::fs::remove_dir_all(dir.join("r"));
     let mut args = vec!["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "-i"];
     args.extend(extra);
@@ -16,7 +16,7 @@ fn one(dir: &Path, extra: &[&str], command: &[&str]) -> Value {
     args.extend(command);
     let o = scalescope(dir, &args);
     assert!(o.status.success(), "{command:?}: {}", stderr(&o));
-    runs(&results(&dir.join("r")), 0)[0].clone()
+    results(&dir.join("r")).points.swap_remove(0).runs.swap_remove(0)
 }
 
 /// Processes whose command line contains `marker`.
@@ -36,20 +36,20 @@ fn crashes_are_recorded_as_what_they_were() {
     let d = tempfile::tempdir().unwrap();
     let exe = behave().display().to_string();
     let r = one(d.path(), &[], &[&exe, "segv"]);
-    assert_eq!((r["signal"].as_i64(), r["exit_code"].as_i64()), (Some(11), None), "{r}");
+    assert_eq!((r.signal, r.exit_code), (Some(11), None), "{r:?}");
     let r = one(d.path(), &[], &["sh", "-c", "kill -KILL $$"]);
-    assert_eq!(r["signal"], 9, "{r}");
+    assert_eq!(r.signal, Some(9), "{r:?}");
     let r = one(d.path(), &["--metric", "tp=tp=([0-9]+)"], &["sh", "-c", "exit 0"]);
-    assert_eq!(r["missing_metrics"][0], "tp", "{r}");
-    assert_eq!(r["exit_code"], 0);
+    assert_eq!(r.missing_metrics, ["tp"], "{r:?}");
+    assert_eq!(r.exit_code, Some(0));
     let r = one(d.path(), &[], &["sh", "-c", "exec 1>&-; sleep 0.1; echo still here >&2"]);
-    assert_eq!(r["exit_code"], 0, "closing stdout early is not a failure: {r}");
+    assert_eq!(r.exit_code, Some(0), "closing stdout early is not a failure: {r:?}");
     // Without --ignore-failure a crash stops the sweep with exit code 1, the run kept.
     let _ = std::fs::remove_dir_all(d.path().join("r"));
     let o = scalescope(d.path(), &["run", "-o", "r", "-r", "2", "-w", "0", "--no-sample", "--", &exe, "segv"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("killed by SIGSEGV"), "{}", stderr(&o));
-    assert_eq!(runs(&results(&d.path().join("r")), 0).len(), 1);
+    assert_eq!(results(&d.path().join("r")).points[0].runs.len(), 1);
 }
 
 #[test]
@@ -74,10 +74,9 @@ fn a_gigabyte_of_output_is_captured_bounded_with_flat_memory() {
     let max_rss_mib = usage.ru_maxrss as f64 / 1024.0;
     assert!(max_rss_mib < 64.0, "scalescope grew to {max_rss_mib:.0} MiB reading 1 GB of output");
     let doc = results(&d.path().join("r"));
-    let r = &runs(&doc, 0)[0];
-    assert_eq!(r["stdout"]["bytes"], 1_000_000_000u64, "{r}");
-    assert_eq!(r["stdout"]["truncated"], true);
-    let saved = std::fs::metadata(d.path().join("r").join(r["stdout"]["path"].as_str().unwrap())).unwrap().len();
+    let out = doc.points[0].runs[0].stdout.as_ref().expect("the output is saved");
+    assert_eq!((out.bytes, out.truncated), (1_000_000_000, true), "{out:?}");
+    let saved = std::fs::metadata(d.path().join("r").join(&out.path)).unwrap().len();
     assert!(saved <= 256 * 1024, "{saved} bytes kept");
 }
 
@@ -85,9 +84,9 @@ fn a_gigabyte_of_output_is_captured_bounded_with_flat_memory() {
 fn a_fork_burst_and_a_daemon_leave_nothing_behind() {
     let d = tempfile::tempdir().unwrap();
     let r = one(d.path(), &[], &["sh", "-c", "for i in $(seq 300); do sleep 31.7 & done; exit 0"]);
-    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
     let r = one(d.path(), &[], &["sh", "-c", "setsid sleep 32.3 & sleep 0.2"]);
-    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(survivors("sleep 31.7").is_empty(), "{:?}", survivors("sleep 31.7"));
     assert!(survivors("sleep 32.3").is_empty(), "{:?}", survivors("sleep 32.3"));

@@ -3,13 +3,14 @@
 
 mod common;
 use common::*;
+use scalescope::results::{Results, SCHEMA_VERSION, Status};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn recorded(dir: &std::path::Path) -> usize {
     let Ok(text) = std::fs::read_to_string(dir.join("results.json")) else { return 0 };
-    let doc: serde_json::Value = serde_json::from_str(&text).expect("results.json is never torn");
-    doc["points"].as_array().unwrap().iter().map(|p| p["runs"].as_array().unwrap().len()).sum()
+    let doc: Results = serde_json::from_str(&text).expect("results.json is never torn");
+    doc.run_count()
 }
 
 fn interrupt_then_resume(signal: i32, expected_code: i32) {
@@ -34,21 +35,19 @@ fn interrupt_then_resume(signal: i32, expected_code: i32) {
     assert!(msg.contains("--resume"), "{msg}");
 
     let doc = results(&dir);
-    assert_eq!(doc["status"], "interrupted");
+    assert_eq!(doc.status, Status::Interrupted);
     let kept = recorded(&dir);
     assert!((2..9).contains(&kept), "{kept} runs kept");
-    for p in doc["points"].as_array().unwrap() {
-        for r in p["runs"].as_array().unwrap() {
-            assert_eq!(r["exit_code"], 0, "the interrupted run must not be recorded");
-        }
+    for r in doc.points.iter().flat_map(|p| &p.runs) {
+        assert_eq!(r.exit_code, Some(0), "the interrupted run must not be recorded");
     }
 
     let o = scalescope(d.path(), &["run", "--resume", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&dir);
-    assert_eq!(doc["status"], "complete");
-    for i in 0..3 {
-        let idx: Vec<u64> = runs(&doc, i).iter().map(|r| r["index"].as_u64().unwrap()).collect();
+    assert_eq!(doc.status, Status::Complete);
+    for (i, p) in doc.points.iter().enumerate() {
+        let idx: Vec<u32> = p.runs.iter().map(|r| r.index).collect();
         assert_eq!(idx, [0, 1, 2], "point {i}");
     }
     let again = scalescope(d.path(), &["run", "--resume", dir.to_str().unwrap()]);
@@ -93,17 +92,16 @@ fn sigkill_loses_no_finished_run() {
         }
         let o = scalescope(d.path(), &["show", "r", "--export-json", "all.json"]);
         assert!(o.status.success(), "{}", stderr(&o));
-        let all: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(d.path().join("all.json")).unwrap()).unwrap();
-        let shown = all["points"][0]["runs"].as_array().unwrap().len();
+        let all: Results = serde_json::from_str(&std::fs::read_to_string(d.path().join("all.json")).unwrap()).unwrap();
+        let shown = all.points[0].runs.len();
         assert!(shown > in_file, "the journal's runs are read back: {shown} shown, {in_file} in results.json");
         assert!(shown <= in_file + journaled);
 
         let o = scalescope(d.path(), &["run", "--resume", "r"]);
         assert!(o.status.success(), "{}", stderr(&o));
         let doc = results(&dir);
-        let idx: Vec<u64> = runs(&doc, 0).iter().map(|r| r["index"].as_u64().unwrap()).collect();
-        assert_eq!(idx, (0..3000).collect::<Vec<u64>>());
+        let idx: Vec<u32> = doc.points[0].runs.iter().map(|r| r.index).collect();
+        assert_eq!(idx, (0..3000).collect::<Vec<u32>>());
         assert!(!journal.exists(), "a complete sweep leaves no journal");
         return;
     }
@@ -145,5 +143,5 @@ fn a_second_ctrl_c_exits_at_once_and_kills_the_workload() {
     std::thread::sleep(Duration::from_millis(50));
     assert!(!alive(workload), "the workload {workload} survived");
     let doc = results(&dir);
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc.schema_version, SCHEMA_VERSION);
 }

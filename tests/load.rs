@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{results, runs, scalescope, stderr, stdout};
+use common::{results, scalescope, stderr, stdout};
+use scalescope::sample::Class;
 
 #[test]
 fn a_tree_of_a_hundred_processes_is_followed() {
@@ -15,10 +16,10 @@ fn a_tree_of_a_hundred_processes_is_followed() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let t = &runs(&doc, 0)[0]["threads"];
-    assert!(t["processes_seen"].as_u64().unwrap() >= 100, "{}", t["processes_seen"]);
-    let sleep_s = t["classes"]["sleep"].as_f64().unwrap_or(0.0);
-    assert!(sleep_s > 50.0, "100 sleepers × ~1 s: {}", t["classes"]);
+    let t = doc.points[0].runs[0].threads.as_ref().unwrap();
+    assert!(t.processes_seen >= 100, "{}", t.processes_seen);
+    let sleep_s = t.classes.get(&Class::Sleep).copied().unwrap_or(0.0);
+    assert!(sleep_s > 50.0, "100 sleepers × ~1 s: {:?}", t.classes);
 }
 
 #[test]
@@ -31,7 +32,7 @@ fn a_thousand_point_sweep_stays_proportionate_and_reports() {
     assert!(o.status.success(), "{}", stderr(&o));
     let size = std::fs::metadata(d.path().join("r/results.json")).unwrap().len();
     assert!(size < 1000 * 4096, "{size} bytes for 1,000 runs");
-    assert_eq!(results(&d.path().join("r"))["points"].as_array().unwrap().len(), 1000);
+    assert_eq!(results(&d.path().join("r")).points.len(), 1000);
     let o = scalescope(d.path(), &["analyze", "r"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("1000"), "{}", stdout(&o));

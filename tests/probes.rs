@@ -4,6 +4,7 @@
 mod common;
 
 use common::{bin, results, scalescope, stderr, stdout, sweep};
+use scalescope::results::findings::Kind;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -108,11 +109,11 @@ fn each_probe_sweeps_under_run_and_reports_throughput() {
         let o = sweep(d.path(), "--param threads=1,2 -r 2 -w 0 --no-sample", &command);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let doc = results(&d.path().join("r"));
-        for p in doc["points"].as_array().unwrap() {
-            let tp = p["stats"]["throughput"]["mean"].as_f64();
-            assert!(tp.is_some_and(|t| t > 0.0), "{args:?}: {}", p["stats"]);
+        for p in &doc.points {
+            let tp = p.stats.throughput.as_ref().map(|t| t.mean);
+            assert!(tp.is_some_and(|t| t > 0.0), "{args:?}: {:?}", p.stats);
         }
-        assert!(doc["throughput_unit"].as_str().is_some_and(|u| !u.is_empty()), "{args:?}");
+        assert!(doc.throughput_unit.is_some_and(|u| !u.is_empty()), "{args:?}");
     }
 }
 
@@ -129,24 +130,20 @@ fn a_job_that_reads_as_fast_as_its_files_allow_is_io_bound_against_the_ceiling()
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let c = &doc["ceiling"];
-    assert_eq!(c["cold"], false);
-    let threads: Vec<u64> = c["points"].as_array().unwrap().iter().map(|p| p["threads"].as_u64().unwrap()).collect();
+    let c = doc.ceiling.as_ref().expect("the ceiling is measured");
+    assert!(!c.cold);
+    let threads: Vec<u32> = c.points.iter().map(|p| p.threads).collect();
     assert_eq!(threads, [1, 2]);
-    assert!(c["points"][0]["runs_bytes_per_s"].as_array().unwrap().len() == 5);
+    assert_eq!(c.points[0].runs_bytes_per_s.len(), 5);
     let out = stdout(&o);
     assert!(out.contains("I/O ceiling") && out.contains("the job read"), "{out}");
-    let findings = doc["findings"].as_array().unwrap();
-    let io: Vec<_> = findings.iter().filter(|f| f["kind"] == "io-bound").collect();
+    let findings = &doc.findings;
+    let io: Vec<_> = findings.iter().filter(|f| f.kind == Kind::IoBound).collect();
     assert_eq!(io.len(), 1, "{findings:?}");
-    assert!(io[0]["summary"].as_str().unwrap().contains("of what its files can deliver"), "{}", io[0]);
-    assert!(
-        io[0]["evidence"][0].as_str().unwrap().contains("the files deliver to readspeed at 2 threads"),
-        "{}",
-        io[0]
-    );
-    for silent in ["lock-contention", "wait-for-work", "kernel-contention"] {
-        assert!(findings.iter().all(|f| f["kind"] != silent), "{silent}: {findings:?}");
+    assert!(io[0].summary.contains("of what its files can deliver"), "{:?}", io[0]);
+    assert!(io[0].evidence[0].contains("the files deliver to readspeed at 2 threads"), "{:?}", io[0]);
+    for silent in [Kind::LockContention, Kind::WaitForWork, Kind::KernelContention] {
+        assert!(findings.iter().all(|f| f.kind != silent), "{silent:?}: {findings:?}");
     }
 }
 

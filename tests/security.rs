@@ -44,7 +44,7 @@ fn files_follow_the_umask_and_planted_symlinks_are_refused() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
-    assert_eq!(results(&d.path().join("s"))["points"][0]["runs"].as_array().unwrap().len(), 1, "the run is kept");
+    assert_eq!(results(&d.path().join("s")).points[0].runs.len(), 1, "the run is kept");
     let o = scalescope(d.path(), &["report", "r", "-o", "victim"]);
     assert!(o.status.success(), "a plain file is overwritten: {}", stderr(&o));
 }
@@ -103,6 +103,6 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
     }
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = results(&d.path().join("r"));
-    assert!(doc["points"][1]["runs"][0]["threads"].is_object(), "sampled without privileges");
+    assert!(doc.points[1].runs[0].threads.is_some(), "sampled without privileges");
     assert!(d.path().join("r/report.html").exists());
 }

@@ -52,7 +52,7 @@ fn a_full_disk_is_one_sentence_and_the_last_good_results_survive() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("No space left on device") && !err.contains("panicked"), "{err}");
     let doc = results(&fs.join("r"));
-    let kept = doc["points"][0]["runs"].as_array().unwrap().len();
+    let kept = doc.points[0].runs.len();
     assert!((1..10).contains(&kept), "the runs saved before the disk filled are there: {kept}");
 }
 
@@ -88,5 +88,5 @@ fn a_folder_deleted_under_a_running_sweep_is_made_again_with_every_run() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("was deleted during the sweep; it was made again with every run"), "{err}");
-    assert_eq!(results(&d.path().join("r"))["points"][0]["runs"].as_array().unwrap().len(), 5);
+    assert_eq!(results(&d.path().join("r")).points[0].runs.len(), 5);
 }

@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use scalescope::results::{SCHEMA_VERSION, Status};
 
 #[test]
 fn grid_is_cartesian_in_command_line_order_and_substitutes_everywhere() {
@@ -10,14 +11,13 @@ fn grid_is_cartesian_in_command_line_order_and_substitutes_everywhere() {
     let o = sweep(d.path(), "-r 1 -w 0 -L b x,y --param a=1..2 --env V={a}{b}", &["echo", "{a}-{b}"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let commands: Vec<String> =
-        doc["points"].as_array().unwrap().iter().map(|p| p["command"][1].as_str().unwrap().to_string()).collect();
+    let commands: Vec<&str> = doc.points.iter().map(|p| p.command[1].as_str()).collect();
     assert_eq!(commands, ["1-x", "2-x", "1-y", "2-y"], "b was given first, so it is outermost");
-    assert_eq!(doc["points"][2]["params"], serde_json::json!({"b": "y", "a": 1}));
-    let out =
-        std::fs::read_to_string(d.path().join("r").join(runs(&doc, 3)[0]["stdout"]["path"].as_str().unwrap())).unwrap();
-    assert_eq!(out, "2-y\n");
-    assert_eq!(doc["status"], "complete");
+    let params: Vec<(&str, &serde_json::Value)> = doc.points[2].params.iter().map(|(n, v)| (n.as_str(), v)).collect();
+    assert_eq!(params, [("b", &"y".into()), ("a", &1.into())], "in order, numbers as numbers");
+    let out = &doc.points[3].runs[0].stdout.as_ref().unwrap().path;
+    assert_eq!(std::fs::read_to_string(d.path().join("r").join(out)).unwrap(), "2-y\n");
+    assert_eq!(doc.status, Status::Complete);
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn shell_mode_quotes_values_so_they_cannot_inject_commands() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!d.path().join("pwned").exists());
     let doc = results(&d.path().join("r"));
-    let path = runs(&doc, 0)[0]["stdout"]["path"].as_str().unwrap().to_string();
+    let path = &doc.points[0].runs[0].stdout.as_ref().unwrap().path;
     assert_eq!(std::fs::read_to_string(d.path().join("r").join(path)).unwrap(), "a;touch pwned\n");
 }
 
@@ -40,14 +40,14 @@ fn sleep_is_timed_to_the_millisecond() {
     let o = sweep(d.path(), "-r 3 -w 0", &["sleep", "0.2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let mean = doc["points"][0]["stats"]["wall_s"]["mean"].as_f64().unwrap();
-    assert!((0.2..0.25).contains(&mean), "sleep 0.2 measured {mean}");
-    for r in runs(&doc, 0) {
-        assert!(r["cpu_pct"].as_f64().unwrap() < 10.0);
-        assert_eq!(r["exit_code"], 0);
+    let wall = doc.points[0].stats.wall_s.as_ref().unwrap();
+    assert!((0.2..0.25).contains(&wall.mean), "sleep 0.2 measured {}", wall.mean);
+    for r in &doc.points[0].runs {
+        assert!(r.cpu_pct < 10.0);
+        assert_eq!(r.exit_code, Some(0));
     }
-    assert_eq!(doc["points"][0]["stats"]["wall_s"]["n"], 3);
-    assert!(doc["points"][0]["stats"]["wall_s"]["ci95"].is_array());
+    assert_eq!(wall.n, 3);
+    assert!(wall.ci95.is_some());
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn failing_hook_stops_the_sweep_with_its_output() {
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(e.contains("prepare hook") && e.contains("exited with code 4") && e.contains("no disk"), "{e}");
-    assert_eq!(results(&d.path().join("r"))["status"], "failed");
+    assert_eq!(results(&d.path().join("r")).status, Status::Failed);
 }
 
 #[test]
@@ -101,8 +101,8 @@ fn interleaved_order_alternates_points() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let mut starts: Vec<(f64, usize)> = Vec::new();
-    for p in 0..2 {
-        starts.extend(runs(&doc, p).iter().map(|r| (r["started_unix_s"].as_f64().unwrap(), p)));
+    for (i, p) in doc.points.iter().enumerate() {
+        starts.extend(p.runs.iter().map(|r| (r.started_unix_s, i)));
     }
     starts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let order: Vec<usize> = starts.iter().map(|s| s.1).collect();
@@ -136,12 +136,12 @@ fn metrics_and_work_give_throughput() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let r = &runs(&doc, 1)[0];
-    assert_eq!(r["metrics"]["ev"].as_f64(), Some(3500.0));
-    let tp = r["throughput"].as_f64().unwrap();
-    let expect = 6000.0 / r["wall_s"].as_f64().unwrap();
+    let r = &doc.points[1].runs[0];
+    assert_eq!(r.metric("ev"), Some(3500.0));
+    let tp = r.throughput.unwrap();
+    let expect = 6000.0 / r.wall_s;
     assert!((tp - expect).abs() < 1e-6 * expect, "{tp} vs {expect}");
-    assert_eq!(doc["throughput_unit"], "events/s");
+    assert_eq!(doc.throughput_unit.as_deref(), Some("events/s"));
     assert!(stdout(&o).contains("throughput (k events/s)"), "{}", stdout(&o));
 }
 
@@ -155,7 +155,7 @@ fn a_metric_that_does_not_match_is_recorded_missing_with_a_warning() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("metric 'x' was not found"), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    assert_eq!(runs(&doc, 0)[0]["missing_metrics"], serde_json::json!(["x"]));
+    assert_eq!(doc.points[0].runs[0].missing_metrics, ["x"]);
 }
 
 #[test]
@@ -168,10 +168,10 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("exit code 3") && stderr(&o).contains("broken"), "{}", stderr(&o));
     let doc = results(&d.path().join("a"));
-    assert_eq!(doc["status"], "failed");
-    assert_eq!(runs(&doc, 0).len(), 1);
-    assert_eq!(runs(&doc, 0)[0]["exit_code"], 3);
-    assert!(runs(&doc, 1).is_empty());
+    assert_eq!(doc.status, Status::Failed);
+    assert_eq!(doc.points[0].runs.len(), 1);
+    assert_eq!(doc.points[0].runs[0].exit_code, Some(3));
+    assert!(doc.points[1].runs.is_empty());
 
     let o = scalescope(
         d.path(),
@@ -179,9 +179,9 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("b"));
-    assert_eq!(runs(&doc, 1).len(), 2);
-    assert_eq!(runs(&doc, 1)[1]["signal"], 11);
-    assert!(doc["points"][1]["stats"]["wall_s"].is_null(), "crashed runs are not measurements");
+    assert_eq!(doc.points[1].runs.len(), 2);
+    assert_eq!(doc.points[1].runs[1].signal, Some(11));
+    assert!(doc.points[1].stats.wall_s.is_none(), "crashed runs are not measurements");
     assert!(stdout(&o).contains("2 (2 failed)"), "{}", stdout(&o));
 }
 
@@ -201,7 +201,7 @@ fn timeout_kills_a_grandchild_that_ignores_sigterm() {
     let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
     assert!(!alive(pid), "grandchild {pid} survived the timeout");
     let doc = results(&d.path().join("r"));
-    assert_eq!(runs(&doc, 0)[0]["timed_out"], true);
+    assert!(doc.points[0].runs[0].timed_out);
 }
 
 #[test]
@@ -216,10 +216,10 @@ fn evict_leaves_the_input_cold_and_says_how_cold() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    for r in runs(&doc, 0) {
-        assert_eq!(r["evict"]["bytes"], 16 << 20);
-        let resident = r["evict"]["resident_fraction"].as_f64().unwrap();
-        assert!(resident < 0.05, "{resident} of the file still cached");
+    for r in &doc.points[0].runs {
+        let e = r.evict.as_ref().expect("the eviction is recorded");
+        assert_eq!(e.bytes, 16 << 20);
+        assert!(e.resident_fraction < 0.05, "{} of the file still cached", e.resident_fraction);
     }
 }
 
@@ -241,9 +241,10 @@ fn show_and_exports_render_the_same_table() {
     let md = std::fs::read_to_string(d.path().join("t.md")).unwrap();
     assert!(md.contains("| threads | runs |") && md.contains("|---:|"), "{md}");
     assert!(d.path().join("r/summary.md").exists());
-    let json: serde_json::Value =
+    let json: scalescope::results::Results =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
-    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json.schema_version, SCHEMA_VERSION);
+    assert_eq!(json.points.iter().map(|p| p.label()).collect::<Vec<_>>(), ["threads=1", "threads=2"]);
 }
 
 #[test]
@@ -252,9 +253,9 @@ fn automatic_runs_take_more_runs_of_short_commands() {
     let o = sweep(d.path(), "-w 0 -M 12", &["true"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    assert_eq!(runs(&doc, 0).len(), 12);
-    assert_eq!(doc["points"][0]["target_runs"], 12);
-    assert!(doc["points"][0]["warnings"].to_string().contains("start-up dominates"));
+    assert_eq!(doc.points[0].runs.len(), 12);
+    assert_eq!(doc.points[0].target_runs, Some(12));
+    assert!(doc.points[0].warnings.iter().any(|w| w.contains("start-up dominates")), "{:?}", doc.points[0].warnings);
 }
 
 #[test]
@@ -276,7 +277,7 @@ fn a_daemon_started_by_the_workload_does_not_outlive_its_run() {
         std::fs::read_to_string(&pidfile).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o))).trim().parse().unwrap();
     assert!(!alive(pid), "daemon {pid} (new session, own process group) survived the run");
     let doc = results(&d.path().join("r"));
-    assert_eq!(runs(&doc, 0)[0]["stray_processes"], 1);
+    assert_eq!(doc.points[0].runs[0].stray_processes, 1);
     assert!(stderr(&o).contains("left 1 process running"), "{}", stderr(&o));
 }
 
@@ -293,7 +294,7 @@ fn a_server_started_by_the_setup_hook_is_left_to_the_cleanup_hook() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("left"), "the setup's server is not the run's stray: {}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    assert!(runs(&doc, 0).iter().all(|r| r["stray_processes"].is_null()));
+    assert!(doc.points[0].runs.iter().all(|r| r.stray_processes == 0));
     let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
     let start = std::time::Instant::now();
     while alive(pid) && start.elapsed().as_secs() < 5 {

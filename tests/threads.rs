@@ -4,13 +4,13 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
+use scalescope::sample::{Class, ThreadReport, Wait};
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Runs one mode of the workload once under scalescope and returns its thread report.
-fn sample(extra: &[&str], mode: &[&str]) -> (Value, String) {
+fn sample(extra: &[&str], mode: &[&str]) -> (ThreadReport, String) {
     let exe = behave().to_str().unwrap().to_string();
     let mut command = vec![exe.as_str()];
     command.extend(mode);
@@ -18,7 +18,7 @@ fn sample(extra: &[&str], mode: &[&str]) -> (Value, String) {
 }
 
 /// Runs a command once under scalescope and returns its thread report and the printed table.
-fn sample_command(extra: &[&str], command: &[&str]) -> (Value, String) {
+fn sample_command(extra: &[&str], command: &[&str]) -> (ThreadReport, String) {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let mut args = vec!["run", "-r", "1", "-w", "0", "-o", "r"];
@@ -28,54 +28,53 @@ fn sample_command(extra: &[&str], command: &[&str]) -> (Value, String) {
     let o = scalescope(d.path(), &args);
     assert!(o.status.success(), "{command:?}: {}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{command:?}: {}", stderr(&o));
-    let doc = results(&d.path().join("r"));
-    (runs(&doc, 0)[0]["threads"].clone(), stdout(&o))
+    let mut doc = results(&d.path().join("r"));
+    let report = doc.points[0].runs[0].threads.take().expect("the run is sampled");
+    (report, stdout(&o))
 }
 
-fn share(t: &Value, class: &str) -> f64 {
-    let total: f64 = t["classes"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
-    t["classes"][class].as_f64().unwrap_or(0.0) / total
+fn share(t: &ThreadReport, class: Class) -> f64 {
+    let total: f64 = t.classes.values().sum();
+    t.classes.get(&class).copied().unwrap_or(0.0) / total
 }
 
-fn small(t: &Value, classes: &[&str], limit: f64) {
-    for c in classes {
-        assert!(share(t, c) < limit, "{c} is {:.1}% but should stay small: {}", 100.0 * share(t, c), t["classes"]);
+fn small(t: &ThreadReport, classes: &[Class], limit: f64) {
+    for &c in classes {
+        assert!(share(t, c) < limit, "{c:?} is {:.1}% but should stay small: {:?}", 100.0 * share(t, c), t.classes);
     }
 }
 
-fn top_wait<'a>(t: &'a Value, class: &str) -> &'a Value {
-    t["top_waits"]
-        .as_array()
-        .unwrap()
+fn top_wait(t: &ThreadReport, class: Class) -> &Wait {
+    t.top_waits
         .iter()
-        .find(|w| w["class"] == class)
-        .unwrap_or_else(|| panic!("no {class} wait in {}", t["top_waits"]))
+        .find(|w| w.class == Some(class))
+        .unwrap_or_else(|| panic!("no {class:?} wait in {:?}", t.top_waits))
 }
 
 #[test]
 fn a_contended_global_mutex_is_lock_time_named_by_its_symbol() {
     let (t, table) = sample(&[], &["lock"]);
-    assert!(share(&t, "lock") > 0.15, "{}", t["classes"]);
-    let w = top_wait(&t, "lock");
-    assert_eq!(w["name"], "behave!queue_lock+0x0");
+    assert!(share(&t, Class::Lock) > 0.15, "{:?}", t.classes);
+    let w = top_wait(&t, Class::Lock);
+    assert_eq!(w.name, "behave!queue_lock+0x0");
     // glibc's mutex is unfair: a worker may re-take it for long stretches, so one waiter may be all we see.
-    assert!((1..=2).contains(&w["waiters"].as_u64().unwrap()), "{w}");
-    small(&t, &["io", "kernel-lock", "ipc", "sleep"], 0.03);
+    assert!((1..=2).contains(&w.waiters), "{w:?}");
+    small(&t, &[Class::Io, Class::KernelLock, Class::Ipc, Class::Sleep], 0.03);
     assert!(table.contains("lock") && table.contains("queue_lock"), "{table}");
 }
 
 #[test]
 fn sleeping_threads_are_sleep() {
     let (t, _) = sample(&[], &["sleep"]);
-    assert!(share(&t, "sleep") > 0.5, "{}", t["classes"]);
-    small(&t, &["lock", "io", "kernel-lock", "ipc", "runqueue"], 0.03);
+    assert!(share(&t, Class::Sleep) > 0.5, "{:?}", t.classes);
+    small(&t, &[Class::Lock, Class::Io, Class::KernelLock, Class::Ipc, Class::Runqueue], 0.03);
 }
 
 #[test]
 fn a_pipe_reader_is_ipc() {
     let (t, _) = sample(&[], &["pipe"]);
-    assert!(share(&t, "ipc") > 0.3, "{}", t["classes"]);
-    small(&t, &["lock", "io", "kernel-lock"], 0.03);
+    assert!(share(&t, Class::Ipc) > 0.3, "{:?}", t.classes);
+    small(&t, &[Class::Lock, Class::Io, Class::KernelLock], 0.03);
 }
 
 #[test]
@@ -93,66 +92,65 @@ fn cold_reads_of_an_evicted_file_are_io() {
     std::fs::write(&file, &data).unwrap();
     let f = file.to_str().unwrap();
     let (t, _) = sample(&["--evict", f], &["io", f]);
-    assert!(share(&t, "io") > 0.2, "{}", t["classes"]);
-    assert!(top_wait(&t, "io")["name"].as_str().unwrap().starts_with("pread64"), "{}", t["top_waits"]);
-    small(&t, &["lock", "kernel-lock", "sleep"], 0.05);
+    assert!(share(&t, Class::Io) > 0.2, "{:?}", t.classes);
+    assert!(top_wait(&t, Class::Io).name.starts_with("pread64"), "{:?}", t.top_waits);
+    small(&t, &[Class::Lock, Class::KernelLock, Class::Sleep], 0.05);
 }
 
 #[test]
 fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
     let (t, _) = sample(&[], &["mmap"]);
-    assert!(share(&t, "kernel-lock") > 0.08, "{}", t["classes"]);
-    let names: Vec<&str> = t["top_waits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["class"] == "kernel-lock")
-        .map(|w| w["name"].as_str().unwrap())
-        .collect();
+    assert!(share(&t, Class::KernelLock) > 0.08, "{:?}", t.classes);
+    let names: Vec<&str> =
+        t.top_waits.iter().filter(|w| w.class == Some(Class::KernelLock)).map(|w| w.name.as_str()).collect();
     assert!(
         names.iter().any(|n| ["mprotect", "mmap", "munmap", "page fault"].iter().any(|s| n.starts_with(s))),
         "{names:?}"
     );
-    assert!(share(&t, "cpu-kernel") > 5.0 * share(&t, "cpu-user"), "the storm runs in the kernel: {}", t["classes"]);
-    small(&t, &["lock", "io", "sleep", "ipc"], 0.03);
+    assert!(
+        share(&t, Class::CpuKernel) > 5.0 * share(&t, Class::CpuUser),
+        "the storm runs in the kernel: {:?}",
+        t.classes
+    );
+    small(&t, &[Class::Lock, Class::Io, Class::Sleep, Class::Ipc], 0.03);
 }
 
 #[test]
 fn more_busy_threads_than_cores_wait_in_the_run_queue() {
     let n = (2 * std::thread::available_parallelism().unwrap().get()).to_string();
     let (t, _) = sample(&[], &["busy", &n]);
-    assert!(share(&t, "runqueue") > 0.25, "{}", t["classes"]);
-    small(&t, &["lock", "io", "kernel-lock", "sleep"], 0.03);
+    assert!(share(&t, Class::Runqueue) > 0.25, "{:?}", t.classes);
+    small(&t, &[Class::Lock, Class::Io, Class::KernelLock, Class::Sleep], 0.03);
 }
 
 #[test]
 fn joining_a_worker_is_join_not_lock() {
     let (t, _) = sample(&[], &["join"]);
-    assert!(share(&t, "join") > 0.3, "{}", t["classes"]);
-    small(&t, &["lock", "wait-for-work", "io"], 0.03);
+    assert!(share(&t, Class::Join) > 0.3, "{:?}", t.classes);
+    small(&t, &[Class::Lock, Class::WaitForWork, Class::Io], 0.03);
 }
 
 #[test]
 fn consumers_of_a_slow_producer_wait_for_work() {
     let (t, _) = sample(&[], &["condvar"]);
-    assert!(share(&t, "wait-for-work") > 0.4, "{}", t["classes"]);
-    small(&t, &["lock", "io", "kernel-lock"], 0.1);
+    assert!(share(&t, Class::WaitForWork) > 0.4, "{:?}", t.classes);
+    small(&t, &[Class::Lock, Class::Io, Class::KernelLock], 0.1);
 }
 
 #[test]
 fn ten_thousand_short_lived_threads_a_second_run_without_error() {
     let (t, _) = sample(&[], &["churn"]);
-    assert!(t["threads_seen"].as_u64().unwrap() > 50, "{t}");
-    assert!(t["limits"].is_null(), "{}", t["limits"]);
+    assert!(t.threads_seen > 50, "{t:?}");
+    assert!(t.limits.is_empty(), "{:?}", t.limits);
 }
 
 #[test]
 fn a_thousand_idle_threads_cost_the_sampler_little() {
     let (t, _) = sample(&[], &["idle", "1000", "3"]);
-    assert!(t["peak_threads"].as_u64().unwrap() >= 900, "{}", t["peak_threads"]);
-    let cost = t["sampler_cpu_s"].as_f64().unwrap() / t["wall_s"].as_f64().unwrap();
+    assert!(t.peak_threads >= 900, "{}", t.peak_threads);
+    let cost = t.sampler_cpu_s / t.wall_s;
     assert!(cost < 0.04, "sampler used {:.1}% of a core", 100.0 * cost);
-    assert!(share(&t, "wait-for-work") > 0.8, "{}", t["classes"]);
+    assert!(share(&t, Class::WaitForWork) > 0.8, "{:?}", t.classes);
 }
 
 #[test]
@@ -160,14 +158,10 @@ fn child_processes_are_followed_and_threads_are_listed() {
     let exe = behave().to_str().unwrap().to_string();
     let script = format!("{exe} sleep & {exe} lock; wait");
     let (t, _) = sample_command(&[], &["sh", "-c", &script]);
-    assert!(t["processes_seen"].as_u64().unwrap() >= 3, "sh and two children: {t}");
-    assert!(share(&t, "lock") > 0.05 && share(&t, "sleep") > 0.2, "{}", t["classes"]);
-    assert_eq!(top_wait(&t, "lock")["name"], "behave!queue_lock+0x0");
-    let threads = t["threads"].as_array().unwrap();
-    assert!(
-        threads.iter().any(|x| x["name"] == "behave" && x["voluntary_switches"].as_u64().unwrap() > 0),
-        "{threads:?}"
-    );
+    assert!(t.processes_seen >= 3, "sh and two children: {t:?}");
+    assert!(share(&t, Class::Lock) > 0.05 && share(&t, Class::Sleep) > 0.2, "{:?}", t.classes);
+    assert_eq!(top_wait(&t, Class::Lock).name, "behave!queue_lock+0x0");
+    assert!(t.threads.iter().any(|x| x.name == "behave" && x.voluntary_switches > 0), "{:?}", t.threads);
 }
 
 #[test]
@@ -182,8 +176,8 @@ fn attach_names_the_lock_of_a_running_process() {
     let text = stdout(&o);
     assert!(text.contains("until it exited"), "{text}");
     assert!(text.contains("lock on behave!queue_lock+0x0"), "{text}");
-    let t: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
-    assert!(share(&t, "lock") > 0.15, "{}", t["classes"]);
+    let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    assert!(share(&t, Class::Lock) > 0.15, "{:?}", t.classes);
     let o = scalescope(d.path(), &["attach", "999999999"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no process with PID 999999999"), "{}", stderr(&o));
@@ -192,12 +186,12 @@ fn attach_names_the_lock_of_a_running_process() {
 #[test]
 fn on_cpu_code_is_named_where_the_kernel_allows_it() {
     let (t, table) = sample(&[], &["busy", "2"]);
-    let limits = t["limits"].to_string();
+    let limits = t.limits.join("; ");
     if limits.contains("unavailable") {
         assert!(limits.contains("perf_event_paranoid"), "a refusal says why: {limits}");
         return;
     }
-    let hot: Vec<&str> = t["hot"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    let hot: Vec<&str> = t.hot.iter().map(|h| h.name.as_str()).collect();
     assert!(hot.iter().any(|h| *h == "behave!spin" || *h == "[vdso]"), "{hot:?}");
     assert!(table.contains("on a CPU in"), "{table}");
 }
@@ -210,8 +204,8 @@ fn max_rss_is_the_workloads_not_scalescopes() {
     let o = sweep(d.path(), "-r 2 -w 0", &[&exe, "alloc", "200"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    for r in runs(&doc, 0) {
-        let mib = r["max_rss_bytes"].as_f64().unwrap() / (1u64 << 20) as f64;
+    for r in &doc.points[0].runs {
+        let mib = r.max_rss_bytes as f64 / (1u64 << 20) as f64;
         assert!((200.0..215.0).contains(&mib), "max RSS {mib:.1} MiB for a 200 MiB allocation");
     }
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: the binary, temporary folders, results documents.
 #![allow(dead_code)]
 
-use serde_json::Value;
+use scalescope::results::Results;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,15 +15,11 @@ pub fn scalescope(cwd: &Path, args: &[&str]) -> Output {
     Command::new(bin()).args(args).current_dir(cwd).env("NO_COLOR", "1").output().expect("spawn scalescope")
 }
 
-/// Reads and parses a results.json.
-pub fn results(dir: &Path) -> Value {
+/// Reads the results.json in `dir` through the document's types, as written (no statistics
+/// recomputed, no journal replayed).
+pub fn results(dir: &Path) -> Results {
     let text = std::fs::read_to_string(dir.join("results.json")).expect("results.json exists");
-    serde_json::from_str(&text).expect("results.json parses")
-}
-
-/// The runs of point `i`.
-pub fn runs(doc: &Value, i: usize) -> &Vec<Value> {
-    doc["points"][i]["runs"].as_array().expect("runs array")
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("results.json reads as a results document: {e}"))
 }
 
 /// Stderr as text.
