@@ -18,6 +18,10 @@ pub struct PointThreads {
     pub peak_threads: usize,
     /// Where on-CPU time went by function, over the runs (when on-CPU sampling was allowed).
     pub hot: Vec<Hot>,
+    /// Share of off-CPU time the samples attributed to a wait (mean over runs), when known.
+    pub coverage: Option<f64>,
+    /// Work threads and helper threads seen (mean over runs), when known.
+    pub work_helpers: Option<(f64, f64)>,
 }
 
 impl PointThreads {
@@ -76,5 +80,14 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
         h.share = h.samples as f64 / samples as f64;
     }
     hot.sort_by_key(|h| std::cmp::Reverse(h.samples));
-    Some(PointThreads { classes, waits, limits, peak_threads, hot })
+    let caps: Vec<_> = reports.iter().filter_map(|r| r.capacity.as_ref()).collect();
+    let k = caps.len() as f64;
+    let coverage = (!caps.is_empty()).then(|| caps.iter().map(|c| c.coverage).sum::<f64>() / k);
+    let work_helpers = (!caps.is_empty()).then(|| {
+        (
+            caps.iter().map(|c| c.work_threads as f64).sum::<f64>() / k,
+            caps.iter().map(|c| c.helper_threads as f64).sum::<f64>() / k,
+        )
+    });
+    Some(PointThreads { classes, waits, limits, peak_threads, hot, coverage, work_helpers })
 }

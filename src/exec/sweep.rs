@@ -100,7 +100,11 @@ pub fn run(
             if point.evict.is_empty() { None } else { Some(evict::evict(&point.evict).map_err(ExecError::Usage)?) };
         sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-        let sample = plan.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() });
+        let sample = plan.sample_rate_hz.map(|rate_hz| crate::sample::Config {
+            rate_hz,
+            capacity: capacity(plan, point),
+            ..Default::default()
+        });
         let index = sink.runs_recorded(p) as u32;
         let stem = if warmup { format!("{p:03}-warmup") } else { format!("{p:03}-{index:03}") };
         let parts = point.launch.as_ref().map(|_| parts_dir(sink, &stem));
@@ -294,4 +298,12 @@ fn hook(which: &str, text: &Option<String>, point: &Point, show_output: bool) ->
     let said = last_lines(&o);
     let said = if said.is_empty() { String::new() } else { format!("; it printed:\n{said}") };
     Err(ExecError::Hook(format!("the {which} hook `{text}` {how} at {}{said}", point.label())))
+}
+
+/// CPUs a run of `point` could use at once when the sweep counts workers: min(N, allowed CPUs);
+/// otherwise the accounting takes the work threads it sees.
+fn capacity(plan: &Plan, point: &Point) -> Option<f64> {
+    let axis = plan.axis.as_ref().filter(|a| a.counts == crate::plan::Counts::Workers)?;
+    let n: f64 = point.params.iter().find(|(name, _)| *name == axis.param)?.1.parse().ok()?;
+    Some(n.min(crate::machine::allowed_cpus().max(1) as f64))
 }

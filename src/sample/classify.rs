@@ -84,7 +84,7 @@ impl Class {
             Class::Ipc => "ipc",
             Class::Sleep => "sleep",
             Class::Other => "other",
-            Class::Unsampled => "idle",
+            Class::Unsampled => "unsampled",
         }
     }
 }

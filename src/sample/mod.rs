@@ -2,12 +2,19 @@
 //! through /proc, takes exact on-CPU and run-queue time from counters, splits off-CPU time by the
 //! waits it sees (system call, futex operation, wait channel, state), and names the locks.
 
+pub mod accounting;
+pub mod behaviour;
+pub mod capacity;
 pub mod classify;
 pub mod cpu;
+pub mod history;
 pub mod procfs;
 pub mod report;
 pub mod sampler;
+mod summary;
 pub mod symbols;
+mod thread;
+mod tree;
 
 pub use classify::Class;
 pub use report::{ThreadReport, Wait};

@@ -1,6 +1,7 @@
 //! What the sampler found in one run: thread time by class (seconds summed over threads), the
 //! top wait sites, a compact timeline, the concurrency histogram, its own cost and its limits.
 
+use super::capacity::Capacity;
 use super::classify::Class;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -54,6 +55,9 @@ pub struct ThreadReport {
     /// What could not be seen, and how classification degraded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<String>,
+    /// How the run used the CPUs it could use: the accounting findings rest on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
 }
 
 impl ThreadReport {
@@ -134,6 +138,9 @@ pub struct ThreadSummary {
     pub read_bytes: u64,
     /// Bytes written to storage.
     pub write_bytes: u64,
+    /// Whether it did the work (ran a meaningful share of the run), as opposed to a helper.
+    #[serde(default)]
+    pub work: bool,
 }
 
 /// A function where threads spent CPU time.
@@ -161,6 +168,38 @@ pub struct Wait {
     /// Names of those threads (first few).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_names: Vec<String>,
+    /// How the threads behaved around it: turn-taking, or a feeder running while they waited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub around: Option<Around>,
+}
+
+/// What ran while threads waited on one object (see the behaviour of waits in docs/findings.md).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+pub struct Around {
+    /// While one waited, the mean number of the other threads that wait on it running
+    /// (turn-taking: near 1 for threads serialised on a lock).
+    pub members_running: f64,
+    /// While they waited, the mean number of threads that never wait on it running.
+    pub others_running: f64,
+    /// How many of its waiters ran at once (90th percentile over time).
+    pub members_peak: f64,
+    /// The thread that ran most while they waited, among those that never wait on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feeder: Option<Feeder>,
+}
+
+/// A thread that runs while others wait for it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+pub struct Feeder {
+    /// Its name.
+    pub name: String,
+    /// Share of the waiting time during which it ran.
+    pub running: f64,
+    /// Share of its own time it spent on a CPU.
+    pub busy: f64,
+    /// Its largest wait when not running (`io on read in folio_wait_bit_common`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<String>,
 }
 
 /// Average number of threads in each state per time bin.

@@ -3,7 +3,7 @@
 //! `scalescope::probes::lock::GLOBAL_LOCK+0x0`, `libfoo.so!g_pool_lock+0x0`. Heap and stack
 //! addresses are named as such.
 
-use object::{Object, ObjectSegment, ObjectSymbol};
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::collections::HashMap;
 
 /// One line of /proc/<pid>/maps.
@@ -95,8 +95,21 @@ pub fn locate(maps: &[Mapping], addr: u64) -> Place {
 /// Symbols of one ELF file, sorted by address, and the address its offset-0 segment expects.
 struct Symbols {
     first_vaddr: u64,
-    by_addr: Vec<(u64, u64, String)>,
+    by_addr: Vec<Sym>,
 }
+
+/// One symbol: where it starts, its size, whether it names a real object or function (a sized
+/// global FUNC/OBJECT, not a local or NOTYPE marker such as `__TMC_END__` or `completed.0`), and its
+/// demangled name.
+struct Sym {
+    addr: u64,
+    size: u64,
+    real: bool,
+    name: String,
+}
+
+/// Symbols looked at below an address for one whose extent holds it.
+const LOOK_BACK: usize = 16;
 
 /// Names places, reading each ELF file once.
 #[derive(Default)]
@@ -127,11 +140,19 @@ impl Namer {
 }
 
 impl Symbols {
+    /// The symbol holding `vaddr`: among those starting at or below it, a real object or function
+    /// whose size covers it, else the nearest unsized one within a page.
     fn lookup(&self, vaddr: u64) -> Option<(&str, u64)> {
-        let i = self.by_addr.partition_point(|(a, _, _)| *a <= vaddr).checked_sub(1)?;
-        let (a, size, name) = &self.by_addr[i];
-        let off = vaddr - a;
-        (off < (*size).max(1) || (*size == 0 && off < 4096)).then_some((name.as_str(), off))
+        let end = self.by_addr.partition_point(|s| s.addr <= vaddr);
+        let below = &self.by_addr[end.saturating_sub(LOOK_BACK)..end];
+        let holds = |s: &&Sym| s.size > 0 && vaddr - s.addr < s.size;
+        let best = below
+            .iter()
+            .rev()
+            .filter(holds)
+            .max_by_key(|s| (s.real, std::cmp::Reverse(s.size)))
+            .or_else(|| below.last().filter(|s| s.size == 0 && vaddr - s.addr < 4096))?;
+        Some((best.name.as_str(), vaddr - best.addr))
     }
 }
 
@@ -145,17 +166,21 @@ fn load(path: &str) -> Option<Symbols> {
 fn parse(data: &[u8]) -> Option<Symbols> {
     let file = object::File::parse(data).ok()?;
     let first_vaddr = file.segments().find(|s| s.file_range().0 == 0).map_or(0, |s| s.address() & !0xfff);
-    let mut by_addr: Vec<(u64, u64, String)> = file
+    let mut by_addr: Vec<Sym> = file
         .symbols()
         .chain(file.dynamic_symbols())
         .filter(|s| s.address() != 0 && s.is_definition())
         .filter_map(|s| {
             let name = s.name().ok()?;
-            Some((s.address(), s.size(), format!("{:#}", rustc_demangle::demangle(name))))
+            let real = s.is_global() && s.size() > 0 && matches!(s.kind(), SymbolKind::Text | SymbolKind::Data);
+            Some(Sym { addr: s.address(), size: s.size(), real, name: format!("{:#}", rustc_demangle::demangle(name)) })
         })
         .collect();
-    by_addr.sort();
-    by_addr.dedup_by_key(|(a, _, _)| *a);
+    // At one address the real symbol first, so the duplicates dropped are the markers.
+    by_addr.sort_by(|a, b| {
+        a.addr.cmp(&b.addr).then(b.real.cmp(&a.real)).then(b.size.cmp(&a.size)).then(a.name.cmp(&b.name))
+    });
+    by_addr.dedup_by(|b, a| a.addr == b.addr && a.size == b.size);
     Some(Symbols { first_vaddr, by_addr })
 }
 
@@ -176,6 +201,23 @@ mod tests {
         let heap = Box::new(5u64);
         let place = locate(&maps, &*heap as *const u64 as u64);
         assert!(matches!(place, Place::Heap(_) | Place::BrkHeap(_) | Place::Module { .. }), "{place:?}");
+    }
+
+    #[test]
+    fn a_sized_global_object_wins_over_markers_at_its_address_and_only_inside_its_size() {
+        let sym = |addr, size, real, name: &str| Sym { addr, size, real, name: name.into() };
+        let s = Symbols {
+            first_vaddr: 0,
+            by_addr: vec![
+                sym(0x1000, 0x28b20, true, "_PyRuntime"),
+                sym(0x1000, 0, false, "__TMC_END__"),
+                sym(0x1100, 0, false, "completed.0"),
+                sym(0x40000, 8, true, "counter"),
+            ],
+        };
+        assert_eq!(s.lookup(0x11b4), Some(("_PyRuntime", 0x1b4)));
+        assert_eq!(s.lookup(0x40004), Some(("counter", 4)));
+        assert_eq!(s.lookup(0x40010), None);
     }
 
     #[test]

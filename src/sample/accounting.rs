@@ -1,0 +1,222 @@
+//! Where the job's CPU capacity went, bin by bin (docs/findings.md, "the accounting"). Capacity is
+//! the CPUs the job could use at once. In each bin, the capacity no thread of the job used is idle;
+//! it is put down to the waits of the *work* threads that were not running (split among them in
+//! proportion to their waiting time), to other processes holding the CPUs (work threads runnable
+//! but not running), or to no work at all (fewer work threads existed or had work than capacity: a
+//! serial phase, a tail, too few pieces). Waits while all capacity is busy cost nothing.
+//! Helper threads (a coordinator joining, an interpreter's timer) are not work threads: the
+//! capacity beside an idle helper is "no work".
+
+use super::capacity::Phase;
+use super::history::{History, Label};
+use std::collections::{HashMap, HashSet};
+
+/// A thread is a work thread when its CPU time is at least this share of the mean of the busiest
+/// threads (as many as the capacity).
+const WORK_SHARE: f64 = 0.1;
+/// …and at least this many seconds.
+const WORK_MIN_S: f64 = 0.002;
+/// A bin counts as using the capacity fully when this share of it runs.
+const FULL: f64 = 0.75;
+
+/// What idle capacity is put down to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    /// Work threads off-CPU in this wait (an index into the sampler's table of waits).
+    Wait(u32),
+    /// Work threads off-CPU in waits no sample caught.
+    Unlabelled,
+    /// Work threads runnable but not running while the capacity was idle: other processes had
+    /// the CPUs.
+    Runqueue,
+    /// No work thread existed or had anything to do.
+    NoWork,
+}
+
+impl Cause {
+    fn of(label: Label) -> Cause {
+        label.map_or(Cause::Unlabelled, Cause::Wait)
+    }
+}
+
+/// The accounting of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Accounting {
+    /// CPUs the job could use at once.
+    pub capacity: f64,
+    /// Whether the capacity came from the swept worker count (else from the work threads seen).
+    pub from_axis: bool,
+    /// Per track: whether it is a work thread.
+    pub work: Vec<bool>,
+    /// Seconds covered.
+    pub span_s: f64,
+    /// Core-seconds the job's threads ran.
+    pub cpu_s: f64,
+    /// Core-seconds run beyond the capacity (helpers beside a full set of workers, oversubscription).
+    pub over_s: f64,
+    /// Idle core-seconds by cause and phase.
+    pub idle: HashMap<(Cause, Phase), f64>,
+    /// Distinct work threads behind each cause.
+    pub threads: HashMap<Cause, usize>,
+    /// Seconds of the start-up phase.
+    pub startup_s: f64,
+    /// Seconds of the tail.
+    pub tail_s: f64,
+    /// Most work threads alive at once.
+    pub peak_work_threads: usize,
+    /// Threads wanting a CPU (running or runnable), 90th percentile over the bins.
+    pub demand: f64,
+}
+
+impl Accounting {
+    /// Idle core-seconds in all.
+    pub fn idle_s(&self) -> f64 {
+        self.idle.values().sum()
+    }
+}
+
+/// Which threads do the work: those whose CPU time is a meaningful share of the busiest threads'
+/// (as many as the capacity, or the CPUs without one).
+pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64) -> Vec<bool> {
+    let cpu: Vec<f64> = h.tracks.iter().map(|t| t.on_s()).collect();
+    let k = capacity.unwrap_or(cpus).ceil().max(1.0) as usize;
+    let mut sorted = cpu.clone();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let top = &sorted[..k.min(sorted.len())];
+    let reference = if top.is_empty() { 0.0 } else { top.iter().sum::<f64>() / top.len() as f64 };
+    cpu.iter().map(|&c| c >= WORK_MIN_S && c >= WORK_SHARE * reference).collect()
+}
+
+/// Accounts for a run of `span_s` seconds. `capacity` is `min(N, CPUs)` when the sweep counts
+/// workers; without it the capacity is the most work threads alive at once, at most `cpus`.
+pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Accounting {
+    let w = h.width();
+    // The last bin recorded may lie at the very end of the span, with no width left.
+    let bins = h.bins().min((span_s / w - 1e-9).ceil().max(0.0) as usize);
+    let width = |b: usize| if b + 1 == bins { (span_s - b as f64 * w).clamp(0.0, w) } else { w };
+    let work = work_threads(h, capacity, cpus);
+    let alive = |i: usize, b: usize| {
+        let t = &h.tracks[i];
+        let on = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
+        on + h.off_in(i, b).map(|o| o.1).sum::<f64>()
+    };
+    let peak_work_threads = (0..bins)
+        .map(|b| (0..h.tracks.len()).filter(|&i| work[i] && alive(i, b) > 0.5 * width(b)).count())
+        .max()
+        .unwrap_or(0);
+    let (cap, from_axis) = match capacity {
+        Some(c) => (c.min(cpus).max(1.0), true),
+        None => ((peak_work_threads.max(1) as f64).min(cpus).max(1.0), false),
+    };
+    let running = |b: usize| h.tracks.iter().map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64).sum::<f64>();
+    let full: Vec<bool> = (0..bins).map(|b| width(b) > 0.0 && running(b) >= FULL * cap * width(b)).collect();
+    let first = full.iter().position(|&f| f);
+    let last = full.iter().rposition(|&f| f);
+    let phase = |b: usize| match (first, last) {
+        (Some(f), _) if b < f => Phase::Startup,
+        (_, Some(l)) if b > l => Phase::Tail,
+        _ => Phase::Steady,
+    };
+    let mut a = Accounting { capacity: cap, from_axis, span_s, peak_work_threads, ..Default::default() };
+    let mut demand: Vec<f64> = (0..bins)
+        .filter(|&b| width(b) > 0.0)
+        .map(|b| {
+            let want: f64 = h
+                .tracks
+                .iter()
+                .map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64)
+                .sum();
+            want / width(b)
+        })
+        .collect();
+    demand.sort_by(f64::total_cmp);
+    a.demand = demand.get(demand.len() * 9 / 10).copied().unwrap_or(0.0);
+    let mut who: HashMap<Cause, HashSet<usize>> = HashMap::new();
+    for b in 0..bins {
+        let wb = width(b);
+        if wb <= 0.0 {
+            continue;
+        }
+        let run = running(b);
+        let ph = phase(b);
+        match ph {
+            Phase::Startup => a.startup_s += wb,
+            Phase::Tail => a.tail_s += wb,
+            Phase::Steady => {}
+        }
+        a.cpu_s += run;
+        a.over_s += (run - cap * wb).max(0.0);
+        let idle = (cap * wb - run).max(0.0);
+        if idle <= 0.0 {
+            continue;
+        }
+        let mut avail: Vec<(usize, Cause, f64)> = Vec::new();
+        for i in (0..h.tracks.len()).filter(|&i| work[i]) {
+            let rq = h.tracks[i].runq.get(b).copied().unwrap_or(0.0) as f64;
+            if rq > 0.0 {
+                avail.push((i, Cause::Runqueue, rq));
+            }
+            avail.extend(h.off_in(i, b).filter(|o| o.1 > 0.0).map(|(l, s)| (i, Cause::of(l), s)));
+        }
+        let total: f64 = avail.iter().map(|x| x.2).sum();
+        let taken = idle.min(total);
+        for (i, cause, s) in avail {
+            *a.idle.entry((cause, ph)).or_default() += s * taken / total;
+            who.entry(cause).or_default().insert(i);
+        }
+        if idle > taken {
+            *a.idle.entry((Cause::NoWork, ph)).or_default() += idle - taken;
+        }
+    }
+    a.threads = who.into_iter().map(|(c, s)| (c, s.len())).collect();
+    a.work = work;
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::history::from_rows as history;
+
+    fn idle(a: &Accounting, c: Cause) -> f64 {
+        a.idle.iter().filter(|((k, _), _)| *k == c).map(|(_, v)| v).sum()
+    }
+
+    #[test]
+    fn waits_cost_only_while_capacity_is_idle() {
+        // Two workers keep both CPUs busy while a coordinator waits (label 7): nothing is lost.
+        let h = history(&["rrrrrrrrrr", "rrrrrrrrrr", "7777777777"]);
+        let a = account(&h, 0.1, Some(2.0), 2.0);
+        assert_eq!(a.work, vec![true, true, false]);
+        assert!(a.idle_s() < 1e-6, "{:?}", a.idle);
+    }
+
+    #[test]
+    fn idle_capacity_goes_to_the_waits_of_work_threads_and_the_rest_to_no_work() {
+        // Worker 0 runs; worker 1 waits on lock 1 half the time; capacity 3: one CPU has no thread.
+        let h = history(&["rrrrrrrrrr", "r1r1r1r1r1"]);
+        let a = account(&h, 0.1, Some(3.0), 4.0);
+        assert!((idle(&a, Cause::Wait(1)) - 0.05).abs() < 1e-6, "{:?}", a.idle);
+        assert!((idle(&a, Cause::NoWork) - 0.1).abs() < 1e-6, "{:?}", a.idle);
+        assert_eq!(a.threads[&Cause::Wait(1)], 1);
+    }
+
+    #[test]
+    fn a_serial_start_and_a_tail_are_no_work_in_their_phases() {
+        let h = history(&["rrrrrrrrrrrr", "---rrrrr----"]);
+        let a = account(&h, 0.12, None, 2.0);
+        assert_eq!(a.capacity, 2.0);
+        assert!((a.startup_s - 0.03).abs() < 1e-9 && (a.tail_s - 0.04).abs() < 1e-9);
+        assert!((a.idle[&(Cause::NoWork, Phase::Startup)] - 0.03).abs() < 1e-6);
+        assert!((a.idle[&(Cause::NoWork, Phase::Tail)] - 0.04).abs() < 1e-6);
+        let a = account(&history(&["rrrrrrrr", "rrrrrr--"]), 0.08, None, 2.0);
+        assert!((a.tail_s - 0.02).abs() < 1e-9, "the last bin has a width: {}", a.tail_s);
+    }
+
+    #[test]
+    fn runnable_work_threads_beside_idle_capacity_mean_other_processes_had_the_cpus() {
+        let h = history(&["rqrqrqrqrq"]);
+        let a = account(&h, 0.1, Some(1.0), 2.0);
+        assert!((idle(&a, Cause::Runqueue) - 0.05).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,113 @@
+//! How the threads behave around one wait: who waits on it, who runs while they wait. Threads that
+//! take turns — while one of them runs the others wait on the object — are serialised on it, as on
+//! a lock (a mutex, or a condition variable used as one). Threads that wait on it while a different
+//! thread, which never waits on it, runs are starved: that thread is their feeder. The facts are
+//! computed here; the diagnosis decides what they mean.
+
+use super::history::History;
+
+/// A thread waits on an object when at least this share of the object's waiting is its own.
+const MEMBER_SHARE: f64 = 0.02;
+
+/// The behaviour around one wait label.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Behaviour {
+    /// Tracks that wait on it.
+    pub waiters: Vec<usize>,
+    /// Thread-seconds spent waiting on it (by work threads and helpers alike).
+    pub wait_s: f64,
+    /// While they waited, the mean number of *other* waiters running: turn-taking.
+    pub members_running: f64,
+    /// While they waited, the mean number of threads that never wait on it running.
+    pub others_running: f64,
+    /// The thread that ran most while they waited, among those that never wait on it, and the
+    /// share of the waiting time it ran.
+    pub feeder: Option<(usize, f64)>,
+    /// The waiters' concurrency: the 90th percentile over bins of how many of them ran at once.
+    pub members_peak: f64,
+}
+
+/// The behaviour around `label`; `None` when nobody waited on it.
+pub fn of(h: &History, label: u32) -> Option<Behaviour> {
+    let bins = h.bins();
+    let w = h.width();
+    let n = h.tracks.len();
+    let mut per_track = vec![0.0f64; n];
+    let mut wait: Vec<Vec<(usize, f64)>> = vec![Vec::new(); bins];
+    for (i, t) in h.tracks.iter().enumerate() {
+        for &(bin, l, s) in &t.off {
+            if l == Some(label) && s > 0.0 {
+                per_track[i] += s as f64;
+                wait[bin as usize].push((i, s as f64));
+            }
+        }
+    }
+    let wait_s: f64 = per_track.iter().sum();
+    if wait_s <= 0.0 {
+        return None;
+    }
+    let member: Vec<bool> = per_track.iter().map(|&s| s >= MEMBER_SHARE * wait_s).collect();
+    let on = |j: usize, b: usize| h.tracks[j].on.get(b).copied().unwrap_or(0.0) as f64 / w;
+    let (mut members_running, mut others_running) = (0.0, 0.0);
+    let mut by_other = vec![0.0f64; n];
+    let mut peaks: Vec<f64> = Vec::new();
+    for (b, waits) in wait.iter().enumerate() {
+        let set: f64 = (0..n).filter(|&j| member[j]).map(|j| on(j, b)).sum();
+        if set > 0.0 || !waits.is_empty() {
+            peaks.push(set);
+        }
+        for &(i, s) in waits {
+            // The waiter itself may have run in another part of the bin: not turn-taking.
+            members_running += s * (set - if member[i] { on(i, b) } else { 0.0 }).max(0.0);
+        }
+        let waiting: f64 = waits.iter().map(|x| x.1).sum();
+        if waiting <= 0.0 {
+            continue;
+        }
+        for j in (0..n).filter(|&j| !member[j]) {
+            let r = on(j, b);
+            others_running += waiting * r;
+            by_other[j] += waiting * r;
+        }
+    }
+    peaks.sort_by(f64::total_cmp);
+    let members_peak = peaks.get((peaks.len() * 9 / 10).min(peaks.len().saturating_sub(1))).copied().unwrap_or(0.0);
+    let feeder = (0..n)
+        .filter(|&j| !member[j])
+        .max_by(|&a, &b| by_other[a].total_cmp(&by_other[b]))
+        .filter(|&j| by_other[j] > 0.0)
+        .map(|j| (j, by_other[j] / wait_s));
+    Some(Behaviour {
+        waiters: (0..n).filter(|&j| member[j]).collect(),
+        wait_s,
+        members_running: members_running / wait_s,
+        others_running: others_running / wait_s,
+        feeder,
+        members_peak,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::history::from_rows as history;
+
+    #[test]
+    fn threads_taking_turns_on_one_object_are_serialised() {
+        let h = history(&["r11r11r1", "1r11r11r", "11r11r11"]);
+        let b = of(&h, 1).unwrap();
+        assert_eq!(b.waiters, vec![0, 1, 2]);
+        assert!(b.members_running > 0.9 && b.others_running == 0.0 && b.feeder.is_none(), "{b:?}");
+        assert!(b.members_peak <= 1.0, "{b:?}");
+    }
+
+    #[test]
+    fn workers_waiting_while_a_different_thread_runs_are_starved_and_it_is_the_feeder() {
+        let h = history(&["r1111r1111", "11r1111r11", "rrrrrrrrrr", "9999999999"]);
+        let b = of(&h, 1).unwrap();
+        assert_eq!(b.waiters, vec![0, 1]);
+        let (feeder, share) = b.feeder.unwrap();
+        assert_eq!(feeder, 2);
+        assert!(share > 0.99 && b.members_running < 0.3, "{b:?}");
+    }
+}

@@ -1,0 +1,103 @@
+//! How a run used the CPUs it could use, as stored in results.json (`threads.capacity`): the
+//! capacity, the CPU the job ran, and the idle capacity by cause and phase. Computed by the
+//! accounting when sampling stops; read by the analysis and the diagnosis.
+
+use super::classify::Class;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Part of a run, by how fully it used the capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Before the first moment the job used three quarters of its capacity.
+    Startup,
+    /// From then to the last such moment.
+    Steady,
+    /// After the last such moment.
+    Tail,
+}
+
+impl Phase {
+    /// `start-up`, `steady`, `tail`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Startup => "start-up",
+            Phase::Steady => "steady",
+            Phase::Tail => "tail",
+        }
+    }
+}
+
+/// What idle capacity is put down to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdleKind {
+    /// Work threads waiting (`class` and `object` say on what).
+    Wait,
+    /// Work threads runnable but not running: other processes had the CPUs.
+    Runqueue,
+    /// No work thread existed or had work: a serial phase, a tail, too few pieces.
+    NoWork,
+    /// Work threads off-CPU in waits no sample caught.
+    Unlabelled,
+}
+
+/// Idle capacity put down to one cause in one phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IdleShare {
+    /// The kind of cause.
+    pub kind: IdleKind,
+    /// For waits: their class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<Class>,
+    /// For waits: the object or system call (as in `top_waits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// The phase.
+    pub phase: Phase,
+    /// Idle core-seconds.
+    pub core_s: f64,
+    /// Work threads behind it.
+    pub threads: usize,
+}
+
+/// How one run used its CPU capacity.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Capacity {
+    /// CPUs the job could use at once: min(N, CPUs) when the sweep counts workers, else the most
+    /// work threads alive at once (at most the CPUs).
+    pub cpus: f64,
+    /// Whether `cpus` came from the swept worker count.
+    pub from_axis: bool,
+    /// Seconds covered.
+    pub span_s: f64,
+    /// Core-seconds the job's threads ran.
+    pub cpu_s: f64,
+    /// Core-seconds run beyond the capacity.
+    pub over_s: f64,
+    /// Idle capacity by cause and phase, largest first.
+    pub idle: Vec<IdleShare>,
+    /// Seconds of the start-up phase (before the job first used its capacity).
+    pub startup_s: f64,
+    /// Seconds of the tail (after it last did).
+    pub tail_s: f64,
+    /// Threads that did the work (ran a meaningful share of the run).
+    pub work_threads: usize,
+    /// Most work threads alive at once.
+    pub peak_work_threads: usize,
+    /// Other threads seen (coordinators, helpers).
+    pub helper_threads: usize,
+    /// Threads wanting a CPU at once (running or runnable), 90th percentile over time.
+    #[serde(default)]
+    pub demand: f64,
+    /// Share of the work threads' off-CPU time that samples attributed to a wait.
+    pub coverage: f64,
+}
+
+impl Capacity {
+    /// Idle core-seconds in all.
+    pub fn idle_s(&self) -> f64 {
+        self.idle.iter().map(|i| i.core_s).sum()
+    }
+}

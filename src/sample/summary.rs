@@ -1,0 +1,341 @@
+//! The end of sampling: the history becomes the run's [`ThreadReport`] — thread time by class, the
+//! top waits with how threads behaved around them, the capacity accounting, the timeline, the
+//! busiest threads and the hottest code.
+
+use super::accounting::{self, Accounting, Cause};
+use super::behaviour;
+use super::capacity::{Capacity, IdleKind, IdleShare};
+use super::classify::{Class, Site};
+use super::history::History;
+use super::report::{Around, Feeder, Hot, ThreadReport, ThreadSummary, Timeline, Wait};
+use super::sampler::State;
+use super::symbols::{Namer, Place};
+use std::collections::{BTreeMap, HashMap};
+
+/// Threads listed one by one in the report.
+const LISTED_THREADS: usize = 16;
+/// Waits listed, largest first.
+const LISTED_WAITS: usize = 10;
+/// Most timeline bins stored per run.
+const TIMELINE_BINS: usize = 256;
+
+/// Builds the report of a finished sampling of `wall_s` seconds.
+pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
+    let coverage = coverage(&s.history);
+    let cpus = crate::machine::allowed_cpus().max(1) as f64;
+    let work = accounting::work_threads(&s.history, s.config.capacity, cpus);
+    let joins: Vec<u32> = (0..s.labels.len() as u32).filter(|&l| s.labels[l as usize].0 == Class::Join).collect();
+    s.history.spread_unlabelled(&work, &joins);
+    let acc = accounting::account(&s.history, wall_s, s.config.capacity, cpus);
+    let mut namer = Namer::default();
+    let names: Vec<String> =
+        s.labels.iter().map(|(class, site)| wait_name(*class, site.as_ref(), &s.places, &mut namer)).collect();
+    let by_track: HashMap<usize, &super::thread::Thread> = s.threads.values().map(|t| (t.track, t)).collect();
+    let comm = |track: usize| by_track.get(&track).map_or_else(String::new, |t| t.comm.clone());
+
+    let mut classes: BTreeMap<Class, f64> = BTreeMap::new();
+    let mut per_label: Vec<(f64, Vec<usize>)> = vec![(0.0, Vec::new()); s.labels.len()];
+    for (track, tr) in s.history.tracks.iter().enumerate() {
+        let user = by_track.get(&track).map_or(1.0, |t| t.user_share());
+        let on = tr.on_s();
+        *classes.entry(Class::CpuUser).or_default() += on * user;
+        *classes.entry(Class::CpuKernel).or_default() += on * (1.0 - user);
+        *classes.entry(Class::Runqueue).or_default() += tr.runq_s();
+        for &(_, label, sec) in &tr.off {
+            let sec = sec as f64;
+            match label {
+                Some(l) => {
+                    *classes.entry(s.labels[l as usize].0).or_default() += sec;
+                    let e = &mut per_label[l as usize];
+                    e.0 += sec;
+                    if !e.1.contains(&track) {
+                        e.1.push(track);
+                    }
+                }
+                None => *classes.entry(Class::Unsampled).or_default() += sec,
+            }
+        }
+    }
+    classes.retain(|_, v| *v > 0.0);
+
+    let mut top_waits = waits(&s, &names, &per_label, &comm);
+    top_waits.truncate(LISTED_WAITS);
+    for w in &mut top_waits {
+        w.around = around(&s, &names, &per_label, &w.name, &comm);
+    }
+    let capacity = capacity(&acc, &s.labels, &names, coverage);
+    let threads_seen = s.threads.len();
+    let mut listed: Vec<ThreadSummary> = s
+        .threads
+        .iter()
+        .map(|(&tid, t)| {
+            let tr = &s.history.tracks[t.track];
+            ThreadSummary {
+                tid,
+                pid: t.pid,
+                name: t.comm.clone(),
+                on_cpu_s: tr.on_s(),
+                runqueue_s: tr.runq_s(),
+                off_cpu_s: tr.off_s(),
+                main_wait: main_wait(&s.history, t.track, &s.labels),
+                voluntary_switches: t.switches.0,
+                involuntary_switches: t.switches.1,
+                read_bytes: t.io_bytes.0,
+                write_bytes: t.io_bytes.1,
+                work: acc.work.get(t.track).copied().unwrap_or(false),
+            }
+        })
+        .collect();
+    let sum = |f: &dyn Fn(&ThreadSummary) -> u64| listed.iter().map(f).sum::<u64>();
+    let (voluntary_switches, involuntary_switches) = (sum(&|t| t.voluntary_switches), sum(&|t| t.involuntary_switches));
+    let (read_bytes, write_bytes) = (sum(&|t| t.read_bytes), sum(&|t| t.write_bytes));
+    listed.sort_by(|a, b| b.on_cpu_s.total_cmp(&a.on_cpu_s));
+    listed.truncate(LISTED_THREADS);
+    let hot = hot_functions(&s.hot, &mut namer);
+    ThreadReport {
+        wall_s,
+        classes,
+        threads_seen,
+        processes_seen: s.threads.values().map(|t| t.pid).collect::<std::collections::HashSet<_>>().len(),
+        peak_threads: s.peak,
+        samples: s.samples,
+        sample_rate_hz: if wall_s > 0.0 { s.samples as f64 / wall_s } else { 0.0 },
+        sampler_cpu_s,
+        top_waits,
+        timeline: timeline(&s.history, &s.labels),
+        concurrency_s: concurrency(&s.history),
+        voluntary_switches,
+        involuntary_switches,
+        read_bytes,
+        write_bytes,
+        threads: listed,
+        hot,
+        limits: std::mem::take(&mut s.limits),
+        capacity: Some(capacity),
+    }
+}
+
+/// Share of the off-CPU time that samples attributed to a wait, before unlabelled time is spread.
+fn coverage(h: &History) -> f64 {
+    let (mut labelled, mut all) = (0.0, 0.0);
+    for t in &h.tracks {
+        for &(_, label, s) in &t.off {
+            all += s as f64;
+            if label.is_some() {
+                labelled += s as f64;
+            }
+        }
+    }
+    if all > 0.0 { labelled / all } else { 1.0 }
+}
+
+/// A readable name for a wait: the lock's symbol, the system call and wait channel.
+fn wait_name(class: Class, site: Option<&Site>, places: &HashMap<Site, Place>, namer: &mut Namer) -> String {
+    match site {
+        Some(site @ Site::Futex { addr, .. }) => {
+            namer.name(&places.get(site).cloned().unwrap_or(Place::Unknown(*addr)))
+        }
+        Some(Site::Join { pid }) => format!("pthread_join in process {pid}: waiting for threads to finish"),
+        Some(Site::Kernel { syscall, wchan }) if wchan.is_empty() => syscall.clone(),
+        Some(Site::Kernel { syscall, wchan }) => format!("{syscall} in {wchan}"),
+        None => class.name().to_string(),
+    }
+}
+
+/// The waits merged by class and name (one lock in several processes), largest first.
+fn waits(s: &State, names: &[String], per_label: &[(f64, Vec<usize>)], comm: &dyn Fn(usize) -> String) -> Vec<Wait> {
+    let mut out: Vec<Wait> = Vec::new();
+    let mut who: Vec<Vec<usize>> = Vec::new();
+    for (l, (seconds, tracks)) in per_label.iter().enumerate() {
+        if *seconds <= 0.0 || s.labels[l].1.is_none() {
+            continue;
+        }
+        let class = Some(s.labels[l].0);
+        let i = match out.iter().position(|w| w.name == names[l] && w.class == class) {
+            Some(i) => i,
+            None => {
+                out.push(Wait { class, name: names[l].clone(), ..Default::default() });
+                who.push(Vec::new());
+                out.len() - 1
+            }
+        };
+        out[i].seconds += seconds;
+        for &t in tracks {
+            if !who[i].contains(&t) {
+                who[i].push(t);
+                let name = comm(t);
+                if out[i].thread_names.len() < 4 && !out[i].thread_names.contains(&name) {
+                    out[i].thread_names.push(name);
+                }
+            }
+        }
+        out[i].waiters = who[i].len();
+    }
+    out.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    out
+}
+
+/// How threads behaved around the largest label of this name.
+fn around(
+    s: &State,
+    names: &[String],
+    per_label: &[(f64, Vec<usize>)],
+    name: &str,
+    comm: &dyn Fn(usize) -> String,
+) -> Option<Around> {
+    let label =
+        (0..names.len()).filter(|&l| names[l] == name).max_by(|&a, &b| per_label[a].0.total_cmp(&per_label[b].0))?;
+    let b = behaviour::of(&s.history, label as u32)?;
+    let feeder = b.feeder.map(|(track, running)| {
+        let tr = &s.history.tracks[track];
+        let life = tr.on_s() + tr.runq_s() + tr.off_s();
+        Feeder {
+            name: comm(track),
+            running,
+            busy: if life > 0.0 { tr.on_s() / life } else { 0.0 },
+            waits: main_wait_label(&s.history, track).map(|l| {
+                let class = s.labels[l as usize].0;
+                format!("{} on {}", class.short(), names[l as usize])
+            }),
+        }
+    });
+    Some(Around {
+        members_running: b.members_running,
+        others_running: b.others_running,
+        members_peak: b.members_peak,
+        feeder,
+    })
+}
+
+/// The label that took most of a thread's off-CPU time.
+fn main_wait_label(h: &History, track: usize) -> Option<u32> {
+    let mut by: HashMap<u32, f64> = HashMap::new();
+    for &(_, label, s) in &h.tracks[track].off {
+        if let Some(l) = label {
+            *by.entry(l).or_default() += s as f64;
+        }
+    }
+    by.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(l, _)| l)
+}
+
+fn main_wait(h: &History, track: usize, labels: &[(Class, Option<Site>)]) -> Option<Class> {
+    main_wait_label(h, track).map(|l| labels[l as usize].0)
+}
+
+/// The accounting in the results' terms: causes named, merged by object and phase, largest first.
+fn capacity(acc: &Accounting, labels: &[(Class, Option<Site>)], names: &[String], coverage: f64) -> Capacity {
+    let mut idle: Vec<IdleShare> = Vec::new();
+    for (&(cause, phase), &core_s) in &acc.idle {
+        if core_s <= 0.0 {
+            continue;
+        }
+        let (kind, class, object) = match cause {
+            Cause::Wait(l) => (IdleKind::Wait, Some(labels[l as usize].0), Some(names[l as usize].clone())),
+            Cause::Runqueue => (IdleKind::Runqueue, None, None),
+            Cause::NoWork => (IdleKind::NoWork, None, None),
+            Cause::Unlabelled => (IdleKind::Unlabelled, None, None),
+        };
+        let threads = acc.threads.get(&cause).copied().unwrap_or(0);
+        match idle.iter_mut().find(|i| i.kind == kind && i.class == class && i.object == object && i.phase == phase) {
+            Some(i) => {
+                i.core_s += core_s;
+                i.threads = i.threads.max(threads);
+            }
+            None => idle.push(IdleShare { kind, class, object, phase, core_s, threads }),
+        }
+    }
+    idle.sort_by(|a, b| b.core_s.total_cmp(&a.core_s));
+    let work_threads = acc.work.iter().filter(|&&w| w).count();
+    Capacity {
+        cpus: acc.capacity,
+        from_axis: acc.from_axis,
+        span_s: acc.span_s,
+        cpu_s: acc.cpu_s,
+        over_s: acc.over_s,
+        idle,
+        startup_s: acc.startup_s,
+        tail_s: acc.tail_s,
+        work_threads,
+        peak_work_threads: acc.peak_work_threads,
+        helper_threads: acc.work.len() - work_threads,
+        demand: acc.demand,
+        coverage,
+    }
+}
+
+/// Threads on a CPU, runnable and waiting by class, averaged per bin (at most [`TIMELINE_BINS`]).
+fn timeline(h: &History, labels: &[(Class, Option<Site>)]) -> Option<Timeline> {
+    let bins = h.bins();
+    if bins == 0 {
+        return None;
+    }
+    let merge = bins.div_ceil(TIMELINE_BINS).max(1);
+    let n = bins.div_ceil(merge);
+    let width = h.width() * merge as f64;
+    let mut running = vec![0.0f64; n];
+    let mut runnable = vec![0.0f64; n];
+    let mut waiting: BTreeMap<Class, Vec<f64>> = BTreeMap::new();
+    for t in &h.tracks {
+        for (b, (&on, &rq)) in t.on.iter().zip(&t.runq).enumerate() {
+            running[b / merge] += on as f64;
+            runnable[b / merge] += rq as f64;
+        }
+        for &(b, label, s) in &t.off {
+            let class = label.map_or(Class::Unsampled, |l| labels[l as usize].0);
+            waiting.entry(class).or_insert_with(|| vec![0.0; n])[b as usize / merge] += s as f64;
+        }
+    }
+    let avg = |v: Vec<f64>| v.into_iter().map(|x| (x / width) as f32).collect();
+    Some(Timeline {
+        bin_s: width,
+        running: avg(running),
+        runnable: avg(runnable),
+        waiting: waiting.into_iter().map(|(c, v)| (c, avg(v))).collect(),
+    })
+}
+
+/// Seconds spent with 0, 1, 2… threads on a CPU.
+fn concurrency(h: &History) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for b in 0..h.bins() {
+        let run: f64 = h.tracks.iter().map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64).sum::<f64>() / h.width();
+        let k = run.round() as usize;
+        if out.len() <= k {
+            out.resize(k + 1, 0.0);
+        }
+        out[k] += h.width();
+    }
+    out
+}
+
+/// On-CPU samples grouped by function (the offset dropped), largest first, the top ten.
+fn hot_functions(places: &HashMap<Place, u64>, namer: &mut Namer) -> Vec<Hot> {
+    let total: u64 = places.values().sum();
+    let mut by_name: HashMap<String, u64> = HashMap::new();
+    for (place, n) in places {
+        let name = namer.name(place);
+        // A Rust thread's closure is inlined into std's thread entry: say so rather than name std.
+        let name = if name.ends_with("__rust_begin_short_backtrace") || name.contains("__rust_begin_short_backtrace+") {
+            "thread closure (inlined into std's thread start)".to_string()
+        } else {
+            name
+        };
+        let function = match name.rsplit_once("+0x") {
+            Some((f, _))
+                if !f.is_empty()
+                    && !matches!(place, Place::Module { .. } if !name.contains('!') && !name.contains("::")) =>
+            {
+                f.to_string()
+            }
+            _ => name,
+        };
+        *by_name.entry(function).or_default() += n;
+    }
+    let mut hot: Vec<Hot> = by_name
+        .into_iter()
+        .map(|(name, samples)| Hot { name, samples, share: samples as f64 / total.max(1) as f64 })
+        .collect();
+    hot.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.name.cmp(&b.name)));
+    hot.truncate(10);
+    hot
+}
