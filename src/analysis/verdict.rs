@@ -24,13 +24,28 @@ fn rate_interval(obs: &Observations, p: &Obs) -> Option<[f64; 2]> {
 pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retrograde>) {
     let rates: Vec<f64> = series.points.iter().map(|p| obs.rate(p.count, &p.values)).collect();
     let Some(bi) = (0..rates.len()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])) else { return (None, None) };
-    let best_rate = rates[bi];
-    let near_best_count = (0..bi).find(|&i| rates[i] >= (1.0 - NEAR_BEST) * best_rate).map(|i| series.points[i].count);
-    let best = Best { count: series.points[bi].count, rate: best_rate, near_best_count };
+    let top_ci = rate_interval(obs, &series.points[bi]);
+    // The fewest workers whose rate cannot be told from the top rate.
+    // Single values carry no measure of noise: there the best is simply the highest.
+    let same = |i: usize| match (rate_interval(obs, &series.points[i]), top_ci) {
+        (Some(a), Some(b)) => a[1] >= b[0],
+        _ => false,
+    };
+    let chosen = (0..bi).find(|&i| same(i)).unwrap_or(bi);
+    let best_rate = rates[chosen];
+    let near_best_count =
+        (0..chosen).find(|&i| rates[i] >= (1.0 - NEAR_BEST) * best_rate).map(|i| series.points[i].count);
+    let best = Best {
+        count: series.points[chosen].count,
+        rate: best_rate,
+        near_best_count,
+        no_better: (chosen != bi).then(|| series.points[bi].count),
+    };
     let last = rates.len() - 1;
     if bi == last {
         return (Some(best), None);
     }
+    let best_rate = rates[bi];
     let (b, l) = (&series.points[bi], &series.points[last]);
     let judged = match (rate_interval(obs, b), rate_interval(obs, l)) {
         (Some(bci), Some(lci)) => (lci[1] < bci[0]).then_some(JudgedBy::Runs),

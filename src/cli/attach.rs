@@ -56,7 +56,7 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     );
     let total = report.total_s();
     if let Some(merged) = threads::merge(&[&report]) {
-        out.push_str(&format!("\nwhere thread time went: {}\n", threads::cell(&merged)));
+        out.push_str(&format!("\nwhere thread time went: {}\n", threads::thread_time(&merged)));
         let mut lines = Vec::new();
         for c in Class::ALL {
             let s = report.seconds(c);

@@ -3,7 +3,8 @@
 
 use super::points::{PointRow, Verdict};
 use super::{Options, Set};
-use crate::diagnose::evidence::PointEvidence;
+use crate::analysis::threads;
+use crate::diagnose::evidence::class_share;
 use crate::results::analysis::{Estimate, SeriesAnalysis};
 use crate::sample::Class;
 use serde::Serialize;
@@ -62,13 +63,13 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
             if !matches!(change.verdict, Verdict::Faster | Verdict::Slower) {
                 continue;
             }
-            let evidence = |set: usize| row.points[set].and_then(|p| PointEvidence::of(&sets[set].doc.points[p]));
+            let evidence = |set: usize| row.points[set].and_then(|p| threads::of_point(&sets[set].doc.points[p]));
             let (Some(a), Some(b)) = (evidence(o.reference), evidence(i)) else { continue };
             let mut moves: Vec<(f64, String)> = Class::ALL
                 .iter()
                 .filter(|c| !matches!(c, Class::Join | Class::Unsampled))
                 .filter_map(|&c| {
-                    let (x, y) = (a.share(c), b.share(c));
+                    let (x, y) = (class_share(&a, c), class_share(&b, c));
                     ((y - x).abs() >= 0.05).then(|| {
                         let dir = if y < x { "fell" } else { "rose" };
                         ((y - x).abs(), format!("{} {dir} from {:.0}% to {:.0}%", words(c), 100.0 * x, 100.0 * y))

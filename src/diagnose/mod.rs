@@ -1,20 +1,66 @@
 //! Findings: the sentences an expert would write after looking at the sweep — what limits scaling,
-//! with the evidence (figures per point, the lock's name, the system calls, the phase), how much of
-//! the gap to ideal speed-up it explains, and what to try next. Ordered by that cost.
+//! with the evidence (the share of the lost CPU capacity each cause explains, the lock's name, the
+//! feeder, the system calls, the phase), and what to try next (docs/findings.md).
 
+mod causes;
+mod ceiling;
+mod curve;
 pub mod evidence;
+mod known;
+pub mod ledger;
 mod ranks;
-mod rules;
+mod series;
 
 use crate::analysis::{AnalysisError, Options, analyze_results};
 use crate::plan::Axis;
 use crate::results::Results;
+use crate::results::analysis::Analysis;
 pub use crate::results::findings::{Finding, Kind, Severity};
-pub use rules::diagnose;
 
 /// Analyses `doc` along `axis` (no analysis without one) and diagnoses it, storing both in it.
 pub fn analyse(doc: &mut Results, axis: Option<&Axis>, opts: &Options) -> Result<(), AnalysisError> {
     doc.analysis = axis.map(|a| analyze_results(doc, a, opts)).transpose()?;
     doc.findings = diagnose(doc, doc.analysis.as_ref());
     Ok(())
+}
+
+/// Findings for a sweep: scales-well first when it holds, then by severity, causes before what
+/// the curve looks like, each ledger's causes by their share of the lost capacity.
+pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    curve::noisy(doc, &mut out);
+    ranks::rules(doc, &mut out);
+    match analysis.filter(|a| !a.series.is_empty()) {
+        Some(a) => {
+            for s in &a.series {
+                series::judge(doc, a, s, &mut out);
+            }
+        }
+        None => {
+            for i in 0..doc.points.len() {
+                series::point(doc, i, &mut out);
+            }
+        }
+    }
+    merge_noise(&mut out);
+    // A stable sort: within one severity, causes keep the order their ledger gave them.
+    out.sort_by(|x, y| {
+        (y.kind == Kind::ScalesWell)
+            .cmp(&(x.kind == Kind::ScalesWell))
+            .then(y.severity.cmp(&x.severity))
+            .then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
+    });
+    out
+}
+
+/// One noisy-measurement finding: the run-to-run spread joins the first finding that other
+/// processes held the CPUs, when there is one.
+fn merge_noise(out: &mut Vec<Finding>) {
+    let spread = out.iter().position(|f| f.kind == Kind::NoisyMeasurement && f.cost_pct.is_none());
+    let load = out.iter().position(|f| f.kind == Kind::NoisyMeasurement && f.cost_pct.is_some());
+    if let (Some(s), Some(l)) = (spread, load) {
+        let lines = out[s].evidence.join(", ");
+        out[l].evidence.push(format!("run-to-run variation of the wall time: {lines}"));
+        out.remove(s);
+    }
 }

@@ -1,8 +1,9 @@
 //! Rules for launched runs: a straggler rank the others wait for, ranks that failed or never
 //! reported, and concurrent copies that do or do not slow each other down.
 
-use super::evidence::PointEvidence;
+use super::evidence::top_wait;
 use super::{Finding, Kind, Severity};
+use crate::analysis::threads::PointThreads;
 use crate::results::Results;
 use crate::results::analysis::PointScaling;
 use crate::sample::Class;
@@ -106,7 +107,7 @@ pub fn copies(
     top: &PointScaling,
     base: &PointScaling,
     moved: &dyn Fn(Class) -> f64,
-    et: Option<&PointEvidence>,
+    et: Option<&PointThreads>,
     label: &str,
     out: &mut Vec<Finding>,
 ) {
@@ -134,7 +135,7 @@ pub fn copies(
             .into_iter()
             .filter_map(|c| {
                 let d = moved(c);
-                let top_wait = et.and_then(|e| e.top(c)).map(|w| format!(": {w}")).unwrap_or_default();
+                let top_wait = et.and_then(|e| top_wait(e, c)).map(|w| format!(": {w}")).unwrap_or_default();
                 (d >= 0.05)
                     .then(|| (d, format!("{} wait grew by {:.0} points of thread time{top_wait}", c.name(), 100.0 * d)))
             })

@@ -123,7 +123,11 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             .near_best_count
             .map(|n| format!("; {} already gives within 5% of it", count_text(a, n)))
             .unwrap_or_default();
-        out.push(format!("best: {} ({}){near}", count_text(a, b.count), rate_text(a, b.rate)));
+        let more = b
+            .no_better
+            .map(|n| format!("; {} measured higher, but within the runs' noise", count_text(a, n)))
+            .unwrap_or_default();
+        out.push(format!("best: {} ({}){near}{more}", count_text(a, b.count), rate_text(a, b.rate)));
     }
     if let Some(r) = &s.retrograde {
         let how = if r.judged_by == JudgedBy::Runs {

@@ -43,10 +43,10 @@ pub fn summary(doc: &Results, analysis: Option<&Analysis>) -> Table {
         cols.push(&tp_header);
     }
     cols.extend(["user (s)", "sys (s)", "max RSS"]);
-    let sampled: Vec<Option<super::threads::PointThreads>> = doc.points.iter().map(super::threads::of_point).collect();
+    let sampled: Vec<Option<String>> = doc.points.iter().map(super::threads::capacity_cell).collect();
     let has_threads = sampled.iter().any(Option::is_some);
     if has_threads {
-        cols.push("where thread time went");
+        cols.push("how the CPUs were used");
     }
     headers.extend(cols.iter().map(|c| c.to_string()));
     numeric.extend(std::iter::repeat_n(true, cols.len()));
@@ -82,7 +82,7 @@ pub fn summary(doc: &Results, analysis: Option<&Analysis>) -> Table {
             row.push(s.sys_s.as_ref().map_or(NONE.into(), |x| num(x.mean)));
             row.push(s.max_rss_bytes.as_ref().map_or(NONE.into(), |x| bytes(x.max)));
             if has_threads {
-                row.push(sampled[i].as_ref().map_or(NONE.into(), super::threads::cell));
+                row.push(sampled[i].clone().unwrap_or_else(|| NONE.into()));
             }
             row
         })

@@ -1,8 +1,44 @@
-//! Where thread time went, shown: the compact table cell (`run 61% · runq 3% · lock 30%
-//! queue_lock · idle 4%`) and the lines of the waits section.
+//! How a run used its CPUs and where thread time went, shown: the table cell (`busy 61% · idle:
+//! lock 30%, io 4%`), the thread-time breakdown (`run 61% · runq 3% · lock 30% queue_lock`) and
+//! the lines of the waits section.
 
 pub use crate::analysis::threads::{PointThreads, merge, of_point};
+use crate::diagnose::ledger::{self, Cause};
+use crate::results::PointResult;
 use crate::sample::Class;
+
+/// `busy 61% · idle: lock 30%, io 4%`: the share of the CPU capacity the job kept busy, and the
+/// largest causes of idle capacity (at least 1% each); `None` when the runs were not sampled.
+pub fn capacity_cell(p: &PointResult) -> Option<String> {
+    let l = ledger::of(p, None)?;
+    let cap = l.capacity * l.wall_s;
+    if cap <= 0.0 {
+        return None;
+    }
+    let mut idle: Vec<(String, f64)> = Vec::new();
+    for i in &l.items {
+        let name = match &i.cause {
+            Cause::Wait { class, .. } => class.short().to_string(),
+            Cause::OtherLoad => "other processes".into(),
+            Cause::NoWork(_) => "no work".into(),
+            Cause::Unlabelled => "unsampled".into(),
+            Cause::ExtraUser | Cause::ExtraKernel => continue,
+        };
+        match idle.iter_mut().find(|x| x.0 == name) {
+            Some(x) => x.1 += i.core_s,
+            None => idle.push((name, i.core_s)),
+        }
+    }
+    idle.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let parts: Vec<String> = idle
+        .iter()
+        .filter(|x| x.1 / cap >= 0.01)
+        .take(3)
+        .map(|(n, s)| format!("{n} {:.0}%", 100.0 * s / cap))
+        .collect();
+    let busy = format!("busy {:.0}%", (100.0 * (l.cpu_s - l.over_s) / cap).clamp(0.0, 100.0));
+    Some(if parts.is_empty() { busy } else { format!("{busy} · idle: {}", parts.join(", ")) })
+}
 
 /// A lock's short name: the symbol without module, hash or offset (`queue_lock`, `GLOBAL_LOCK`).
 pub fn short_name(name: &str) -> String {
@@ -11,8 +47,8 @@ pub fn short_name(name: &str) -> String {
     sym.rsplit("::").next().unwrap_or(sym).to_string()
 }
 
-/// `run 61% · runq 3% · lock 30% queue_lock · idle 4%`: shares of thread time of at least 1%.
-pub fn cell(t: &PointThreads) -> String {
+/// `run 61% · runq 3% · lock 30% queue_lock`: shares of thread time of at least 1%.
+pub fn thread_time(t: &PointThreads) -> String {
     let total: f64 = t.classes.values().sum();
     if total <= 0.0 {
         return "—".into();
@@ -51,24 +87,47 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
         .map(|h| format!("{} {:.0}%", h.name, 100.0 * h.share));
     let hot: Vec<String> = hot.collect();
     let on_cpu = (!hot.is_empty()).then(|| format!("{label}: on a CPU in {} (of CPU samples)", hot.join(", ")));
-    t.waits
-        .iter()
-        .filter(|w| total > 0.0 && w.seconds / total >= 0.01 && w.class != Some(Class::Join))
-        .take(3)
-        .map(|w| {
-            let class = w.class.map_or("wait", |c| c.short());
-            let who =
-                if w.thread_names.is_empty() { String::new() } else { format!(" ({})", w.thread_names.join(", ")) };
-            format!(
-                "{label}: {class} on {}: {:.0}% of thread time, {} waiting thread{}{who}",
-                w.name,
-                100.0 * w.seconds / total,
-                w.waiters,
-                if w.waiters == 1 { "" } else { "s" }
-            )
-        })
+    let mut time = format!("{label}: thread time: {}", thread_time(t));
+    if let Some((work, helpers)) = t.work_helpers {
+        time.push_str(&format!(
+            " ({} work thread{}, {} other",
+            trim(work),
+            if work == 1.0 { "" } else { "s" },
+            trim(helpers)
+        ));
+        if let Some(c) = t.coverage {
+            time.push_str(&format!("; samples saw {:.0}% of the off-CPU time", 100.0 * c));
+        }
+        time.push(')');
+    }
+    std::iter::once(time)
+        .chain(
+            t.waits
+                .iter()
+                .filter(|w| total > 0.0 && w.seconds / total >= 0.01 && w.class != Some(Class::Join))
+                .take(3)
+                .map(|w| {
+                    let class = w.class.map_or("wait", |c| c.short());
+                    let who = if w.thread_names.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", w.thread_names.join(", "))
+                    };
+                    format!(
+                        "{label}: {class} on {}: {:.0}% of thread time, {} waiting thread{}{who}",
+                        w.name,
+                        100.0 * w.seconds / total,
+                        w.waiters,
+                        if w.waiters == 1 { "" } else { "s" }
+                    )
+                }),
+        )
         .chain(on_cpu)
         .collect()
+}
+
+fn trim(x: f64) -> String {
+    if (x - x.round()).abs() < 0.05 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
 /// One line per rank (or copy) of each launched point: its node, mean wall and CPU time over
@@ -85,7 +144,8 @@ pub fn rank_lines(doc: &crate::results::Results) -> Vec<String> {
             let wall = parts.iter().map(|x| x.wall_s).sum::<f64>() / n;
             let cpu = parts.iter().map(|x| x.user_s + x.sys_s).sum::<f64>() / n;
             let reports: Vec<_> = parts.iter().filter_map(|x| x.threads.as_ref()).collect();
-            let went = crate::analysis::threads::merge(&reports).map(|t| format!(": {}", cell(&t))).unwrap_or_default();
+            let went =
+                crate::analysis::threads::merge(&reports).map(|t| format!(": {}", thread_time(&t))).unwrap_or_default();
             out.push(format!("{} rank {rank} on {}: {:.3} s, {:.3} s CPU{went}", p.label(), first.node, wall, cpu));
         }
     }

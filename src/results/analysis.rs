@@ -113,6 +113,10 @@ pub struct Best {
     /// The smallest count within 5% of the best rate, when smaller than the best's.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub near_best_count: Option<f64>,
+    /// A larger count whose rate was higher, but not beyond the runs' noise (their 95% intervals
+    /// overlap): the best is the fewest workers that reach the top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_better: Option<f64>,
 }
 
 /// More is slower beyond the best point.

@@ -47,6 +47,37 @@ pub enum Kind {
     CopiesIndependent,
 }
 
+impl Kind {
+    /// The name used in results.json and reports (`lock-contention`…).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::ScalesWell => "scales-well",
+            Kind::SerialFraction => "serial-fraction",
+            Kind::Retrograde => "retrograde",
+            Kind::LockContention => "lock-contention",
+            Kind::WaitForWork => "wait-for-work",
+            Kind::CpuOversubscription => "cpu-oversubscription",
+            Kind::IoBound => "io-bound",
+            Kind::KernelContention => "kernel-contention",
+            Kind::LoadImbalance => "load-imbalance",
+            Kind::SerialPhase => "serial-phase",
+            Kind::OnCpuInefficiency => "on-cpu-inefficiency",
+            Kind::ThreadsIgnored => "threads-ignored",
+            Kind::StartupDominated => "startup-dominated",
+            Kind::NoisyMeasurement => "noisy-measurement",
+            Kind::RankImbalance => "rank-imbalance",
+            Kind::FailedRanks => "failed-ranks",
+            Kind::CopiesInterfere => "copies-interfere",
+            Kind::CopiesIndependent => "copies-independent",
+        }
+    }
+
+    /// Findings that describe the shape of the curve or the measurement rather than a cause.
+    pub fn describes_curve(self) -> bool {
+        matches!(self, Kind::Retrograde | Kind::SerialFraction | Kind::ScalesWell | Kind::NoisyMeasurement)
+    }
+}
+
 /// How much a finding matters.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
@@ -86,7 +117,8 @@ pub struct Finding {
     pub evidence: Vec<String>,
     /// What to try next.
     pub advice: String,
-    /// Share of the gap to ideal speed-up at the largest count that this explains, in percent.
+    /// Share of the lost CPU capacity (capacity × wall − the baseline's CPU for the same work) that
+    /// this cause explains, in percent; the shares of one point add up to at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_pct: Option<f64>,
     /// The count the finding is judged at.
@@ -95,13 +127,13 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// ` (explains ~40% of the gap to ideal speed-up)`, or nothing without a cost.
+    /// ` (explains ~40% of the lost CPU capacity)`, or nothing without a cost.
     pub fn cost_text(&self) -> String {
-        self.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the gap to ideal speed-up)")).unwrap_or_default()
+        self.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the lost CPU capacity)")).unwrap_or_default()
     }
 
     /// The kind as written in results.json (`lock-contention`…).
     pub fn kind_name(&self) -> String {
-        serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+        self.kind.name().to_string()
     }
 }

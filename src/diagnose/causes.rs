@@ -1,0 +1,435 @@
+//! Findings from a point's ledger: each cause of lost CPU capacity becomes a finding of its kind —
+//! the lock it waits on (by behaviour, not only by futex operation), the feeder starving the
+//! workers, I/O, kernel locks and kernel time, a serial start-up, a tail, extra CPU for the same
+//! work, other processes holding the CPUs — with its share of the loss and a severity that the
+//! size of the gap allows.
+
+use super::known::{self, Known};
+use super::ledger::{Cause, Item, Ledger};
+use super::{Finding, Kind, Severity};
+use crate::sample::capacity::Phase;
+use crate::sample::report::{Around, Feeder};
+use crate::sample::{Class, Wait};
+
+/// A cause must explain at least this share of the loss, and the loss be at least this share of
+/// the capacity, for a finding above `info`.
+pub const MEDIUM: f64 = 0.10;
+/// …and these for `high`.
+pub const HIGH_SHARE: f64 = 0.40;
+/// The gap a `high` finding needs.
+pub const HIGH_GAP: f64 = 0.20;
+/// Causes explaining less than this share of the loss are not reported…
+const REPORTED: f64 = 0.10;
+/// …nor those that idled less than this share of the capacity (a share of a tiny loss is noise).
+const REPORTED_CAPACITY: f64 = 0.05;
+/// Waiters that take turns: while one waits, at least this many others run on average…
+const TURNS: f64 = 0.5;
+/// …and no more than this many of them run at once (serialised).
+const SERIALISED: f64 = 1.3;
+/// A feeder runs at least this share of the time its workers wait.
+const FEEDS: f64 = 0.5;
+
+/// Where a ledger is judged.
+pub struct Scope<'a> {
+    /// `at 2 threads`, `at bs=1M`, or empty for a single point.
+    pub at: String,
+    /// The counted value, for [`Finding::at`].
+    pub at_count: Option<f64>,
+    /// ` [size=big]` for a series, or empty.
+    pub label: &'a str,
+    /// The gap that gates severities: 1 − efficiency, or the lost share of the capacity.
+    pub gap: f64,
+    /// Whether the gap is real (judged against the runs' interval).
+    pub gated: bool,
+    /// The baseline, in words (`1 thread`), when there is one.
+    pub baseline: Option<String>,
+    /// The point's waits (merged over runs), for the behaviour around each object.
+    pub waits: &'a [Wait],
+    /// When more work threads are busy than there are CPUs at a count that fits them (threads beside
+    /// the workers): the most busy at once and their share of time waiting for a CPU.
+    pub oversubscribed: Option<(usize, f64)>,
+    /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
+    /// series has several points.
+    pub shares: &'a dyn Fn(Class) -> Option<String>,
+}
+
+/// How one ledger item reads.
+struct Draft<'a> {
+    kind: Kind,
+    key: String,
+    items: Vec<&'a Item>,
+    role: Role,
+}
+
+/// What a wait is, from its class, its name and the behaviour around it.
+#[derive(Clone)]
+enum Role {
+    Lock(Option<Known>, Option<Around>),
+    Starved(Feeder),
+    Sync(Option<Known>),
+    Input,
+    Output,
+    Sleep,
+    Waiting,
+    Io,
+    Kernel,
+    Tail,
+    Startup,
+    NoWork,
+    OtherLoad,
+    ExtraUser,
+    Oversubscribed(usize, f64),
+}
+
+fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
+    let waits = scope.waits;
+    if let (Some((busy, runq)), Cause::ExtraUser | Cause::ExtraKernel) = (scope.oversubscribed, &item.cause) {
+        return Some((Kind::CpuOversubscription, "over".into(), Role::Oversubscribed(busy, runq)));
+    }
+    let (class, object) = match &item.cause {
+        Cause::Wait { class, object } => (*class, object.as_str()),
+        Cause::OtherLoad => return Some((Kind::NoisyMeasurement, "load".into(), Role::OtherLoad)),
+        Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, "startup".into(), Role::Startup)),
+        Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
+        Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, "nowork".into(), Role::NoWork)),
+        Cause::Unlabelled => return None,
+        Cause::ExtraUser => return Some((Kind::OnCpuInefficiency, "cpu".into(), Role::ExtraUser)),
+        Cause::ExtraKernel => return Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
+    };
+    let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
+    let known = known::lookup(object);
+    let lock = || Some((Kind::LockContention, object.to_string(), Role::Lock(known, around.clone())));
+    match class {
+        Class::Lock => lock(),
+        Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
+        Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(known))),
+        Class::WaitForWork => {
+            let a = around.clone().unwrap_or_default();
+            match a.feeder.filter(|f| f.running >= FEEDS) {
+                Some(f) => Some((Kind::WaitForWork, format!("feeder {}", f.name), Role::Starved(f))),
+                None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
+                None if a.members_running >= TURNS => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(None))),
+                None => Some((Kind::WaitForWork, object.to_string(), Role::Waiting)),
+            }
+        }
+        Class::Join => Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
+        Class::Io => Some((Kind::IoBound, "io".into(), Role::Io)),
+        Class::KernelLock => Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
+        Class::Ipc if is_output(object) => Some((Kind::IoBound, "io".into(), Role::Output)),
+        Class::Ipc => Some((Kind::WaitForWork, "input".into(), Role::Input)),
+        Class::Sleep => Some((Kind::WaitForWork, "sleep".into(), Role::Sleep)),
+        _ => None,
+    }
+}
+
+/// A wait in a write-like system call: output blocked on its reader.
+fn is_output(object: &str) -> bool {
+    ["write", "pwrite", "send", "sendto", "sendmsg", "writev"].iter().any(|w| object.split(' ').next() == Some(w))
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", 100.0 * x)
+}
+
+/// Adds the findings of a ledger to `out`, largest share first.
+pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
+    let mut drafts: Vec<Draft> = Vec::new();
+    for item in &ledger.items {
+        let Some((kind, key, role)) = role(item, scope) else { continue };
+        match drafts.iter_mut().find(|d| d.kind == kind && d.key == key) {
+            Some(d) => d.items.push(item),
+            None => drafts.push(Draft { kind, key, items: vec![item], role }),
+        }
+    }
+    let share = |d: &Draft| d.items.iter().map(|i| i.share()).sum::<f64>();
+    fold_extra_cpu(&mut drafts, &share);
+    let capacity = (ledger.capacity * ledger.wall_s).max(1e-12);
+    drafts.retain(|d| {
+        share(d) >= REPORTED && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
+    });
+    drafts.sort_by(|a, b| share(b).total_cmp(&share(a)));
+    let first = out.len();
+    for d in &drafts {
+        let s = share(d);
+        let severity = if !scope.gated || s < MEDIUM || d.kind == Kind::NoisyMeasurement {
+            if d.kind == Kind::NoisyMeasurement && s >= MEDIUM { Severity::Low } else { Severity::Info }
+        } else if s >= HIGH_SHARE && scope.gap >= HIGH_GAP {
+            Severity::High
+        } else {
+            Severity::Medium
+        };
+        out.push(render(scope, ledger, d, s, severity));
+    }
+    if let Some(f) = out.get_mut(first) {
+        f.evidence.insert(0, ledger_line(scope, ledger, &drafts, share));
+    }
+}
+
+/// Threads contending on a lock or a queue also burn CPU on it: futex calls in the kernel, spinning
+/// before they sleep, the lock's cache line moving between CPUs. When such a wait is the largest
+/// cause, the extra CPU for the same work is its cost too, not a cause of its own.
+fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64) {
+    let Some(top) = (0..drafts.len()).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b]))) else { return };
+    if !matches!(drafts[top].role, Role::Lock(..) | Role::Starved(_) | Role::Waiting) {
+        return;
+    }
+    let extra = |d: &Draft| d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
+    let mut moved: Vec<&Item> = Vec::new();
+    let mut k = 0;
+    drafts.retain(|d| {
+        let keep = k == top || !extra(d);
+        if !keep {
+            moved.extend(d.items.iter().copied());
+        }
+        k += 1;
+        keep
+    });
+    let top = drafts.iter_mut().max_by(|a, b| share(a).total_cmp(&share(b))).expect("kept");
+    top.items.extend(moved);
+}
+
+/// `at 2 threads 0.61 of 2 CPUs' time was lost (31%): lock X 55%, start-up 20%, unexplained 25%`.
+fn ledger_line(scope: &Scope, l: &Ledger, drafts: &[Draft], share: impl Fn(&Draft) -> f64) -> String {
+    let parts: Vec<String> = drafts.iter().take(4).map(|d| format!("{} {}", d.kind.name(), pct(share(d)))).collect();
+    format!(
+        "{}{}: {:.2} of {:.3} core-seconds per run lost ({} of the capacity of {} CPU{}) — {}, unexplained {}",
+        if scope.at.is_empty() { "the run".to_string() } else { scope.at.clone() },
+        scope.label,
+        l.lost_s.max(0.0),
+        l.capacity * l.wall_s,
+        pct(l.gap),
+        trim(l.capacity),
+        if l.capacity == 1.0 { "" } else { "s" },
+        parts.join(", "),
+        pct(l.unexplained)
+    )
+}
+
+/// `0.36 s`, or `12 ms` below a tenth of a second.
+fn secs(x: f64) -> String {
+    if x >= 0.1 { format!("{x:.2} s") } else { format!("{:.0} ms", 1e3 * x) }
+}
+
+fn trim(x: f64) -> String {
+    if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
+}
+
+fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) -> Finding {
+    let at = &scope.at;
+    // "at 2 threads, …", or nothing for a single point.
+    let at_ = if at.is_empty() { String::new() } else { format!("{at}, ") };
+    let idle_s: f64 = d.items.iter().map(|i| i.core_s).sum();
+    let threads = d.items.iter().map(|i| i.threads).max().unwrap_or(0);
+    let objects: Vec<&str> = d
+        .items
+        .iter()
+        .filter_map(|i| match &i.cause {
+            Cause::Wait { object, .. } => Some(object.as_str()),
+            _ => None,
+        })
+        .take(3)
+        .collect();
+    let first_object = objects.first().copied().unwrap_or("");
+    let in_startup = d.items.iter().all(|i| i.main_phase() == Phase::Startup);
+    let phase_text = if in_startup && l.startup_s > 0.0 {
+        format!(" in the start-up phase (the first {})", secs(l.startup_s))
+    } else {
+        String::new()
+    };
+    let waiting = |threads: usize| match threads {
+        0 => String::new(),
+        1 => "1 work thread".into(),
+        n => format!("{n} work threads"),
+    };
+    let idle_line = format!(
+        "{idle_s:.3} core-seconds per run idle while {} waited{}",
+        if threads > 0 { waiting(threads) } else { "threads".into() },
+        phase_text
+    );
+    let mut evidence = Vec::new();
+    let extra: f64 =
+        d.items.iter().filter(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel)).map(|i| i.core_s).sum();
+    if extra > 0.0 && matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting) {
+        evidence.push(format!(
+            "the same work also took {extra:.3} s more CPU than at {} (futex calls, spinning, the shared cache line), counted in this cause",
+            scope.baseline.as_deref().unwrap_or("the baseline")
+        ));
+    }
+    let (summary, advice) = match &d.role {
+        Role::Lock(known, around) => {
+            evidence.push(idle_line);
+            if let Some(a) = around {
+                evidence.push(if a.members_running >= TURNS {
+                    format!(
+                        "while one waits, {:.2} of the other waiters run on average and at most {:.1} at once: {}",
+                        a.members_running,
+                        a.members_peak,
+                        if a.members_peak <= SERIALISED { "they take turns (serialised)" } else { "contended" }
+                    )
+                } else {
+                    format!(
+                        "while they wait, {:.2} of its other waiters and {:.2} other threads run on average",
+                        a.members_running, a.others_running
+                    )
+                });
+            }
+            evidence.extend((scope.shares)(Class::Lock).map(|s| format!("lock waits, share of thread time: {s}")));
+            let what = match known {
+                Some(k) => format!("{} ({first_object})", k.what),
+                None => first_object.to_string(),
+            };
+            (
+                format!("{at_}threads are serialised on one lock while CPUs are idle{phase_text}: {what}"),
+                known.map_or("shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure".to_string(), |k| k.advice.to_string()),
+            )
+        }
+        Role::Starved(f) => {
+            evidence.push(idle_line);
+            evidence.push(format!(
+                "thread '{}' ran {} of the time they waited, and is on a CPU {} of its own time{}",
+                f.name,
+                pct(f.running),
+                pct(f.busy),
+                f.waits.as_ref().map(|w| format!("; otherwise it waits ({w})")).unwrap_or_default()
+            ));
+            evidence.extend((scope.shares)(Class::WaitForWork).map(|s| format!("waiting for work, share of thread time: {s}")));
+            (
+                format!(
+                    "{at_}work threads wait for work on {} while CPUs are idle, and thread '{}' that feeds them runs meanwhile: the feeder is the bottleneck",
+                    objects.join(", "),
+                    f.name
+                ),
+                format!("speed up or split the feeder ('{}'): more producers or readers, bigger batches, read ahead; or use fewer workers", f.name),
+            )
+        }
+        Role::Waiting => {
+            evidence.push(idle_line);
+            (
+                format!("{at_}work threads wait on {first_object} while CPUs are idle, and no thread of the job runs meanwhile"),
+                "find what should wake them (a producer blocked elsewhere, a timer, another process)".into(),
+            )
+        }
+        Role::Sync(known) => {
+            evidence.push(idle_line);
+            let what = known.map_or(String::new(), |k| format!(" ({})", k.what));
+            (
+                format!("{at_}threads wait at a synchronisation point for the slowest{what}: {}", objects.join(", ")),
+                known.map_or("even out the work between synchronisation points: smaller pieces handed out dynamically".to_string(), |k| k.advice.to_string()),
+            )
+        }
+        Role::Input => {
+            evidence.push(idle_line);
+            (
+                format!("{at_}threads wait for input ({}) while CPUs are idle: whatever sends it is the bottleneck", objects.join(", ")),
+                "make the producer upstream faster, or read more at once".into(),
+            )
+        }
+        Role::Sleep => {
+            evidence.push(idle_line);
+            (
+                format!("{at_}threads sleep ({}) while CPUs are idle: a polling loop or a throttle", objects.join(", ")),
+                "wait on the event itself (a condition variable, poll on a descriptor) instead of sleeping".into(),
+            )
+        }
+        Role::Io | Role::Output => {
+            evidence.push(idle_line);
+            evidence.extend((scope.shares)(Class::Io).map(|s| format!("I/O waits, share of thread time: {s}")));
+            let output = objects.iter().all(|o| is_output(o));
+            (
+                if output {
+                    format!("{at_}writes block ({}) while CPUs are idle: the reader on the other side is slower", objects.join(", "))
+                } else {
+                    format!("{at_}threads wait for I/O while CPUs are idle: {}", objects.join(", "))
+                },
+                "more threads will not help past the storage's speed: measure what the files can deliver (--ceiling), read larger blocks, overlap I/O with work, or warm the cache".into(),
+            )
+        }
+        Role::Kernel => {
+            let kernel_cpu = d.items.iter().any(|i| i.cause == Cause::ExtraKernel);
+            if kernel_cpu {
+                evidence.push(format!("the same work took {:.3} s more CPU in the kernel than at the baseline", d.items.iter().filter(|i| i.cause == Cause::ExtraKernel).map(|i| i.core_s).sum::<f64>()));
+            }
+            if !objects.is_empty() {
+                evidence.push(idle_line);
+            }
+            (
+                match (kernel_cpu, objects.is_empty()) {
+                    (true, true) => format!("{at_}the kernel does more work for the same job: its CPU time grew beyond the baseline's"),
+                    (false, _) => format!("{at_}threads wait on kernel locks while CPUs are idle: {}", objects.join("; ")),
+                    (true, false) => format!("{at_}the kernel takes more CPU for the same work, and threads wait on kernel locks: {}", objects.join("; ")),
+                },
+                "map memory once and reuse it (a pool or arena allocator), avoid mprotect/munmap in the hot loop, batch small system calls, use huge pages; for file locks, fewer and larger critical sections".into(),
+            )
+        }
+        Role::ExtraUser => {
+            evidence.push(format!(
+                "the same work took {:.3} s of CPU{} against {:.3} s at the baseline",
+                l.cpu_s,
+                if at.is_empty() { String::new() } else { format!(" {at}") },
+                l.useful_s
+            ));
+            (
+                format!("{at_}busy CPUs each do less work: the same work takes {} more CPU time than at {}", pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0), scope.baseline.as_deref().unwrap_or("the baseline")),
+                "look for false sharing (per-thread data in one cache line: pad to 64–128 bytes), shared counters, memory bandwidth, or spinning".into(),
+            )
+        }
+        Role::Startup => (
+            format!(
+                "{at_}the first {} of a run ({}) had fewer work threads running than the {} CPUs: a serial start-up",
+                secs(l.startup_s),
+                pct(l.startup_s / l.wall_s.max(1e-9)),
+                trim(l.capacity)
+            ),
+            "parallelise the start-up (reading, parsing, building indexes) or overlap it with the work".into(),
+        ),
+        Role::Tail => {
+            evidence.extend((!objects.is_empty()).then(|| format!("waits: {}", objects.join(", "))));
+            (
+                format!(
+                    "{at_}the last {} of a run ({}) had fewer work threads than CPUs: the others had finished",
+                    secs(l.tail_s),
+                    pct(l.tail_s / l.wall_s.max(1e-9))
+                ),
+                "split the work in smaller pieces handed out dynamically (work stealing, a shared queue) so no thread is left with a big share".into(),
+            )
+        }
+        Role::NoWork => (
+            format!(
+                "{at_}CPUs sat idle with no work thread that had work ({} of the capacity): not enough parallel work (serial steps, dependencies, too few pieces)",
+                pct(idle_s / (l.capacity * l.wall_s).max(1e-9))
+            ),
+            "find the part that does not run in parallel: more, smaller pieces of work, fewer dependencies between them".into(),
+        ),
+        Role::Oversubscribed(busy, runq) => (
+            format!(
+                "{at_}the job runs {busy} busy threads on {} CPUs: they wait for a CPU {} of their time, and switching between them costs {} more CPU for the same work than at {}",
+                trim(l.capacity),
+                pct(*runq),
+                pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0),
+                scope.baseline.as_deref().unwrap_or("the baseline")
+            ),
+            "the threads beside the workers (producers, readers, helpers) need CPUs too: choose the count so that all busy threads fit the CPUs, or give the helpers less work".into(),
+        ),
+        Role::OtherLoad => (
+            format!("{at_}work threads were runnable but other processes held the CPUs ({} of the capacity): the figures include the machine's load", pct(idle_s / (l.capacity * l.wall_s).max(1e-9))),
+            "measure on a quiet machine or on reserved CPUs; --order interleaved spreads the disturbance over all points".into(),
+        ),
+    };
+    Finding {
+        kind: d.kind,
+        severity,
+        summary: format!("{}{}", capitalise(&summary), scope.label),
+        evidence,
+        advice,
+        cost_pct: Some(100.0 * share),
+        at: scope.at_count,
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,73 @@
+//! The job's read rate against what its input files can deliver (`--ceiling`): evidence and advice
+//! for an I/O finding, an I/O finding of its own near the ceiling, and an underestimated ceiling
+//! when the job reads faster than it.
+
+use super::evidence::read_rate;
+use super::{Finding, Kind, Severity};
+use crate::results::Results;
+
+/// Advice when the job reads near what its files can deliver.
+const NEAR_CEILING: &str = "the job reads near what its files can deliver, so more threads will not help: faster storage, smaller or compressed inputs, or warm caches";
+
+/// Judges the job's read rate at `n` against the measured ceiling of its files: adds the
+/// comparison to an I/O finding, or makes one when the job reads at 80% of the ceiling or more;
+/// a job above the ceiling says the ceiling was underestimated.
+pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: &mut Vec<Finding>) {
+    let Some(c) = &doc.ceiling else { return };
+    let Some(cp) = c.at(n) else { return };
+    let Some(rate) = read_rate(&doc.points[point], c.cold) else { return };
+    if cp.mean_bytes_per_s <= 0.0 || rate <= 0.0 {
+        return;
+    }
+    let share = rate / cp.mean_bytes_per_s;
+    let line = format!(
+        "at {n} {name} the job reads {:.1} MB/s, {:.0}% of what the files deliver to readspeed at {} thread{} ({:.1} MB/s, {})",
+        rate / 1e6,
+        100.0 * share,
+        cp.threads,
+        if cp.threads == 1 { "" } else { "s" },
+        cp.mean_bytes_per_s / 1e6,
+        if c.cold { "cold" } else { "as cached" }
+    );
+    if share > 1.0 {
+        out.push(Finding {
+            kind: Kind::IoBound,
+            severity: Severity::Info,
+            summary: format!(
+                "at {n} {name} the job reads faster than the measured ceiling ({:.0}%): the ceiling underestimates what the files deliver, so it cannot say whether the job is I/O-bound{label}",
+                100.0 * share
+            ),
+            evidence: vec![line],
+            advice: "measure the ceiling the way the job reads (block size, number of files at once, mmap or read)".into(),
+            cost_pct: None,
+            at: Some(n),
+        });
+        return;
+    }
+    if let Some(f) = out.iter_mut().find(|f| f.kind == Kind::IoBound && f.at == Some(n)) {
+        f.evidence.push(line);
+        f.advice = if share < 0.8 {
+            format!(
+                "the files could deliver {:.1}× what the job reads: read larger blocks, more at once, or ahead of the work (overlap I/O with computing)",
+                1.0 / share
+            )
+        } else {
+            NEAR_CEILING.into()
+        };
+        return;
+    }
+    if share >= 0.8 {
+        out.push(Finding {
+            kind: Kind::IoBound,
+            severity: if share >= 0.9 { Severity::High } else { Severity::Medium },
+            summary: format!(
+                "at {n} {name} the job reads at {:.0}% of what its files can deliver: it is I/O-bound{label}",
+                100.0 * share
+            ),
+            evidence: vec![line],
+            advice: NEAR_CEILING.into(),
+            cost_pct: None,
+            at: Some(n),
+        });
+    }
+}

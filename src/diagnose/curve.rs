@@ -1,0 +1,276 @@
+//! Findings about the shape of the curve rather than a cause: scales well, a serial fraction
+//! (Amdahl), retrograde, more threads than CPUs, a parameter the program ignores, runs too short
+//! to measure, and noisy runs.
+
+use super::ledger::Ledger;
+use super::{Finding, Kind, Severity};
+use crate::analysis::count_label;
+use crate::results::Results;
+use crate::results::analysis::{PointScaling, SeriesAnalysis};
+use crate::sample::Class;
+
+/// Efficiency at or above which a count is said to scale well.
+pub const GOOD_EFFICIENCY: f64 = 0.90;
+
+/// The efficiency's 95% interval, from the speed-up's (the point value twice without one).
+pub fn efficiency_interval(p: &PointScaling, base_count: f64) -> Option<[f64; 2]> {
+    let e = p.efficiency?;
+    let rel = p.count / base_count;
+    Some(p.speedup_ci95.map_or([e, e], |[lo, hi]| [lo / rel, hi / rel]))
+}
+
+/// `scales well: 1.97× at 2 threads against 1 (99% efficiency)`.
+pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, label: &str) -> Option<Finding> {
+    let eff = top.efficiency?;
+    Some(Finding {
+        kind: Kind::ScalesWell,
+        severity: Severity::Info,
+        summary: format!(
+            "{:.2}× at {} against {} ({:.0}% efficiency){label}",
+            top.speedup,
+            count_label(top.count, name),
+            s.baseline,
+            100.0 * eff
+        ),
+        evidence: s.points.iter().map(|p| format!("{}: {:.2}×", count_label(p.count, name), p.speedup)).collect(),
+        advice: "measure at higher counts to find where it stops".into(),
+        cost_pct: None,
+        at: Some(top.count),
+    })
+}
+
+/// More is slower beyond the best point — unless only oversubscribed points are slower, which the
+/// oversubscription finding says.
+pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label: &str) -> Option<Finding> {
+    let r = s.retrograde.as_ref()?;
+    if local && r.beyond >= cpus.min(s.fitted_up_to) && r.at > cpus {
+        return None;
+    }
+    Some(Finding {
+        kind: Kind::Retrograde,
+        severity: Severity::High,
+        summary: format!(
+            "beyond {}, more is slower: {} give {:+.0}%{label}",
+            count_label(r.beyond, name),
+            count_label(r.at, name),
+            r.change_pct
+        ),
+        evidence: vec![format!("best: {}", count_label(r.beyond, name)), format!("judged by: {}", r.judged_by)],
+        advice: format!("run at {}; the causes above say what grows with the count", count_label(r.beyond, name)),
+        cost_pct: None,
+        at: Some(r.at),
+    })
+}
+
+/// Counts above the CPUs: whether they gained anything over the best count that fits.
+pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64, label: &str) -> Option<Finding> {
+    let over: Vec<&PointScaling> = s.points.iter().filter(|p| p.count > cpus).collect();
+    let last = *over.last()?;
+    let fit = s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.rate.total_cmp(&b.rate))?;
+    let runq = crate::analysis::threads::of_point(&doc.points[last.index]).map(|t| {
+        let total: f64 = t.classes.values().sum();
+        t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) / total.max(1e-12)
+    });
+    let gain = last.rate / fit.rate;
+    let faster = gain > 1.05;
+    Some(Finding {
+        kind: Kind::CpuOversubscription,
+        // The user's choice of counts, not a flaw of the program: worth a word, not an alarm.
+        severity: if faster { Severity::Info } else { Severity::Low },
+        summary: if faster {
+            format!(
+                "{} on {} CPUs run {:.0}% faster than {}: the threads wait for something other than CPUs{label}",
+                count_label(last.count, name),
+                cpus,
+                100.0 * (gain - 1.0),
+                count_label(fit.count, name)
+            )
+        } else {
+            format!(
+                "{} on {} CPUs are no faster than {} ({:.2}× against {:.2}×): the extra threads only wait for a CPU{label}",
+                count_label(last.count, name),
+                cpus,
+                count_label(fit.count, name),
+                last.speedup,
+                fit.speedup
+            )
+        },
+        evidence: runq
+            .map(|r| {
+                format!("at {} threads wait for a CPU {:.0}% of their time", count_label(last.count, name), 100.0 * r)
+            })
+            .into_iter()
+            .collect(),
+        advice: if faster {
+            "more threads than CPUs hide waits (I/O, latency): the causes above say which".into()
+        } else {
+            format!("use at most {cpus} {name} (the CPUs this job may use)")
+        },
+        cost_pct: None,
+        at: Some(last.count),
+    })
+}
+
+/// The parameter does not change how many threads work.
+pub fn threads_ignored(
+    base: &PointScaling,
+    top: &PointScaling,
+    lb: Option<&Ledger>,
+    lt: Option<&Ledger>,
+    name: &str,
+    label: &str,
+) -> Option<Finding> {
+    let (lb, lt) = (lb?, lt?);
+    if top.count < 2.0 * base.count
+        || lt.peak_work_threads > lb.peak_work_threads
+        || !(0.85..1.15).contains(&top.speedup)
+    {
+        return None;
+    }
+    let (cpu_b, cpu_t) = (base.cpu_pct.unwrap_or(0.0), top.cpu_pct.unwrap_or(0.0));
+    if cpu_t > 1.3 * cpu_b.max(1.0) {
+        return None;
+    }
+    Some(Finding {
+        kind: Kind::ThreadsIgnored,
+        severity: Severity::High,
+        summary: format!(
+            "'{name}' does not change the concurrency: {} work thread{} at most at {} as at {}, %CPU {cpu_t:.0} vs {cpu_b:.0}{label}",
+            lt.peak_work_threads,
+            if lt.peak_work_threads == 1 { "" } else { "s" },
+            count_label(top.count, name),
+            count_label(base.count, name)
+        ),
+        evidence: vec![format!("speed-up {:.2}× at {}", top.speedup, count_label(top.count, name))],
+        advice: "check that the program reads the parameter (flag name, environment variable such as OMP_NUM_THREADS)"
+            .into(),
+        cost_pct: Some(100.0),
+        at: Some(top.count),
+    })
+}
+
+/// Runs so short that process start-up dominates.
+pub fn startup_dominated(
+    doc: &Results,
+    base: &PointScaling,
+    top: &PointScaling,
+    gap: f64,
+    name: &str,
+    label: &str,
+) -> Option<Finding> {
+    let wall = doc.points[top.index].stats.wall_s.as_ref().map_or(f64::INFINITY, |w| w.median);
+    // A program's own throughput figure leaves out its start-up; the wall clock does not.
+    let base_wall = doc.points[base.index].stats.wall_s.as_ref().map_or(0.0, |w| w.median);
+    let wall_gap = 1.0 - (base_wall / wall) / (top.count / base.count);
+    (wall < 0.05 && (gap > 0.2 || wall_gap > 0.2)).then(|| Finding {
+        kind: Kind::StartupDominated,
+        severity: Severity::High,
+        summary: format!(
+            "runs at {} take {:.1} ms: process start-up and thread creation dominate{label}",
+            count_label(top.count, name),
+            wall * 1e3
+        ),
+        evidence: vec![format!("median wall time {:.4} s", wall)],
+        advice: "grow the input so a run takes at least a second; scaling measured on tiny runs says little".into(),
+        cost_pct: None,
+        at: Some(top.count),
+    })
+}
+
+/// Amdahl's serial fraction, when the gap is real and no cause found explains it.
+pub fn serial_fraction(s: &SeriesAnalysis, top: &PointScaling, name: &str, label: &str) -> Option<Finding> {
+    let am = s.amdahl.as_ref()?;
+    let lo = am.serial_fraction.ci95.map_or(am.serial_fraction.value, |c| c[0]);
+    (lo > 0.01).then(|| Finding {
+        kind: Kind::SerialFraction,
+        severity: Severity::Medium,
+        summary: format!(
+            "as if {:.1}% of the work were parallel (Amdahl): the speed-up cannot pass {:.0}×{label}",
+            am.parallel_pct.value,
+            1.0 / am.serial_fraction.value.max(1e-9)
+        ),
+        evidence: vec![
+            format!("serial fraction s = {:.4}", am.serial_fraction.value),
+            format!("efficiency {:.0}% at {}", 100.0 * top.efficiency.unwrap_or(0.0), count_label(top.count, name)),
+        ],
+        advice: "find the part that does not run in parallel (the waits above, or a profile of one thread)".into(),
+        cost_pct: None,
+        at: Some(top.count),
+    })
+}
+
+/// Points whose wall times vary by more than 10%.
+pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
+    let noisy: Vec<String> = doc
+        .points
+        .iter()
+        .filter_map(|p| {
+            let w = p.stats.wall_s.as_ref()?;
+            (w.n >= 2 && w.rel_stddev() > crate::results::point_stats::NOISY_REL_STDDEV)
+                .then(|| format!("{}: ±{:.0}%", p.label(), 100.0 * w.rel_stddev()))
+        })
+        .collect();
+    if !noisy.is_empty() {
+        out.push(Finding {
+            kind: Kind::NoisyMeasurement,
+            severity: Severity::Low,
+            summary: format!(
+                "run-to-run variation above 10% at {} point(s): small differences are not real",
+                noisy.len()
+            ),
+            evidence: noisy,
+            advice: "more runs (--runs), --order interleaved, a quieter machine, pinned CPUs".into(),
+            cost_pct: None,
+            at: None,
+        });
+    }
+}
+
+/// More busy threads than CPUs at a count that fits the CPUs: threads beside the workers
+/// (producers, helpers) need CPUs too, so the job is oversubscribed by its own design.
+pub fn busy_threads_beyond_cpus(
+    doc: &Results,
+    top: &PointScaling,
+    (lt, lb): (&Ledger, Option<&Ledger>),
+    (name, cpus, label): (&str, f64, &str),
+    gated: bool,
+) -> Option<Finding> {
+    if lt.demand <= cpus + 0.5 || top.count > cpus {
+        return None;
+    }
+    let t = crate::analysis::threads::of_point(&doc.points[top.index])?;
+    let total: f64 = t.classes.values().sum();
+    let runq = t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) / total.max(1e-12);
+    if runq < 0.1 {
+        return None;
+    }
+    let base = lb
+        .map(|b| {
+            format!(
+                "; at the baseline {:.0} threads wanted a CPU at once, using {:.1} CPUs",
+                b.demand,
+                b.cpu_s / b.wall_s.max(1e-9)
+            )
+        })
+        .unwrap_or_default();
+    Some(Finding {
+        kind: Kind::CpuOversubscription,
+        severity: if gated { Severity::Medium } else { Severity::Info },
+        summary: format!(
+            "at {} the job runs {:.0} busy threads on {cpus} CPUs: threads wait for a CPU {:.0}% of their time, so more {name} cannot help{label}",
+            count_label(top.count, name),
+            lt.demand,
+            100.0 * runq
+        ),
+        evidence: vec![format!(
+            "{:.1} CPUs busy on average at {}{base}",
+            lt.cpu_s / lt.wall_s.max(1e-9),
+            count_label(top.count, name)
+        )],
+        advice: format!(
+            "the threads beside the workers (producers, readers, helpers) need CPUs too: choose {name} so that all busy threads fit the {cpus} CPUs, or give the helpers less work"
+        ),
+        cost_pct: None,
+        at: Some(top.count),
+    })
+}

@@ -1,0 +1,56 @@
+//! Synchronisation objects everyone meets, recognised by the symbol they live in or the function
+//! that waits on them, with a human name and advice that fits them. Only objects verified on real
+//! programs are listed (docs/findings.md says which).
+
+/// A well-known object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Known {
+    /// What it is, in words.
+    pub what: &'static str,
+    /// Whether it serialises threads by design (a lock), whatever its futex operation looks like.
+    pub lock: bool,
+    /// What to try.
+    pub advice: &'static str,
+}
+
+const TABLE: &[(&str, Known)] = &[
+    (
+        "!_PyRuntime+",
+        Known {
+            what: "CPython's global interpreter lock (GIL): one thread runs Python code at a time",
+            lock: true,
+            advice: "threads do not run Python code in parallel: use processes (multiprocessing, concurrent.futures.ProcessPoolExecutor), move the hot loop into code that releases the GIL (NumPy, a C/Cython/Rust extension), or a free-threaded CPython build (3.13t and later)",
+        },
+    ),
+    (
+        "!main_arena+",
+        Known {
+            what: "glibc malloc's main arena lock",
+            lock: true,
+            advice: "threads contend on malloc: allocate less in the hot loop, reuse buffers, raise MALLOC_ARENA_MAX or use a thread-caching allocator (jemalloc, mimalloc, tcmalloc)",
+        },
+    ),
+    (
+        "gomp_barrier_wait",
+        Known {
+            what: "an OpenMP barrier: threads wait for the slowest to reach the end of a parallel region",
+            lock: false,
+            advice: "balance the loop: schedule(dynamic) or schedule(guided) for uneven iterations, smaller chunks, or nowait where the barrier is not needed",
+        },
+    ),
+];
+
+/// The well-known object behind a wait's name (`libpython3.11.so.1.0!_PyRuntime+0x1b4`), if any.
+pub fn lookup(name: &str) -> Option<Known> {
+    TABLE.iter().find(|(pattern, _)| name.contains(pattern)).map(|(_, k)| *k)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn recognises_the_interpreter_lock_in_a_static_or_shared_python() {
+        assert!(super::lookup("libpython3.11.so.1.0!_PyRuntime+0x1b4").unwrap().lock);
+        assert!(super::lookup("python3.11!_PyRuntime+0x1b4").is_some());
+        assert!(super::lookup("heap+0x1b4").is_none());
+    }
+}

@@ -1,0 +1,243 @@
+//! The ledger of a point: where the core-seconds it could have used went. Lost core-seconds =
+//! capacity × wall − useful CPU (the baseline's CPU for the same work), and they split into idle
+//! capacity by cause (from each run's accounting), extra CPU beyond the baseline's (in user code
+//! or in the kernel), and what nothing explains. Computed per run, so every cause's share of the
+//! loss has an interval over the runs.
+
+use crate::exec::RunRecord;
+use crate::results::PointResult;
+use crate::sample::capacity::{IdleKind, Phase};
+use crate::sample::{Class, ThreadReport};
+use crate::stats::Summary;
+use std::collections::BTreeMap;
+
+/// What lost capacity is put down to.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Cause {
+    /// Work threads waiting, on this object (`None`: waits of the class not tied to one object).
+    Wait {
+        /// The class of the wait.
+        class: Class,
+        /// The object or system call.
+        object: String,
+    },
+    /// Work threads runnable while capacity was idle: other processes held the CPUs.
+    OtherLoad,
+    /// No work thread existed or had work, in this phase.
+    NoWork(Phase),
+    /// Off-CPU in waits no sample caught.
+    Unlabelled,
+    /// CPU beyond the baseline's for the same work, in user code.
+    ExtraUser,
+    /// CPU beyond the baseline's for the same work, in the kernel.
+    ExtraKernel,
+}
+
+/// One cause over the point's runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// The cause.
+    pub cause: Cause,
+    /// Mean core-seconds per run.
+    pub core_s: f64,
+    /// Mean core-seconds per run by phase (waits only).
+    pub by_phase: BTreeMap<Phase, f64>,
+    /// Its share of the lost core-seconds, per run.
+    pub shares: Vec<f64>,
+    /// Work threads behind it (most in a run).
+    pub threads: usize,
+}
+
+impl Item {
+    /// Mean share of the loss.
+    pub fn share(&self) -> f64 {
+        if self.shares.is_empty() { 0.0 } else { self.shares.iter().sum::<f64>() / self.shares.len() as f64 }
+    }
+
+    /// 95% interval of the share over runs, when there are several.
+    pub fn share_ci(&self) -> Option<[f64; 2]> {
+        Summary::of(&self.shares)?.ci95
+    }
+
+    /// The phase holding most of it.
+    pub fn main_phase(&self) -> Phase {
+        self.by_phase.iter().max_by(|a, b| a.1.total_cmp(b.1)).map_or(Phase::Steady, |(p, _)| *p)
+    }
+}
+
+/// The ledger of one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ledger {
+    /// CPUs the job could use at once (mean over runs).
+    pub capacity: f64,
+    /// Mean wall seconds.
+    pub wall_s: f64,
+    /// Mean CPU seconds the runs used.
+    pub cpu_s: f64,
+    /// CPU seconds the same work took at the baseline.
+    pub useful_s: f64,
+    /// Mean lost core-seconds: capacity × wall − useful.
+    pub lost_s: f64,
+    /// Lost share of the capacity: lost ÷ (capacity × wall).
+    pub gap: f64,
+    /// The causes, largest share first.
+    pub items: Vec<Item>,
+    /// Mean share of the loss nothing explains.
+    pub unexplained: f64,
+    /// Mean core-seconds run beyond the capacity.
+    pub over_s: f64,
+    /// Mean work threads and helpers seen, most work threads alive at once.
+    pub work_threads: f64,
+    /// Most work threads alive at once (over runs).
+    pub peak_work_threads: usize,
+    /// Threads wanting a CPU at once (mean over runs of each run's 90th percentile).
+    pub demand: f64,
+    /// Mean coverage of off-CPU time by samples.
+    pub coverage: f64,
+    /// Mean seconds of the start-up phase and of the tail.
+    pub startup_s: f64,
+    /// Mean seconds of the tail.
+    pub tail_s: f64,
+    /// Runs behind it.
+    pub runs: usize,
+}
+
+impl Ledger {
+    /// The item of a cause.
+    pub fn item(&self, cause: &Cause) -> Option<&Item> {
+        self.items.iter().find(|i| &i.cause == cause)
+    }
+}
+
+/// What the same work cost at the baseline: CPU seconds in user mode and in the kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Useful {
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// Kernel CPU seconds.
+    pub sys_s: f64,
+}
+
+impl Useful {
+    /// The mean CPU of a point's successful runs, scaled by `ratio` (more work under weak scaling).
+    pub fn of(p: &PointResult, ratio: f64) -> Option<Useful> {
+        let runs: Vec<&RunRecord> = p.runs.iter().filter(|r| r.succeeded()).collect();
+        if runs.is_empty() {
+            return None;
+        }
+        let n = runs.len() as f64;
+        Some(Useful {
+            user_s: ratio * runs.iter().map(|r| r.user_s).sum::<f64>() / n,
+            sys_s: ratio * runs.iter().map(|r| r.sys_s).sum::<f64>() / n,
+        })
+    }
+
+    fn total(&self) -> f64 {
+        self.user_s + self.sys_s
+    }
+}
+
+/// The ledger of a point against `useful` (its own CPU when no baseline applies: then only idle
+/// capacity is lost); `None` when no run has an accounting.
+pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
+    let runs: Vec<(&RunRecord, &ThreadReport)> =
+        p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| Some((r, r.threads.as_ref()?))).collect();
+    let runs: Vec<_> = runs.into_iter().filter(|(_, t)| t.capacity.is_some()).collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let n = runs.len() as f64;
+    let mut items: Vec<Item> = Vec::new();
+    let mut totals = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut demand = 0.0;
+    let mut peak = 0;
+    let mut lost_sum = 0.0;
+    let mut useful_sum = 0.0;
+    for (k, (r, t)) in runs.iter().enumerate() {
+        let c = t.capacity.as_ref().expect("filtered");
+        let cpu = r.user_s + r.sys_s;
+        let u = useful.unwrap_or(Useful { user_s: r.user_s, sys_s: r.sys_s });
+        let scale = if c.span_s > 0.0 { r.wall_s / c.span_s } else { 1.0 };
+        let lost = c.cpus * r.wall_s - u.total();
+        let mut causes: Vec<(Cause, Phase, f64, usize)> = c
+            .idle
+            .iter()
+            .map(|i| {
+                let cause = match i.kind {
+                    // Joining means waiting for others to finish: the CPU beside it has no work.
+                    IdleKind::Wait if i.class == Some(Class::Join) => Cause::NoWork(i.phase),
+                    IdleKind::Wait => Cause::Wait {
+                        class: i.class.unwrap_or(Class::Other),
+                        object: i.object.clone().unwrap_or_default(),
+                    },
+                    IdleKind::Runqueue => Cause::OtherLoad,
+                    IdleKind::NoWork => Cause::NoWork(i.phase),
+                    IdleKind::Unlabelled => Cause::Unlabelled,
+                };
+                (cause, i.phase, i.core_s * scale, i.threads)
+            })
+            .collect();
+        let extra = (cpu - c.over_s * scale - u.total()).max(0.0);
+        let (xu, xk) = ((r.user_s - u.user_s).max(0.0), (r.sys_s - u.sys_s).max(0.0));
+        if extra > 0.0 && xu + xk > 0.0 {
+            causes.push((Cause::ExtraUser, Phase::Steady, extra * xu / (xu + xk), 0));
+            causes.push((Cause::ExtraKernel, Phase::Steady, extra * xk / (xu + xk), 0));
+        }
+        let explained: f64 = causes.iter().map(|c| c.2).sum();
+        let denominator = lost.max(explained).max(1e-12);
+        for (cause, phase, core_s, threads) in causes {
+            let i = match items.iter().position(|i| i.cause == cause) {
+                Some(i) => i,
+                None => {
+                    items.push(Item {
+                        cause: cause.clone(),
+                        core_s: 0.0,
+                        by_phase: BTreeMap::new(),
+                        shares: vec![0.0; runs.len()],
+                        threads: 0,
+                    });
+                    items.len() - 1
+                }
+            };
+            let it = &mut items[i];
+            it.core_s += core_s / n;
+            *it.by_phase.entry(phase).or_default() += core_s / n;
+            it.shares[k] += if lost > 0.0 { core_s / denominator } else { 0.0 };
+            it.threads = it.threads.max(threads);
+        }
+        totals.0 += c.cpus / n;
+        totals.1 += r.wall_s / n;
+        totals.2 += cpu / n;
+        totals.3 += c.over_s * scale / n;
+        totals.4 += c.work_threads as f64 / n;
+        totals.5 += c.coverage / n;
+        totals.6 += c.startup_s / n;
+        totals.7 += c.tail_s / n;
+        totals.8 += if lost > 0.0 { (1.0 - explained / denominator).max(0.0) / n } else { 0.0 };
+        peak = peak.max(c.peak_work_threads);
+        demand += c.demand / n;
+        lost_sum += lost / n;
+        useful_sum += u.total() / n;
+    }
+    items.retain(|i| i.core_s > 0.0);
+    items.sort_by(|a, b| b.share().total_cmp(&a.share()).then(b.core_s.total_cmp(&a.core_s)));
+    let (capacity, wall_s, cpu_s) = (totals.0, totals.1, totals.2);
+    Some(Ledger {
+        capacity,
+        wall_s,
+        cpu_s,
+        useful_s: useful_sum,
+        lost_s: lost_sum,
+        gap: if capacity * wall_s > 0.0 { (lost_sum / (capacity * wall_s)).max(0.0) } else { 0.0 },
+        items,
+        unexplained: totals.8,
+        over_s: totals.3,
+        work_threads: totals.4,
+        peak_work_threads: peak,
+        demand,
+        coverage: totals.5,
+        startup_s: totals.6,
+        tail_s: totals.7,
+        runs: runs.len(),
+    })
+}

@@ -1,0 +1,145 @@
+//! Judging one series of a sweep. On a worker axis the largest count that is not oversubscribed
+//! (P) is judged against the baseline (B): the ledger of P against B's CPU for the same work gives
+//! the causes, gated by P's efficiency; the curve gives the rest. Copies are weak scaling: each
+//! does the whole work, and whether they slow each other is the question. On any other axis
+//! (block size, files, input, build) every point gets the causes of its own idle capacity.
+
+use super::causes::{self, MEDIUM, Scope};
+use super::ledger::{self, Useful};
+use super::{Finding, Kind, Severity, ceiling, curve, ranks};
+use crate::analysis::count_label;
+use crate::analysis::threads::{self, PointThreads};
+use crate::plan::{Counts, Scaling};
+use crate::results::Results;
+use crate::results::analysis::{Analysis, SeriesAnalysis};
+use crate::sample::Class;
+
+/// Findings for one series.
+pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding>) {
+    let name = a.axis.param.as_str();
+    let label = if s.label.is_empty() { String::new() } else { format!(" [{}]", s.label) };
+    let sampled: Vec<Option<PointThreads>> = doc.points.iter().map(threads::of_point).collect();
+    let shares = |class: Class| -> Option<String> {
+        let parts: Vec<String> = s
+            .points
+            .iter()
+            .filter_map(|p| {
+                let t = sampled[p.index].as_ref()?;
+                let total: f64 = t.classes.values().sum();
+                let v = t.classes.get(&class).copied().unwrap_or(0.0);
+                Some(format!("{}: {:.0}%", count_label(p.count, name), 100.0 * v / total.max(1e-12)))
+            })
+            .collect();
+        (parts.len() > 1).then(|| parts.join(", "))
+    };
+    let waits = |i: usize| sampled[i].as_ref().map_or(&[][..], |t| t.waits.as_slice());
+    if matches!(a.axis.counts, Counts::Other) {
+        for p in &s.points {
+            let Some(l) = ledger::of(&doc.points[p.index], None) else { continue };
+            let scope = Scope {
+                at: format!("at {name}={}", trim(p.count)),
+                at_count: Some(p.count),
+                label: &label,
+                gap: l.gap,
+                gated: l.gap >= MEDIUM,
+                baseline: None,
+                waits: waits(p.index),
+                oversubscribed: None,
+                shares: &shares,
+            };
+            causes::findings(&scope, &l, out);
+        }
+        return;
+    }
+    let cpus = doc.machine.allowed_cpus as f64;
+    let Some(base) = s.points.iter().find(|p| p.count == s.baseline) else { return };
+    let Some(top) = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to && p.count > s.baseline) else { return };
+    let copies = a.axis.counts == Counts::Copies;
+    // Under weak scaling (copies always) each count does proportionally more work.
+    let ratio = if a.axis.scaling == Scaling::Weak { top.count / base.count } else { 1.0 };
+    let useful = Useful::of(&doc.points[base.index], ratio);
+    let lt = ledger::of(&doc.points[top.index], useful);
+    let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
+    let eff = top.efficiency.unwrap_or(1.0);
+    let eff_hi = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[1]);
+    // The gap is real only when even the optimistic end of the efficiency's interval falls short.
+    let gated = eff_hi < 1.0 - MEDIUM;
+    let base_label = count_label(base.count, name);
+    let local = a.axis.counts == Counts::Workers;
+    let oversubscribed = lt.as_ref().filter(|l| local && top.count <= cpus && l.demand > cpus + 0.5).and_then(|l| {
+        let runq = sampled[top.index].as_ref().map_or(0.0, |t| share(t, Class::Runqueue));
+        (runq >= 0.1).then_some((l.demand.round() as usize, runq))
+    });
+    if let Some(l) = &lt {
+        let scope = Scope {
+            at: format!("at {}", count_label(top.count, name)),
+            at_count: Some(top.count),
+            label: &label,
+            gap: 1.0 - eff,
+            gated,
+            baseline: Some(base_label.clone()),
+            waits: waits(top.index),
+            oversubscribed,
+            shares: &shares,
+        };
+        causes::findings(&scope, l, out);
+    }
+    ceiling::judge(doc, top.index, top.count, name, &label, out);
+    if copies {
+        let moved = |c: Class| match (&sampled[base.index], &sampled[top.index]) {
+            (Some(b), Some(t)) => share(t, c) - share(b, c),
+            _ => 0.0,
+        };
+        ranks::copies(doc, top, base, &moved, sampled[top.index].as_ref(), &label, out);
+        return;
+    }
+    out.extend(curve::retrograde(s, name, cpus, local, &label));
+    if local {
+        out.extend(curve::oversubscription(doc, s, name, cpus, &label));
+        let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count));
+        if let (Some(l), false) = (&lt, said) {
+            out.extend(curve::busy_threads_beyond_cpus(doc, top, (l, lb.as_ref()), (name, cpus, &label), gated));
+        }
+    }
+    out.extend(curve::threads_ignored(base, top, lb.as_ref(), lt.as_ref(), name, &label));
+    out.extend(curve::startup_dominated(doc, base, top, 1.0 - eff, name, &label));
+    let explained = out
+        .iter()
+        .any(|f| f.at == Some(top.count) && f.severity >= Severity::Medium && f.kind != Kind::NoisyMeasurement);
+    if gated && !explained && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(top.count)) {
+        out.extend(curve::serial_fraction(s, top, name, &label));
+    }
+    if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained) {
+        out.extend(curve::scales_well(s, top, name, &label));
+    }
+}
+
+fn share(t: &PointThreads, c: Class) -> f64 {
+    let total: f64 = t.classes.values().sum();
+    t.classes.get(&c).copied().unwrap_or(0.0) / total.max(1e-12)
+}
+
+fn trim(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{x:.0}") } else { format!("{x}") }
+}
+
+/// Findings for a point outside any series (a single point, or a sweep over text values).
+pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
+    let p = &doc.points[index];
+    let Some(l) = ledger::of(p, None) else { return };
+    let t = threads::of_point(p);
+    let none = |_: Class| None;
+    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
+    let scope = Scope {
+        at,
+        at_count: None,
+        label: "",
+        gap: l.gap,
+        gated: l.gap >= MEDIUM,
+        baseline: None,
+        waits: t.as_ref().map_or(&[][..], |t| t.waits.as_slice()),
+        oversubscribed: None,
+        shares: &none,
+    };
+    causes::findings(&scope, &l, out);
+}
