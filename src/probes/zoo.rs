@@ -25,8 +25,10 @@ fn parallel(n: usize, f: impl Fn(usize) -> u64 + Sync) -> (u64, f64) {
     let start = Instant::now();
     let ops = std::thread::scope(|s| {
         let f = &f;
-        let handles: Vec<_> = (0..n).map(|t| s.spawn(move || f(t))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+        let handles: Vec<_> = (0..n)
+            .map(|t| std::thread::Builder::new().name(format!("worker-{t}")).spawn_scoped(s, move || f(t)))
+            .collect();
+        handles.into_iter().map(|h| h.ok().and_then(|h| h.join().ok()).unwrap_or(0)).sum()
     });
     (ops, start.elapsed().as_secs_f64())
 }
@@ -127,30 +129,35 @@ pub fn starved(threads: usize, ops: u64, producers: usize) -> (u64, f64) {
     let consumed: u64 = std::thread::scope(|s| {
         for p in 0..producers {
             let (q, next) = (&q, &next);
-            s.spawn(move || {
-                let mut x = p as u64 + 1;
-                loop {
-                    let first = next.fetch_add(BATCH, Ordering::Relaxed);
-                    if first >= ops {
-                        break;
+            let named = std::thread::Builder::new().name(format!("producer-{p}"));
+            // Without every producer the consumers would wait for ever: failing to start one is fatal.
+            named
+                .spawn_scoped(s, move || {
+                    let mut x = p as u64 + 1;
+                    loop {
+                        let first = next.fetch_add(BATCH, Ordering::Relaxed);
+                        if first >= ops {
+                            break;
+                        }
+                        let batch: Vec<u64> = (0..BATCH.min(ops - first))
+                            .map(|_| {
+                                x = mix(x, ROUNDS);
+                                x
+                            })
+                            .collect();
+                        q.state.lock().unwrap_or_else(|e| e.into_inner()).0.push(batch);
+                        q.ready.notify_one();
                     }
-                    let batch: Vec<u64> = (0..BATCH.min(ops - first))
-                        .map(|_| {
-                            x = mix(x, ROUNDS);
-                            x
-                        })
-                        .collect();
-                    q.state.lock().unwrap_or_else(|e| e.into_inner()).0.push(batch);
-                    q.ready.notify_one();
-                }
-                q.state.lock().unwrap_or_else(|e| e.into_inner()).1 += 1;
-                q.ready.notify_all();
-            });
+                    q.state.lock().unwrap_or_else(|e| e.into_inner()).1 += 1;
+                    q.ready.notify_all();
+                })
+                .expect("start a producer thread");
         }
         let consumers: Vec<_> = (0..threads)
-            .map(|_| {
+            .map(|c| {
                 let q = &q;
-                s.spawn(move || {
+                let named = std::thread::Builder::new().name(format!("consumer-{c}"));
+                named.spawn_scoped(s, move || {
                     let mut n = 0u64;
                     loop {
                         let batch = {
@@ -174,7 +181,7 @@ pub fn starved(threads: usize, ops: u64, producers: usize) -> (u64, f64) {
                 })
             })
             .collect();
-        consumers.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+        consumers.into_iter().map(|h| h.ok().and_then(|h| h.join().ok()).unwrap_or(0)).sum()
     });
     (consumed, start.elapsed().as_secs_f64())
 }
