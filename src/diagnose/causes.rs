@@ -8,7 +8,7 @@ use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
 use super::{Finding, Kind, Severity};
 use crate::sample::capacity::Phase;
-use crate::sample::report::{Around, Feeder};
+use crate::sample::report::{Around, Feeder, Hot};
 use crate::sample::{Class, Wait};
 
 /// A cause must explain at least this share of the loss, and the loss be at least this share of
@@ -28,6 +28,8 @@ const TURNS: f64 = 0.5;
 const SERIALISED: f64 = 1.3;
 /// A feeder runs at least this share of the time its workers wait.
 const FEEDS: f64 = 0.5;
+/// Extra CPU is a lock's cost when this share of the on-CPU samples lands in lock code.
+const LOCK_CODE: f64 = 0.10;
 
 /// Where a ledger is judged.
 pub struct Scope<'a> {
@@ -48,6 +50,8 @@ pub struct Scope<'a> {
     /// When more work threads are busy than there are CPUs at a count that fits them (threads beside
     /// the workers): the most busy at once and their share of time waiting for a CPU.
     pub oversubscribed: Option<(usize, f64)>,
+    /// Where the point's threads were on a CPU, by function (when on-CPU sampling was allowed).
+    pub hot: &'a [Hot],
     /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
     /// series has several points.
     pub shares: &'a dyn Fn(Class) -> Option<String>,
@@ -66,11 +70,12 @@ struct Draft<'a> {
 enum Role {
     Lock(Option<Known>, Option<Around>),
     Starved(Feeder),
+    /// Waiting while no thread of the job runs: what the others wait on meanwhile.
+    Waiting(Vec<String>),
     Sync(Option<Known>),
     Input,
     Output,
     Sleep,
-    Waiting,
     Io,
     Kernel,
     Tail,
@@ -98,7 +103,9 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
     };
     let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
     let known = known::lookup(object);
-    let lock = || Some((Kind::LockContention, object.to_string(), Role::Lock(known, around.clone())));
+    // A well-known object is one finding, whichever of its words (a mutex, a condition variable) they wait on.
+    let key = known.map_or_else(|| object.to_string(), |k| k.what.to_string());
+    let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
@@ -109,7 +116,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
                 Some(f) => Some((Kind::WaitForWork, format!("feeder {}", f.name), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
                 None if a.members_running >= TURNS => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(None))),
-                None => Some((Kind::WaitForWork, object.to_string(), Role::Waiting)),
+                None => Some((Kind::WaitForWork, "waiting".into(), Role::Waiting(a.meanwhile.clone()))),
             }
         }
         Class::Join => Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
@@ -142,7 +149,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
         }
     }
     let share = |d: &Draft| d.items.iter().map(|i| i.share()).sum::<f64>();
-    fold_extra_cpu(&mut drafts, &share);
+    fold_extra_cpu(&mut drafts, &share, scope.hot);
     let capacity = (ledger.capacity * ledger.wall_s).max(1e-12);
     drafts.retain(|d| {
         share(d) >= REPORTED && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
@@ -168,24 +175,45 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
 /// Threads contending on a lock or a queue also burn CPU on it: futex calls in the kernel, spinning
 /// before they sleep, the lock's cache line moving between CPUs. When such a wait is the largest
 /// cause, the extra CPU for the same work is its cost too, not a cause of its own.
-fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64) {
-    let Some(top) = (0..drafts.len()).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b]))) else { return };
-    if !matches!(drafts[top].role, Role::Lock(..) | Role::Starved(_) | Role::Waiting) {
-        return;
-    }
-    let extra = |d: &Draft| d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
-    let mut moved: Vec<&Item> = Vec::new();
-    let mut k = 0;
-    drafts.retain(|d| {
-        let keep = k == top || !extra(d);
-        if !keep {
-            moved.extend(d.items.iter().copied());
+fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &[Hot]) {
+    let largest = |drafts: &[Draft], pick: &dyn Fn(&Draft) -> bool| {
+        (0..drafts.len()).filter(|&i| pick(&drafts[i])).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b])))
+    };
+    let waits = |d: &Draft| matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_));
+    let Some(top) = largest(drafts, &|_| true) else { return };
+    // The largest cause is a wait on a lock or a queue; or threads on a CPU in lock code
+    // (spinning, handing the lock over) burn the extra CPU there.
+    let target = if waits(&drafts[top]) {
+        top
+    } else if lock_code(hot) >= LOCK_CODE {
+        match largest(drafts, &|d| matches!(d.role, Role::Lock(..))) {
+            Some(l) => l,
+            None => return,
         }
-        k += 1;
+    } else {
+        return;
+    };
+    let extra = |d: &Draft| d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
+    let moved: Vec<&Item> = drafts
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| *i != target && extra(d))
+        .flat_map(|(_, d)| d.items.iter().copied())
+        .collect();
+    drafts[target].items.extend(moved);
+    let mut i = 0;
+    drafts.retain(|d| {
+        let keep = i == target || !extra(d);
+        i += 1;
         keep
     });
-    let top = drafts.iter_mut().max_by(|a, b| share(a).total_cmp(&share(b))).expect("kept");
-    top.items.extend(moved);
+}
+
+/// Share of on-CPU samples in lock code: mutex and futex functions, spin locks.
+fn lock_code(hot: &[Hot]) -> f64 {
+    const LOCK: [&str; 8] =
+        ["mutex_lock", "lll_lock", "spin_lock", "rwlock", "futex", "lock_contended", "sem_wait", "parking_lot"];
+    hot.iter().filter(|h| LOCK.iter().any(|l| h.name.contains(l))).map(|h| h.share).sum()
 }
 
 /// `at 2 threads 0.61 of 2 CPUs' time was lost (31%): lock X 55%, start-up 20%, unexplained 25%`.
@@ -249,7 +277,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     let mut evidence = Vec::new();
     let extra: f64 =
         d.items.iter().filter(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel)).map(|i| i.core_s).sum();
-    if extra > 0.0 && matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting) {
+    if extra > 0.0 && matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_)) {
         evidence.push(format!(
             "the same work also took {extra:.3} s more CPU than at {} (futex calls, spinning, the shared cache line), counted in this cause",
             scope.baseline.as_deref().unwrap_or("the baseline")
@@ -258,7 +286,9 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     let (summary, advice) = match &d.role {
         Role::Lock(known, around) => {
             evidence.push(idle_line);
-            if let Some(a) = around {
+            // A well-known object says what it is; its words (a mutex, a condition variable) split
+            // the turn-taking between them, so the figures would mislead.
+            if let (Some(a), None) = (around, known) {
                 evidence.push(if a.members_running >= TURNS {
                     format!(
                         "while one waits, {:.2} of the other waiters run on average and at most {:.1} at once: {}",
@@ -273,7 +303,11 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                     )
                 });
             }
-            evidence.extend((scope.shares)(Class::Lock).map(|s| format!("lock waits, share of thread time: {s}")));
+            let class = d.items.iter().find_map(|i| match &i.cause {
+                Cause::Wait { class, .. } => Some(*class),
+                _ => None,
+            });
+            evidence.extend(class.and_then(|c| (scope.shares)(c)).map(|s| format!("waits of this kind, share of thread time: {s}")));
             let what = match known {
                 Some(k) => format!("{} ({first_object})", k.what),
                 None => first_object.to_string(),
@@ -302,11 +336,16 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 format!("speed up or split the feeder ('{}'): more producers or readers, bigger batches, read ahead; or use fewer workers", f.name),
             )
         }
-        Role::Waiting => {
+        Role::Waiting(meanwhile) => {
             evidence.push(idle_line);
+            let others = if meanwhile.is_empty() {
+                "and no thread of the job runs meanwhile".to_string()
+            } else {
+                format!("while the other threads wait too: {}", meanwhile.join("; "))
+            };
             (
-                format!("{at_}work threads wait on {first_object} while CPUs are idle, and no thread of the job runs meanwhile"),
-                "find what should wake them (a producer blocked elsewhere, a timer, another process)".into(),
+                format!("{at_}work threads wait for work on {} while CPUs are idle, {others}", objects.join(", ")),
+                "find what should feed them: the input the other threads wait for (a pipe, a file, a socket), a producer blocked elsewhere, or a timer".into(),
             )
         }
         Role::Sync(known) => {

@@ -33,6 +33,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         (parts.len() > 1).then(|| parts.join(", "))
     };
     let waits = |i: usize| sampled[i].as_ref().map_or(&[][..], |t| t.waits.as_slice());
+    let hot = |i: usize| sampled[i].as_ref().map_or(&[][..], |t| t.hot.as_slice());
     if matches!(a.axis.counts, Counts::Other) {
         for p in &s.points {
             let Some(l) = ledger::of(&doc.points[p.index], None) else { continue };
@@ -44,6 +45,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                 gated: l.gap >= MEDIUM,
                 baseline: None,
                 waits: waits(p.index),
+                hot: hot(p.index),
                 oversubscribed: None,
                 shares: &shares,
             };
@@ -79,6 +81,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             gated,
             baseline: Some(base_label.clone()),
             waits: waits(top.index),
+            hot: hot(top.index),
             oversubscribed,
             shares: &shares,
         };
@@ -101,7 +104,11 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             out.extend(curve::busy_threads_beyond_cpus(doc, top, (l, lb.as_ref()), (name, cpus, &label), gated));
         }
     }
-    out.extend(curve::threads_ignored(base, top, lb.as_ref(), lt.as_ref(), name, &label));
+    if let Some(f) = curve::threads_ignored(base, top, lb.as_ref(), lt.as_ref(), name, &label) {
+        // The idle CPUs with no work are what an ignored parameter looks like: said once.
+        out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(top.count)));
+        out.push(f);
+    }
     out.extend(curve::startup_dominated(doc, base, top, 1.0 - eff, name, &label));
     let explained = out
         .iter()
@@ -138,6 +145,7 @@ pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
         gated: l.gap >= MEDIUM,
         baseline: None,
         waits: t.as_ref().map_or(&[][..], |t| t.waits.as_slice()),
+        hot: t.as_ref().map_or(&[][..], |t| t.hot.as_slice()),
         oversubscribed: None,
         shares: &none,
     };

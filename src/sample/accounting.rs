@@ -87,6 +87,47 @@ pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64) -> Vec<bool> 
     cpu.iter().map(|&c| c >= WORK_MIN_S && c >= WORK_SHARE * reference).collect()
 }
 
+/// A wait this long without running, by the only thread that waits on that object, is a
+/// coordinator waiting for the others (as a share of the run).
+const COORDINATION: f64 = 0.25;
+
+/// The waits of coordinators: `(track, label)` where a work thread is the only one to wait on the
+/// object and did so in one stretch of a quarter of the run or more without running — a main
+/// thread waiting for its workers through a semaphore or a condition variable rather than
+/// pthread_join. The capacity beside such a wait has no work.
+fn coordination(h: &History, work: &[bool], span_s: f64) -> HashSet<(usize, u32)> {
+    let w = h.width();
+    let mut by_label: HashMap<u32, Vec<(usize, f64)>> = HashMap::new();
+    for (i, t) in h.tracks.iter().enumerate().filter(|(i, _)| work[*i]) {
+        for &(_, label, s) in &t.off {
+            if let Some(l) = label {
+                let e = by_label.entry(l).or_default();
+                match e.iter_mut().find(|x| x.0 == i) {
+                    Some(x) => x.1 += s as f64,
+                    None => e.push((i, s as f64)),
+                }
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    for (l, waiters) in by_label {
+        let total: f64 = waiters.iter().map(|x| x.1).sum();
+        let members: Vec<usize> = waiters.iter().filter(|x| x.1 >= 0.02 * total).map(|x| x.0).collect();
+        let [i] = members[..] else { continue };
+        let (mut run, mut longest) = (0usize, 0usize);
+        for b in 0..h.tracks[i].on.len() {
+            let idle = (h.tracks[i].on[b] as f64) < 0.1 * w;
+            let waiting: f64 = h.off_in(i, b).filter(|o| o.0 == Some(l)).map(|o| o.1).sum();
+            run = if idle && waiting >= 0.5 * w { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+        if longest as f64 * w >= COORDINATION * span_s {
+            out.insert((i, l));
+        }
+    }
+    out
+}
+
 /// Accounts for a run of `span_s` seconds. `capacity` is `min(N, CPUs)` when the sweep counts
 /// workers; without it the capacity is the most work threads alive at once, at most `cpus`.
 pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Accounting {
@@ -95,6 +136,7 @@ pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Ac
     let bins = h.bins().min((span_s / w - 1e-9).ceil().max(0.0) as usize);
     let width = |b: usize| if b + 1 == bins { (span_s - b as f64 * w).clamp(0.0, w) } else { w };
     let work = work_threads(h, capacity, cpus);
+    let coordinating = coordination(h, &work, span_s);
     let alive = |i: usize, b: usize| {
         let t = &h.tracks[i];
         let on = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
@@ -156,7 +198,11 @@ pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Ac
             if rq > 0.0 {
                 avail.push((i, Cause::Runqueue, rq));
             }
-            avail.extend(h.off_in(i, b).filter(|o| o.1 > 0.0).map(|(l, s)| (i, Cause::of(l), s)));
+            avail.extend(
+                h.off_in(i, b)
+                    .filter(|o| o.1 > 0.0 && !o.0.is_some_and(|l| coordinating.contains(&(i, l))))
+                    .map(|(l, s)| (i, Cause::of(l), s)),
+            );
         }
         let total: f64 = avail.iter().map(|x| x.2).sum();
         let taken = idle.min(total);
@@ -211,6 +257,19 @@ mod tests {
         assert!((a.idle[&(Cause::NoWork, Phase::Tail)] - 0.04).abs() < 1e-6);
         let a = account(&history(&["rrrrrrrr", "rrrrrr--"]), 0.08, None, 2.0);
         assert!((a.tail_s - 0.02).abs() < 1e-9, "the last bin has a width: {}", a.tail_s);
+    }
+
+    #[test]
+    fn a_thread_waiting_alone_for_most_of_the_run_is_a_coordinator_and_its_waits_cost_nothing() {
+        // Thread 1 starts the work, then waits on its own semaphore (7) until the end.
+        let h = history(&["rrrrrrrrrr", "rr77777777"]);
+        let a = account(&h, 0.1, Some(2.0), 2.0);
+        assert_eq!(idle(&a, Cause::Wait(7)), 0.0, "{:?}", a.idle);
+        assert!((idle(&a, Cause::NoWork) - 0.08).abs() < 1e-6, "{:?}", a.idle);
+        // Two threads waiting on one object are contention, however long.
+        let h = history(&["rrrrrrrrrrrr", "rr7777777777", "rrrr77777777"]);
+        let a = account(&h, 0.12, Some(3.0), 4.0);
+        assert!(idle(&a, Cause::Wait(7)) > 0.1, "{:?}", a.idle);
     }
 
     #[test]

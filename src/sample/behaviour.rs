@@ -5,6 +5,7 @@
 //! computed here; the diagnosis decides what they mean.
 
 use super::history::History;
+use std::collections::HashMap;
 
 /// A thread waits on an object when at least this share of the object's waiting is its own.
 const MEMBER_SHARE: f64 = 0.02;
@@ -25,6 +26,9 @@ pub struct Behaviour {
     pub feeder: Option<(usize, f64)>,
     /// The waiters' concurrency: the 90th percentile over bins of how many of them ran at once.
     pub members_peak: f64,
+    /// What the threads that never wait on it were waiting on while they waited, largest first:
+    /// `(track, label, share of the waiting time)` (a feeder blocked on its own input).
+    pub meanwhile: Vec<(usize, u32, f64)>,
 }
 
 /// The behaviour around `label`; `None` when nobody waited on it.
@@ -51,6 +55,7 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
     let (mut members_running, mut others_running) = (0.0, 0.0);
     let mut by_other = vec![0.0f64; n];
     let mut peaks: Vec<f64> = Vec::new();
+    let mut elsewhere: HashMap<(usize, u32), f64> = HashMap::new();
     for (b, waits) in wait.iter().enumerate() {
         let set: f64 = (0..n).filter(|&j| member[j]).map(|j| on(j, b)).sum();
         if set > 0.0 || !waits.is_empty() {
@@ -68,6 +73,11 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
             let r = on(j, b);
             others_running += waiting * r;
             by_other[j] += waiting * r;
+            for (l, off) in h.off_in(j, b) {
+                if let Some(l) = l {
+                    *elsewhere.entry((j, l)).or_default() += waiting * off / w;
+                }
+            }
         }
     }
     peaks.sort_by(f64::total_cmp);
@@ -77,6 +87,9 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
         .max_by(|&a, &b| by_other[a].total_cmp(&by_other[b]))
         .filter(|&j| by_other[j] > 0.0)
         .map(|j| (j, by_other[j] / wait_s));
+    let mut meanwhile: Vec<(usize, u32, f64)> = elsewhere.into_iter().map(|((j, l), v)| (j, l, v / wait_s)).collect();
+    meanwhile.sort_by(|a, b| b.2.total_cmp(&a.2));
+    meanwhile.truncate(3);
     Some(Behaviour {
         waiters: (0..n).filter(|&j| member[j]).collect(),
         wait_s,
@@ -84,6 +97,7 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
         others_running: others_running / wait_s,
         feeder,
         members_peak,
+        meanwhile,
     })
 }
 
@@ -109,5 +123,6 @@ mod tests {
         let (feeder, share) = b.feeder.unwrap();
         assert_eq!(feeder, 2);
         assert!(share > 0.99 && b.members_running < 0.3, "{b:?}");
+        assert_eq!((b.meanwhile[0].0, b.meanwhile[0].1), (3, 9), "what the idle helper waited on: {b:?}");
     }
 }

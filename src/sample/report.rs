@@ -186,6 +186,10 @@ pub struct Around {
     /// The thread that ran most while they waited, among those that never wait on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feeder: Option<Feeder>,
+    /// What the threads that never wait on it were waiting on meanwhile, largest first
+    /// (`'pigz' on read in pipe_read (80% of the time)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub meanwhile: Vec<String>,
 }
 
 /// A thread that runs while others wait for it.

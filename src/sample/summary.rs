@@ -199,11 +199,21 @@ fn around(
             }),
         }
     });
+    let meanwhile = b
+        .meanwhile
+        .iter()
+        .filter(|m| m.2 >= 0.1 && s.labels[m.1 as usize].0 != Class::Join)
+        .map(|&(track, l, share)| {
+            let class = s.labels[l as usize].0;
+            format!("'{}' {} on {} ({:.0}% of the time)", comm(track), class.short(), names[l as usize], 100.0 * share)
+        })
+        .collect();
     Some(Around {
         members_running: b.members_running,
         others_running: b.others_running,
         members_peak: b.members_peak,
         feeder,
+        meanwhile,
     })
 }
 
