@@ -139,7 +139,7 @@ pub struct ThreadSummary {
     /// Bytes written to storage.
     pub write_bytes: u64,
     /// Whether it did the work (ran a meaningful share of the run), as opposed to a helper.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub work: bool,
 }
 
