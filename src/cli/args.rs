@@ -34,6 +34,11 @@ pub enum Command {
     Gen(GenArgs),
     /// Write a SLURM batch script that runs a whole sweep inside one allocation.
     Sbatch(SbatchArgs),
+    /// Print the completion script for a shell.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), every subcommand included.
+    #[command(after_help = "Example:\n  scalescope man > scalescope.1 && man ./scalescope.1")]
+    Man,
     /// Run by `run --launcher`/`--copies` on every rank: runs, measures and samples the command
     /// and writes its part for the coordinator.
     Agent(AgentArgs),
@@ -69,6 +74,20 @@ pub struct SbatchArgs {
     /// The `scalescope run` arguments: options, then `--` and the command.
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
     pub run: Vec<String>,
+}
+
+/// `scalescope completions`.
+#[derive(Args, Debug)]
+#[command(after_help = "Install (then open a new shell):
+  bash:        scalescope completions bash > ~/.local/share/bash-completion/completions/scalescope
+  zsh:         scalescope completions zsh > ~/.zfunc/_scalescope   (with fpath+=~/.zfunc before compinit in ~/.zshrc)
+  fish:        scalescope completions fish > ~/.config/fish/completions/scalescope.fish
+  elvish:      scalescope completions elvish >> ~/.config/elvish/rc.elv
+  powershell:  scalescope completions powershell >> $PROFILE")]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `scalescope agent`.

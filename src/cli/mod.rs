@@ -5,7 +5,9 @@ mod analyze;
 mod args;
 mod attach;
 mod compare;
+mod completions;
 mod demo;
+mod man;
 mod probe;
 mod progress;
 mod report;
@@ -62,6 +64,8 @@ pub fn main() -> i32 {
         Some(args::Command::Report(a)) => report::report(&a),
         Some(args::Command::Agent(a)) => agent(&a),
         Some(args::Command::Sbatch(a)) => sbatch::sbatch(&a),
+        Some(args::Command::Completions(a)) => completions::completions(a.shell),
+        Some(args::Command::Man) => man::man(),
     };
     match result {
         Ok(Exit::Done) => 0,

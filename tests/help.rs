@@ -1,0 +1,188 @@
+//! Shell completions and the man page know every subcommand and flag that `--help` lists: bash
+//! completes them, and `man ./scalescope.1` renders a section for every subcommand.
+
+mod common;
+
+use common::{scalescope, stderr, stdout};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// Every subcommand path (`[]`, `["run"]`, `["probe", "lock"]`…) with its long flags, as `--help` lists them.
+fn commands() -> BTreeMap<Vec<String>, Vec<String>> {
+    let d = tempfile::tempdir().unwrap();
+    let mut all = BTreeMap::new();
+    let mut todo = vec![Vec::<String>::new()];
+    while let Some(path) = todo.pop() {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = stdout(&scalescope(d.path(), &args));
+        let mut section = "";
+        let mut flags = Vec::new();
+        for line in help.lines() {
+            if line.is_empty() {
+                continue;
+            } else if !line.starts_with(' ') {
+                section = line;
+            } else if section == "Commands:" && line.starts_with("  ") && !line.starts_with("   ") {
+                let name = line.split_whitespace().next().unwrap().to_string();
+                if name != "help" {
+                    todo.push(path.iter().cloned().chain([name]).collect());
+                }
+            } else if section == "Options:" {
+                let item = line.trim_start();
+                let rest = match line.len() - item.len() {
+                    2 if item.get(2..4) == Some(", ") => &item[4..],
+                    6 => item,
+                    _ => "",
+                };
+                if let Some(flag) = rest.strip_prefix("--") {
+                    flags.push(format!("--{}", flag.split([' ', '<', '=']).next().unwrap()));
+                }
+            }
+        }
+        assert!(flags.contains(&"--help".to_string()), "{path:?}: no flags parsed from {help}");
+        all.insert(path, flags);
+    }
+    assert!(all.len() > 25, "every subcommand, nested ones included: {:?}", all.keys());
+    assert!(all[&vec!["run".to_string()]].contains(&"--param".to_string()));
+    all
+}
+
+fn output(args: &[&str]) -> String {
+    let o = scalescope(Path::new("."), args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn bash_completes_every_subcommand_and_flag() {
+    let script = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(script.path(), output(&["completions", "bash"])).unwrap();
+    let cmds = commands();
+    // Completes the last word of each line of stdin as bash would on TAB, one line of results per line.
+    let driver = format!(
+        r#"source {}
+complete -p scalescope || exit 3
+while read -r -a words; do
+    [ "${{words[-1]}}" = . ] && words[-1]=""
+    COMP_WORDS=("${{words[@]}}"); COMP_CWORD=$(( ${{#words[@]}} - 1 )); COMPREPLY=()
+    _scalescope scalescope "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+    echo "${{COMPREPLY[*]}}"
+done"#,
+        script.path().display()
+    );
+    let mut input = String::new();
+    for path in cmds.keys() {
+        input.push_str(&format!("scalescope {} -\nscalescope {} .\n", path.join(" "), path.join(" ")));
+    }
+    let o = Command::new("bash")
+        .args(["--norc", "-c", &driver])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(o.status.success(), "bash refused the script: {}", stderr(&o));
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    let registered = lines.next().unwrap();
+    assert!(registered.contains(" -F _scalescope ") && registered.ends_with(" scalescope"), "{text}");
+    for (path, flags) in &cmds {
+        let (dashes, words) = (lines.next().unwrap(), lines.next().unwrap());
+        let offered: Vec<&str> = dashes.split(' ').collect();
+        for f in flags {
+            assert!(offered.contains(&f.as_str()), "scalescope {} -<TAB> lacks {f}: {dashes}", path.join(" "));
+        }
+        for (sub, _) in cmds.iter().filter(|(p, _)| p.len() == path.len() + 1 && p.starts_with(path)) {
+            let name = sub.last().unwrap().as_str();
+            assert!(words.split(' ').any(|w| w == name), "scalescope {} <TAB> lacks {name}: {words}", path.join(" "));
+        }
+    }
+}
+
+#[test]
+fn every_shell_gets_a_script_naming_every_subcommand_and_flag() {
+    let cmds = commands();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = output(&["completions", shell]);
+        for (path, flags) in &cmds {
+            for word in flags.iter().map(|f| f.trim_start_matches('-')).chain(path.last().map(String::as_str)) {
+                assert!(script.contains(word), "{shell}: no {word} (scalescope {})", path.join(" "));
+            }
+        }
+    }
+    for (shell, check) in [("zsh", &["-n"][..]), ("fish", &["--no-execute"][..])] {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), output(&["completions", shell])).unwrap();
+        match Command::new(shell).args(check).arg(file.path()).output() {
+            Ok(o) => assert!(o.status.success(), "{shell} rejects its script: {}", stderr(&o)),
+            Err(_) => eprintln!("note: {shell} not installed; its script's syntax is not checked"),
+        }
+    }
+    let o = scalescope(Path::new("."), &["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// The page split into top-level sections (heading → text), from roff source or rendered text.
+fn sections(text: &str, heading: impl Fn(&str) -> Option<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        match heading(line) {
+            Some(h) => current = h,
+            None => out.entry(current.clone()).or_insert_with(String::new).push_str(&format!("{line}\n")),
+        }
+    }
+    out
+}
+
+fn check_page(what: &str, page: &BTreeMap<String, String>, cmds: &BTreeMap<Vec<String>, Vec<String>>) {
+    for (path, flags) in cmds {
+        let heading = if path.is_empty() {
+            "OPTIONS".to_string()
+        } else {
+            format!("SCALESCOPE {}", path.join(" ")).to_uppercase()
+        };
+        let body = page.get(&heading).unwrap_or_else(|| panic!("{what}: no section {heading}: {:?}", page.keys()));
+        for f in flags.iter().filter(|f| *f != "--color" || path.is_empty()) {
+            assert!(body.contains(f.as_str()), "{what}: {heading} lacks {f}");
+        }
+    }
+}
+
+#[test]
+fn the_man_page_has_a_section_with_the_flags_of_every_subcommand() {
+    let cmds = commands();
+    let roff = output(&["man"]);
+    assert!(roff.lines().any(|l| l.starts_with(".TH scalescope 1 ")), "no title: {roff}");
+    let plain = roff.replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "");
+    let page = sections(&plain, |l| l.strip_prefix(".SH ").map(|h| h.trim_matches('"').to_string()));
+    check_page("roff", &page, &cmds);
+    for h in ["NAME", "SYNOPSIS", "SUBCOMMANDS", "EXIT STATUS", "ENVIRONMENT"] {
+        assert!(page.contains_key(h), "no {h}");
+    }
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("scalescope.1"), &roff).unwrap();
+    let rendered = Command::new("man")
+        .arg("./scalescope.1")
+        .current_dir(d.path())
+        .env("MANWIDTH", "250")
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .output();
+    let Ok(o) = rendered else {
+        assert!(std::env::var_os("SCALESCOPE_REQUIRE_MAN").is_none(), "man is required but not installed");
+        eprintln!("note: man not installed; the rendered page is not checked (apt-get install man-db)");
+        return;
+    };
+    assert!(o.status.success() && stderr(&o).trim().is_empty(), "man: {}", stderr(&o));
+    let text: String = stdout(&o).split('\x08').enumerate().map(|(i, s)| if i == 0 { s } else { &s[1..] }).collect();
+    let page = sections(&text, |l| (!l.is_empty() && !l.starts_with(' ')).then(|| l.trim().to_string()));
+    check_page("man", &page, &cmds);
+}
