@@ -7,8 +7,31 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "scalescope", version, about, long_about = None, after_help = "Without a subcommand, scalescope runs its demo sweep (see `scalescope demo --help`).")]
 pub struct Cli {
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t,
+        hide_possible_values = true,
+        display_order = 900
+    )]
+    pub color: ColorArg,
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// The `--color` choices.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorArg {
+    /// Colour when the output is a terminal and NO_COLOR is unset.
+    #[default]
+    Auto,
+    /// Colour, even into a pipe or a file.
+    Always,
+    /// Never colour.
+    Never,
 }
 
 /// The subcommands.

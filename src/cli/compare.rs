@@ -3,6 +3,7 @@
 
 use super::args::CompareArgs;
 use super::{Exit, Usage, view};
+use crate::compare::points::Verdict;
 use crate::compare::{self, Options, Set, text};
 use crate::report::{markdown, terminal};
 
@@ -46,7 +47,11 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
     let t = text::table(&c);
     let mut out = terminal::render_section("compare", &text::header(&c), colour);
     out.push('\n');
-    out.push_str(&terminal::render(&t, colour));
+    out.push_str(&terminal::render_painted(&t, colour, &|row, column| match text::verdict_at(&c, row, column)? {
+        Verdict::Faster => Some(terminal::BETTER),
+        Verdict::Slower => Some(terminal::WORSE),
+        _ => None,
+    }));
     out.push_str(&terminal::render_section("models", &text::models(&c), colour));
     out.push_str(&terminal::render_section("why", &c.why, colour));
     view::print(&out)?;

@@ -48,6 +48,11 @@ pub fn main() -> i32 {
             return 2;
         }
     };
+    match cli.color {
+        args::ColorArg::Auto => {}
+        args::ColorArg::Always => anstream::ColorChoice::Always.write_global(),
+        args::ColorArg::Never => anstream::ColorChoice::Never.write_global(),
+    }
     let result = match cli.command {
         None => demo::demo(&args::DemoArgs::default()),
         Some(args::Command::Demo(a)) => demo::demo(&a),

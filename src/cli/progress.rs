@@ -75,7 +75,7 @@ impl Sink for Session<'_> {
                 };
                 self.bar.set_message(format!("{} · {what}", p.label()));
             }
-            Event::Warning(w) => self.bar.suspend(|| eprintln!("scalescope: warning: {w}")),
+            Event::Warning(w) => self.bar.suspend(|| crate::report::terminal::warn(&w)),
         }
     }
 

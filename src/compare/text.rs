@@ -73,6 +73,17 @@ pub fn table(c: &Comparison) -> Table {
     Table { headers, rows, numeric }
 }
 
+/// The verdict shown in a cell of [`table`], if the cell shows one.
+pub fn verdict_at(c: &Comparison, row: usize, column: usize) -> Option<super::points::Verdict> {
+    let cells = &c.points.get(row)?.cells;
+    let set = if c.labels.len() == 2 {
+        (column == 6).then_some(1 - c.reference)?
+    } else {
+        (0..c.labels.len()).filter(|&i| i != c.reference).nth(column.checked_sub(2)?)?
+    };
+    Some(cells.get(set)?.as_ref()?.change.as_ref()?.verdict)
+}
+
 fn p_text(p: f64) -> String {
     if p < 0.001 { "< 0.001".into() } else { format!("{p:.3}") }
 }

@@ -45,8 +45,8 @@ impl Sections {
         text.push_str(&terminal::render_section("ranks", &self.ranks, colour));
         text.push_str(&terminal::render_section("I/O ceiling", &self.ceiling, colour));
         text.push_str(&terminal::render_section("model", &self.model, colour));
-        text.push_str(&terminal::render_section("findings", &finding_lines::lines(&self.findings), colour));
-        text.push_str(&terminal::render_section("notes", &self.notes, colour));
+        text.push_str(&terminal::render_section("findings", &finding_lines::lines(&self.findings, colour), colour));
+        text.push_str(&terminal::render_warnings("notes", &self.notes, colour));
         text
     }
 
@@ -55,7 +55,7 @@ impl Sections {
         let mut lines = self.model.clone();
         lines.extend(self.ceiling.iter().cloned());
         lines.extend(self.ranks.iter().cloned());
-        lines.extend(finding_lines::lines(&self.findings).iter().map(|l| l.replace("\n      ", " — ")));
+        lines.extend(finding_lines::lines(&self.findings, false).iter().map(|l| l.replace("\n      ", " — ")));
         markdown::document(doc, &self.table, &lines, &self.notes)
     }
 }
