@@ -33,7 +33,7 @@ fn the_python_recipes_run_as_written() {
     let has = Command::new(&py).args(["-c", "import pandas, IPython"]).output();
     if !has.as_ref().is_ok_and(|o| o.status.success()) {
         assert!(
-            std::env::var_os("SCALESCOPE_REQUIRE_PANDAS").is_none(),
+            std::env::var_os("SCALESCOPE_REQUIRE_DOCS").is_none(),
             "{py} lacks pandas or IPython, which this check requires here"
         );
         eprintln!("note: {py} lacks pandas or IPython: docs/python.md is not checked (pip install pandas ipython)");
