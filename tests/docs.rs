@@ -1,0 +1,94 @@
+//! The documentation's links lead somewhere: every relative link in README.md, CONTRIBUTING.md
+//! and docs/*.md names a file of the repository, and every #anchor a heading of that file.
+
+use std::path::{Path, PathBuf};
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The lines outside code blocks.
+fn prose_lines(markdown: &str) -> Vec<&str> {
+    let mut fenced = false;
+    markdown
+        .lines()
+        .filter(|line| {
+            if line.starts_with("```") {
+                fenced = !fenced;
+                return false;
+            }
+            !fenced
+        })
+        .collect()
+}
+
+/// Headings, as anchors.
+fn anchors(markdown: &str) -> Vec<String> {
+    prose_lines(markdown).into_iter().filter(|l| l.starts_with('#')).map(|l| slug(l.trim_start_matches('#'))).collect()
+}
+
+/// Link targets outside code: what stands in `](…)`.
+fn links(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in prose_lines(markdown) {
+        let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        let mut rest = prose.as_str();
+        while let Some(i) = rest.find("](") {
+            let target = &rest[i + 2..];
+            let end = target.find(')').unwrap_or(target.len());
+            out.push(target[..end].to_string());
+            rest = &target[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_and_anchor_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
+    files.extend(
+        std::fs::read_dir(root.join("docs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md")),
+    );
+    let mut checked = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for link in links(&text) {
+            if link.starts_with("http://") || link.starts_with("https://") || link.starts_with("mailto:") {
+                continue;
+            }
+            let (path, anchor) = link.split_once('#').unwrap_or((&link, ""));
+            let target = if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
+            assert!(target.exists(), "{}: the link {link} leads nowhere", file.display());
+            if !anchor.is_empty() {
+                let heads = anchors(&std::fs::read_to_string(&target).unwrap());
+                assert!(heads.iter().any(|h| h == anchor), "{}: no heading #{anchor} in {}", file.display(), path);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "only {checked} links found: is the parser right?");
+}
+
+#[test]
+fn anchors_are_spelled_as_github_spells_them() {
+    assert_eq!(
+        slug(" Why does a lock read `heap+0x…`, and how do I keep symbols?"),
+        "why-does-a-lock-read-heap0x-and-how-do-i-keep-symbols"
+    );
+    assert_eq!(slug("Why do its figures differ from `/usr/bin/time`?"), "why-do-its-figures-differ-from-usrbintime");
+    assert_eq!(links("see [a](b.md#c) and `[x](y)` and [d](e)"), vec!["b.md#c", "e"]);
+}
