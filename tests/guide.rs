@@ -11,7 +11,7 @@ mod common;
 
 use common::{bin, scalescope, stderr, stdout};
 use scalescope::report::format::command_line;
-use serde_json::Value;
+use scalescope::results::Results;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -44,15 +44,14 @@ fn commands(guide: &str) -> Vec<String> {
 /// A recorded sweep: its results document, the run command as the reader types it, and what
 /// `show` prints for it.
 struct Recorded {
-    doc: Value,
+    doc: Results,
     command: String,
     shown: String,
 }
 
 fn recorded(results: &Path) -> Recorded {
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(results.join("results.json")).unwrap()).unwrap();
-    let mut argv: Vec<String> =
-        doc["command_line"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect();
+    let (_, doc) = scalescope::results::load(results).unwrap();
+    let mut argv = doc.command_line.clone();
     argv[0] = "scalescope".into();
     let o = scalescope(results, &["show", "."]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -62,7 +61,7 @@ fn recorded(results: &Path) -> Recorded {
 /// The guide's console block: `nproc` and the run command, then what `run` printed (what `show`
 /// prints, and where the results are).
 fn rendered(r: &Recorded, dir_name: &str) -> String {
-    let cpus = &r.doc["machine"]["allowed_cpus"];
+    let cpus = r.doc.machine.allowed_cpus;
     format!("```console\n$ nproc\n{cpus}\n$ {}\n{}\n{}```\n", r.command, r.shown, trailer(dir_name))
 }
 
@@ -156,8 +155,7 @@ fn record_the_guide_sweep() {
         }
     }
     let folder = folder.expect("the guide runs a sweep");
-    let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join(&folder).join("results.json")).unwrap()).unwrap();
+    let (_, doc) = scalescope::results::load(&d.path().join(&folder)).unwrap();
     std::fs::create_dir_all(fixture()).unwrap();
     std::fs::write(fixture().join("results.json"), serde_json::to_string(&doc).unwrap() + "\n").unwrap();
     let r = recorded(&fixture());

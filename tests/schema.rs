@@ -68,7 +68,11 @@ fn the_shipped_schema_is_the_one_the_types_give() {
 
 #[test]
 fn every_fixture_validates_and_comes_back_unchanged_through_the_types() {
-    for f in ["tests/fixtures/report/results.json", "tests/fixtures/compare/faster.json"] {
+    for f in [
+        "tests/fixtures/report/results.json",
+        "tests/fixtures/compare/faster.json",
+        "tests/fixtures/guide/results.json",
+    ] {
         let doc = check(&repo(f));
         assert_eq!(doc.schema_version, SCHEMA_VERSION, "{f}");
         let a = doc.analysis.as_ref().unwrap_or_else(|| panic!("{f} stores its analysis"));
