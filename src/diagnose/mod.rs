@@ -43,10 +43,12 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
         }
     }
     merge_noise(&mut out);
-    // A stable sort: within one severity, causes keep the order their ledger gave them.
+    // A stable sort: within one severity, causes keep the order their ledger gave them. First
+    // what says the whole sweep scales, or that the parameter or the runs' length make the rest moot.
+    let lead = |k: Kind| matches!(k, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored);
     out.sort_by(|x, y| {
-        (y.kind == Kind::ScalesWell)
-            .cmp(&(x.kind == Kind::ScalesWell))
+        lead(y.kind)
+            .cmp(&lead(x.kind))
             .then(y.severity.cmp(&x.severity))
             .then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
     });
