@@ -17,6 +17,8 @@ pub struct Mapping {
     pub offset: u64,
     /// File path, `[heap]`/`[stack]`…, or empty for anonymous memory.
     pub path: String,
+    /// Mapped executable.
+    pub exec: bool,
 }
 
 /// Parses /proc/<pid>/maps.
@@ -25,7 +27,7 @@ pub fn parse_maps(text: &str) -> Vec<Mapping> {
         .filter_map(|line| {
             let mut f = line.split_ascii_whitespace();
             let (start, end) = f.next()?.split_once('-')?;
-            let _perms = f.next()?;
+            let perms = f.next()?;
             let offset = u64::from_str_radix(f.next()?, 16).ok()?;
             let _dev = f.next()?;
             let _inode = f.next()?;
@@ -35,6 +37,7 @@ pub fn parse_maps(text: &str) -> Vec<Mapping> {
                 end: u64::from_str_radix(end, 16).ok()?,
                 offset,
                 path,
+                exec: perms.contains('x'),
             })
         })
         .collect()

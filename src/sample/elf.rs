@@ -1,0 +1,240 @@
+//! ELF files as the unwinder and the namer need them, mapped once and shared: the unwind
+//! sections (`.eh_frame`, `.eh_frame_hdr`, `.debug_frame`) handed to framehop without copying, the
+//! load segments (to turn a mapping into a load bias), the build id, and a symbol table that
+//! prefers sized functions and objects over markers and never names an address past a
+//! symbol's end. Names are demangled (Rust, then C++).
+
+use crate::mapped::Mapped;
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+use std::collections::HashMap;
+use std::ops::{Deref, Range};
+use std::sync::{Arc, OnceLock};
+
+/// The bytes of an ELF image: a mapped file, or a copy (the vDSO).
+pub enum Bytes {
+    /// A file mapped read-only.
+    Mapped(Mapped),
+    /// An image copied from memory.
+    Owned(Vec<u8>),
+}
+
+impl Bytes {
+    /// The image.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m.bytes(),
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// A byte range of an image, as framehop's section data.
+#[derive(Clone)]
+pub struct Section {
+    map: Arc<Bytes>,
+    range: Range<usize>,
+}
+
+impl Deref for Section {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.map.bytes()[self.range.clone()]
+    }
+}
+
+/// One ELF file.
+pub struct Elf {
+    map: Arc<Bytes>,
+    /// GNU build id, hex, when the file has one.
+    pub build_id: Option<String>,
+    /// Load segments: (virtual address, file offset, file size, executable).
+    segments: Vec<(u64, u64, u64, bool)>,
+    /// Sections by name: (address range, file range).
+    sections: HashMap<Vec<u8>, (Range<u64>, Range<usize>)>,
+    symbols: OnceLock<SymbolTable>,
+}
+
+impl Elf {
+    /// Maps and indexes the file at `path`; `None` when it is not a readable ELF file.
+    pub fn open(path: &str) -> Option<Elf> {
+        Elf::parse(Bytes::Mapped(Mapped::open(std::path::Path::new(path)).ok()?))
+    }
+
+    /// Indexes an image; `None` when it is not ELF.
+    pub fn parse(bytes: Bytes) -> Option<Elf> {
+        let map = Arc::new(bytes);
+        let file = object::File::parse(map.bytes()).ok()?;
+        let build_id = file.build_id().ok().flatten().map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
+        let segments = file
+            .segments()
+            .map(|s| {
+                let (off, size) = s.file_range();
+                let exec =
+                    matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0);
+                (s.address(), off, size, exec)
+            })
+            .collect();
+        let sections = file
+            .sections()
+            .filter_map(|s| {
+                let name = s.name_bytes().ok()?.to_vec();
+                let (off, size) = s.file_range()?;
+                let file = usize::try_from(off).ok()?..usize::try_from(off + size).ok()?;
+                Some((name, (s.address()..s.address() + s.size(), file)))
+            })
+            .collect();
+        Some(Elf { map, build_id, segments, sections, symbols: OnceLock::new() })
+    }
+
+    /// The load bias of a mapping of file offset `pgoff` at `start` (executable or not): the
+    /// address minus the file's stated (virtual) address. One file page may hold the end of one
+    /// segment and the start of the next, so the segment with the mapping's permission wins.
+    pub fn bias(&self, start: u64, pgoff: u64, exec: bool) -> Option<u64> {
+        let covers = |s: &&(u64, u64, u64, bool)| s.1 & !0xfff <= pgoff && pgoff < s.1 + s.2.max(1);
+        let (vaddr, off, _, _) =
+            self.segments.iter().filter(covers).find(|s| s.3 == exec).or_else(|| self.segments.iter().find(covers))?;
+        Some(start.wrapping_add(off.wrapping_sub(pgoff)).wrapping_sub(*vaddr))
+    }
+
+    /// The symbol table, parsed on first use.
+    pub fn symbols(&self) -> &SymbolTable {
+        self.symbols.get_or_init(|| SymbolTable::parse(self.map.bytes()).unwrap_or_default())
+    }
+
+    /// The unwind sections for framehop.
+    pub fn section_info(self: &Arc<Elf>) -> SectionInfo {
+        SectionInfo(self.clone())
+    }
+}
+
+/// framehop's view of an [`Elf`].
+pub struct SectionInfo(Arc<Elf>);
+
+impl framehop::ModuleSectionInfo<Section> for SectionInfo {
+    fn base_svma(&self) -> u64 {
+        0
+    }
+
+    fn section_svma_range(&mut self, name: &[u8]) -> Option<Range<u64>> {
+        self.0.sections.get(name).map(|(svma, _)| svma.clone())
+    }
+
+    fn section_data(&mut self, name: &[u8]) -> Option<Section> {
+        let (_, file) = self.0.sections.get(name)?;
+        (file.end <= self.0.map.bytes().len()).then(|| Section { map: self.0.map.clone(), range: file.clone() })
+    }
+}
+
+/// Symbols of one file sorted by address: (address, size, name), one per address.
+#[derive(Default)]
+pub struct SymbolTable {
+    by_addr: Vec<(u64, u64, String)>,
+}
+
+impl SymbolTable {
+    /// Reads the symbol tables (`.symtab` and `.dynsym`) of an ELF image.
+    pub fn parse(data: &[u8]) -> Option<SymbolTable> {
+        let file = object::File::parse(data).ok()?;
+        // At one address the best symbol wins: a sized function or object over a marker
+        // (`_edata`, `__bss_start`, `__TMC_END__`), global over local (`completed.0`).
+        let mut all: Vec<(u64, u8, u64, &str)> = file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| s.address() != 0 && s.is_definition())
+            .filter_map(|s| {
+                let sized = s.size() > 0 && matches!(s.kind(), SymbolKind::Text | SymbolKind::Data);
+                let rank = 2 * u8::from(sized) + u8::from(s.is_global());
+                Some((s.address(), rank, s.size(), s.name().ok()?))
+            })
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        all.dedup_by_key(|s| s.0);
+        Some(SymbolTable { by_addr: all.into_iter().map(|(a, _, size, n)| (a, size, demangle(n))).collect() })
+    }
+
+    /// The symbol whose extent holds `vaddr` and the offset into it; a symbol without a size
+    /// names its own address only.
+    pub fn lookup(&self, vaddr: u64) -> Option<(&str, u64)> {
+        let end = self.by_addr.partition_point(|(a, _, _)| *a <= vaddr);
+        // A small symbol may sit inside a larger one: look back a few entries for one that covers.
+        self.by_addr[end.saturating_sub(8)..end].iter().rev().find_map(|(a, size, name)| {
+            let off = vaddr - a;
+            (off < *size || off == 0).then_some((name.as_str(), off))
+        })
+    }
+}
+
+/// A symbol's readable name: Rust (legacy and v0) and C++ (Itanium) demangled, without C++
+/// parameter lists; anything else as it is.
+pub fn demangle(name: &str) -> String {
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z")
+        && let Ok(sym) = cpp_demangle::Symbol::new(name)
+    {
+        let opts = cpp_demangle::DemangleOptions::new().no_params();
+        if let Ok(d) = sym.demangle_with_options(&opts) {
+            return d;
+        }
+    }
+    name.to_string()
+}
+
+/// Opened files, by path and by build id (one copy of a library reached by two paths).
+#[derive(Default)]
+pub struct Files {
+    by_path: HashMap<String, Option<Arc<Elf>>>,
+    by_build_id: HashMap<String, Arc<Elf>>,
+}
+
+impl Files {
+    /// The file at `path`, opened once; `None` when it is not a readable ELF file.
+    pub fn get(&mut self, path: &str) -> Option<Arc<Elf>> {
+        if let Some(f) = self.by_path.get(path) {
+            return f.clone();
+        }
+        let elf = Elf::open(path).map(Arc::new).map(|e| match &e.build_id {
+            Some(id) => self.by_build_id.entry(id.clone()).or_insert(e).clone(),
+            None => e,
+        });
+        self.by_path.insert(path.to_string(), elf.clone());
+        elf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_rust_and_cpp_and_keeps_c() {
+        assert_eq!(demangle("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
+        assert_eq!(demangle("_ZN3foo3Bar6updateEi"), "foo::Bar::update");
+        assert_eq!(demangle("update_histogram"), "update_histogram");
+    }
+
+    #[test]
+    fn the_symbols_of_this_test_binary_name_a_function_inside_its_extent() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let elf = Elf::open(exe.to_str().unwrap()).unwrap();
+        let table = elf.symbols();
+        let f = demangles_rust_and_cpp_and_keeps_c as fn() as usize as u64;
+        let maps = super::super::symbols::parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());
+        let m = maps.iter().find(|m| m.start <= f && f < m.end).unwrap();
+        let bias = elf.bias(m.start, m.offset, m.exec).unwrap();
+        let (name, off) = table.lookup(f - bias).unwrap();
+        assert!(name.ends_with("demangles_rust_and_cpp_and_keeps_c"), "{name}");
+        assert_eq!(off, 0);
+        assert!(elf.sections.contains_key(&b".eh_frame"[..]));
+    }
+
+    #[test]
+    fn markers_lose_to_sized_symbols_and_nothing_is_named_past_its_end() {
+        let t = SymbolTable { by_addr: vec![(0x100, 0x40, "histogram_lock".into()), (0x200, 0, "_edata".into())] };
+        assert_eq!(t.lookup(0x108), Some(("histogram_lock", 8)));
+        assert_eq!(t.lookup(0x140), None);
+        assert_eq!(t.lookup(0x200), Some(("_edata", 0)));
+        assert_eq!(t.lookup(0x208), None);
+    }
+}

@@ -1,0 +1,431 @@
+//! User call stacks of the traced processes: unwound with framehop (DWARF CFI from `.eh_frame`,
+//! frame pointers where there is none) from a sample's registers and stack copy, or from a
+//! blocked thread's `sp` and `pc` (the end of `/proc/<tid>/syscall`) and its stack read with
+//! `process_vm_readv`; named by ELF symbol; interned, so a stack is a small number.
+
+use super::elf::{Bytes, Elf, Files, Section};
+use super::records::Regs;
+use super::symbols::parse_maps;
+use framehop::{MayAllocateDuringUnwind, Module, Unwinder};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+type Native = framehop::UnwinderNative<Section, MayAllocateDuringUnwind>;
+type Cache = framehop::CacheNative<MayAllocateDuringUnwind>;
+
+/// An interned stack.
+pub type StackId = u32;
+
+/// Bytes of a blocked thread's stack read for unwinding.
+pub const BLOCKED_STACK_BYTES: usize = 32 * 1024;
+/// Frames kept per stack at most (the outermost are dropped past it).
+const MAX_FRAMES: usize = 128;
+
+/// One frame: the function (or `module+0xoffset` without a symbol) and its module.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    /// Demangled function name, or `module+0x…` when no symbol covers the address.
+    pub function: String,
+    /// File name of the module (`libc.so.6`), `[vdso]`, or `?` for an unmapped address.
+    pub module: String,
+}
+
+/// A module mapped in a process.
+struct Mod {
+    range: std::ops::Range<u64>,
+    bias: u64,
+    elf: Arc<Elf>,
+    name: String,
+}
+
+/// What the unwinder knows of one process.
+struct Proc {
+    unwinder: Native,
+    mods: Vec<Mod>,
+    /// Whether /proc/<pid>/maps was read since the last miss.
+    fresh: bool,
+}
+
+/// Unwinds, names and interns stacks for the processes of one run.
+pub struct Stacks {
+    files: Files,
+    vdso: Option<Arc<Elf>>,
+    procs: HashMap<i32, Proc>,
+    cache: Cache,
+    frames: Vec<Frame>,
+    frame_ids: HashMap<Frame, u32>,
+    stacks: Vec<Vec<u32>>,
+    stack_ids: HashMap<Vec<u32>, StackId>,
+    /// Named addresses: (process, address for lookup) → frame.
+    named: HashMap<(i32, u64), u32>,
+    blocked: HashMap<(i32, u64, u64), Option<StackId>>,
+    /// Why a blocked thread's stack could not be read, once.
+    pub refusal: Option<String>,
+}
+
+impl Default for Stacks {
+    fn default() -> Stacks {
+        Stacks::new()
+    }
+}
+
+impl Stacks {
+    /// An empty table.
+    pub fn new() -> Stacks {
+        Stacks {
+            files: Files::default(),
+            vdso: own_vdso().map(Arc::new),
+            procs: HashMap::new(),
+            cache: Cache::new(),
+            frames: Vec::new(),
+            frame_ids: HashMap::new(),
+            stacks: Vec::new(),
+            stack_ids: HashMap::new(),
+            named: HashMap::new(),
+            blocked: HashMap::new(),
+            refusal: None,
+        }
+    }
+
+    /// The stack of a thread blocked in the kernel, from the user `sp` and `pc` that end its
+    /// `/proc/<tid>/syscall`: its stack memory is read with `process_vm_readv` and unwound.
+    /// Cached per (thread, sp, pc): a thread found again in the same wait costs a lookup.
+    /// `None` when the memory cannot be read (see [`Stacks::refusal`]) or nothing unwinds.
+    pub fn blocked(&mut self, pid: i32, tid: i32, sp: u64, pc: u64) -> Option<StackId> {
+        if let Some(&hit) = self.blocked.get(&(tid, sp, pc)) {
+            return hit;
+        }
+        let stack = match read_stack(pid, sp, BLOCKED_STACK_BYTES) {
+            Ok(s) => s,
+            Err(e) => {
+                if e.kind() == std::io::ErrorKind::PermissionDenied && self.refusal.is_none() {
+                    self.refusal = Some(format!(
+                        "stacks of blocked threads not readable here (process_vm_readv: {e}): waits named by address only"
+                    ));
+                }
+                return None;
+            }
+        };
+        let id = self.unwind(pid, Regs { pc, sp, fp: 0, lr: 0 }, &stack);
+        self.blocked.insert((tid, sp, pc), id);
+        id
+    }
+
+    /// Unwinds from `regs` over `stack` (the bytes from `regs.sp` up) in process `pid`, names the
+    /// frames and interns the stack (outermost frame first).
+    pub fn unwind(&mut self, pid: i32, regs: Regs, stack: &[u8]) -> Option<StackId> {
+        let addrs = self.addresses(pid, regs, stack);
+        if addrs.is_empty() {
+            return None;
+        }
+        let mut frames: Vec<u32> = addrs.iter().rev().map(|&a| self.frame_at(pid, a)).collect();
+        frames.dedup_by(|a, b| a == b && self.frames[*a as usize].function.contains("+0x"));
+        Some(self.intern(frames))
+    }
+
+    /// Return addresses, innermost first, adjusted for lookup (a return address minus one).
+    fn addresses(&mut self, pid: i32, regs: Regs, stack: &[u8]) -> Vec<u64> {
+        self.ensure(pid, regs.pc);
+        let Some(p) = self.procs.get(&pid) else { return vec![regs.pc] };
+        let sp = regs.sp;
+        let mut read = |addr: u64| -> Result<u64, ()> {
+            let off = addr.checked_sub(sp).ok_or(())? as usize;
+            let b = stack.get(off..off + 8).ok_or(())?;
+            Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
+        };
+        let mut out = Vec::new();
+        let mut it = p.unwinder.iter_frames(regs.pc, native_regs(regs), &mut self.cache, &mut read);
+        while let Ok(Some(f)) = it.next() {
+            out.push(f.address_for_lookup());
+            if out.len() >= MAX_FRAMES {
+                break;
+            }
+        }
+        if out.is_empty() {
+            out.push(regs.pc);
+        }
+        out
+    }
+
+    /// Makes sure the process's modules are known and cover `pc` (maps re-read once on a miss).
+    fn ensure(&mut self, pid: i32, pc: u64) {
+        let known = self.procs.get(&pid).is_some_and(|p| p.mods.iter().any(|m| m.range.contains(&pc)));
+        let fresh = self.procs.get(&pid).is_some_and(|p| p.fresh);
+        if known || fresh {
+            return;
+        }
+        self.read_maps(pid);
+    }
+
+    fn read_maps(&mut self, pid: i32) {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return };
+        let maps = parse_maps(&text);
+        for m in maps.iter().filter(|m| m.exec) {
+            if m.path.starts_with('/') {
+                self.add_mapping(pid, m.start, m.end - m.start, m.offset, &m.path.clone());
+            } else if m.path == "[vdso]"
+                && let Some(v) = self.vdso.clone()
+            {
+                self.add_module(pid, m.start..m.end, m.start, v, "[vdso]".into());
+            }
+        }
+        self.procs.entry(pid).or_insert_with(new_proc).fresh = true;
+    }
+
+    /// Adds an executable mapping of `path` (from an mmap record or the maps file).
+    pub fn add_mapping(&mut self, pid: i32, addr: u64, len: u64, pgoff: u64, path: &str) {
+        let Some(elf) = self.files.get(path) else { return };
+        let Some(bias) = elf.bias(addr, pgoff, true) else { return };
+        let name = path.rsplit('/').next().unwrap_or(path).to_string();
+        self.add_module(pid, addr..addr + len, bias, elf, name);
+    }
+
+    fn add_module(&mut self, pid: i32, range: std::ops::Range<u64>, bias: u64, elf: Arc<Elf>, name: String) {
+        let p = self.procs.entry(pid).or_insert_with(new_proc);
+        if p.mods.iter().any(|m| m.range.start == range.start) {
+            return;
+        }
+        let module = Module::new(name.clone(), range.clone(), bias, elf.section_info());
+        p.unwinder.add_module(module);
+        p.mods.push(Mod { range, bias, elf, name });
+    }
+
+    /// A new process forked from `parent`: same modules.
+    pub fn fork(&mut self, parent: i32, child: i32) {
+        if let Some(p) = self.procs.get(&parent) {
+            let copy = Proc {
+                unwinder: p.unwinder.clone(),
+                mods: p
+                    .mods
+                    .iter()
+                    .map(|m| Mod { range: m.range.clone(), bias: m.bias, elf: m.elf.clone(), name: m.name.clone() })
+                    .collect(),
+                fresh: false,
+            };
+            self.procs.insert(child, copy);
+        }
+    }
+
+    /// The process executed a new program: its modules start anew.
+    pub fn exec(&mut self, pid: i32) {
+        self.procs.insert(pid, new_proc());
+        self.named.retain(|(p, _), _| *p != pid);
+    }
+
+    fn frame_at(&mut self, pid: i32, addr: u64) -> u32 {
+        if let Some(&f) = self.named.get(&(pid, addr)) {
+            return f;
+        }
+        let frame = match self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr))) {
+            Some(m) => {
+                let svma = addr.wrapping_sub(m.bias);
+                let function = match m.elf.symbols().lookup(svma) {
+                    Some((name, _)) => name.to_string(),
+                    None => format!("{}+{svma:#x}", m.name),
+                };
+                Frame { function, module: m.name.clone() }
+            }
+            None => Frame { function: format!("{addr:#x}"), module: "?".into() },
+        };
+        let next = self.frames.len() as u32;
+        let id = *self.frame_ids.entry(frame.clone()).or_insert(next);
+        if id == next {
+            self.frames.push(frame);
+        }
+        self.named.insert((pid, addr), id);
+        id
+    }
+
+    fn intern(&mut self, frames: Vec<u32>) -> StackId {
+        if let Some(&id) = self.stack_ids.get(&frames) {
+            return id;
+        }
+        let id = self.stacks.len() as StackId;
+        self.stacks.push(frames.clone());
+        self.stack_ids.insert(frames, id);
+        id
+    }
+
+    /// Interns a stack of given frames (outermost first): for stacks made of labels.
+    pub fn intern_frames(&mut self, frames: &[Frame]) -> StackId {
+        let ids: Vec<u32> = frames
+            .iter()
+            .map(|f| {
+                let next = self.frames.len() as u32;
+                let id = *self.frame_ids.entry(f.clone()).or_insert(next);
+                if id == next {
+                    self.frames.push(f.clone());
+                }
+                id
+            })
+            .collect();
+        self.intern(ids)
+    }
+
+    /// The frames of a stack, outermost first.
+    pub fn frames(&self, id: StackId) -> impl DoubleEndedIterator<Item = &Frame> + ExactSizeIterator {
+        self.stacks.get(id as usize).map(Vec::as_slice).unwrap_or(&[]).iter().map(|&f| &self.frames[f as usize])
+    }
+
+    /// Every frame and every stack (as frame indices, outermost first), for storing.
+    pub fn tables(&self) -> (&[Frame], &[Vec<u32>]) {
+        (&self.frames, &self.stacks)
+    }
+}
+
+fn new_proc() -> Proc {
+    Proc { unwinder: Native::new(), mods: Vec::new(), fresh: false }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn native_regs(r: Regs) -> framehop::UnwindRegsNative {
+    framehop::UnwindRegsNative::new(r.pc, r.sp, r.fp)
+}
+
+#[cfg(target_arch = "aarch64")]
+fn native_regs(r: Regs) -> framehop::UnwindRegsNative {
+    framehop::UnwindRegsNative::new(r.lr, r.sp, r.fp)
+}
+
+/// Reads up to `len` bytes of `pid`'s memory from `sp` up, stopping at the first unmapped page
+/// (the top of the stack).
+fn read_stack(pid: i32, sp: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    // One remote piece per page: a transfer stops at the first unreadable piece, not before.
+    let mut remote = Vec::new();
+    let mut at = sp;
+    let end = sp.saturating_add(len as u64);
+    while at < end {
+        let next = ((at / 4096) + 1) * 4096;
+        let to = next.min(end);
+        remote.push(libc::iovec { iov_base: at as *mut libc::c_void, iov_len: (to - at) as usize });
+        at = to;
+    }
+    let local = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: len };
+    // SAFETY: `local` covers `buf`, which outlives the call; remote addresses are only read by the kernel.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, remote.as_ptr(), remote.len() as libc::c_ulong, 0) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+/// This process's vDSO image (the kernel maps the same one into every process of an ABI).
+fn own_vdso() -> Option<Elf> {
+    let maps = parse_maps(&std::fs::read_to_string("/proc/self/maps").ok()?);
+    let v = maps.iter().find(|m| m.path == "[vdso]")?;
+    let len = (v.end - v.start) as usize;
+    // SAFETY: the vDSO mapping of this process is readable for its whole length while it lives.
+    let bytes = unsafe { std::slice::from_raw_parts(v.start as *const u8, len) }.to_vec();
+    Elf::parse(Bytes::Owned(bytes))
+}
+
+/// Returns the innermost frames where a thread waits, named for people: the entry point into
+/// the C library (or the Rust/C++ standard library) it called and the frames above it,
+/// `pthread_mutex_lock ← update_histogram ← worker`. Library-internal names are normalised
+/// (`___pthread_mutex_lock`, `__GI___pthread_mutex_lock` → `pthread_mutex_lock`). `None` for an
+/// empty stack.
+pub fn wait_site<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>, callers: usize) -> Option<String> {
+    let inner: Vec<&Frame> = frames.rev().collect();
+    let first = inner.first()?;
+    let lib = |f: &Frame| is_runtime(f);
+    // The innermost run of library frames ends at the entry point the program called.
+    let run = if lib(first) { inner.iter().take_while(|f| lib(f)).count() } else { 0 };
+    let mut parts = Vec::new();
+    if run > 0 {
+        parts.push(normalise(&inner[run - 1].function));
+    }
+    parts.extend(inner[run..].iter().take(callers + usize::from(run == 0)).map(|f| f.function.clone()));
+    Some(parts.join(" ← "))
+}
+
+/// Frames of the C library and the language runtimes: where a wait's name starts.
+pub fn is_runtime(f: &Frame) -> bool {
+    const LIBS: [&str; 9] = [
+        "libc.so",
+        "libpthread.so",
+        "ld-linux",
+        "libc-",
+        "libstdc++.so",
+        "libc++.so",
+        "libgcc_s.so",
+        "libgomp.so",
+        "[vdso]",
+    ];
+    LIBS.iter().any(|l| f.module.starts_with(l))
+        || ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::"].iter().any(|p| f.function.starts_with(p))
+}
+
+/// A C library name as documented: `___pthread_mutex_lock` → `pthread_mutex_lock`,
+/// `__GI___nanosleep` → `nanosleep`, `__libc_read` → `read`, `___pthread_cond_timedwait64` →
+/// `pthread_cond_timedwait`.
+pub fn normalise(name: &str) -> String {
+    let n = name.strip_prefix("__GI_").unwrap_or(name);
+    let n = n.strip_prefix("__libc_").unwrap_or(n).trim_start_matches('_');
+    let n = n.strip_suffix("_time64").unwrap_or(n);
+    let n = if n.starts_with("pthread_") { n.strip_suffix("64").unwrap_or(n) } else { n };
+    if n.is_empty() { name.to_string() } else { n.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(function: &str, module: &str) -> Frame {
+        Frame { function: function.into(), module: module.into() }
+    }
+
+    #[test]
+    fn a_wait_is_named_by_the_library_entry_and_its_callers() {
+        let stack = [
+            f("clone3", "libc.so.6"),
+            f("start_thread", "libc.so.6"),
+            f("worker", "behave"),
+            f("update_histogram", "behave"),
+            f("___pthread_mutex_lock", "libc.so.6"),
+            f("__lll_lock_wait", "libc.so.6"),
+        ];
+        assert_eq!(wait_site(stack.iter(), 2).unwrap(), "pthread_mutex_lock ← update_histogram ← worker");
+        let own = [f("main", "prog"), f("spin_wait", "prog")];
+        assert_eq!(wait_site(own.iter(), 2).unwrap(), "spin_wait ← main");
+        assert_eq!(wait_site([].iter(), 2), None);
+    }
+
+    #[test]
+    fn c_library_names_are_normalised() {
+        assert_eq!(normalise("__GI___nanosleep"), "nanosleep");
+        assert_eq!(normalise("___pthread_cond_timedwait64"), "pthread_cond_timedwait");
+        assert_eq!(normalise("__libc_read"), "read");
+        assert_eq!(normalise("__clock_nanosleep_time64"), "clock_nanosleep");
+        assert_eq!(normalise("__"), "__");
+    }
+
+    #[inline(never)]
+    fn capture_here(stacks: &mut Stacks) -> Option<StackId> {
+        let (sp, pc): (u64, u64);
+        // SAFETY: reads the stack pointer and the address of the next instruction, nothing else.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            std::arch::asm!("mov {sp}, rsp", "lea {pc}, [rip]", sp = out(reg) sp, pc = out(reg) pc)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        return None;
+        let me = std::process::id() as i32;
+        stacks.blocked(me, me, sp, pc)
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn unwinds_this_thread_through_its_callers() {
+        let mut stacks = Stacks::new();
+        let id = capture_here(&mut stacks).expect("a stack");
+        let names: Vec<&str> = stacks.frames(id).map(|f| f.function.as_str()).collect();
+        assert!(names.last().unwrap().ends_with("capture_here"), "{names:?}");
+        assert!(
+            names.iter().any(|n| n.ends_with("unwinds_this_thread_through_its_callers")),
+            "the caller is found by DWARF unwinding: {names:?}"
+        );
+        assert!(names.len() >= 4, "{names:?}");
+    }
+}
