@@ -18,6 +18,7 @@ pub mod stacks;
 mod summary;
 pub mod symbols;
 mod thread;
+pub mod tracer;
 mod tree;
 
 pub use classify::Class;

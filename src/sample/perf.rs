@@ -127,15 +127,15 @@ pub struct Ring {
 unsafe impl Send for Ring {}
 
 impl Ring {
-    /// Maps `data_pages` (a power of two) of buffer for `event`.
-    pub fn map(event: Event, data_pages: usize) -> std::io::Result<Ring> {
+    /// Maps `data_pages` (a power of two) of buffer for `event`; on failure the event comes back.
+    pub fn map(event: Event, data_pages: usize) -> Result<Ring, (Event, std::io::Error)> {
         let len = PAGE * (1 + data_pages);
         // SAFETY: maps the event's ring buffer as the perf ABI prescribes; unmapped in Drop.
         let base = unsafe {
             libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, event.fd, 0)
         };
         if base == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
+            return Err((event, std::io::Error::last_os_error()));
         }
         Ok(Ring { event, base: base as *mut u8, data_pages, tail: 0 })
     }

@@ -1,0 +1,544 @@
+//! The event tracer, where the kernel allows it (`perf_event_paranoid` ≤ 2, no seccomp filter):
+//! one software task-clock event per CPU on the job, inherited by every thread and child it
+//! creates, writes into one ring buffer per CPU the exact instant each thread leaves and regains
+//! a CPU (SWITCH records, with the preempted flag), an on-CPU sample with the user registers and
+//! a copy of the user stack every `period_ns` of CPU time, and the mappings, execs, forks and
+//! exits that name the samples' code. Threads that existed before the events did are found in
+//! /proc and given events of their own. [`Tracer::drain`] turns the records into intervals and
+//! unwound samples; nothing is silent: lost records, shrunken buffers and uncovered threads are
+//! limits lines.
+
+use super::perf::{self, Attr, Event, Ring};
+use super::records::{self, Record};
+use super::stacks::{StackId, Stacks};
+use std::collections::{HashMap, HashSet};
+
+/// How the tracer runs.
+#[derive(Clone, Copy, Debug)]
+pub struct TracerConfig {
+    /// CPU time between on-CPU samples of a thread, in nanoseconds.
+    pub period_ns: u64,
+    /// Bytes of user stack copied with each sample (a multiple of 8).
+    pub stack_bytes: u32,
+    /// Data pages of each CPU's ring buffer (a power of two); fewer when the locked-memory limits
+    /// refuse them.
+    pub data_pages: usize,
+}
+
+impl Default for TracerConfig {
+    fn default() -> TracerConfig {
+        TracerConfig { period_ns: 10_000_000, stack_bytes: 8192, data_pages: 64 }
+    }
+}
+
+/// A stretch of one thread's time, exact to the kernel's clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interval {
+    /// Process.
+    pub pid: i32,
+    /// Thread.
+    pub tid: i32,
+    /// Start, nanoseconds on CLOCK_MONOTONIC (the clock of `std::time::Instant`).
+    pub start_ns: u64,
+    /// End, same clock.
+    pub end_ns: u64,
+    /// On a CPU (true) or off it.
+    pub on_cpu: bool,
+    /// Off a CPU while still runnable (preempted), not waiting for something.
+    pub preempted: bool,
+}
+
+/// An on-CPU sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StackSample {
+    /// Process.
+    pub pid: i32,
+    /// Thread.
+    pub tid: i32,
+    /// When, nanoseconds on CLOCK_MONOTONIC.
+    pub time_ns: u64,
+    /// The user stack, `None` when it could not be unwound (no user registers).
+    pub stack: Option<StackId>,
+}
+
+/// What one drain found, in time order per thread.
+#[derive(Clone, Debug, Default)]
+pub struct Drained {
+    /// Intervals that ended since the last drain.
+    pub intervals: Vec<Interval>,
+    /// On-CPU samples since the last drain.
+    pub samples: Vec<StackSample>,
+}
+
+/// One traced thread's exact totals.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadTotals {
+    /// Process.
+    pub pid: i32,
+    /// Thread.
+    pub tid: i32,
+    /// Nanoseconds on a CPU.
+    pub on_ns: u64,
+    /// Nanoseconds off a CPU after leaving it to wait (wake-up latency included).
+    pub off_waiting_ns: u64,
+    /// Nanoseconds off a CPU after being preempted (runnable all along).
+    pub off_preempted_ns: u64,
+    /// Times it left a CPU.
+    pub switches: u64,
+    /// First and last instants it was traced.
+    pub first_ns: u64,
+    /// See `first_ns`.
+    pub last_ns: u64,
+}
+
+/// The tracer's account of itself when it stops.
+#[derive(Clone, Debug, Default)]
+pub struct TraceSummary {
+    /// CPU seconds the tracer used (opening, draining, unwinding).
+    pub cpu_s: f64,
+    /// Records the kernel dropped because a buffer was full.
+    pub lost: u64,
+    /// Records read.
+    pub records: u64,
+    /// On-CPU samples read, and how many of them unwound to a stack.
+    pub samples: u64,
+    /// See `samples`.
+    pub unwound: u64,
+    /// CPUs with a ring buffer, of the CPUs the job may use.
+    pub cpus_covered: usize,
+    /// See `cpus_covered`.
+    pub cpus_wanted: usize,
+    /// Ring buffer per CPU, bytes.
+    pub buffer_bytes: usize,
+    /// Whether every interval is exact: every CPU covered and no record lost.
+    pub exact: bool,
+    /// Every traced thread's totals.
+    pub threads: Vec<ThreadTotals>,
+    /// What could not be traced, one line each.
+    pub limits: Vec<String>,
+}
+
+/// Where a thread is, as far as its records tell.
+#[derive(Clone, Copy, Debug)]
+enum State {
+    /// Not seen switching yet: since this instant.
+    Unknown(u64),
+    On(u64),
+    Off {
+        since: u64,
+        preempted: bool,
+    },
+    Gone,
+}
+
+struct Thread {
+    pid: i32,
+    state: State,
+    totals: ThreadTotals,
+}
+
+/// A running tracer.
+pub struct Tracer {
+    rings: Vec<Ring>,
+    /// Events of threads that existed before the inherited ones, by thread.
+    extra: HashMap<i32, Vec<Event>>,
+    pending: Vec<Record>,
+    threads: HashMap<i32, Thread>,
+    start_ns: u64,
+    summary: TraceSummary,
+}
+
+/// Records older than this (behind the drain's start) are surely in their buffers: newer ones
+/// wait for the next drain, so that records of one thread from two CPUs are put in order.
+const SETTLE_NS: u64 = 2_000_000;
+/// Rounds of looking for threads created while events were being opened.
+const COVER_ROUNDS: usize = 5;
+
+impl Tracer {
+    /// Starts tracing the process `pid` (just spawned or long running) and its descendants.
+    /// `Err` is the limits line saying why the kernel refused.
+    pub fn start(pid: i32, config: &TracerConfig) -> Result<Tracer, String> {
+        let cpu0 = thread_cpu_s();
+        let before = tree_tasks(pid);
+        let cpus = perf::allowed_cpus(pid);
+        let attr = attr(config);
+        let mut rings = Vec::new();
+        let mut limits = Vec::new();
+        let mut pages = config.data_pages.max(1).next_power_of_two();
+        for &cpu in &cpus {
+            let event = match Event::open(&attr, pid, cpu) {
+                Ok(e) => e,
+                Err(e) if rings.is_empty() => return Err(refusal("perf_event_open", &e)),
+                Err(e) => {
+                    limits.push(format!("tracer: CPU {cpu} not covered (perf_event_open: {e})"));
+                    continue;
+                }
+            };
+            let mut event = Some(event);
+            let ring = loop {
+                match Ring::map(event.take().expect("the event is handed back on failure"), pages) {
+                    Ok(r) => break Some(r),
+                    Err((ev, e)) if pages > 1 && matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOMEM)) => {
+                        event = Some(ev);
+                        pages /= 2;
+                    }
+                    Err((_, e)) if rings.is_empty() => return Err(refusal("mmap of the perf buffer", &e)),
+                    Err((_, e)) => {
+                        limits.push(format!(
+                            "tracer: CPU {cpu} not covered (no buffer: {e}; see kernel.perf_event_mlock_kb)"
+                        ));
+                        break None;
+                    }
+                }
+            };
+            if let Some(r) = ring {
+                rings.push((cpu, r));
+            }
+        }
+        if pages < config.data_pages {
+            limits.push(format!(
+                "tracer: buffers shrunk to {} KiB per CPU by the locked-memory limits (kernel.perf_event_mlock_kb, ulimit -l): records may be lost",
+                pages * 4
+            ));
+        }
+        let mut t = Tracer {
+            rings: Vec::new(),
+            extra: HashMap::new(),
+            pending: Vec::new(),
+            threads: HashMap::new(),
+            start_ns: monotonic_ns(),
+            summary: TraceSummary {
+                cpus_covered: rings.len(),
+                cpus_wanted: cpus.len(),
+                buffer_bytes: pages * 4096,
+                limits,
+                ..Default::default()
+            },
+        };
+        let ring_cpus: Vec<i32> = rings.iter().map(|(c, _)| *c).collect();
+        t.rings = rings.into_iter().map(|(_, r)| r).collect();
+        t.cover(pid, before, &attr, &ring_cpus);
+        t.summary.cpu_s += thread_cpu_s() - cpu0;
+        Ok(t)
+    }
+
+    /// Gives events to the threads that existed before the inherited events (each on every
+    /// covered CPU, writing into that CPU's buffer), until no uncovered thread is left.
+    fn cover(&mut self, root: i32, before: Vec<(i32, i32)>, attr: &Attr, cpus: &[i32]) {
+        let mut covered: HashSet<i32> = HashSet::from([root]);
+        let mut todo: Vec<(i32, i32)> = before.into_iter().filter(|(_, tid)| *tid != root).collect();
+        let mut failed = 0usize;
+        for round in 0..=COVER_ROUNDS {
+            for &(pid, tid) in &todo {
+                covered.insert(tid);
+                let mut events = Vec::new();
+                for (ring, &cpu) in self.rings.iter().zip(cpus) {
+                    match Event::open(attr, tid, cpu).and_then(|e| e.redirect(ring).map(|_| e)) {
+                        Ok(e) => events.push(e),
+                        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => break,
+                        Err(_) => {
+                            failed += 1;
+                            events.clear();
+                            break;
+                        }
+                    }
+                }
+                if !events.is_empty() {
+                    self.extra.insert(tid, events);
+                    self.thread(pid, tid, self.start_ns);
+                }
+            }
+            // Threads created since by a thread that had an event announce themselves by a fork record.
+            self.read_rings();
+            let forked: HashSet<i32> = self
+                .pending
+                .iter()
+                .filter_map(|r| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None })
+                .collect();
+            todo = tree_tasks(root)
+                .into_iter()
+                .filter(|(_, tid)| !covered.contains(tid) && !forked.contains(tid))
+                .collect();
+            if todo.is_empty() {
+                break;
+            }
+            if round == COVER_ROUNDS {
+                failed += todo.len();
+            }
+        }
+        if failed > 0 {
+            self.summary.limits.push(format!(
+                "tracer: {failed} thread(s) that existed before tracing started not covered (open files or kernel limits): their intervals come from /proc only"
+            ));
+        }
+    }
+
+    fn thread(&mut self, pid: i32, tid: i32, since: u64) -> &mut Thread {
+        self.threads.entry(tid).or_insert_with(|| Thread {
+            pid,
+            state: State::Unknown(since),
+            totals: ThreadTotals { pid, tid, first_ns: since, last_ns: since, ..Default::default() },
+        })
+    }
+
+    fn read_rings(&mut self) {
+        let mut raw = Vec::new();
+        for r in &mut self.rings {
+            r.drain(&mut raw);
+        }
+        self.summary.records += raw.len() as u64;
+        self.pending.extend(raw.iter().filter_map(|b| records::decode(b)));
+    }
+
+    /// Reads every buffer and returns the intervals that ended and the samples taken since the
+    /// last drain, unwound and named through `stacks`. Call it often (every sweep): a buffer
+    /// that fills loses records.
+    pub fn drain(&mut self, stacks: &mut Stacks) -> Drained {
+        let cpu0 = thread_cpu_s();
+        let settled = monotonic_ns().saturating_sub(SETTLE_NS);
+        self.read_rings();
+        let out = self.process(stacks, Some(settled));
+        self.summary.cpu_s += thread_cpu_s() - cpu0;
+        out
+    }
+
+    /// Stops tracing: the last records, the open intervals closed now, and the summary.
+    pub fn finish(mut self, stacks: &mut Stacks) -> (Drained, TraceSummary) {
+        let cpu0 = thread_cpu_s();
+        self.read_rings();
+        let mut out = self.process(stacks, None);
+        let now = monotonic_ns();
+        for (&tid, t) in &mut self.threads {
+            if let Some(i) = close(t.pid, tid, t.state, now) {
+                add(&mut t.totals, &i);
+                out.intervals.push(i);
+            }
+        }
+        self.rings.clear();
+        self.extra.clear();
+        let mut s = std::mem::take(&mut self.summary);
+        s.exact = s.cpus_covered == s.cpus_wanted && s.lost == 0;
+        if s.lost > 0 {
+            s.limits.push(format!(
+                "tracer: {} records lost (a ring buffer of {} KiB filled between drains): switch intervals of some threads are incomplete",
+                s.lost,
+                s.buffer_bytes / 1024
+            ));
+        }
+        s.threads = self.threads.into_values().map(|t| t.totals).collect();
+        s.threads.sort_by_key(|t| t.tid);
+        s.cpu_s += thread_cpu_s() - cpu0;
+        (out, s)
+    }
+
+    /// Turns the pending records up to `until` (all without a bound) into intervals and samples.
+    fn process(&mut self, stacks: &mut Stacks, until: Option<u64>) -> Drained {
+        let mut recs = std::mem::take(&mut self.pending);
+        recs.sort_by_key(|r| r.time().unwrap_or(0));
+        let cut = until.map_or(recs.len(), |u| recs.partition_point(|r| r.time().unwrap_or(0) <= u));
+        self.pending = recs.split_off(cut);
+        let mut out = Drained::default();
+        for r in recs {
+            match r {
+                Record::Switch { pid, tid, time, out: leaving, preempted } => {
+                    let t = self.thread(pid, tid, time);
+                    t.totals.last_ns = time;
+                    let (next, ended) = switch(pid, tid, t.state, time, leaving, preempted);
+                    t.state = next;
+                    if leaving && ended.is_some() {
+                        t.totals.switches += 1;
+                    }
+                    if let Some(i) = ended {
+                        add(&mut t.totals, &i);
+                        out.intervals.push(i);
+                    }
+                }
+                Record::Sample { pid, tid, time, regs, stack } => {
+                    self.summary.samples += 1;
+                    let id = regs.and_then(|r| stacks.unwind(pid, r, &stack));
+                    self.summary.unwound += u64::from(id.is_some());
+                    out.samples.push(StackSample { pid, tid, time_ns: time, stack: id });
+                }
+                Record::Fork { pid, ppid, tid, time } => {
+                    if pid == tid && pid != ppid {
+                        stacks.fork(ppid, pid);
+                    }
+                    // A thread announced by a fork record inherited an event: drop any of our own.
+                    self.extra.remove(&tid);
+                    let t = self.thread(pid, tid, time);
+                    t.state = State::Off { since: time, preempted: true };
+                }
+                Record::Exit { pid, tid, time } => {
+                    let t = self.thread(pid, tid, time);
+                    t.totals.last_ns = time;
+                    if let Some(i) = close(pid, tid, t.state, time) {
+                        add(&mut t.totals, &i);
+                        out.intervals.push(i);
+                    }
+                    t.state = State::Gone;
+                    self.extra.remove(&tid);
+                }
+                Record::Mmap { pid, addr, len, pgoff, path } => stacks.add_mapping(pid, addr, len, pgoff, &path),
+                Record::Comm { pid, exec: true, .. } => stacks.exec(pid),
+                Record::Lost(n) => self.summary.lost += n,
+                Record::Comm { .. } | Record::Other => {}
+            }
+        }
+        out
+    }
+
+    /// When tracing began, nanoseconds on CLOCK_MONOTONIC.
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns
+    }
+}
+
+/// The state after a switch record, and the interval it ended (none for a repeated record).
+fn switch(pid: i32, tid: i32, state: State, time: u64, leaving: bool, preempted: bool) -> (State, Option<Interval>) {
+    let iv = |start_ns, on_cpu, preempted| Some(Interval { pid, tid, start_ns, end_ns: time, on_cpu, preempted });
+    match (state, leaving) {
+        (State::On(s) | State::Unknown(s), true) => (State::Off { since: time, preempted }, iv(s, true, false)),
+        (State::Off { since, preempted: p }, false) => (State::On(time), iv(since, false, p)),
+        (State::Unknown(s), false) => (State::On(time), iv(s, false, false)),
+        (State::Gone, _) => (State::Gone, None),
+        (s, _) => (s, None),
+    }
+}
+
+/// The interval a thread is in, closed at `time`.
+fn close(pid: i32, tid: i32, state: State, time: u64) -> Option<Interval> {
+    let (start_ns, on_cpu, preempted) = match state {
+        State::On(s) => (s, true, false),
+        State::Off { since, preempted } => (since, false, preempted),
+        State::Unknown(_) | State::Gone => return None,
+    };
+    (time > start_ns).then_some(Interval { pid, tid, start_ns, end_ns: time, on_cpu, preempted })
+}
+
+fn add(t: &mut ThreadTotals, i: &Interval) {
+    let d = i.end_ns.saturating_sub(i.start_ns);
+    match (i.on_cpu, i.preempted) {
+        (true, _) => t.on_ns += d,
+        (false, true) => t.off_preempted_ns += d,
+        (false, false) => t.off_waiting_ns += d,
+    }
+    t.last_ns = t.last_ns.max(i.end_ns);
+}
+
+fn attr(config: &TracerConfig) -> Attr {
+    Attr {
+        kind: perf::TYPE_SOFTWARE,
+        config: perf::SW_TASK_CLOCK,
+        sample_period: config.period_ns.max(100_000),
+        sample_type: perf::SAMPLE_TID | perf::SAMPLE_TIME | perf::SAMPLE_REGS_USER | perf::SAMPLE_STACK_USER,
+        flags: perf::FLAG_INHERIT
+            | perf::FLAG_EXCLUDE_KERNEL
+            | perf::FLAG_EXCLUDE_HV
+            | perf::FLAG_MMAP
+            | perf::FLAG_MMAP2
+            | perf::FLAG_COMM
+            | perf::FLAG_COMM_EXEC
+            | perf::FLAG_TASK
+            | perf::FLAG_SAMPLE_ID_ALL
+            | perf::FLAG_USE_CLOCKID
+            | perf::FLAG_CONTEXT_SWITCH,
+        sample_regs_user: records::REGS_MASK,
+        sample_stack_user: config.stack_bytes.next_multiple_of(8).min(60_000),
+        clockid: libc::CLOCK_MONOTONIC,
+        ..Default::default()
+    }
+}
+
+/// The limits line for a refusal.
+fn refusal(what: &str, e: &std::io::Error) -> String {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    format!(
+        "tracer unavailable ({what}: {e}; kernel.perf_event_paranoid = {}; a seccomp filter or container may forbid it): no exact switch intervals or on-CPU stacks, /proc sampling only",
+        paranoid.trim()
+    )
+}
+
+/// (pid, tid) of every thread of `root` and its descendants.
+fn tree_tasks(root: i32) -> Vec<(i32, i32)> {
+    let mut out = Vec::new();
+    let mut pids = vec![root];
+    let mut seen = HashSet::new();
+    while let Some(pid) = pids.pop() {
+        if !seen.insert(pid) {
+            continue;
+        }
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for e in dir.flatten() {
+            let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+            out.push((pid, tid));
+            let children = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")).unwrap_or_default();
+            pids.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+/// Now on CLOCK_MONOTONIC, in nanoseconds.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spawned_shell_is_traced_exactly_where_the_kernel_allows() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 0.3; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let mut stacks = Stacks::new();
+        let mut tracer = match Tracer::start(pid, &TracerConfig::default()) {
+            Ok(t) => t,
+            Err(line) => {
+                eprintln!("{line}");
+                child.wait().unwrap();
+                return;
+            }
+        };
+        let mut all = Drained::default();
+        let mut schedstat = String::new();
+        while child.try_wait().unwrap().is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")) {
+                schedstat = s;
+            }
+            let d = tracer.drain(&mut stacks);
+            all.intervals.extend(d.intervals);
+            all.samples.extend(d.samples);
+        }
+        let (d, summary) = tracer.finish(&mut stacks);
+        all.intervals.extend(d.intervals);
+        all.samples.extend(d.samples);
+        let t = summary.threads.iter().find(|t| t.tid == pid).expect("the shell was traced");
+        let on_schedstat: u64 = schedstat.split_whitespace().next().unwrap().parse().unwrap();
+        eprintln!("{summary:?} schedstat on {on_schedstat}");
+        assert!(t.on_ns > 0 && t.off_waiting_ns >= 250_000_000, "{t:?}");
+        assert!(t.on_ns as f64 >= on_schedstat as f64 * 0.9, "{t:?} against {on_schedstat}");
+        assert_eq!(summary.lost, 0);
+        assert!(summary.samples > 5 && summary.unwound > 0, "{summary:?}");
+        let named = all
+            .samples
+            .iter()
+            .filter_map(|s| s.stack)
+            .any(|id| stacks.frames(id).any(|f| f.module.starts_with("dash") || f.module.starts_with("bash")));
+        assert!(named, "samples unwound into the shell's own code");
+    }
+}
