@@ -11,6 +11,7 @@ pub mod elf;
 pub mod history;
 pub mod perf;
 pub mod procfs;
+pub mod profile;
 pub mod records;
 pub mod report;
 pub mod sampler;

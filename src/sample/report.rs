@@ -3,6 +3,7 @@
 
 use super::capacity::Capacity;
 use super::classify::Class;
+pub use super::profile::{OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracerReport};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -58,6 +59,12 @@ pub struct ThreadReport {
     /// How the run used the CPUs it could use: the accounting findings rest on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
+    /// Call stacks on and off a CPU, by phase (where stacks could be taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacks: Option<StackProfile>,
+    /// The event tracer's account of itself (where the kernel allowed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer: Option<TracerReport>,
 }
 
 impl ThreadReport {
@@ -94,6 +101,16 @@ impl ThreadReport {
             self.concurrency_s[i] += s;
         }
         self.threads.extend(o.threads.iter().cloned());
+        match (&mut self.stacks, &o.stacks) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.stacks = Some(b.clone()),
+            _ => {}
+        }
+        match (&mut self.tracer, &o.tracer) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.tracer = Some(b.clone()),
+            _ => {}
+        }
         for l in &o.limits {
             if !self.limits.contains(l) {
                 self.limits.push(l.clone());
@@ -171,6 +188,10 @@ pub struct Wait {
     /// How the threads behaved around it: turn-taking, or a feeder running while they waited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub around: Option<Around>,
+    /// Where the wait is taken, from the waiting threads' stacks:
+    /// `pthread_mutex_lock ← update_histogram ← worker`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_at: Option<String>,
 }
 
 /// What ran while threads waited on one object (see the behaviour of waits in docs/findings.md).

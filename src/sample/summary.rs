@@ -112,6 +112,7 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
         hot,
         limits: std::mem::take(&mut s.limits),
         capacity: Some(capacity),
+        ..Default::default()
     }
 }
 

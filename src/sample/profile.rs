@@ -1,0 +1,526 @@
+//! Call stacks of one run by phase, as stored in results.json: on-CPU stacks with their sample
+//! counts and off-CPU stacks with the cause and the seconds spent, frames and stacks interned so
+//! that a 64-thread run stays small. [`ProfileBuilder`] joins the tracer's exact intervals with the
+//! stacks the /proc sampler captured for blocked threads.
+
+use super::classify::Class;
+use super::stacks::{Frame, StackId, Stacks};
+use super::tracer::{Interval, StackSample, TraceSummary};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A phase of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Before the threads first reach half their steady concurrency.
+    StartUp,
+    /// Between start-up and tail.
+    Steady,
+    /// After the threads last held half their steady concurrency.
+    Tail,
+}
+
+impl Phase {
+    /// Every phase in order.
+    pub const ALL: [Phase; 3] = [Phase::StartUp, Phase::Steady, Phase::Tail];
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::StartUp => "start-up",
+            Phase::Steady => "steady",
+            Phase::Tail => "tail",
+        }
+    }
+}
+
+/// Where the phases begin and end, in seconds from the start of sampling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// End of start-up.
+    pub startup_end_s: f64,
+    /// Start of the tail.
+    pub tail_start_s: f64,
+}
+
+impl Phases {
+    /// Phases from the number of threads on a CPU per bin: steady from the first to the last bin
+    /// holding at least half the level the run sustains (its 90th percentile).
+    pub fn from_running(bin_s: f64, running: &[f32]) -> Phases {
+        let mut sorted: Vec<f32> = running.to_vec();
+        sorted.sort_by(f32::total_cmp);
+        let level = sorted.get(sorted.len() * 9 / 10).copied().unwrap_or(0.0);
+        let busy = |v: &&f32| **v >= level * 0.5 && **v > 0.0;
+        let first = running.iter().position(|v| busy(&v)).unwrap_or(0);
+        let last = running.iter().rposition(|v| busy(&v)).map_or(running.len(), |i| i + 1);
+        Phases { startup_end_s: first as f64 * bin_s, tail_start_s: last as f64 * bin_s }
+    }
+
+    /// The phase of an instant.
+    pub fn of(&self, t_s: f64) -> Phase {
+        if t_s < self.startup_end_s {
+            Phase::StartUp
+        } else if t_s >= self.tail_start_s {
+            Phase::Tail
+        } else {
+            Phase::Steady
+        }
+    }
+}
+
+/// A frame: function and module.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StackFrame {
+    /// Demangled function, or `module+0x…` without a symbol.
+    pub function: String,
+    /// Module file name.
+    pub module: String,
+}
+
+/// On-CPU samples of one stack in one phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OnCpuStack {
+    /// Index into `stacks`.
+    pub stack: u32,
+    /// The phase.
+    pub phase: Phase,
+    /// Samples.
+    pub samples: u64,
+}
+
+/// Off-CPU time of one stack, cause and phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OffCpuStack {
+    /// Index into `stacks`.
+    pub stack: u32,
+    /// The phase.
+    pub phase: Phase,
+    /// What the thread waited on.
+    pub class: Class,
+    /// Thread seconds.
+    pub seconds: f64,
+}
+
+/// The call stacks of one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StackProfile {
+    /// Every frame once.
+    pub frames: Vec<StackFrame>,
+    /// Every stack once, as indices into `frames`, outermost first.
+    pub stacks: Vec<Vec<u32>>,
+    /// On-CPU samples (one every `sample_period_ms` of a thread's CPU time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_cpu: Vec<OnCpuStack>,
+    /// CPU time between on-CPU samples, milliseconds.
+    #[serde(default)]
+    pub sample_period_ms: f64,
+    /// Off-CPU time by stack and cause.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub off_cpu: Vec<OffCpuStack>,
+    /// Where the phases lie.
+    pub phases: Phases,
+}
+
+impl StackProfile {
+    /// The frames of stack `i`, outermost first.
+    pub fn frames_of(&self, i: u32) -> impl Iterator<Item = &StackFrame> {
+        self.stacks.get(i as usize).into_iter().flatten().filter_map(|&f| self.frames.get(f as usize))
+    }
+
+    /// Adds another profile (another rank or run), re-indexing its frames and stacks.
+    pub fn absorb(&mut self, o: &StackProfile) {
+        let mut frame_ids: HashMap<StackFrame, u32> =
+            self.frames.iter().cloned().enumerate().map(|(i, f)| (f, i as u32)).collect();
+        let fmap: Vec<u32> = o
+            .frames
+            .iter()
+            .map(|f| {
+                *frame_ids.entry(f.clone()).or_insert_with(|| {
+                    self.frames.push(f.clone());
+                    (self.frames.len() - 1) as u32
+                })
+            })
+            .collect();
+        let mut stack_ids: HashMap<Vec<u32>, u32> =
+            self.stacks.iter().cloned().enumerate().map(|(i, s)| (s, i as u32)).collect();
+        let smap: Vec<u32> = o
+            .stacks
+            .iter()
+            .map(|s| {
+                let s: Vec<u32> = s.iter().filter_map(|&f| fmap.get(f as usize).copied()).collect();
+                *stack_ids.entry(s.clone()).or_insert_with(|| {
+                    self.stacks.push(s);
+                    (self.stacks.len() - 1) as u32
+                })
+            })
+            .collect();
+        for s in &o.on_cpu {
+            let Some(&stack) = smap.get(s.stack as usize) else { continue };
+            match self.on_cpu.iter_mut().find(|m| m.stack == stack && m.phase == s.phase) {
+                Some(m) => m.samples += s.samples,
+                None => self.on_cpu.push(OnCpuStack { stack, ..s.clone() }),
+            }
+        }
+        for s in &o.off_cpu {
+            let Some(&stack) = smap.get(s.stack as usize) else { continue };
+            match self.off_cpu.iter_mut().find(|m| m.stack == stack && m.phase == s.phase && m.class == s.class) {
+                Some(m) => m.seconds += s.seconds,
+                None => self.off_cpu.push(OffCpuStack { stack, ..s.clone() }),
+            }
+        }
+    }
+}
+
+/// The tracer's account in results.json.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracerReport {
+    /// CPU seconds the tracer used.
+    pub cpu_s: f64,
+    /// Records the kernel dropped (a full buffer): never silent.
+    pub lost_records: u64,
+    /// On-CPU samples, and how many unwound.
+    pub samples: u64,
+    /// See `samples`.
+    pub unwound: u64,
+    /// Times threads left a CPU.
+    pub switches: u64,
+    /// Thread seconds on a CPU, from the switch records.
+    pub on_cpu_s: f64,
+    /// Thread seconds off a CPU after a wait began (wake-up latency included).
+    pub off_cpu_waiting_s: f64,
+    /// Thread seconds off a CPU after a preemption.
+    pub off_cpu_preempted_s: f64,
+    /// Every CPU covered and nothing lost: the intervals are exact.
+    pub exact: bool,
+    /// CPUs with a buffer, of those the job may use.
+    pub cpus_covered: usize,
+    /// See `cpus_covered`.
+    pub cpus_wanted: usize,
+    /// Buffer per CPU, KiB.
+    pub buffer_kib: usize,
+}
+
+impl TracerReport {
+    /// The report of a tracer's summary.
+    pub fn of(s: &TraceSummary) -> TracerReport {
+        let sum = |f: &dyn Fn(&super::tracer::ThreadTotals) -> u64| s.threads.iter().map(f).sum::<u64>();
+        TracerReport {
+            cpu_s: s.cpu_s,
+            lost_records: s.lost,
+            samples: s.samples,
+            unwound: s.unwound,
+            switches: sum(&|t| t.switches),
+            on_cpu_s: sum(&|t| t.on_ns) as f64 * 1e-9,
+            off_cpu_waiting_s: sum(&|t| t.off_waiting_ns) as f64 * 1e-9,
+            off_cpu_preempted_s: sum(&|t| t.off_preempted_ns) as f64 * 1e-9,
+            exact: s.exact,
+            cpus_covered: s.cpus_covered,
+            cpus_wanted: s.cpus_wanted,
+            buffer_kib: s.buffer_bytes / 1024,
+        }
+    }
+
+    /// Adds another rank's tracer.
+    pub fn absorb(&mut self, o: &TracerReport) {
+        self.cpu_s += o.cpu_s;
+        self.lost_records += o.lost_records;
+        self.samples += o.samples;
+        self.unwound += o.unwound;
+        self.switches += o.switches;
+        self.on_cpu_s += o.on_cpu_s;
+        self.off_cpu_waiting_s += o.off_cpu_waiting_s;
+        self.off_cpu_preempted_s += o.off_cpu_preempted_s;
+        self.exact &= o.exact;
+    }
+}
+
+/// Width of the time bins the builder keeps (phases are placed to this resolution).
+const BIN_NS: u64 = 10_000_000;
+
+/// A wait seen by the sampler, waiting for the tracer's interval that holds it.
+struct Label {
+    time_ns: u64,
+    stack: StackId,
+    class: Class,
+}
+
+/// Collects a run's stacks, then places them in phases.
+pub struct ProfileBuilder {
+    start_ns: u64,
+    period_ms: f64,
+    on: HashMap<(u32, StackId), u64>,
+    /// Seconds of labelled off-CPU time by (bin, stack, class).
+    off: HashMap<(u32, StackId, Class), f64>,
+    /// Waits seen, per thread, not yet matched with an interval.
+    labels: HashMap<i32, Vec<Label>>,
+    /// Labelled intervals per (thread, bin, stack, class): weights for the unlabelled time.
+    weights: HashMap<(i32, u32, StackId, Class), u32>,
+    /// Off-CPU seconds no label fell in, per (thread, bin).
+    unlabelled: HashMap<(i32, u32), f64>,
+    /// On-CPU thread seconds per bin, for the phases.
+    running: Vec<f64>,
+    /// The latest on-CPU stack per thread: where it was preempted.
+    last_on: HashMap<i32, StackId>,
+    /// Whether exact intervals came in.
+    traced: bool,
+}
+
+impl ProfileBuilder {
+    /// A builder whose clock starts at `start_ns` (CLOCK_MONOTONIC), with on-CPU samples every
+    /// `period_ns` of CPU time.
+    pub fn new(start_ns: u64, period_ns: u64) -> ProfileBuilder {
+        ProfileBuilder {
+            start_ns,
+            period_ms: period_ns as f64 * 1e-6,
+            on: HashMap::new(),
+            off: HashMap::new(),
+            labels: HashMap::new(),
+            weights: HashMap::new(),
+            unlabelled: HashMap::new(),
+            running: Vec::new(),
+            last_on: HashMap::new(),
+            traced: false,
+        }
+    }
+
+    fn bin(&self, t_ns: u64) -> u32 {
+        (t_ns.saturating_sub(self.start_ns) / BIN_NS) as u32
+    }
+
+    /// An on-CPU sample from the tracer.
+    pub fn sample(&mut self, s: &StackSample) {
+        if let Some(stack) = s.stack {
+            *self.on.entry((self.bin(s.time_ns), stack)).or_default() += 1;
+            self.last_on.insert(s.tid, stack);
+        }
+    }
+
+    /// A blocked thread seen by the sampler: its stack (from [`Stacks::blocked`]) and the class
+    /// of its wait, at `time_ns` (CLOCK_MONOTONIC).
+    pub fn wait(&mut self, tid: i32, time_ns: u64, stack: StackId, class: Class) {
+        self.labels.entry(tid).or_default().push(Label { time_ns, stack, class });
+    }
+
+    /// An interval from the tracer: on-CPU time counts for the phases; off-CPU time goes to the
+    /// wait seen in it, or to the pool of unlabelled time of its thread.
+    pub fn interval(&mut self, i: &Interval, stacks: &mut Stacks) {
+        self.traced = true;
+        let secs = i.end_ns.saturating_sub(i.start_ns) as f64 * 1e-9;
+        if i.on_cpu {
+            self.spread_running(i.start_ns, i.end_ns);
+            return;
+        }
+        let bin = self.bin((i.start_ns + i.end_ns) / 2);
+        if i.preempted {
+            let stack = match self.last_on.get(&i.tid) {
+                Some(&s) => s,
+                None => stacks.intern_frames(&[label_frame("[preempted]")]),
+            };
+            *self.off.entry((bin, stack, Class::Runqueue)).or_default() += secs;
+            return;
+        }
+        let labels = self.labels.entry(i.tid).or_default();
+        let upto = labels.partition_point(|l| l.time_ns <= i.end_ns);
+        let inside: Vec<Label> = labels.drain(..upto).filter(|l| l.time_ns >= i.start_ns).collect();
+        if inside.is_empty() {
+            *self.unlabelled.entry((i.tid, bin)).or_default() += secs;
+            return;
+        }
+        let share = secs / inside.len() as f64;
+        for l in inside {
+            *self.off.entry((bin, l.stack, l.class)).or_default() += share;
+            *self.weights.entry((i.tid, bin, l.stack, l.class)).or_default() += 1;
+        }
+    }
+
+    fn spread_running(&mut self, from: u64, to: u64) {
+        let mut t = from.max(self.start_ns);
+        while t < to {
+            let bin = self.bin(t) as usize;
+            let end = (self.start_ns + (bin as u64 + 1) * BIN_NS).min(to);
+            if self.running.len() <= bin {
+                self.running.resize(bin + 1, 0.0);
+            }
+            self.running[bin] += (end - t) as f64 * 1e-9;
+            t = end;
+        }
+    }
+
+    /// Off-CPU seconds of a thread the tracer did not follow (refused, or not covered), from
+    /// its counters: spread over the waits the sampler saw it in.
+    pub fn untraced_off_cpu(&mut self, tid: i32, seconds: f64) {
+        let labels = self.labels.remove(&tid).unwrap_or_default();
+        if labels.is_empty() || seconds <= 0.0 {
+            return;
+        }
+        let share = seconds / labels.len() as f64;
+        for l in labels {
+            *self.off.entry((self.bin(l.time_ns), l.stack, l.class)).or_default() += share;
+        }
+    }
+
+    /// The phases from the tracer's on-CPU intervals (`None` without them).
+    pub fn phases(&self) -> Option<Phases> {
+        if !self.traced || self.running.is_empty() {
+            return None;
+        }
+        let per_bin: Vec<f32> = self.running.iter().map(|s| (s / (BIN_NS as f64 * 1e-9)) as f32).collect();
+        Some(Phases::from_running(BIN_NS as f64 * 1e-9, &per_bin))
+    }
+
+    /// The profile, placed in `phases` (for instance [`ProfileBuilder::phases`], or from the
+    /// sampler's timeline); unlabelled off-CPU time is shared among the waits labelled in the
+    /// same thread and phase (or anywhere in the thread), or kept as `[unsampled wait]`.
+    pub fn finish(mut self, stacks: &mut Stacks, phases: Phases) -> StackProfile {
+        let bin_s = BIN_NS as f64 * 1e-9;
+        let phase_of = |bin: u32| phases.of((bin as f64 + 0.5) * bin_s);
+        let unsampled = stacks.intern_frames(&[label_frame("[unsampled wait]")]);
+        let mut off: HashMap<(StackId, Phase, Class), f64> = HashMap::new();
+        for ((bin, stack, class), s) in self.off.drain() {
+            *off.entry((stack, phase_of(bin), class)).or_default() += s;
+        }
+        let mut pools: HashMap<(i32, Phase), f64> = HashMap::new();
+        for ((tid, bin), s) in self.unlabelled.drain() {
+            *pools.entry((tid, phase_of(bin))).or_default() += s;
+        }
+        let mut weights: HashMap<(i32, Phase), Vec<(StackId, Class, u32)>> = HashMap::new();
+        let mut thread_weights: HashMap<i32, Vec<(StackId, Class, u32)>> = HashMap::new();
+        for ((tid, bin, stack, class), n) in self.weights.drain() {
+            weights.entry((tid, phase_of(bin))).or_default().push((stack, class, n));
+            thread_weights.entry(tid).or_default().push((stack, class, n));
+        }
+        for ((tid, phase), secs) in pools {
+            let w = weights.get(&(tid, phase)).or_else(|| thread_weights.get(&tid));
+            match w {
+                Some(w) => {
+                    let total: u32 = w.iter().map(|x| x.2).sum();
+                    for &(stack, class, n) in w {
+                        *off.entry((stack, phase, class)).or_default() += secs * n as f64 / total as f64;
+                    }
+                }
+                None => *off.entry((unsampled, phase, Class::Unsampled)).or_default() += secs,
+            }
+        }
+        let mut on: HashMap<(StackId, Phase), u64> = HashMap::new();
+        for ((bin, stack), n) in self.on.drain() {
+            *on.entry((stack, phase_of(bin))).or_default() += n;
+        }
+        compact(stacks, on, off, phases, self.period_ms)
+    }
+}
+
+/// A frame that stands for what has no stack.
+fn label_frame(name: &str) -> Frame {
+    Frame { function: name.into(), module: String::new() }
+}
+
+/// Keeps only the stacks and frames in use, renumbered.
+fn compact(
+    stacks: &Stacks,
+    on: HashMap<(StackId, Phase), u64>,
+    off: HashMap<(StackId, Phase, Class), f64>,
+    phases: Phases,
+    period_ms: f64,
+) -> StackProfile {
+    let (all_frames, all_stacks) = stacks.tables();
+    let mut p = StackProfile { phases, sample_period_ms: period_ms, ..Default::default() };
+    let mut fmap: HashMap<u32, u32> = HashMap::new();
+    let mut smap: HashMap<StackId, u32> = HashMap::new();
+    let mut renumber = |id: StackId, p: &mut StackProfile| -> u32 {
+        *smap.entry(id).or_insert_with(|| {
+            let frames = all_stacks[id as usize]
+                .iter()
+                .map(|&f| {
+                    *fmap.entry(f).or_insert_with(|| {
+                        let fr = &all_frames[f as usize];
+                        p.frames.push(StackFrame { function: fr.function.clone(), module: fr.module.clone() });
+                        (p.frames.len() - 1) as u32
+                    })
+                })
+                .collect();
+            p.stacks.push(frames);
+            (p.stacks.len() - 1) as u32
+        })
+    };
+    let mut on: Vec<_> = on.into_iter().collect();
+    on.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((id, phase), samples) in on {
+        let stack = renumber(id, &mut p);
+        p.on_cpu.push(OnCpuStack { stack, phase, samples });
+    }
+    let mut off: Vec<_> = off.into_iter().filter(|(_, s)| *s > 0.0).collect();
+    off.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((id, phase, class), seconds) in off {
+        let stack = renumber(id, &mut p);
+        p.off_cpu.push(OffCpuStack { stack, phase, class, seconds });
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(stacks: &mut Stacks, names: &[&str]) -> StackId {
+        let f: Vec<Frame> = names.iter().map(|n| Frame { function: n.to_string(), module: "prog".into() }).collect();
+        stacks.intern_frames(&f)
+    }
+
+    #[test]
+    fn phases_follow_the_concurrency_the_run_sustains() {
+        let running = [1.0, 1.0, 1.0, 8.0, 8.0, 7.9, 8.0, 8.0, 8.0, 8.0, 2.0, 1.0];
+        let p = Phases::from_running(0.5, &running);
+        assert_eq!((p.startup_end_s, p.tail_start_s), (1.5, 5.0));
+        assert_eq!((p.of(0.2), p.of(2.0), p.of(5.5)), (Phase::StartUp, Phase::Steady, Phase::Tail));
+    }
+
+    #[test]
+    fn exact_intervals_go_to_the_wait_seen_in_them_and_the_rest_is_shared() {
+        let mut stacks = Stacks::new();
+        let lock = frames(&mut stacks, &["main", "worker", "pthread_mutex_lock"]);
+        let io = frames(&mut stacks, &["main", "worker", "read"]);
+        let mut b = ProfileBuilder::new(0, 10_000_000);
+        let off = |start_ns, end_ns| Interval { pid: 1, tid: 2, start_ns, end_ns, on_cpu: false, preempted: false };
+        b.wait(2, 150_000_000, lock, Class::Lock);
+        b.interval(&off(100_000_000, 400_000_000), &mut stacks);
+        b.wait(2, 500_000_000, io, Class::Io);
+        b.interval(&off(450_000_000, 550_000_000), &mut stacks);
+        // Two short waits no sweep saw: shared 1:1 between the two labelled kinds.
+        b.interval(&off(600_000_000, 700_000_000), &mut stacks);
+        b.interval(&off(700_000_000, 800_000_000), &mut stacks);
+        let p = b.finish(&mut stacks, Phases { startup_end_s: 0.0, tail_start_s: 10.0 });
+        let secs = |c: Class| p.off_cpu.iter().filter(|s| s.class == c).map(|s| s.seconds).sum::<f64>();
+        assert!((secs(Class::Lock) - 0.4).abs() < 1e-9, "{p:?}");
+        assert!((secs(Class::Io) - 0.2).abs() < 1e-9, "{p:?}");
+        let names: Vec<&str> = p.frames_of(p.off_cpu[0].stack).map(|f| f.function.as_str()).collect();
+        assert_eq!(names, ["main", "worker", "pthread_mutex_lock"]);
+    }
+
+    #[test]
+    fn profiles_of_two_ranks_add_up_with_their_frames_renumbered() {
+        let mut stacks = Stacks::new();
+        let a = frames(&mut stacks, &["main", "a"]);
+        let mut b = ProfileBuilder::new(0, 10_000_000);
+        b.sample(&StackSample { pid: 1, tid: 1, time_ns: 5, stack: Some(a) });
+        let one = b.finish(&mut stacks, Phases::default());
+        let mut other = Stacks::new();
+        let x = frames(&mut other, &["main", "x"]);
+        let a2 = frames(&mut other, &["main", "a"]);
+        let mut b = ProfileBuilder::new(0, 10_000_000);
+        b.sample(&StackSample { pid: 1, tid: 1, time_ns: 5, stack: Some(x) });
+        b.sample(&StackSample { pid: 1, tid: 1, time_ns: 6, stack: Some(a2) });
+        let two = b.finish(&mut other, Phases::default());
+        let mut sum = one.clone();
+        sum.absorb(&two);
+        assert_eq!(sum.frames.len(), 3);
+        let count = |leaf: &str| {
+            sum.on_cpu
+                .iter()
+                .filter(|s| sum.frames_of(s.stack).last().unwrap().function == leaf)
+                .map(|s| s.samples)
+                .sum::<u64>()
+        };
+        assert_eq!((count("a"), count("x")), (2, 1));
+    }
+}
