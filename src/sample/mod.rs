@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod classify;
 pub mod cpu;
 pub mod elf;
+pub mod evidence;
 pub mod history;
 pub mod perf;
 pub mod procfs;
@@ -23,5 +24,6 @@ pub mod tracer;
 mod tree;
 
 pub use classify::Class;
+pub use profile::Phase;
 pub use report::{ThreadReport, Wait};
 pub use sampler::{Config, Sampler};

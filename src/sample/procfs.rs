@@ -126,6 +126,16 @@ pub fn syscall(text: &str) -> Option<Syscall> {
     Some(Syscall::In { nr, args })
 }
 
+/// The user stack pointer and program counter that end `/proc/<tid>/syscall` for a blocked
+/// thread (`nr args… sp pc` or `-1 sp pc`); `None` for `running` or an unreadable line.
+pub fn user_sp_pc(text: &str) -> Option<(u64, u64)> {
+    let mut it = text.split_ascii_whitespace().rev();
+    let pc = it.next()?;
+    let sp = it.next()?;
+    let hex = |v: &str| u64::from_str_radix(v.strip_prefix("0x")?, 16).ok();
+    Some((hex(sp)?, hex(pc)?))
+}
+
 /// Voluntary and involuntary context switches from `/proc/<tid>/status`.
 pub fn switches(text: &str) -> Option<(u64, u64)> {
     let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok());
@@ -164,6 +174,9 @@ mod tests {
         let s = syscall("202 0x55d0c0a0 0x80 0x2 0x0 0x0 0x0 0x7ffd 0x7f12\n").unwrap();
         assert_eq!(s, Syscall::In { nr: 202, args: [0x55d0c0a0, 0x80, 2, 0, 0, 0] });
         assert_eq!(syscall("garbage"), None);
+        assert_eq!(user_sp_pc("202 0x55d0c0a0 0x80 0x2 0x0 0x0 0x0 0x7ffd 0x7f12\n"), Some((0x7ffd, 0x7f12)));
+        assert_eq!(user_sp_pc("-1 0x7ffd1 0x55aa\n"), Some((0x7ffd1, 0x55aa)));
+        assert_eq!(user_sp_pc("running\n"), None);
         assert_eq!(syscall(""), None);
     }
 

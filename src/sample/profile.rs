@@ -13,11 +13,11 @@ use std::collections::HashMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
-    /// Before the threads first reach half their steady concurrency.
+    /// Before the threads first reach three quarters of their steady concurrency.
     StartUp,
     /// Between start-up and tail.
     Steady,
-    /// After the threads last held half their steady concurrency.
+    /// After the threads last held three quarters of their steady concurrency.
     Tail,
 }
 
@@ -45,13 +45,13 @@ pub struct Phases {
 }
 
 impl Phases {
-    /// Phases from the number of threads on a CPU per bin: steady from the first to the last bin
-    /// holding at least half the level the run sustains (its 90th percentile).
+    /// Phases from the number of runnable threads per bin: steady from the first to the last bin
+    /// holding at least three quarters of the level the run sustains (its 90th percentile).
     pub fn from_running(bin_s: f64, running: &[f32]) -> Phases {
         let mut sorted: Vec<f32> = running.to_vec();
         sorted.sort_by(f32::total_cmp);
         let level = sorted.get(sorted.len() * 9 / 10).copied().unwrap_or(0.0);
-        let busy = |v: &&f32| **v >= level * 0.5 && **v > 0.0;
+        let busy = |v: &&f32| **v >= level * 0.75 && **v > 0.0;
         let first = running.iter().position(|v| busy(&v)).unwrap_or(0);
         let last = running.iter().rposition(|v| busy(&v)).map_or(running.len(), |i| i + 1);
         Phases { startup_end_s: first as f64 * bin_s, tail_start_s: last as f64 * bin_s }
@@ -258,7 +258,8 @@ pub struct ProfileBuilder {
     weights: HashMap<(i32, u32, StackId, Class), u32>,
     /// Off-CPU seconds no label fell in, per (thread, bin).
     unlabelled: HashMap<(i32, u32), f64>,
-    /// On-CPU thread seconds per bin, for the phases.
+    /// Runnable thread seconds (on a CPU or preempted) per bin, for the phases: what the program
+    /// asks for, whatever else keeps the machine's CPUs busy.
     running: Vec<f64>,
     /// The latest on-CPU stack per thread: where it was preempted.
     last_on: HashMap<i32, StackId>,
@@ -302,8 +303,8 @@ impl ProfileBuilder {
         self.labels.entry(tid).or_default().push(Label { time_ns, stack, class });
     }
 
-    /// An interval from the tracer: on-CPU time counts for the phases; off-CPU time goes to the
-    /// wait seen in it, or to the pool of unlabelled time of its thread.
+    /// An interval from the tracer: on-CPU and preempted time count for the phases; time off a
+    /// CPU waiting goes to the wait seen in it, or to the pool of unlabelled time of its thread.
     pub fn interval(&mut self, i: &Interval, stacks: &mut Stacks) {
         self.traced = true;
         let secs = i.end_ns.saturating_sub(i.start_ns) as f64 * 1e-9;
@@ -313,6 +314,7 @@ impl ProfileBuilder {
         }
         let bin = self.bin((i.start_ns + i.end_ns) / 2);
         if i.preempted {
+            self.spread_running(i.start_ns, i.end_ns);
             let stack = match self.last_on.get(&i.tid) {
                 Some(&s) => s,
                 None => stacks.intern_frames(&[label_frame("[preempted]")]),
@@ -360,7 +362,7 @@ impl ProfileBuilder {
         }
     }
 
-    /// The phases from the tracer's on-CPU intervals (`None` without them).
+    /// The phases from the tracer's intervals (`None` without them).
     pub fn phases(&self) -> Option<Phases> {
         if !self.traced || self.running.is_empty() {
             return None;
@@ -384,8 +386,8 @@ impl ProfileBuilder {
         for ((tid, bin), s) in self.unlabelled.drain() {
             *pools.entry((tid, phase_of(bin))).or_default() += s;
         }
-        let mut weights: HashMap<(i32, Phase), Vec<(StackId, Class, u32)>> = HashMap::new();
-        let mut thread_weights: HashMap<i32, Vec<(StackId, Class, u32)>> = HashMap::new();
+        let mut weights: HashMap<(i32, Phase), Vec<Weight>> = HashMap::new();
+        let mut thread_weights: HashMap<i32, Vec<Weight>> = HashMap::new();
         for ((tid, bin, stack, class), n) in self.weights.drain() {
             weights.entry((tid, phase_of(bin))).or_default().push((stack, class, n));
             thread_weights.entry(tid).or_default().push((stack, class, n));
@@ -409,6 +411,9 @@ impl ProfileBuilder {
         compact(stacks, on, off, phases, self.period_ms)
     }
 }
+
+/// Labelled intervals of one stack and cause.
+type Weight = (StackId, Class, u32);
 
 /// A frame that stands for what has no stack.
 fn label_frame(name: &str) -> Frame {

@@ -387,6 +387,11 @@ impl Tracer {
         out
     }
 
+    /// What could not be covered so far, one line each.
+    pub fn limits(&self) -> &[String] {
+        &self.summary.limits
+    }
+
     /// When tracing began, nanoseconds on CLOCK_MONOTONIC.
     pub fn start_ns(&self) -> u64 {
         self.start_ns

@@ -64,21 +64,27 @@ pub fn probe_scalable(extra: &[&'static str]) -> Vec<&'static str> {
 /// tests/workloads/behave.c, built once per test binary with the system C compiler.
 pub fn behave() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        // One folder per test binary (they build at the same time); the program keeps its name.
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("behave-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a folder for the workload");
-        let out = dir.join("behave");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/behave.c");
-        let st = std::process::Command::new("cc")
-            .args(["-O1", "-pthread", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("cc runs");
-        assert!(st.success(), "cc failed on {}", src.display());
-        out
-    })
+    BIN.get_or_init(|| build_workload("behave"))
+}
+
+/// tests/workloads/histogram.c (workers contending on a heap mutex), built once per test binary.
+pub fn histogram() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| build_workload("histogram"))
+}
+
+/// Builds tests/workloads/NAME.c with the system C compiler (no frame pointers: stacks are
+/// unwound from DWARF CFI).
+fn build_workload(name: &str) -> PathBuf {
+    // One folder per test binary (they build at the same time); the program keeps its name.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the workload");
+    let out = dir.join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/workloads/{name}.c"));
+    let st =
+        std::process::Command::new("cc").args(["-O1", "-pthread", "-o"]).arg(&out).arg(&src).status().expect("cc runs");
+    assert!(st.success(), "cc failed on {}", src.display());
+    out
 }
 
 /// `fixed` split on whitespace, then `rest`: keeps long argument lists readable.

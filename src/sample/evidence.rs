@@ -1,0 +1,134 @@
+//! The evidence layer the /proc sampler drives for one run: the tracer where the kernel allows
+//! it (exact switch intervals, on-CPU stacks), the stacks of blocked threads (from their
+//! `/proc/<tid>/syscall`), the wait sites named from those stacks, and the stack profile by phase.
+//! It never fails: a refusal is a limits line and the /proc evidence carries on.
+
+use super::classify::Class;
+use super::procfs;
+use super::profile::{Phases, ProfileBuilder, StackProfile, TracerReport};
+use super::stacks::{self, StackId, Stacks};
+use super::tracer::{self, Drained, ThreadTotals, Tracer, TracerConfig};
+use std::collections::HashMap;
+
+/// Caller frames named after the library entry point of a wait.
+const SITE_CALLERS: usize = 2;
+
+/// Stacks and intervals of one run.
+pub struct Evidence {
+    stacks: Stacks,
+    tracer: Option<Tracer>,
+    builder: ProfileBuilder,
+    sites: HashMap<StackId, String>,
+    limits: Vec<String>,
+}
+
+/// What the evidence layer hands back when the run ends.
+#[derive(Clone, Debug, Default)]
+pub struct Findings {
+    /// The stack profile, when any stack was taken.
+    pub stacks: Option<StackProfile>,
+    /// The tracer's account, when it ran.
+    pub tracer: Option<TracerReport>,
+    /// Exact totals of every traced thread (empty without the tracer).
+    pub threads: Vec<ThreadTotals>,
+    /// Limits lines: refusals, lost records, uncovered threads or CPUs.
+    pub limits: Vec<String>,
+}
+
+impl Evidence {
+    /// Starts on process `pid` (just spawned, or running for long: its existing threads are
+    /// covered too). A refused tracer leaves a limits line and stack capture of blocked threads.
+    pub fn start(pid: i32, config: &TracerConfig) -> Evidence {
+        let mut limits = Vec::new();
+        let tracer = match Tracer::start(pid, config) {
+            Ok(t) => {
+                limits.extend(t.limits().iter().cloned());
+                Some(t)
+            }
+            Err(line) => {
+                limits.push(line);
+                None
+            }
+        };
+        let start_ns = tracer.as_ref().map_or_else(tracer::monotonic_ns, Tracer::start_ns);
+        Evidence {
+            stacks: Stacks::new(),
+            tracer,
+            builder: ProfileBuilder::new(start_ns, config.period_ns),
+            sites: HashMap::new(),
+            limits,
+        }
+    }
+
+    /// Whether the tracer runs (exact intervals and on-CPU stacks).
+    pub fn traced(&self) -> bool {
+        self.tracer.is_some()
+    }
+
+    /// Drains the tracer (call it every sweep) and returns what it found, already added to the
+    /// profile: the intervals that ended and the on-CPU samples.
+    pub fn sweep(&mut self) -> Drained {
+        let Some(t) = self.tracer.as_mut() else { return Drained::default() };
+        let d = t.drain(&mut self.stacks);
+        self.add(&d);
+        d
+    }
+
+    fn add(&mut self, d: &Drained) {
+        for s in &d.samples {
+            self.builder.sample(s);
+        }
+        for i in &d.intervals {
+            self.builder.interval(i, &mut self.stacks);
+        }
+    }
+
+    /// A thread the sampler found blocked: `syscall` is the text of its `/proc/<tid>/syscall`,
+    /// `class` what the sampler made of the wait. Takes its stack (cached per thread, sp and pc),
+    /// counts the wait in the profile, and returns where the wait is taken:
+    /// `pthread_mutex_lock ← update_histogram ← worker`. `None` when no stack could be taken.
+    pub fn blocked(&mut self, pid: i32, tid: i32, syscall: &str, class: Class) -> Option<String> {
+        let (sp, pc) = procfs::user_sp_pc(syscall)?;
+        let id = self.stacks.blocked(pid, tid, sp, pc)?;
+        self.builder.wait(tid, tracer::monotonic_ns(), id, class);
+        let stacks = &self.stacks;
+        Some(
+            self.sites
+                .entry(id)
+                .or_insert_with(|| stacks::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
+                .clone(),
+        )
+    }
+
+    /// Ends the run. `phases` places the stacks when the tracer did not run (from the sampler's
+    /// timeline); `untraced_off` gives the off-CPU seconds, from the counters, of threads the
+    /// tracer did not follow, to be spread over the waits seen in them.
+    pub fn finish(mut self, phases: Option<Phases>, untraced_off: &[(i32, f64)]) -> Findings {
+        let mut summary = None;
+        if let Some(t) = self.tracer.take() {
+            let (d, s) = t.finish(&mut self.stacks);
+            self.add(&d);
+            summary = Some(s);
+        }
+        let traced: std::collections::HashSet<i32> =
+            summary.iter().flat_map(|s| s.threads.iter().map(|t| t.tid)).collect();
+        for &(tid, secs) in untraced_off.iter().filter(|(tid, _)| !traced.contains(tid)) {
+            self.builder.untraced_off_cpu(tid, secs);
+        }
+        if let Some(r) = &self.stacks.refusal {
+            self.limits.push(r.clone());
+        }
+        let phases = self.builder.phases().or(phases).unwrap_or_default();
+        let profile = self.builder.finish(&mut self.stacks, phases);
+        let mut limits = self.limits;
+        if let Some(s) = &summary {
+            limits.extend(s.limits.iter().filter(|l| !limits.contains(l)).cloned().collect::<Vec<_>>());
+        }
+        Findings {
+            stacks: (!profile.stacks.is_empty()).then_some(profile),
+            tracer: summary.as_ref().map(TracerReport::of),
+            threads: summary.map(|s| s.threads).unwrap_or_default(),
+            limits,
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The evidence layer on real processes, as an unprivileged user (tests started as root re-run
+//! themselves as `tuser` through runuser): waits named by the stacks where they are taken, the
+//! tracer's exact intervals and on-CPU stacks, and the /proc evidence alone when a seccomp filter
+//! refuses perf_event_open.
+
+mod common;
+
+use common::histogram;
+use scalescope::sample::evidence::{Evidence, Findings};
+use scalescope::sample::tracer::TracerConfig;
+use scalescope::sample::{Class, procfs};
+use std::collections::HashMap;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::time::Duration;
+
+const INNER: &str = "SCALESCOPE_STACKS_INNER";
+/// The workload, built by the outer test (the unprivileged user may not write in target/).
+const WORKLOAD: &str = "SCALESCOPE_STACKS_WORKLOAD";
+const UNPRIVILEGED: &str = "tuser";
+const FUTEX: &str = "202 ";
+
+/// Runs `name` again in a child process (this test binary), as `tuser` when started as root,
+/// with `seccomp` filters applied when asked; true when the child ran it (and passed).
+fn rerun(name: &str, refuse_perf: bool) -> bool {
+    if std::env::var_os(INNER).is_some() {
+        return false;
+    }
+    let exe = std::env::current_exe().unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let has_user = Command::new("id").arg(UNPRIVILEGED).output().is_ok_and(|o| o.status.success());
+    let mut cmd = if root && has_user {
+        let mut c = Command::new("runuser");
+        c.args(["-u", UNPRIVILEGED, "--"]).arg(&exe);
+        c
+    } else {
+        if root {
+            eprintln!("note: no user {UNPRIVILEGED}: checked as root only");
+        }
+        Command::new(&exe)
+    };
+    cmd.args(["--exact", name, "--nocapture", "--test-threads", "1"]).env(INNER, "1").env(WORKLOAD, histogram());
+    if refuse_perf {
+        // SAFETY: only async-signal-safe prctl calls run between fork and exec.
+        unsafe { cmd.pre_exec(refuse_perf_event_open) };
+    }
+    let out = cmd.output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if root && text.contains("Permission denied") && !out.status.success() && !text.contains("panicked") {
+        eprintln!("note: this test binary is not reachable by {UNPRIVILEGED}: checked as root\n{text}");
+        return false;
+    }
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+    true
+}
+
+/// Installs a seccomp filter under which perf_event_open fails with EACCES, as in a container.
+fn refuse_perf_event_open() -> std::io::Result<()> {
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xc000_003e;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xc000_00b7;
+    let nr = libc::SYS_perf_event_open as u32;
+    let filter = [
+        // A = arch; another architecture's calls are let through untouched.
+        libc::sock_filter { code: 0x20, jt: 0, jf: 0, k: 4 },
+        libc::sock_filter { code: 0x15, jt: 0, jf: 3, k: AUDIT_ARCH },
+        // A = nr; perf_event_open gets EACCES.
+        libc::sock_filter { code: 0x20, jt: 0, jf: 0, k: 0 },
+        libc::sock_filter { code: 0x15, jt: 0, jf: 1, k: nr },
+        libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0x0005_0000 | libc::EACCES as u32 },
+        libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0x7fff_0000 },
+    ];
+    let prog = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_ptr() as *mut libc::sock_filter };
+    // SAFETY: prctl with valid arguments; `prog` outlives the call.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const libc::sock_fprog) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Follows `histogram MODE 4 SECONDS` with the evidence layer as the sampler would: a sweep
+/// every 10 ms, every futex-blocked thread's stack taken. Returns the sites seen and the findings.
+fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool) {
+    let exe = std::env::var_os(WORKLOAD).map_or_else(|| histogram().to_path_buf(), std::path::PathBuf::from);
+    let mut child = Command::new(exe).args([mode, "4", seconds]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let pid = child.id() as i32;
+    let mut ev = Evidence::start(pid, &TracerConfig::default());
+    let traced = ev.traced();
+    let mut sites: HashMap<String, usize> = HashMap::new();
+    let mut blocked: HashMap<i32, f64> = HashMap::new();
+    while child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(10));
+        ev.sweep();
+        for t in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+            let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+            let Ok(text) = std::fs::read_to_string(t.path().join("syscall")) else { continue };
+            if text.starts_with(FUTEX) && text.split_whitespace().nth(3) == Some("0x2") {
+                *blocked.entry(tid).or_default() += 0.01;
+                if let Some(site) = ev.blocked(pid, tid, &text, Class::Lock) {
+                    *sites.entry(site).or_default() += 1;
+                }
+            }
+            assert!(procfs::user_sp_pc(&text).is_some() || text.trim() == "running", "{text}");
+        }
+    }
+    let untraced: Vec<(i32, f64)> = blocked.into_iter().collect();
+    (sites, ev.finish(None, &untraced), traced)
+}
+
+fn top(sites: &HashMap<String, usize>) -> &str {
+    sites.iter().max_by_key(|(_, n)| **n).map(|(s, _)| s.as_str()).unwrap_or("")
+}
+
+#[test]
+fn a_heap_mutex_is_named_where_it_is_taken() {
+    if rerun("a_heap_mutex_is_named_where_it_is_taken", false) {
+        return;
+    }
+    let (sites, f, traced) = follow("contend", "1.0");
+    assert_eq!(top(&sites), "pthread_mutex_lock ← update_histogram ← worker", "{sites:?}");
+    let p = f.stacks.expect("a profile");
+    let lock_s: f64 = p.off_cpu.iter().filter(|s| s.class == Class::Lock).map(|s| s.seconds).sum();
+    assert!(lock_s > 0.1, "{:?}", p.off_cpu);
+    if !traced {
+        eprintln!("note: the kernel refused the tracer here: {:?}", f.limits);
+        return;
+    }
+    let t = f.tracer.expect("the tracer's account");
+    assert!(t.samples > 10 && t.unwound * 10 >= t.samples * 9, "{t:?}");
+    assert_eq!(t.lost_records, 0, "{t:?}");
+    assert_eq!(f.threads.len(), 5, "main and four workers: {:?}", f.threads);
+    let hot_in_update = p
+        .on_cpu
+        .iter()
+        .filter(|s| p.frames_of(s.stack).any(|fr| fr.function == "update_histogram"))
+        .map(|s| s.samples)
+        .sum::<u64>();
+    assert!(
+        hot_in_update * 2 > t.samples,
+        "the critical section holds most CPU samples: {hot_in_update} of {}",
+        t.samples
+    );
+}
+
+#[test]
+fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
+    if rerun("a_lock_taken_in_start_up_shows_in_the_start_up_phase", false) {
+        return;
+    }
+    let (_, f, traced) = follow("startup", "0.6");
+    if !traced {
+        eprintln!("note: the kernel refused the tracer here: {:?}", f.limits);
+        return;
+    }
+    let p = f.stacks.expect("a profile");
+    assert!(p.phases.startup_end_s > 0.0, "{:?}", p.phases);
+    let startup_lock: f64 = p
+        .off_cpu
+        .iter()
+        .filter(|s| s.phase == scalescope::sample::Phase::StartUp && s.class == Class::Lock)
+        .filter(|s| p.frames_of(s.stack).any(|fr| fr.function == "load_config"))
+        .map(|s| s.seconds)
+        .sum();
+    assert!(startup_lock > 0.0, "{:?} {:?}", p.phases, p.off_cpu);
+}
+
+#[test]
+fn with_perf_event_open_refused_the_proc_evidence_carries_on() {
+    if rerun("with_perf_event_open_refused_the_proc_evidence_carries_on", true) {
+        return;
+    }
+    if std::env::var_os(INNER).is_none() {
+        eprintln!("note: not re-run under a seccomp filter here");
+        return;
+    }
+    let (sites, f, traced) = follow("contend", "0.6");
+    assert!(!traced);
+    assert!(
+        f.limits.iter().any(|l| l.starts_with("tracer unavailable (perf_event_open: Permission denied")),
+        "{:?}",
+        f.limits
+    );
+    assert!(f.tracer.is_none());
+    assert_eq!(top(&sites), "pthread_mutex_lock ← update_histogram ← worker", "{sites:?}");
+    let p = f.stacks.expect("a profile from the counters and the stacks of blocked threads");
+    assert!(p.off_cpu.iter().any(|s| s.class == Class::Lock && s.seconds > 0.0), "{:?}", p.off_cpu);
+}

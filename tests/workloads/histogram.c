@@ -1,0 +1,77 @@
+/* Workers that contend on a heap-allocated mutex, for the stack tests.
+ *   contend N S   N workers fill a shared histogram for S seconds; each update takes a mutex that
+ *                 lives in the heap (so it has no symbol: only the stack can name the wait)
+ *   startup N S   a start-up phase (0.3 s) in which N loaders contend on a heap mutex in
+ *                 load_config, then N workers burn CPU for S seconds
+ * update_histogram, worker and load_config are kept out of line: a real program's inlined
+ * functions are named after the function they were inlined into.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static pthread_mutex_t *histogram_lock;
+static unsigned long *bins;
+static volatile unsigned long sink;
+static double seconds;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) void update_histogram(unsigned long v) {
+    pthread_mutex_lock(histogram_lock);
+    for (volatile int k = 0; k < 20000; k++) bins[(v + k) % 64]++;
+    pthread_mutex_unlock(histogram_lock);
+}
+
+__attribute__((noinline)) void *worker(void *arg) {
+    unsigned long v = (unsigned long)arg;
+    double end = now() + seconds;
+    while (now() < end) update_histogram(v++);
+    return 0;
+}
+
+__attribute__((noinline)) void *load_config(void *arg) {
+    unsigned long v = (unsigned long)arg;
+    double end = now() + 0.3;
+    while (now() < end) update_histogram(v++);
+    return 0;
+}
+
+__attribute__((noinline)) void *burn(void *arg) {
+    (void)arg;
+    double end = now() + seconds;
+    while (now() < end) sink++;
+    return 0;
+}
+
+static void run(int n, void *(*f)(void *)) {
+    pthread_t t[256];
+    for (long i = 0; i < n; i++) pthread_create(&t[i], 0, f, (void *)i);
+    for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: histogram contend|startup N SECONDS\n");
+        return 2;
+    }
+    int n = atoi(argv[2]);
+    if (n < 1 || n > 256) return 2;
+    seconds = atof(argv[3]);
+    histogram_lock = malloc(sizeof *histogram_lock);
+    pthread_mutex_init(histogram_lock, 0);
+    bins = calloc(64, sizeof *bins);
+    if (argv[1][0] == 'c') {
+        run(n, worker);
+    } else {
+        run(n, load_config);
+        run(n, burn);
+    }
+    printf("%lu\n", bins[0] + sink);
+    return 0;
+}
