@@ -192,3 +192,33 @@ fn with_perf_event_open_refused_the_proc_evidence_carries_on() {
     let p = f.stacks.expect("a profile from the counters and the stacks of blocked threads");
     assert!(p.off_cpu.iter().any(|s| s.class == Class::Lock && s.seconds > 0.0), "{:?}", p.off_cpu);
 }
+
+#[test]
+fn stored_stacks_become_flame_graphs_and_folded_text() {
+    if std::env::var_os(INNER).is_some() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let exe = histogram().to_str().unwrap().to_string();
+    let o = common::sweep(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "contend", "{n}", "0.2"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let (_, f, _) = follow("contend", "0.5");
+    // The sampler stores the profile in each run; here it is put there by hand.
+    let path = d.path().join("r/results.json");
+    let mut doc = common::results(&d.path().join("r"));
+    doc["points"][0]["runs"][0]["threads"]["stacks"] = serde_json::to_value(f.stacks.unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let folded = d.path().join("f.txt");
+    let o = common::scalescope(d.path(), &["report", "r", "--export-folded", folded.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&folded).unwrap();
+    let line = text.lines().find(|l| l.contains("off-CPU lock;")).expect("an off-CPU lock stack");
+    assert!(line.starts_with("n=2;off-CPU lock;") && line.contains(";worker;update_histogram;"), "{line}");
+    for l in text.lines() {
+        let (stack, count) = l.rsplit_once(' ').unwrap();
+        assert!(count.parse::<u64>().unwrap() > 0 && !stack.is_empty(), "{l}");
+    }
+    let html = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
+    assert!(html.contains("<h2>Flame graphs</h2>") && html.contains("class=\"flame\""), "the report shows them");
+    assert!(html.contains("data-n=\"update_histogram\""));
+}

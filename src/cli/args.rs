@@ -168,6 +168,10 @@ pub struct ReportArgs {
     /// `threads=8:2` [default: the first sampled run of the last point].
     #[arg(long, value_name = "POINT:RUN")]
     pub timeline: Option<String>,
+    /// Also write the stored call stacks in the folded format (`frame;frame;frame count`, counts
+    /// in microseconds of thread time) that inferno, speedscope and flamegraph.pl read.
+    #[arg(long, value_name = "FILE")]
+    pub export_folded: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
 }

@@ -11,6 +11,18 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
     view::analyse(&mut doc, &args.view)?;
     let timeline = args.timeline.as_deref().map(|t| timeline(&doc, t)).transpose()?;
     let sections = crate::report::sections::Sections::of(&doc);
+    if let Some(path) = &args.export_folded {
+        let folded = crate::report::flame::folded_document(&doc);
+        if folded.is_empty() {
+            return Err(Usage(format!(
+                "{}: no run stored call stacks (the tracer and stack capture found none)",
+                args.results.display()
+            ))
+            .into());
+        }
+        view::write(path, &folded)?;
+        eprintln!("folded stacks: {}", path.display());
+    }
     match args.format {
         ReportFormat::Html => {
             let path = args.out.clone().unwrap_or_else(|| dir.join(html::REPORT_HTML));

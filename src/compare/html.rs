@@ -2,7 +2,7 @@
 //! the why, and the report's charts with one series per set, overlaid.
 
 use super::{Comparison, Set, text};
-use crate::report::{charts, html};
+use crate::report::{charts, flame, html};
 
 /// Renders the page.
 pub fn page(sets: &[Set], c: &Comparison) -> String {
@@ -16,6 +16,10 @@ pub fn page(sets: &[Set], c: &Comparison) -> String {
     body.push_str(&html::section("Models", &text::models(c)));
     body.push_str(&html::section("Why", &c.why));
     body.push_str(&html::figures(&figs));
+    let reference = &sets[c.reference];
+    for s in sets.iter().filter(|s| !std::ptr::eq(*s, reference)) {
+        body.push_str(&flame::compare_section((&reference.label, &reference.doc), (&s.label, &s.doc)));
+    }
     let commands: Vec<String> = sets
         .iter()
         .map(|s| format!("{}: {}", s.label, crate::report::format::command_line(&s.doc.plan.command)))

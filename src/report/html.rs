@@ -1,5 +1,6 @@
-//! The self-contained HTML report: one file with inline CSS and SVG charts, no script and no
-//! network, readable in any browser and in print. Every user-provided text is escaped.
+//! The self-contained HTML report: one file with inline CSS and SVG charts and no network,
+//! readable in any browser and in print; the only script (zoom and search in flame graphs) is
+//! optional. Every user-provided text is escaped.
 
 use super::charts::Figure;
 use super::format::command_line;
@@ -133,6 +134,7 @@ pub fn report(doc: &Results, s: &Sections, figs: &[Figure]) -> String {
     body.push_str(&section("Model", &s.model));
     body.push_str(&figures(figs));
     body.push_str(&section("Top waits: locks, system calls and hot functions", &s.waits));
+    body.push_str(&super::flame::section(doc));
     body.push_str(&section("Ranks and copies", &s.ranks));
     body.push_str(&section("I/O ceiling", &s.ceiling));
     body.push_str(&section("Notes", &s.notes));

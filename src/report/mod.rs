@@ -3,6 +3,7 @@
 pub mod charts;
 pub mod csv;
 pub mod findings;
+pub mod flame;
 pub mod format;
 pub mod html;
 pub mod markdown;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// A phase of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// Before the threads first reach three quarters of their steady concurrency.
@@ -36,7 +36,7 @@ impl Phase {
 }
 
 /// Where the phases begin and end, in seconds from the start of sampling.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Phases {
     /// End of start-up.
     pub startup_end_s: f64,
@@ -70,7 +70,7 @@ impl Phases {
 }
 
 /// A frame: function and module.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StackFrame {
     /// Demangled function, or `module+0x…` without a symbol.
     pub function: String,
@@ -79,7 +79,7 @@ pub struct StackFrame {
 }
 
 /// On-CPU samples of one stack in one phase.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OnCpuStack {
     /// Index into `stacks`.
     pub stack: u32,
@@ -90,7 +90,7 @@ pub struct OnCpuStack {
 }
 
 /// Off-CPU time of one stack, cause and phase.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OffCpuStack {
     /// Index into `stacks`.
     pub stack: u32,
@@ -103,7 +103,7 @@ pub struct OffCpuStack {
 }
 
 /// The call stacks of one run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StackProfile {
     /// Every frame once.
     pub frames: Vec<StackFrame>,
@@ -173,7 +173,7 @@ impl StackProfile {
 }
 
 /// The tracer's account in results.json.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TracerReport {
     /// CPU seconds the tracer used.
     pub cpu_s: f64,
