@@ -310,20 +310,12 @@ pub fn section(doc: &Results) -> String {
 }
 
 fn legend() -> String {
-    [
-        Class::Lock,
-        Class::WaitForWork,
-        Class::Join,
-        Class::Io,
-        Class::KernelLock,
-        Class::Ipc,
-        Class::Sleep,
-        Class::Runqueue,
-    ]
-    .iter()
-    .map(|c| format!("<span style=\"color:{}\">■</span> {}", class_colour(*c), c.name()))
-    .collect::<Vec<_>>()
-    .join(" ")
+    Class::ALL
+        .iter()
+        .filter(|c| !matches!(c, Class::CpuUser | Class::CpuKernel))
+        .map(|c| format!("<span style=\"color:{}\">■</span> {}", class_colour(*c), c.name()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Differential on-CPU flame graphs of the points two documents share, `after` against `before`.
