@@ -209,3 +209,38 @@ fn max_rss_is_the_workloads_not_scalescopes() {
         assert!((200.0..215.0).contains(&mib), "max RSS {mib:.1} MiB for a 200 MiB allocation");
     }
 }
+
+/// CPU seconds of every thread of `pid`, from schedstat.
+fn process_cpu_s(pid: u32) -> f64 {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .sum::<f64>()
+        * 1e-9
+}
+
+#[test]
+fn attach_counts_only_the_window_it_sampled() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(common::bin())
+        .args(["probe", "scalable", "--threads", "1", "--seconds", "5"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // A second of CPU before the attach, which the totals must leave out.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let before = process_cpu_s(child.id());
+    let o = scalescope(d.path(), &["attach", &child.id().to_string(), "--duration", "2s", "--export-json", "t.json"]);
+    let during = process_cpu_s(child.id()) - before;
+    child.wait().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    let cpu = t["classes"]["cpu-user"].as_f64().unwrap_or(0.0) + t["classes"]["cpu-kernel"].as_f64().unwrap_or(0.0);
+    assert!((t["wall_s"].as_f64().unwrap() - 2.0).abs() < 0.1, "{}", t["wall_s"]);
+    // On an idle machine `during` is 2.0 s; a loaded one gives the probe less, and so must the report.
+    assert!((cpu - during).abs() < 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in the window");
+}

@@ -148,6 +148,27 @@ pub fn io(text: &str) -> Option<(u64, u64)> {
     Some((get("read_bytes:")?, get("write_bytes:")?))
 }
 
+/// (pid, tid) of every thread of `root` and of its descendants (through each thread's
+/// `children` file).
+pub fn tree_tasks(root: i32) -> Vec<(i32, i32)> {
+    let mut out = Vec::new();
+    let mut pids = vec![root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(pid) = pids.pop() {
+        if !seen.insert(pid) {
+            continue;
+        }
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for e in dir.flatten() {
+            let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+            out.push((pid, tid));
+            let children = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")).unwrap_or_default();
+            pids.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
 /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`).
 pub fn ticks_per_second() -> f64 {
     // SAFETY: sysconf has no preconditions.

@@ -9,6 +9,7 @@
 //! limits lines.
 
 use super::perf::{self, Attr, Event, Ring};
+use super::procfs;
 use super::records::{self, Record};
 use super::stacks::{StackId, Stacks};
 use std::collections::{HashMap, HashSet};
@@ -159,7 +160,7 @@ impl Tracer {
     /// `Err` is the limits line saying why the kernel refused.
     pub fn start(pid: i32, config: &TracerConfig) -> Result<Tracer, String> {
         let cpu0 = thread_cpu_s();
-        let before = tree_tasks(pid);
+        let before = procfs::tree_tasks(pid);
         let cpus = perf::allowed_cpus(pid);
         let attr = attr(config);
         let mut rings = Vec::new();
@@ -255,7 +256,7 @@ impl Tracer {
                 .iter()
                 .filter_map(|r| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None })
                 .collect();
-            todo = tree_tasks(root)
+            todo = procfs::tree_tasks(root)
                 .into_iter()
                 .filter(|(_, tid)| !covered.contains(tid) && !forked.contains(tid))
                 .collect();
@@ -461,26 +462,6 @@ fn refusal(what: &str, e: &std::io::Error) -> String {
         "tracer unavailable ({what}: {e}; kernel.perf_event_paranoid = {}; a seccomp filter or container may forbid it): no exact switch intervals or on-CPU stacks, /proc sampling only",
         paranoid.trim()
     )
-}
-
-/// (pid, tid) of every thread of `root` and its descendants.
-fn tree_tasks(root: i32) -> Vec<(i32, i32)> {
-    let mut out = Vec::new();
-    let mut pids = vec![root];
-    let mut seen = HashSet::new();
-    while let Some(pid) = pids.pop() {
-        if !seen.insert(pid) {
-            continue;
-        }
-        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
-        for e in dir.flatten() {
-            let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-            out.push((pid, tid));
-            let children = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")).unwrap_or_default();
-            pids.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()));
-        }
-    }
-    out
 }
 
 /// Now on CLOCK_MONOTONIC, in nanoseconds.
