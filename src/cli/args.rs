@@ -463,6 +463,9 @@ pub struct AttachArgs {
     /// Write the sampler's report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// No event tracer (exact switch intervals, on-CPU stacks): /proc sampling only.
+    #[arg(long)]
+    pub no_trace: bool,
 }
 
 /// `scalescope demo`.

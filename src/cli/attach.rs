@@ -1,13 +1,16 @@
 //! `scalescope attach PID`: where the threads of a running process (and its children) spend their
 //! time, sampled for a while without stopping or tracing it. The sampler's counters run from each
 //! thread's start; what the threads had done before the attach is taken away, so the totals
-//! cover exactly the window sampled.
+//! cover exactly the window sampled. Where the kernel allows it, the event tracer runs alongside
+//! (exact switch intervals and on-CPU stacks in the report's `tracer` and `stacks`).
 
 use super::args::AttachArgs;
 use super::{Exit, Usage, view};
 use crate::plan::parse_seconds;
 use crate::report::{terminal, threads};
+use crate::sample::evidence::Evidence;
 use crate::sample::procfs::{self, ProcFile};
+use crate::sample::tracer::TracerConfig;
 use crate::sample::{self, Class, ThreadReport};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -34,6 +37,7 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     }
     let config = sample::Config { rate_hz: args.sample_rate, ..Default::default() };
     let before = Baseline::take(pid);
+    let mut evidence = (!args.no_trace).then(|| Evidence::start(pid, &TracerConfig::default()));
     let sampler =
         sample::Sampler::start(pid, config).ok_or_else(|| anyhow::anyhow!("cannot start the sampler thread"))?;
     let start = Instant::now();
@@ -41,6 +45,9 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     let mut exited = false;
     while start.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(20).min(limit.saturating_sub(start.elapsed())));
+        if let Some(e) = evidence.as_mut() {
+            e.sweep();
+        }
         if !alive(pid) {
             exited = true;
             break;
@@ -48,6 +55,12 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     }
     let mut report = sampler.stop();
     before.remove_from(&mut report);
+    if let Some(e) = evidence {
+        let found = e.finish(None, &[]);
+        report.stacks = found.stacks;
+        report.tracer = found.tracer;
+        report.limits.extend(found.limits);
+    }
     let mut out = format!(
         "{pid} ({}): sampled {:.1} s{}; {} threads in {} process{}, {} sweeps ({:.0} Hz), sampler used {:.3} s of CPU\n",
         name.trim(),

@@ -199,6 +199,26 @@ pub struct TracerReport {
     pub cpus_wanted: usize,
     /// Buffer per CPU, KiB.
     pub buffer_kib: usize,
+    /// The threads with the most time on a CPU (up to 16), exact.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<TracedThread>,
+}
+
+/// One traced thread's exact times.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedThread {
+    /// Thread id.
+    pub tid: i32,
+    /// Process id.
+    pub pid: i32,
+    /// Seconds on a CPU.
+    pub on_cpu_s: f64,
+    /// Seconds off a CPU after a wait began (wake-up latency included).
+    pub off_cpu_waiting_s: f64,
+    /// Seconds off a CPU after a preemption.
+    pub off_cpu_preempted_s: f64,
+    /// Times it left a CPU.
+    pub switches: u64,
 }
 
 impl TracerReport {
@@ -218,6 +238,7 @@ impl TracerReport {
             cpus_covered: s.cpus_covered,
             cpus_wanted: s.cpus_wanted,
             buffer_kib: s.buffer_bytes / 1024,
+            threads: listed(&s.threads),
         }
     }
 
@@ -232,7 +253,28 @@ impl TracerReport {
         self.off_cpu_waiting_s += o.off_cpu_waiting_s;
         self.off_cpu_preempted_s += o.off_cpu_preempted_s;
         self.exact &= o.exact;
+        self.threads.extend(o.threads.iter().cloned());
     }
+}
+
+/// Threads listed in the report.
+const LISTED: usize = 16;
+
+fn listed(threads: &[super::tracer::ThreadTotals]) -> Vec<TracedThread> {
+    let mut v: Vec<TracedThread> = threads
+        .iter()
+        .map(|t| TracedThread {
+            tid: t.tid,
+            pid: t.pid,
+            on_cpu_s: t.on_ns as f64 * 1e-9,
+            off_cpu_waiting_s: t.off_waiting_ns as f64 * 1e-9,
+            off_cpu_preempted_s: t.off_preempted_ns as f64 * 1e-9,
+            switches: t.switches,
+        })
+        .collect();
+    v.sort_by(|a, b| b.on_cpu_s.total_cmp(&a.on_cpu_s).then(a.tid.cmp(&b.tid)));
+    v.truncate(LISTED);
+    v
 }
 
 /// Width of the time bins the builder keeps (phases are placed to this resolution).

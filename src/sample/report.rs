@@ -3,7 +3,9 @@
 
 use super::capacity::Capacity;
 use super::classify::Class;
-pub use super::profile::{OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracerReport};
+pub use super::profile::{
+    OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracedThread, TracerReport,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
