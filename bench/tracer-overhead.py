@@ -9,8 +9,13 @@ the tracer off), so each pair differs by the tracer alone. Pairs are interleaved
 2. About 10,000 context switches a second (a token passed around two rings of two threads, each
    hop a calibrated amount of work; built here with cc): hops per second with / without the
    tracer (goal: >= 0.97), and the switch rate measured.
-3. Per thread of case 2, off-CPU time from the tracer against wall - on-CPU - run queue from
-   schedstat (goal: within 2%).
+   For both, the work done per CPU second of the workload (its rusage) is given too: the cost the
+   tracer adds to the workload's own threads (switching its events in and out, writing records),
+   which other load on a shared machine does not blur as it blurs throughput.
+3. Per thread of case 2, against schedstat: on-CPU time, and off-CPU time (the tracer's time off a
+   CPU less schedstat's run-queue time, against wall - on-CPU - run queue; goal: within 2%). The
+   tracer's "waiting" intervals include the wake-up latency, which only scheduler tracepoints
+   (privileged) could split off, hence the run-queue time from schedstat.
 
 Usage: bench/tracer-overhead.py [--scalescope target/release/scalescope] [--pairs 5] [--seconds 3]
 """
@@ -44,12 +49,18 @@ def attach(exe, pid, seconds, trace, out):
 
 
 def traced_run(exe, workload, seconds, trace, out):
-    """Starts the workload, attaches at once, returns (its throughput, the attach report)."""
+    """Starts the workload, attaches at once; returns its throughput, its work per CPU second and
+    the attach report."""
+    t0 = time.monotonic()
     w = subprocess.Popen(workload, stdout=subprocess.PIPE, text=True)
     a = attach(exe, w.pid, seconds + 5, trace, out)
-    figure = throughput(w.communicate()[0])
+    text = w.stdout.read()
+    _, _, ru = os.wait4(w.pid, 0)
+    w.returncode = 0
     a.wait()
-    return figure, json.load(open(out))
+    rate = throughput(text)
+    busy_s = time.monotonic() - t0 - 0.3
+    return rate, rate * busy_s / (ru.ru_utime + ru.ru_stime), json.load(open(out))
 
 
 def throughput(text):
@@ -77,41 +88,50 @@ def main():
         for _ in range(3):
             rate = float(subprocess.run([rings, str(work), "1"], capture_output=True, text=True).stdout)
             work = max(1, int(work * rate / 10000))
-        busy = [exe, "probe", "scalable", "--threads", "64", "--seconds", str(a.seconds)]
-        switchy = [rings, str(work), str(a.seconds)]
-        results = {"busy": ([], [], []), "switchy": ([], [], [])}
+        # As in `scalescope run`, the tracer starts before the workload creates its threads: a
+        # shell waits for the attach, then executes the workload (events survive an exec).
+        def late(argv):
+            return ["sh", "-c", 'sleep 0.3; exec "$@"', "sh"] + argv
+        busy = late([exe, "probe", "scalable", "--threads", "64", "--seconds", str(a.seconds)])
+        switchy = late([rings, str(work), str(a.seconds)])
+        results = {"busy": ([], [], [], [], []), "switchy": ([], [], [], [], [])}
         reports = []
         for i in range(a.pairs):
             for name, workload in (("busy", busy), ("switchy", switchy)):
                 for trace in (True, False):
                     out = os.path.join(tmp, f"{name}{i}{trace}.json")
-                    figure, report = traced_run(exe, workload, a.seconds, trace, out)
+                    figure, per_cpu, report = traced_run(exe, workload, a.seconds, trace, out)
                     results[name][0 if trace else 1].append(figure)
+                    results[name][3 if trace else 4].append(per_cpu)
                     if trace:
                         results[name][2].append(report.get("tracer", {}))
                         if name == "switchy":
                             reports.append(report)
         for name, what in (("busy", "64 busy threads (ops/s)"), ("switchy", f"~10,000 switches/s (hops/s, work {work})")):
-            on, off, tr = results[name]
+            on, off, tr, on_cpu, off_cpu = results[name]
             ratio = statistics.median(on) / statistics.median(off)
+            per_cpu = statistics.median(on_cpu) / statistics.median(off_cpu)
             cpu = statistics.median([t.get("cpu_s", 0) for t in tr])
             lost = sum(t.get("lost_records", 0) for t in tr)
-            print(f"{what}: throughput with / without the tracer {ratio:.4f} "
-                  f"(median of {a.pairs} interleaved pairs; tracer CPU {cpu:.3f} s per {a.seconds:.0f} s run; lost records {lost})")
-        print(f"switch rate without the tracer: {statistics.median(results['switchy'][1]):.0f} hops/s")
-        errors = []
+            print(f"{what}: throughput with / without the tracer {ratio:.4f}, work per CPU second {per_cpu:.4f} "
+                  f"(medians of {a.pairs} interleaved pairs; tracer CPU {cpu:.3f} s per {a.seconds:.0f} s run; lost records {lost})")
+        print(f"switch rate without the tracer: {statistics.median(results['switchy'][1]):.0f} hops/s; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        on_err, off_err = [], []
         for r in reports:
             traced = {t["tid"]: t for t in r.get("tracer", {}).get("threads", [])}
             for t in r.get("threads", []):
                 x = traced.get(t["tid"])
-                if not x or t["off_cpu_s"] < 0.05:
+                if not x or t["off_cpu_s"] < 0.05 or t["on_cpu_s"] < 0.05:
                     continue
-                errors.append((x["off_cpu_waiting_s"] - t["off_cpu_s"]) / t["off_cpu_s"])
-        if errors:
-            worst = max(errors, key=abs)
-            print(f"off-CPU per thread, tracer (waiting) against schedstat (wall - on - runq): "
-                  f"median error {100 * statistics.median(errors):+.2f}%, worst {100 * worst:+.2f}% over {len(errors)} threads")
-
+                on_err.append((x["on_cpu_s"] - t["on_cpu_s"]) / t["on_cpu_s"])
+                off = x["off_cpu_waiting_s"] + x["off_cpu_preempted_s"] - t["runqueue_s"]
+                off_err.append((off - t["off_cpu_s"]) / t["off_cpu_s"])
+        for what, errors in (("on-CPU", on_err), ("off-CPU", off_err)):
+            if errors:
+                worst = max(errors, key=abs)
+                print(f"{what} time per thread, tracer against schedstat: median error {100 * statistics.median(errors):+.2f}%, "
+                      f"worst {100 * worst:+.2f}% over {len(errors)} threads")
 
 if __name__ == "__main__":
     sys.exit(main())
