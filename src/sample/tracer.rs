@@ -28,7 +28,7 @@ pub struct TracerConfig {
 
 impl Default for TracerConfig {
     fn default() -> TracerConfig {
-        TracerConfig { period_ns: 10_000_000, stack_bytes: 8192, data_pages: 64 }
+        TracerConfig { period_ns: 10_000_000, stack_bytes: 8192, data_pages: 128 }
     }
 }
 
