@@ -113,9 +113,14 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
                     } else {
                         format!(" ({})", w.thread_names.join(", "))
                     };
+                    // Where a wait is taken says more than an address: `lock at
+                    // pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)`.
+                    let place = match &w.taken_at {
+                        Some(site) => format!("at {site} ({})", w.name),
+                        None => format!("on {}", w.name),
+                    };
                     format!(
-                        "{label}: {class} on {}: {:.0}% of thread time, {} waiting thread{}{who}",
-                        w.name,
+                        "{label}: {class} {place}: {:.0}% of thread time, {} waiting thread{}{who}",
                         100.0 * w.seconds / total,
                         w.waiters,
                         if w.waiters == 1 { "" } else { "s" }
@@ -159,5 +164,31 @@ mod tests {
         assert_eq!(super::short_name("lock!queue_lock+0x0"), "queue_lock");
         assert_eq!(super::short_name("scalescope::probes::lock::GLOBAL_LOCK+0x0"), "GLOBAL_LOCK");
         assert_eq!(super::short_name("heap 0x7f00"), "heap 0x7f00");
+    }
+
+    #[test]
+    fn a_wait_with_a_site_is_named_where_it_is_taken() {
+        use crate::sample::{Class, Wait};
+        let wait = |taken_at: Option<&str>| Wait {
+            class: Some(Class::Lock),
+            name: "heap+0x2a0".into(),
+            seconds: 1.0,
+            waiters: 4,
+            taken_at: taken_at.map(String::from),
+            ..Default::default()
+        };
+        let t = crate::analysis::threads::PointThreads {
+            classes: [(Class::Lock, 1.0), (Class::CpuUser, 1.0)].into_iter().collect(),
+            waits: vec![wait(Some("pthread_mutex_lock ← update_histogram ← worker")), wait(None)],
+            limits: vec![],
+            peak_threads: 5,
+            hot: vec![],
+        };
+        let lines = super::wait_lines("n=4", &t, false);
+        assert_eq!(
+            lines[0],
+            "n=4: lock at pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0): 50% of thread time, 4 waiting threads"
+        );
+        assert_eq!(lines[1], "n=4: lock on heap+0x2a0: 50% of thread time, 4 waiting threads");
     }
 }

@@ -1,5 +1,5 @@
 //! Naming an address: which module maps it (`/proc/<pid>/maps`; a module's .bss continues into the
-//! anonymous mapping right after its file mappings) and the nearest ELF symbol, demangled:
+//! anonymous mapping right after its file mappings) and the ELF symbol whose extent holds it, demangled:
 //! `scalescope::probes::lock::GLOBAL_LOCK+0x0`, `libfoo.so!g_pool_lock+0x0`. Heap and stack
 //! addresses are named as such.
 
