@@ -206,13 +206,14 @@ fn stored_stacks_become_flame_graphs_and_folded_text() {
     // The sampler stores the profile in each run; here it is put there by hand.
     let path = d.path().join("r/results.json");
     let mut doc = common::results(&d.path().join("r"));
-    doc["points"][0]["runs"][0]["threads"]["stacks"] = serde_json::to_value(f.stacks.unwrap()).unwrap();
+    doc.points[0].runs[0].threads.as_mut().expect("a sampled run").stacks = f.stacks;
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
     let folded = d.path().join("f.txt");
     let o = common::scalescope(d.path(), &["report", "r", "--export-folded", folded.to_str().unwrap()]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let text = std::fs::read_to_string(&folded).unwrap();
-    let line = text.lines().find(|l| l.contains("off-CPU lock;")).expect("an off-CPU lock stack");
+    let count = |l: &&str| l.rsplit_once(' ').and_then(|(_, n)| n.parse::<u64>().ok()).unwrap_or(0);
+    let line = text.lines().filter(|l| l.contains("off-CPU lock;")).max_by_key(count).expect("an off-CPU lock stack");
     assert!(line.starts_with("n=2;off-CPU lock;") && line.contains(";worker;update_histogram;"), "{line}");
     for l in text.lines() {
         let (stack, count) = l.rsplit_once(' ').unwrap();

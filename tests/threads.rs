@@ -238,9 +238,9 @@ fn attach_counts_only_the_window_it_sampled() {
     let during = process_cpu_s(child.id()) - before;
     child.wait().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let t: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
-    let cpu = t["classes"]["cpu-user"].as_f64().unwrap_or(0.0) + t["classes"]["cpu-kernel"].as_f64().unwrap_or(0.0);
-    assert!((t["wall_s"].as_f64().unwrap() - 2.0).abs() < 0.1, "{}", t["wall_s"]);
+    let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    let cpu = t.seconds(Class::CpuUser) + t.seconds(Class::CpuKernel);
+    assert!((t.wall_s - 2.0).abs() < 0.1, "{}", t.wall_s);
     // On an idle machine `during` is 2.0 s; a loaded one gives the probe less, and so must the report.
     assert!((cpu - during).abs() < 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in the window");
 }

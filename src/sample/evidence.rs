@@ -84,12 +84,15 @@ impl Evidence {
     }
 
     /// A thread the sampler found blocked: `syscall` is the text of its `/proc/<tid>/syscall`,
-    /// `class` what the sampler made of the wait. Takes its stack (cached per thread, sp and pc),
+    /// `class` what the sampler made of the wait. Takes its stack (cached per thread, sp and pc;
+    /// thrown away when the thread left that wait while its stack was read),
     /// counts the wait in the profile, and returns where the wait is taken:
     /// `pthread_mutex_lock ← update_histogram ← worker`. `None` when no stack could be taken.
     pub fn blocked(&mut self, pid: i32, tid: i32, syscall: &str, class: Class) -> Option<String> {
         let (sp, pc) = procfs::user_sp_pc(syscall)?;
-        let id = self.stacks.blocked(pid, tid, sp, pc)?;
+        let path = format!("/proc/{pid}/task/{tid}/syscall");
+        let unmoved = || std::fs::read_to_string(&path).is_ok_and(|now| procfs::user_sp_pc(&now) == Some((sp, pc)));
+        let id = self.stacks.blocked(pid, tid, sp, pc, unmoved)?;
         self.builder.wait(tid, tracer::monotonic_ns(), id, class);
         let stacks = &self.stacks;
         Some(

@@ -45,15 +45,25 @@ pub struct Phases {
 }
 
 impl Phases {
-    /// Phases from the number of runnable threads per bin: steady from the first to the last bin
-    /// holding at least three quarters of the level the run sustains (its 90th percentile).
+    /// Phases from the number of runnable threads per bin, averaged over 50 ms: steady from the
+    /// first to the last bin holding at least three quarters of the level the run sustains (its
+    /// 90th percentile).
     pub fn from_running(bin_s: f64, running: &[f32]) -> Phases {
-        let mut sorted: Vec<f32> = running.to_vec();
+        // Averaged over 50 ms (at most a twentieth of the run), so that a burst (threads just
+        // created are all runnable for a moment) does not count as the steady level.
+        let half = ((0.025 / bin_s.max(1e-6)) as usize).min(running.len() / 40);
+        let smooth: Vec<f32> = (0..running.len())
+            .map(|i| {
+                let w = &running[i.saturating_sub(half)..(i + half + 1).min(running.len())];
+                w.iter().sum::<f32>() / w.len() as f32
+            })
+            .collect();
+        let mut sorted = smooth.clone();
         sorted.sort_by(f32::total_cmp);
         let level = sorted.get(sorted.len() * 9 / 10).copied().unwrap_or(0.0);
         let busy = |v: &&f32| **v >= level * 0.75 && **v > 0.0;
-        let first = running.iter().position(|v| busy(&v)).unwrap_or(0);
-        let last = running.iter().rposition(|v| busy(&v)).map_or(running.len(), |i| i + 1);
+        let first = smooth.iter().position(|v| busy(&v)).unwrap_or(0);
+        let last = smooth.iter().rposition(|v| busy(&v)).map_or(smooth.len(), |i| i + 1);
         Phases { startup_end_s: first as f64 * bin_s, tail_start_s: last as f64 * bin_s }
     }
 
@@ -205,7 +215,7 @@ pub struct TracerReport {
 }
 
 /// One traced thread's exact times.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TracedThread {
     /// Thread id.
     pub tid: i32,

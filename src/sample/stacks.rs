@@ -90,8 +90,17 @@ impl Stacks {
     /// The stack of a thread blocked in the kernel, from the user `sp` and `pc` that end its
     /// `/proc/<tid>/syscall`: its stack memory is read with `process_vm_readv` and unwound.
     /// Cached per (thread, sp, pc): a thread found again in the same wait costs a lookup.
-    /// `None` when the memory cannot be read (see [`Stacks::refusal`]) or nothing unwinds.
-    pub fn blocked(&mut self, pid: i32, tid: i32, sp: u64, pc: u64) -> Option<StackId> {
+    /// `still_there` is asked after the memory was read: a thread that left its wait meanwhile
+    /// may have overwritten the stack, so its copy is thrown away. `None` when the memory cannot
+    /// be read (see [`Stacks::refusal`]), the thread moved, or nothing unwinds.
+    pub fn blocked(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        sp: u64,
+        pc: u64,
+        still_there: impl FnOnce() -> bool,
+    ) -> Option<StackId> {
         if let Some(&hit) = self.blocked.get(&(tid, sp, pc)) {
             return hit;
         }
@@ -106,6 +115,9 @@ impl Stacks {
                 return None;
             }
         };
+        if !still_there() {
+            return None;
+        }
         let id = self.unwind(pid, Regs { pc, sp, fp: 0, lr: 0 }, &stack);
         self.blocked.insert((tid, sp, pc), id);
         id
@@ -412,7 +424,7 @@ mod tests {
         #[cfg(not(target_arch = "x86_64"))]
         return None;
         let me = std::process::id() as i32;
-        stacks.blocked(me, me, sp, pc)
+        stacks.blocked(me, me, sp, pc, || true)
     }
 
     #[test]
