@@ -187,7 +187,7 @@ mod tests {
             work_helpers: None,
         };
         let lines: Vec<String> =
-            super::wait_lines("n=4", &t, false).into_iter().filter(|l| l.contains("lock")).collect();
+            super::wait_lines("n=4", &t, false).into_iter().filter(|l| l.contains("waiting thread")).collect();
         assert_eq!(
             lines[0],
             "n=4: lock at pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0): 50% of thread time, 4 waiting threads"
