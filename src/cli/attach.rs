@@ -1,18 +1,16 @@
 //! `scalescope attach PID`: where the threads of a running process (and its children) spend their
-//! time, sampled for a while without stopping or tracing it. The sampler's counters run from each
-//! thread's start; what the threads had done before the attach is taken away, so the totals
-//! cover exactly the window sampled. Where the kernel allows it, the event tracer runs alongside
-//! (exact switch intervals and on-CPU stacks in the report's `tracer` and `stacks`).
+//! time, sampled for a while without stopping or tracing it. The sampler takes each thread's
+//! counters at its first sweep as the baseline, so the totals cover exactly the window sampled.
+//! Where the kernel allows it, the event tracer runs alongside (exact switch intervals and on-CPU
+//! stacks in the report's `tracer` and `stacks`).
 
 use super::args::AttachArgs;
 use super::{Exit, Usage, view};
 use crate::plan::parse_seconds;
 use crate::report::{terminal, threads};
 use crate::sample::evidence::Evidence;
-use crate::sample::procfs::{self, ProcFile};
 use crate::sample::tracer::TracerConfig;
-use crate::sample::{self, Class, ThreadReport};
-use std::collections::HashMap;
+use crate::sample::{self, Class};
 use std::time::{Duration, Instant};
 
 /// Whether the process still runs (a zombie has exited, whether or not its parent reaped it).
@@ -35,8 +33,7 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     if !(args.sample_rate.is_finite() && (0.1..=10_000.0).contains(&args.sample_rate)) {
         return Err(Usage(format!("--sample-rate {}: give a rate between 0.1 and 10000 Hz", args.sample_rate)).into());
     }
-    let config = sample::Config { rate_hz: args.sample_rate, ..Default::default() };
-    let before = Baseline::take(pid);
+    let config = sample::Config { rate_hz: args.sample_rate, prior_life: false, ..Default::default() };
     let mut evidence = (!args.no_trace).then(|| Evidence::start(pid, &TracerConfig::default()));
     let sampler =
         sample::Sampler::start(pid, config).ok_or_else(|| anyhow::anyhow!("cannot start the sampler thread"))?;
@@ -54,7 +51,6 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
         }
     }
     let mut report = sampler.stop();
-    before.remove_from(&mut report);
     if let Some(e) = evidence {
         let found = e.finish(None, &[]);
         report.stacks = found.stacks;
@@ -108,62 +104,4 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
         view::write(p, &(serde_json::to_string_pretty(&report)? + "\n"))?;
     }
     Ok(Exit::Done)
-}
-
-/// Each thread's counters at the moment of attaching: time on a CPU, in the run queue, and off a
-/// CPU since it started.
-struct Baseline {
-    threads: HashMap<i32, (f64, f64, f64)>,
-}
-
-impl Baseline {
-    fn take(pid: i32) -> Baseline {
-        let now = procfs::boot_seconds();
-        let tick = procfs::ticks_per_second();
-        let threads = procfs::tree_tasks(pid)
-            .into_iter()
-            .filter_map(|(pid, tid)| {
-                let dir = std::path::PathBuf::from(format!("/proc/{pid}/task/{tid}"));
-                let ss = procfs::schedstat(ProcFile::open(&dir.join("schedstat"))?.read()?)?;
-                let st = procfs::stat(ProcFile::open(&dir.join("stat"))?.read()?)?;
-                let (on, runq) = (ss.on_cpu_ns as f64 * 1e-9, ss.runq_ns as f64 * 1e-9);
-                let off = (now - st.starttime as f64 / tick - on - runq).max(0.0);
-                Some((tid, (on, runq, off)))
-            })
-            .collect();
-        Baseline { threads }
-    }
-
-    /// Takes the time before the attach out of the report: per listed thread exactly, in the
-    /// class totals (and the waits) in proportion.
-    fn remove_from(&self, r: &mut ThreadReport) {
-        let (mut on, mut runq, mut off) = (0.0, 0.0, 0.0);
-        for (a, b, c) in self.threads.values() {
-            on += a;
-            runq += b;
-            off += c;
-        }
-        for t in &mut r.threads {
-            if let Some((a, b, c)) = self.threads.get(&t.tid) {
-                t.on_cpu_s = (t.on_cpu_s - a).max(0.0);
-                t.runqueue_s = (t.runqueue_s - b).max(0.0);
-                t.off_cpu_s = (t.off_cpu_s - c).max(0.0);
-            }
-        }
-        let cpu = r.seconds(Class::CpuUser) + r.seconds(Class::CpuKernel);
-        let is_off = |c: &Class| !matches!(c, Class::CpuUser | Class::CpuKernel | Class::Runqueue);
-        let off_total: f64 = r.classes.iter().filter(|(c, _)| is_off(c)).map(|(_, s)| s).sum();
-        let cpu_keep = if cpu > 0.0 { ((cpu - on) / cpu).max(0.0) } else { 0.0 };
-        let off_keep = if off_total > 0.0 { ((off_total - off) / off_total).max(0.0) } else { 0.0 };
-        for (c, s) in r.classes.iter_mut() {
-            *s = match c {
-                Class::CpuUser | Class::CpuKernel => *s * cpu_keep,
-                Class::Runqueue => (*s - runq).max(0.0),
-                _ => *s * off_keep,
-            };
-        }
-        for w in &mut r.top_waits {
-            w.seconds *= off_keep;
-        }
-    }
 }
