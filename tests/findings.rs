@@ -173,7 +173,10 @@ fn runs_of_a_few_milliseconds_are_startup_dominated() {
 fn cold_random_reads_are_io_bound_with_the_syscall_named() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("in");
+    // Written while no other sweep runs: writing 128 MB would slow it.
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let o = scalescope(d.path(), &["gen", "files", "--dir", dir.to_str().unwrap(), "--count", "2", "--size", "64MB"]);
+    drop(guard);
     assert!(o.status.success(), "{}", stderr(&o));
     let files = dir.to_str().unwrap();
     let f = findings("1,2", &["io", "--threads", "{threads}", "--files", files, "--reads", "20000"]);

@@ -8,8 +8,6 @@ use super::args::AttachArgs;
 use super::{Exit, Usage, view};
 use crate::plan::parse_seconds;
 use crate::report::{terminal, threads};
-use crate::sample::evidence::Evidence;
-use crate::sample::tracer::TracerConfig;
 use crate::sample::{self, Class};
 use std::time::{Duration, Instant};
 
@@ -33,8 +31,8 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     if !(args.sample_rate.is_finite() && (0.1..=10_000.0).contains(&args.sample_rate)) {
         return Err(Usage(format!("--sample-rate {}: give a rate between 0.1 and 10000 Hz", args.sample_rate)).into());
     }
-    let config = sample::Config { rate_hz: args.sample_rate, prior_life: false, ..Default::default() };
-    let mut evidence = (!args.no_trace).then(|| Evidence::start(pid, &TracerConfig::default()));
+    let config =
+        sample::Config { rate_hz: args.sample_rate, prior_life: false, trace: !args.no_trace, ..Default::default() };
     let sampler =
         sample::Sampler::start(pid, config).ok_or_else(|| anyhow::anyhow!("cannot start the sampler thread"))?;
     let start = Instant::now();
@@ -42,21 +40,12 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     let mut exited = false;
     while start.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(20).min(limit.saturating_sub(start.elapsed())));
-        if let Some(e) = evidence.as_mut() {
-            e.sweep();
-        }
         if !alive(pid) {
             exited = true;
             break;
         }
     }
-    let mut report = sampler.stop();
-    if let Some(e) = evidence {
-        let found = e.finish(None, &[]);
-        report.stacks = found.stacks;
-        report.tracer = found.tracer;
-        report.limits.extend(found.limits);
-    }
+    let report = sampler.stop();
     let mut out = format!(
         "{pid} ({}): sampled {:.1} s{}; {} threads in {} process{}, {} sweeps ({:.0} Hz), sampler used {:.3} s of CPU\n",
         name.trim(),

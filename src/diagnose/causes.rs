@@ -102,7 +102,8 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         Cause::ExtraKernel => return Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
     };
     let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
-    let known = known::lookup(object);
+    let taken_at = waits.iter().find(|w| w.name == object).and_then(|w| w.taken_at.as_deref());
+    let known = known::lookup(object).or_else(|| taken_at.and_then(known::lookup));
     // A well-known object is one finding, whichever of its words (a mutex, a condition variable) they wait on.
     let key = known.map_or_else(|| object.to_string(), |k| k.what.to_string());
     let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
@@ -126,6 +127,21 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         Class::Ipc => Some((Kind::WaitForWork, "input".into(), Role::Input)),
         Class::Sleep => Some((Kind::WaitForWork, "sleep".into(), Role::Sleep)),
         _ => None,
+    }
+}
+
+/// How an object reads in a finding: an anonymous one (in the heap, on a stack, in shared memory)
+/// by where it is taken, `pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)`; a named
+/// one by its symbol, with where it is taken after it.
+fn display(object: &str, waits: &[Wait]) -> String {
+    let anonymous = object.starts_with("heap")
+        || object.starts_with("stack")
+        || object.starts_with("0x")
+        || !object.contains(['!', ':']);
+    match waits.iter().find(|w| w.name == object).and_then(|w| w.taken_at.as_deref()) {
+        Some(at) if anonymous => format!("{at} ({object})"),
+        Some(at) => format!("{object}, taken at {at}"),
+        None => object.to_string(),
     }
 }
 
@@ -248,22 +264,24 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     let at_ = if at.is_empty() { String::new() } else { format!("{at}, ") };
     let idle_s: f64 = d.items.iter().map(|i| i.core_s).sum();
     let threads = d.items.iter().map(|i| i.threads).max().unwrap_or(0);
-    let objects: Vec<&str> = d
+    let objects: Vec<String> = d
         .items
         .iter()
         .filter_map(|i| match &i.cause {
-            Cause::Wait { object, .. } => Some(object.as_str()),
+            Cause::Wait { object, .. } => Some(display(object, scope.waits)),
             _ => None,
         })
         .take(3)
         .collect();
-    let first_object = objects.first().copied().unwrap_or("");
-    let in_startup = d.items.iter().all(|i| i.main_phase() == Phase::Startup);
-    let phase_text = if in_startup && l.startup_s > 0.0 {
-        format!(" in the start-up phase (the first {})", secs(l.startup_s))
-    } else {
-        String::new()
+    let first_object = objects.first().map_or("", String::as_str);
+    let phase_text = match d.items.iter().map(|i| i.main_phase()).min() {
+        Some(Phase::Startup) if d.items.iter().all(|i| i.main_phase() == Phase::Startup) && l.startup_s > 0.0 => {
+            format!(" in the start-up phase (the first {})", secs(l.startup_s))
+        }
+        Some(Phase::Tail) if l.tail_s > 0.0 => format!(" in the tail of the run (the last {})", secs(l.tail_s)),
+        _ => String::new(),
     };
+
     let waiting = |threads: usize| match threads {
         0 => String::new(),
         1 => "1 work thread".into(),

@@ -111,23 +111,26 @@ pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64
     })
 }
 
-/// The parameter does not change how many threads work.
+/// The parameter does not change how many threads work. Not said when the baseline already kept
+/// every allowed CPU busy (`cpus`): then more threads cannot help, whatever the program does.
 pub fn threads_ignored(
     base: &PointScaling,
     top: &PointScaling,
-    lb: Option<&Ledger>,
-    lt: Option<&Ledger>,
+    (lb, lt): (Option<&Ledger>, Option<&Ledger>),
+    cpus: f64,
     name: &str,
     label: &str,
 ) -> Option<Finding> {
     let (lb, lt) = (lb?, lt?);
+    let (cpu_b, cpu_t) = (base.cpu_pct.unwrap_or(0.0), top.cpu_pct.unwrap_or(0.0));
     if top.count < 2.0 * base.count
         || lt.peak_work_threads > lb.peak_work_threads
         || !(0.85..1.15).contains(&top.speedup)
+        || cpu_b >= 90.0 * cpus
+        || lb.demand >= cpus
     {
         return None;
     }
-    let (cpu_b, cpu_t) = (base.cpu_pct.unwrap_or(0.0), top.cpu_pct.unwrap_or(0.0));
     if cpu_t > 1.3 * cpu_b.max(1.0) {
         return None;
     }

@@ -104,7 +104,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             out.extend(curve::busy_threads_beyond_cpus(doc, top, (l, lb.as_ref()), (name, cpus, &label), gated));
         }
     }
-    if let Some(f) = curve::threads_ignored(base, top, lb.as_ref(), lt.as_ref(), name, &label) {
+    if let Some(f) = curve::threads_ignored(base, top, (lb.as_ref(), lt.as_ref()), cpus, name, &label) {
         // The idle CPUs with no work are what an ignored parameter looks like: said once.
         out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(top.count)));
         out.push(f);

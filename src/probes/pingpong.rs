@@ -151,7 +151,8 @@ impl<'a> Worker<'a> {
     }
 
     fn run(mut self, finished: &AtomicUsize, start: Instant) -> WorkerOutcome {
-        for i in 0..self.actors {
+        let first = if self.messages == 0 { 0 } else { self.actors };
+        for i in 0..first {
             self.ping(self.me * self.actors + i);
         }
         let mut reported = false;

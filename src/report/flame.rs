@@ -352,7 +352,7 @@ mod tests {
             stacks: vec![vec![0, 1, 2], vec![0, 1, 2, 3], vec![0, 4]],
             on_cpu: vec![
                 OnCpuStack { stack: 0, phase: Phase::Steady, samples: 30 },
-                OnCpuStack { stack: 2, phase: Phase::StartUp, samples: 10 },
+                OnCpuStack { stack: 2, phase: Phase::Startup, samples: 10 },
             ],
             sample_period_ms: 10.0,
             off_cpu: vec![OffCpuStack { stack: 1, phase: Phase::Steady, class: Class::Lock, seconds: 1.5 }],
@@ -385,7 +385,7 @@ mod tests {
         let off = graph(&p, Kind::OffCpu, None, "off").unwrap();
         assert!(off.contains(class_colour(Class::Lock)) && off.contains("1.500 thread seconds"), "{off}");
         assert!(graph(&p, Kind::OffCpu, Some(Phase::Tail), "none").is_none());
-        let startup = graph(&p, Kind::OnCpu, Some(Phase::StartUp), "s").unwrap();
+        let startup = graph(&p, Kind::OnCpu, Some(Phase::Startup), "s").unwrap();
         assert!(!startup.contains("update_histogram"));
     }
 

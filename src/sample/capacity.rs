@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// Before the first moment the job used three quarters of its capacity.
+    #[serde(rename = "start-up")]
     Startup,
     /// From then to the last such moment.
     Steady,
@@ -19,6 +20,9 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// Every phase in order.
+    pub const ALL: [Phase; 3] = [Phase::Startup, Phase::Steady, Phase::Tail];
+
     /// `start-up`, `steady`, `tail`.
     pub fn name(self) -> &'static str {
         match self {

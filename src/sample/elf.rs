@@ -184,22 +184,42 @@ pub fn demangle(name: &str) -> String {
 /// Opened files, by path and by build id (one copy of a library reached by two paths).
 #[derive(Default)]
 pub struct Files {
-    by_path: HashMap<String, Option<Arc<Elf>>>,
+    by_path: HashMap<String, (Stamp, Option<Arc<Elf>>)>,
     by_build_id: HashMap<String, Arc<Elf>>,
 }
 
+/// What tells a file rebuilt in place from the one opened before.
+type Stamp = Option<(u64, u64, u64, std::time::SystemTime)>;
+
+fn stamp(path: &str) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.len(), m.modified().ok()?))
+}
+
 impl Files {
-    /// The file at `path`, opened once; `None` when it is not a readable ELF file.
+    /// The file at `path`, opened once (again when it changed); `None` when it is not a readable
+    /// ELF file.
     pub fn get(&mut self, path: &str) -> Option<Arc<Elf>> {
-        if let Some(f) = self.by_path.get(path) {
+        let now = stamp(path);
+        if let Some((seen, f)) = self.by_path.get(path)
+            && *seen == now
+        {
             return f.clone();
         }
         let elf = Elf::open(path).map(Arc::new).map(|e| match &e.build_id {
             Some(id) => self.by_build_id.entry(id.clone()).or_insert(e).clone(),
             None => e,
         });
-        self.by_path.insert(path.to_string(), elf.clone());
+        self.by_path.insert(path.to_string(), (now, elf.clone()));
         elf
+    }
+
+    /// The files opened by every run of this process: a sweep's runs map the same program and
+    /// libraries, and each is read and indexed once rather than once per run.
+    pub fn shared() -> std::sync::MutexGuard<'static, Files> {
+        static FILES: OnceLock<std::sync::Mutex<Files>> = OnceLock::new();
+        FILES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

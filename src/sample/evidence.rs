@@ -65,6 +65,11 @@ impl Evidence {
         self.tracer.is_some()
     }
 
+    /// CPU seconds spent so far opening files (one-offs, first use of a module).
+    pub fn load_cpu_s(&self) -> f64 {
+        self.stacks.load_cpu_s
+    }
+
     /// Drains the tracer (call it every sweep) and returns what it found, already added to the
     /// profile: the intervals that ended and the on-CPU samples.
     pub fn sweep(&mut self) -> Drained {
@@ -103,10 +108,10 @@ impl Evidence {
         )
     }
 
-    /// Ends the run. `phases` places the stacks when the tracer did not run (from the sampler's
-    /// timeline); `untraced_off` gives the off-CPU seconds, from the counters, of threads the
-    /// tracer did not follow, to be spread over the waits seen in them.
-    pub fn finish(mut self, phases: Option<Phases>, untraced_off: &[(i32, f64)]) -> Findings {
+    /// Ends the run. `phases` places the stacks (the accounting's, so that stacks and findings
+    /// speak of the same start-up and tail); `untraced_off` gives the off-CPU seconds, from the
+    /// counters, of threads the tracer did not follow, to be spread over the waits seen in them.
+    pub fn finish(mut self, phases: Phases, untraced_off: &[(i32, f64)]) -> Findings {
         let mut summary = None;
         if let Some(t) = self.tracer.take() {
             let (d, s) = t.finish(&mut self.stacks);
@@ -121,7 +126,6 @@ impl Evidence {
         if let Some(r) = &self.stacks.refusal {
             self.limits.push(r.clone());
         }
-        let phases = self.builder.phases().or(phases).unwrap_or_default();
         let profile = self.builder.finish(&mut self.stacks, phases);
         let mut limits = self.limits;
         if let Some(s) = &summary {

@@ -3,37 +3,12 @@
 //! that a 64-thread run stays small. [`ProfileBuilder`] joins the tracer's exact intervals with the
 //! stacks the /proc sampler captured for blocked threads.
 
+pub use super::capacity::Phase;
 use super::classify::Class;
 use super::stacks::{Frame, StackId, Stacks};
 use super::tracer::{Interval, StackSample, TraceSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-
-/// A phase of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    /// Before the threads first reach three quarters of their steady concurrency.
-    StartUp,
-    /// Between start-up and tail.
-    Steady,
-    /// After the threads last held three quarters of their steady concurrency.
-    Tail,
-}
-
-impl Phase {
-    /// Every phase in order.
-    pub const ALL: [Phase; 3] = [Phase::StartUp, Phase::Steady, Phase::Tail];
-
-    /// Its name in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::StartUp => "start-up",
-            Phase::Steady => "steady",
-            Phase::Tail => "tail",
-        }
-    }
-}
 
 /// Where the phases begin and end, in seconds from the start of sampling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -45,32 +20,10 @@ pub struct Phases {
 }
 
 impl Phases {
-    /// Phases from the number of runnable threads per bin, averaged over 50 ms: steady from the
-    /// first to the last bin holding at least three quarters of the level the run sustains (its
-    /// 90th percentile).
-    pub fn from_running(bin_s: f64, running: &[f32]) -> Phases {
-        // Averaged over 50 ms (at most a twentieth of the run), so that a burst (threads just
-        // created are all runnable for a moment) does not count as the steady level.
-        let half = ((0.025 / bin_s.max(1e-6)) as usize).min(running.len() / 40);
-        let smooth: Vec<f32> = (0..running.len())
-            .map(|i| {
-                let w = &running[i.saturating_sub(half)..(i + half + 1).min(running.len())];
-                w.iter().sum::<f32>() / w.len() as f32
-            })
-            .collect();
-        let mut sorted = smooth.clone();
-        sorted.sort_by(f32::total_cmp);
-        let level = sorted.get(sorted.len() * 9 / 10).copied().unwrap_or(0.0);
-        let busy = |v: &&f32| **v >= level * 0.75 && **v > 0.0;
-        let first = smooth.iter().position(|v| busy(&v)).unwrap_or(0);
-        let last = smooth.iter().rposition(|v| busy(&v)).map_or(smooth.len(), |i| i + 1);
-        Phases { startup_end_s: first as f64 * bin_s, tail_start_s: last as f64 * bin_s }
-    }
-
     /// The phase of an instant.
     pub fn of(&self, t_s: f64) -> Phase {
         if t_s < self.startup_end_s {
-            Phase::StartUp
+            Phase::Startup
         } else if t_s >= self.tail_start_s {
             Phase::Tail
         } else {
@@ -310,13 +263,8 @@ pub struct ProfileBuilder {
     weights: HashMap<(i32, u32, StackId, Class), u32>,
     /// Off-CPU seconds no label fell in, per (thread, bin).
     unlabelled: HashMap<(i32, u32), f64>,
-    /// Runnable thread seconds (on a CPU or preempted) per bin, for the phases: what the program
-    /// asks for, whatever else keeps the machine's CPUs busy.
-    running: Vec<f64>,
     /// The latest on-CPU stack per thread: where it was preempted.
     last_on: HashMap<i32, StackId>,
-    /// Whether exact intervals came in.
-    traced: bool,
 }
 
 impl ProfileBuilder {
@@ -331,9 +279,7 @@ impl ProfileBuilder {
             labels: HashMap::new(),
             weights: HashMap::new(),
             unlabelled: HashMap::new(),
-            running: Vec::new(),
             last_on: HashMap::new(),
-            traced: false,
         }
     }
 
@@ -355,18 +301,15 @@ impl ProfileBuilder {
         self.labels.entry(tid).or_default().push(Label { time_ns, stack, class });
     }
 
-    /// An interval from the tracer: on-CPU and preempted time count for the phases; time off a
-    /// CPU waiting goes to the wait seen in it, or to the pool of unlabelled time of its thread.
+    /// An interval from the tracer: time off a CPU waiting goes to the wait seen in it, or to the
+    /// pool of unlabelled time of its thread.
     pub fn interval(&mut self, i: &Interval, stacks: &mut Stacks) {
-        self.traced = true;
         let secs = i.end_ns.saturating_sub(i.start_ns) as f64 * 1e-9;
         if i.on_cpu {
-            self.spread_running(i.start_ns, i.end_ns);
             return;
         }
         let bin = self.bin((i.start_ns + i.end_ns) / 2);
         if i.preempted {
-            self.spread_running(i.start_ns, i.end_ns);
             let stack = match self.last_on.get(&i.tid) {
                 Some(&s) => s,
                 None => stacks.intern_frames(&[label_frame("[preempted]")]),
@@ -388,19 +331,6 @@ impl ProfileBuilder {
         }
     }
 
-    fn spread_running(&mut self, from: u64, to: u64) {
-        let mut t = from.max(self.start_ns);
-        while t < to {
-            let bin = self.bin(t) as usize;
-            let end = (self.start_ns + (bin as u64 + 1) * BIN_NS).min(to);
-            if self.running.len() <= bin {
-                self.running.resize(bin + 1, 0.0);
-            }
-            self.running[bin] += (end - t) as f64 * 1e-9;
-            t = end;
-        }
-    }
-
     /// Off-CPU seconds of a thread the tracer did not follow (refused, or not covered), from
     /// its counters: spread over the waits the sampler saw it in.
     pub fn untraced_off_cpu(&mut self, tid: i32, seconds: f64) {
@@ -414,17 +344,7 @@ impl ProfileBuilder {
         }
     }
 
-    /// The phases from the tracer's intervals (`None` without them).
-    pub fn phases(&self) -> Option<Phases> {
-        if !self.traced || self.running.is_empty() {
-            return None;
-        }
-        let per_bin: Vec<f32> = self.running.iter().map(|s| (s / (BIN_NS as f64 * 1e-9)) as f32).collect();
-        Some(Phases::from_running(BIN_NS as f64 * 1e-9, &per_bin))
-    }
-
-    /// The profile, placed in `phases` (for instance [`ProfileBuilder::phases`], or from the
-    /// sampler's timeline); unlabelled off-CPU time is shared among the waits labelled in the
+    /// The profile, placed in `phases` (the accounting's); unlabelled off-CPU time is shared among the waits labelled in the
     /// same thread and phase (or anywhere in the thread), or kept as `[unsampled wait]`.
     pub fn finish(mut self, stacks: &mut Stacks, phases: Phases) -> StackProfile {
         let bin_s = BIN_NS as f64 * 1e-9;
@@ -525,11 +445,9 @@ mod tests {
     }
 
     #[test]
-    fn phases_follow_the_concurrency_the_run_sustains() {
-        let running = [1.0, 1.0, 1.0, 8.0, 8.0, 7.9, 8.0, 8.0, 8.0, 8.0, 2.0, 1.0];
-        let p = Phases::from_running(0.5, &running);
-        assert_eq!((p.startup_end_s, p.tail_start_s), (1.5, 5.0));
-        assert_eq!((p.of(0.2), p.of(2.0), p.of(5.5)), (Phase::StartUp, Phase::Steady, Phase::Tail));
+    fn an_instant_falls_in_its_phase() {
+        let p = Phases { startup_end_s: 1.5, tail_start_s: 5.0 };
+        assert_eq!((p.of(0.2), p.of(2.0), p.of(5.5)), (Phase::Startup, Phase::Steady, Phase::Tail));
     }
 
     #[test]

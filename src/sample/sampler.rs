@@ -4,12 +4,14 @@
 
 use super::classify::{self, Class, Site};
 use super::cpu::CpuSampler;
+use super::evidence::Evidence;
 use super::history::{History, Interval, Label};
 use super::procfs::{self, ProcFile};
 use super::report::ThreadReport;
 use super::summary;
 use super::symbols::{self, Place};
 use super::thread::Thread;
+use super::tracer::TracerConfig;
 use super::tree::Tree;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,11 +39,14 @@ pub struct Config {
     /// Count the threads' lives before sampling began (a run sampled from its spawn); `attach`
     /// counts only the window it watched.
     pub prior_life: bool,
+    /// Run the event tracer beside the /proc sampler where the kernel allows it (exact switch
+    /// intervals, on-CPU stacks), and take the stacks of blocked threads.
+    pub trace: bool,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { rate_hz: 100.0, budget: 0.015, capacity: None, prior_life: true }
+        Config { rate_hz: 100.0, budget: 0.015, capacity: None, prior_life: true, trace: true }
     }
 }
 
@@ -99,8 +104,13 @@ pub(crate) struct State {
     cpu_events: usize,
     /// Whether the kernel refused on-CPU sampling.
     cpu_refused: bool,
-    /// On-CPU samples by place.
+    /// On-CPU samples by place (from the per-thread events, when the tracer does not run).
     pub hot: HashMap<Place, u64>,
+    /// The tracer and the stacks of blocked threads.
+    pub evidence: Option<Evidence>,
+    /// Per wait label, where it was taken (`pthread_mutex_lock ← update_histogram ← worker`) and
+    /// how often.
+    pub taken_at: HashMap<u32, HashMap<String, u32>>,
 }
 
 impl State {
@@ -126,6 +136,8 @@ impl State {
             cpu_events: 0,
             cpu_refused: false,
             hot: HashMap::new(),
+            evidence: config.trace.then(|| Evidence::start(root, &TracerConfig::default())),
+            taken_at: HashMap::new(),
         }
     }
 
@@ -134,14 +146,23 @@ impl State {
         while !stop.load(Ordering::SeqCst) {
             let cpu0 = thread_cpu_s();
             let oneoff0 = self.oneoff_s;
+            let loads0 = self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s);
             self.discover();
             self.sweep();
             self.drain_cpu();
+            if let Some(e) = self.evidence.as_mut() {
+                e.sweep();
+            }
             self.samples += 1;
             // Stay within the CPU budget on the smoothed cost of a sweep; opening a new thread's
-            // files is a one-off, counted in the sampler's CPU time but not here. At least 1 Hz.
+            // files and a module's first use by the stacks are one-offs, counted in the sampler's
+            // CPU time but not here. At least 1 Hz.
+            self.oneoff_s += self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s) - loads0;
             let cost = (thread_cpu_s() - cpu0 - (self.oneoff_s - oneoff0)).max(0.0);
-            cost_avg = Some(cost_avg.map_or(cost, |a| 0.7 * a + 0.3 * cost));
+            // The first sweep opens everything (threads, maps, symbol tables): it sets no rate.
+            if self.samples > 1 {
+                cost_avg = Some(cost_avg.map_or(cost, |a| 0.7 * a + 0.3 * cost));
+            }
             // The budget grows with the CPU the workload itself uses: 64 busy threads get the full
             // rate, a thousand idle ones a few sweeps a second.
             let budget = self.config.budget.max(WORKLOAD_SHARE * self.busy_cpus).max(1e-4);
@@ -180,9 +201,13 @@ impl State {
         self.threads.insert(tid, t);
     }
 
-    /// An on-CPU sampling event for a new thread, while allowed and under the cap.
+    /// An on-CPU sampling event for a new thread, while allowed and under the cap, when the tracer
+    /// (whose stacks say more) does not run.
     fn open_cpu(&mut self, tid: i32) -> Option<CpuSampler> {
-        if self.cpu_refused || self.cpu_events >= super::cpu::MAX_THREADS {
+        if self.cpu_refused
+            || self.cpu_events >= super::cpu::MAX_THREADS
+            || self.evidence.as_ref().is_some_and(Evidence::traced)
+        {
             return None;
         }
         match CpuSampler::open(tid) {
@@ -348,7 +373,8 @@ impl State {
             t.wchan = ProcFile::open(&t.dir.join("wchan"));
             self.oneoff_s += thread_cpu_s() - t0;
         }
-        let syscall = t.syscall.as_mut().and_then(|f| f.read().and_then(procfs::syscall));
+        let text = t.syscall.as_mut().and_then(|f| f.read().map(str::to_owned));
+        let syscall = text.as_deref().and_then(procfs::syscall);
         if syscall == Some(procfs::Syscall::Running) {
             return None;
         }
@@ -361,7 +387,14 @@ impl State {
         if let Some(s @ Site::Futex { .. }) = &site {
             new_sites.push((s.clone(), pid));
         }
-        Some(self.label(class, site))
+        let label = self.label(class, site);
+        // Where the wait is taken, from the thread's stack (cached per thread, sp and pc).
+        if let (Some(e), Some(text)) = (self.evidence.as_mut(), text.as_deref())
+            && let Some(at) = e.blocked(pid, tid, text, class).filter(|a| !a.is_empty())
+        {
+            *self.taken_at.entry(label).or_default().entry(at).or_default() += 1;
+        }
+        Some(label)
     }
 
     /// Resolves an address of `pid` while the process is alive; maps are read once and again on a miss.

@@ -48,7 +48,6 @@ struct Proc {
 
 /// Unwinds, names and interns stacks for the processes of one run.
 pub struct Stacks {
-    files: Files,
     vdso: Option<Arc<Elf>>,
     procs: HashMap<i32, Proc>,
     cache: Cache,
@@ -61,6 +60,8 @@ pub struct Stacks {
     blocked: HashMap<(i32, u64, u64), Option<StackId>>,
     /// Why a blocked thread's stack could not be read, once.
     pub refusal: Option<String>,
+    /// CPU seconds spent opening files: a one-off per module.
+    pub load_cpu_s: f64,
 }
 
 impl Default for Stacks {
@@ -73,7 +74,6 @@ impl Stacks {
     /// An empty table.
     pub fn new() -> Stacks {
         Stacks {
-            files: Files::default(),
             vdso: own_vdso().map(Arc::new),
             procs: HashMap::new(),
             cache: Cache::new(),
@@ -84,6 +84,7 @@ impl Stacks {
             named: HashMap::new(),
             blocked: HashMap::new(),
             refusal: None,
+            load_cpu_s: 0.0,
         }
     }
 
@@ -186,7 +187,10 @@ impl Stacks {
 
     /// Adds an executable mapping of `path` (from an mmap record or the maps file).
     pub fn add_mapping(&mut self, pid: i32, addr: u64, len: u64, pgoff: u64, path: &str) {
-        let Some(elf) = self.files.get(path) else { return };
+        let cpu0 = super::sampler::thread_cpu_s();
+        let elf = Files::shared().get(path);
+        self.load_cpu_s += super::sampler::thread_cpu_s() - cpu0;
+        let Some(elf) = elf else { return };
         let Some(bias) = elf.bias(addr, pgoff, true) else { return };
         let name = path.rsplit('/').next().unwrap_or(path).to_string();
         self.add_module(pid, addr..addr + len, bias, elf, name);

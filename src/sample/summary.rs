@@ -7,6 +7,7 @@ use super::behaviour;
 use super::capacity::{Capacity, IdleKind, IdleShare};
 use super::classify::{Class, Site};
 use super::history::History;
+use super::profile::{Phases, StackProfile};
 use super::report::{Around, Feeder, Hot, ThreadReport, ThreadSummary, Timeline, Wait};
 use super::sampler::State;
 use super::symbols::{Namer, Place};
@@ -91,7 +92,21 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
     let (read_bytes, write_bytes) = (sum(&|t| t.read_bytes), sum(&|t| t.write_bytes));
     listed.sort_by(|a, b| b.on_cpu_s.total_cmp(&a.on_cpu_s));
     listed.truncate(LISTED_THREADS);
-    let hot = hot_functions(&s.hot, &mut namer);
+    let phases = Phases { startup_end_s: acc.startup_s, tail_start_s: wall_s - acc.tail_s };
+    let untraced: Vec<(i32, f64)> =
+        s.threads.iter().map(|(&tid, t)| (tid, s.history.tracks[t.track].off_s())).collect();
+    let found = s.evidence.take().map(|e| e.finish(phases, &untraced));
+    let (stacks, tracer) = found.as_ref().map_or((None, None), |f| (f.stacks.clone(), f.tracer.clone()));
+    if let Some(f) = &found {
+        s.limits.extend(f.limits.iter().filter(|l| !s.limits.contains(l)).cloned().collect::<Vec<_>>());
+    }
+    let hot = match (&stacks, tracer.is_some()) {
+        (Some(p), true) => hot_from_stacks(p),
+        _ => hot_functions(&s.hot, &mut namer),
+    };
+    for w in &mut top_waits {
+        w.taken_at = taken_at(&s, &names, &w.name);
+    }
     ThreadReport {
         wall_s,
         classes,
@@ -112,7 +127,8 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
         hot,
         limits: std::mem::take(&mut s.limits),
         capacity: Some(capacity),
-        ..Default::default()
+        stacks,
+        tracer,
     }
 }
 
@@ -319,18 +335,62 @@ fn concurrency(h: &History) -> Vec<f64> {
     out
 }
 
+/// Where the waits of this name were taken most often, from the blocked threads' stacks.
+fn taken_at(s: &State, names: &[String], name: &str) -> Option<String> {
+    let mut by: HashMap<&str, u32> = HashMap::new();
+    for (l, sites) in &s.taken_at {
+        if names[*l as usize] == name {
+            for (site, n) in sites {
+                *by.entry(site.as_str()).or_default() += n;
+            }
+        }
+    }
+    by.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(site, _)| site.to_string())
+}
+
+/// On-CPU time by innermost function from the tracer's stacks, largest first, the top ten.
+fn hot_from_stacks(p: &StackProfile) -> Vec<Hot> {
+    let mut by_name: HashMap<String, u64> = HashMap::new();
+    for s in &p.on_cpu {
+        let Some(leaf) = p.frames_of(s.stack).last() else { continue };
+        let name = if leaf.function.contains("::") || leaf.function.starts_with(&leaf.module) {
+            leaf.function.clone()
+        } else {
+            format!("{}!{}", leaf.module, leaf.function)
+        };
+        *by_name.entry(thread_closure(name)).or_default() += s.samples;
+    }
+    let total: u64 = by_name.values().sum();
+    top_ten(by_name, total)
+}
+
+/// Samples by name as shares of `total`, largest first, the top ten.
+fn top_ten(by_name: HashMap<String, u64>, total: u64) -> Vec<Hot> {
+    let mut hot: Vec<Hot> = by_name
+        .into_iter()
+        .map(|(name, samples)| Hot { name, samples, share: samples as f64 / total.max(1) as f64 })
+        .collect();
+    hot.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.name.cmp(&b.name)));
+    hot.truncate(10);
+    hot
+}
+
+/// A Rust thread's closure is inlined into std's thread entry: says so rather than name std.
+fn thread_closure(name: String) -> String {
+    if name.ends_with("__rust_begin_short_backtrace") || name.contains("__rust_begin_short_backtrace+") {
+        "thread closure (inlined into std's thread start)".to_string()
+    } else {
+        name
+    }
+}
+
 /// On-CPU samples grouped by function (the offset dropped), largest first, the top ten.
 fn hot_functions(places: &HashMap<Place, u64>, namer: &mut Namer) -> Vec<Hot> {
     let total: u64 = places.values().sum();
     let mut by_name: HashMap<String, u64> = HashMap::new();
     for (place, n) in places {
         let name = namer.name(place);
-        // A Rust thread's closure is inlined into std's thread entry: say so rather than name std.
-        let name = if name.ends_with("__rust_begin_short_backtrace") || name.contains("__rust_begin_short_backtrace+") {
-            "thread closure (inlined into std's thread start)".to_string()
-        } else {
-            name
-        };
+        let name = thread_closure(name);
         let function = match name.rsplit_once("+0x") {
             Some((f, _))
                 if !f.is_empty()
@@ -342,11 +402,5 @@ fn hot_functions(places: &HashMap<Place, u64>, namer: &mut Namer) -> Vec<Hot> {
         };
         *by_name.entry(function).or_default() += n;
     }
-    let mut hot: Vec<Hot> = by_name
-        .into_iter()
-        .map(|(name, samples)| Hot { name, samples, share: samples as f64 / total.max(1) as f64 })
-        .collect();
-    hot.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.name.cmp(&b.name)));
-    hot.truncate(10);
-    hot
+    top_ten(by_name, total)
 }

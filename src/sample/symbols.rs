@@ -73,9 +73,13 @@ pub enum Place {
 pub fn locate(maps: &[Mapping], addr: u64) -> Place {
     let Some(i) = maps.iter().position(|m| m.start <= addr && addr < m.end) else { return Place::Unknown(addr) };
     let m = &maps[i];
-    let module = if m.path.starts_with('/') {
+    // Shared memory (a mapping of /dev/zero, a deleted or memfd file) is anonymous memory too.
+    let file = |p: &str| {
+        p.starts_with('/') && !p.starts_with("/dev/") && !p.starts_with("/memfd:") && !p.ends_with(" (deleted)")
+    };
+    let module = if file(&m.path) {
         Some(&m.path)
-    } else if m.path.is_empty() && i > 0 && maps[i - 1].end == m.start && maps[i - 1].path.starts_with('/') {
+    } else if m.path.is_empty() && i > 0 && maps[i - 1].end == m.start && file(&maps[i - 1].path) {
         Some(&maps[i - 1].path)
     } else {
         None
@@ -91,6 +95,7 @@ pub fn locate(maps: &[Mapping], addr: u64) -> Place {
         None if m.path.starts_with("[stack") => Place::Stack(m.end - addr),
         None if m.path == "[heap]" => Place::BrkHeap(addr - m.start),
         None if m.path.starts_with('[') && m.path != "[heap]" => Place::Special(m.path.clone()),
+        None if m.path.starts_with('/') => Place::Heap(addr),
         None => Place::Heap(addr),
     }
 }
@@ -233,5 +238,7 @@ mod tests {
         let vdso = parse_maps("7ffc0000-7ffc2000 r-xp 00000000 00:00 0 [vdso]\n");
         assert_eq!(locate(&vdso, 0x7ffc0100), Place::Special("[vdso]".into()));
         assert_eq!(locate(&maps, 0xb000), Place::Unknown(0xb000));
+        let shm = parse_maps("5000-9000 rw-s 00000000 00:01 7 /dev/zero (deleted)\n");
+        assert_eq!(locate(&shm, 0x5050), Place::Heap(0x5050));
     }
 }
