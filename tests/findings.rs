@@ -159,8 +159,16 @@ fn more_threads_than_cores_is_oversubscription_and_not_an_alarm_when_the_program
 
 #[test]
 fn a_program_that_ignores_the_parameter_is_threads_ignored() {
+    // The parameter reaches the program (an environment variable) but the program ignores it.
+    let f = findings_with("-r 2 -w 0 --env IGNORED_COUNT={threads}", "1,2", &["scalable", "--threads", "1"]);
+    let t = first(&f, Kind::ThreadsIgnored);
+    assert!(t.summary.contains("does not change the concurrency: 1 work thread at most"), "{t:?}");
+    assert_eq!(serious_causes(&f), [Kind::ThreadsIgnored], "{:?}", kinds(&f));
+    // The parameter appears nowhere: every point ran the same program, whatever the drift says.
     let f = findings("1,2", &["scalable", "--threads", "1"]);
-    first(&f, Kind::ThreadsIgnored);
+    let t = first(&f, Kind::ThreadsIgnored);
+    assert!(t.summary.contains("'threads' appears nowhere in the command"), "{t:?}");
+    assert_eq!(f.len(), 1, "nothing else is said of the same program run twice: {:?}", kinds(&f));
 }
 
 #[test]

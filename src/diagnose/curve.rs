@@ -152,6 +152,27 @@ pub fn threads_ignored(
     })
 }
 
+/// The counted parameter appears nowhere in what runs: every point ran the same program.
+pub fn parameter_unused(top: &PointScaling, name: &str, label: &str) -> Finding {
+    Finding {
+        kind: Kind::ThreadsIgnored,
+        severity: Severity::High,
+        summary: format!(
+            "'{name}' appears nowhere in the command, its environment or its hooks: every point ran the same program{label}"
+        ),
+        evidence: vec![format!(
+            "speed-up {:.2}× at {}: what differs between points is the machine, not the program",
+            top.speedup,
+            count_label(top.count, name)
+        )],
+        advice: format!(
+            "put {{{name}}} where the program reads its thread count (a flag, or --env OMP_NUM_THREADS={{{name}}})"
+        ),
+        cost_pct: None,
+        at: Some(top.count),
+    }
+}
+
 /// Runs so short that process start-up dominates.
 pub fn startup_dominated(
     doc: &Results,

@@ -68,6 +68,11 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let gated = eff_hi < 1.0 - MEDIUM;
     let base_label = count_label(base.count, name);
     let local = a.axis.counts == Counts::Workers;
+    if local && !doc.plan.mentions(name) {
+        // Every point ran the same program: differences between points are the machine's drift.
+        out.push(curve::parameter_unused(top, name, &label));
+        return;
+    }
     let oversubscribed = lt.as_ref().filter(|l| local && top.count <= cpus && l.demand > cpus + 0.5).and_then(|l| {
         let runq = sampled[top.index].as_ref().map_or(0.0, |t| share(t, Class::Runqueue));
         (runq >= 0.1).then_some((l.demand.round() as usize, runq))

@@ -196,6 +196,21 @@ fn counts(p: &Param) -> Option<Vec<u32>> {
 }
 
 impl Plan {
+    /// Whether `{name}` appears where it can change what runs: the command, the environment, the
+    /// hooks, the files evicted or the work per run.
+    pub fn mentions(&self, name: &str) -> bool {
+        let needle = format!("{{{name}}}");
+        let h = &self.hooks;
+        let hooks = [&h.setup, &h.prepare, &h.conclude, &h.cleanup].into_iter().flatten();
+        self.command
+            .iter()
+            .chain(self.env.iter().map(|(_, v)| v))
+            .chain(&self.evict)
+            .chain(hooks)
+            .chain(&self.work)
+            .any(|s| s.contains(&needle))
+    }
+
     /// The counted parameter's distinct values as thread counts, smallest first; empty when
     /// they are not all whole numbers from 1.
     pub fn thread_counts(&self) -> Vec<u32> {
