@@ -11,6 +11,9 @@ Usage: bench/diagnosis-accuracy.py [--scalescope target/release/scalescope] [--r
 """
 import argparse, json, os, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from findings_common import efficiency  # noqa: E402
+
 def cases(exe, files, cpus):
     p = lambda *a: [exe, "probe", *a, "--threads", "{threads}"]
     return [
@@ -34,14 +37,6 @@ def cases(exe, files, cpus):
         ("scalable ignoring --threads", "1,2", [exe, "probe", "scalable", "--threads", "1"], "threads-ignored", None),
         ("scalable, tiny runs", "1,2", p("scalable", "--ops", "10000"), "startup-dominated", None),
     ]
-
-def efficiency(doc):
-    """Efficiency at the largest count the models were fitted to (not oversubscribed)."""
-    for s in (doc.get("analysis") or {}).get("series", []):
-        top = [p for p in s["points"] if p["count"] <= s["fitted_up_to"]]
-        if top and top[-1].get("efficiency") is not None:
-            return top[-1]["efficiency"]
-    return None
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

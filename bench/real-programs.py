@@ -23,6 +23,9 @@ Usage: bench/real-programs.py [--scalescope target/release/scalescope] [--repeat
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from findings_common import efficiency  # noqa: E402
+
 PY_GIL = """import threading, sys
 n = int(sys.argv[1])
 def work():
@@ -96,15 +99,6 @@ def prepare(exe, d):
         run("convert", "-size", "2000x2000", "xc:", "+noise", "Random", f"{d}/big.png")
     if not os.path.exists(f"{d}/big.bin"):
         run("dd", "if=/dev/urandom", f"of={d}/big.bin", "bs=1M", "count=400", stderr=subprocess.DEVNULL)
-
-
-def efficiency(doc):
-    """Efficiency at the largest count the models were fitted to (not oversubscribed)."""
-    for s in (doc.get("analysis") or {}).get("series", []):
-        top = [p for p in s["points"] if p["count"] <= s["fitted_up_to"]]
-        if top and top[-1].get("efficiency") is not None:
-            return top[-1]["efficiency"]
-    return None
 
 
 def sweep(exe, d, i, opts, cmd, runs):
