@@ -212,3 +212,32 @@ fn wildly_varying_runs_are_noisy_measurement() {
     let doc = results(&d.path().join("r"));
     assert!(doc.findings.iter().any(|x| x.kind == Kind::NoisyMeasurement), "{:?}", doc.findings);
 }
+
+#[test]
+fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    // Other work: one busy process per CPU for the whole sweep.
+    let mut others: Vec<std::process::Child> = (0..cpus)
+        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+        .collect();
+    let d = tempfile::tempdir().unwrap();
+    let exe = bin().to_string_lossy().into_owned();
+    let o = sweep(d.path(), "-r 2 -w 0 --param threads=1,2", &[&exe, "probe", "scalable", "--threads", "{threads}"]);
+    for c in &mut others {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = results(&d.path().join("r")).findings;
+    let serious: Vec<_> = f.iter().filter(|x| x.severity >= Severity::Medium).map(|x| x.kind).collect();
+    assert!(
+        serious.iter().all(|k| *k == Kind::NoisyMeasurement),
+        "only the machine's load may be blamed: {:?}",
+        kinds(&f)
+    );
+    assert!(!f.iter().any(|x| x.kind == Kind::SerialFraction), "{:?}", kinds(&f));
+    if let Some(load) = f.iter().find(|x| x.kind == Kind::NoisyMeasurement && x.severity == Severity::Medium) {
+        assert!(load.summary.contains("the gap is mostly the machine's load"), "{load:?}");
+    }
+}

@@ -30,6 +30,9 @@ const SERIALISED: f64 = 1.3;
 const FEEDS: f64 = 0.5;
 /// Extra CPU is a lock's cost when this share of the on-CPU samples lands in lock code.
 const LOCK_CODE: f64 = 0.10;
+/// Other processes explaining this share of a real loss make the machine's load the finding
+/// (`medium`): the efficiency measured is not the program's.
+pub const LOADED: f64 = 0.5;
 
 /// Where a ledger is judged.
 pub struct Scope<'a> {
@@ -172,9 +175,14 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     });
     drafts.sort_by(|a, b| share(b).total_cmp(&share(a)));
     let first = out.len();
+    // When other processes explain most of the loss, the other causes were measured under that
+    // load: they are described, not raised.
+    let loaded = drafts.iter().any(|d| matches!(d.role, Role::OtherLoad) && share(d) >= LOADED);
     for d in &drafts {
         let s = share(d);
-        let severity = if !scope.gated || s < MEDIUM || d.kind == Kind::NoisyMeasurement {
+        let severity = if d.kind == Kind::NoisyMeasurement && scope.gated && s >= LOADED {
+            Severity::Medium
+        } else if !scope.gated || s < MEDIUM || d.kind == Kind::NoisyMeasurement || loaded {
             if d.kind == Kind::NoisyMeasurement && s >= MEDIUM { Severity::Low } else { Severity::Info }
         } else if s >= HIGH_SHARE && scope.gap >= HIGH_GAP {
             Severity::High
@@ -468,7 +476,15 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             "the threads beside the workers (producers, readers, helpers) need CPUs too: choose the count so that all busy threads fit the CPUs, or give the helpers less work".into(),
         ),
         Role::OtherLoad => (
-            format!("{at_}work threads were runnable but other processes held the CPUs ({} of the capacity): the figures include the machine's load", pct(idle_s / (l.capacity * l.wall_s).max(1e-9))),
+            format!(
+                "{at_}work threads were runnable but other processes held the CPUs ({} of the capacity): {}",
+                pct(idle_s / (l.capacity * l.wall_s).max(1e-9)),
+                if share >= LOADED {
+                    "the gap is mostly the machine's load, not the program's"
+                } else {
+                    "the figures include the machine's load"
+                }
+            ),
             "measure on a quiet machine or on reserved CPUs; --order interleaved spreads the disturbance over all points".into(),
         ),
     };

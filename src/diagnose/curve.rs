@@ -20,13 +20,18 @@ pub fn efficiency_interval(p: &PointScaling, base_count: f64) -> Option<[f64; 2]
 }
 
 /// `scales well: 1.97× at 2 threads against 1 (99% efficiency)`.
-pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, label: &str) -> Option<Finding> {
+pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, eff_hi: f64, label: &str) -> Option<Finding> {
     let eff = top.efficiency?;
+    let within = if eff < GOOD_EFFICIENCY {
+        format!(", within the runs' noise of {:.0}% (up to {:.0}%)", 100.0 * GOOD_EFFICIENCY, 100.0 * eff_hi)
+    } else {
+        String::new()
+    };
     Some(Finding {
         kind: Kind::ScalesWell,
         severity: Severity::Info,
         summary: format!(
-            "{:.2}× at {} against {} ({:.0}% efficiency){label}",
+            "{:.2}× at {} against {} ({:.0}% efficiency{within}){label}",
             top.speedup,
             count_label(top.count, name),
             s.baseline,
@@ -147,7 +152,7 @@ pub fn threads_ignored(
         evidence: vec![format!("speed-up {:.2}× at {}", top.speedup, count_label(top.count, name))],
         advice: "check that the program reads the parameter (flag name, environment variable such as OMP_NUM_THREADS)"
             .into(),
-        cost_pct: Some(100.0),
+        cost_pct: None,
         at: Some(top.count),
     })
 }
@@ -209,9 +214,9 @@ pub fn serial_fraction(s: &SeriesAnalysis, top: &PointScaling, name: &str, label
         kind: Kind::SerialFraction,
         severity: Severity::Medium,
         summary: format!(
-            "as if {:.1}% of the work were parallel (Amdahl): the speed-up cannot pass {:.0}×{label}",
+            "as if {:.1}% of the work were parallel (Amdahl): the speed-up cannot pass {}×{label}",
             am.parallel_pct.value,
-            1.0 / am.serial_fraction.value.max(1e-9)
+            times(1.0 / am.serial_fraction.value.max(1e-9))
         ),
         evidence: vec![
             format!("serial fraction s = {:.4}", am.serial_fraction.value),
@@ -221,6 +226,11 @@ pub fn serial_fraction(s: &SeriesAnalysis, top: &PointScaling, name: &str, label
         cost_pct: None,
         at: Some(top.count),
     })
+}
+
+/// A ceiling on the speed-up, to two significant digits below 10 (`1.1`, `4.5`, `20`).
+fn times(x: f64) -> String {
+    if x < 10.0 { format!("{x:.1}") } else { format!("{x:.0}") }
 }
 
 /// Points whose wall times vary by more than 10%.

@@ -5,7 +5,7 @@
 //! (block size, files, input, build) every point gets the causes of its own idle capacity.
 
 use super::causes::{self, MEDIUM, Scope};
-use super::ledger::{self, Useful};
+use super::ledger::{self, Cause, Useful};
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
@@ -101,28 +101,48 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         ranks::copies(doc, top, base, &moved, sampled[top.index].as_ref(), &label, out);
         return;
     }
+    // Other processes held the CPUs for most of the loss: the curve is the machine's, not the
+    // program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs).
+    let loaded =
+        gated && lt.as_ref().and_then(|l| l.item(&Cause::OtherLoad)).is_some_and(|i| i.share() >= causes::LOADED);
     out.extend(curve::retrograde(s, name, cpus, local, &label));
     if local {
         out.extend(curve::oversubscription(doc, s, name, cpus, &label));
         let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count));
-        if let (Some(l), false) = (&lt, said) {
+        if let (Some(l), false, false) = (&lt, said, loaded) {
             out.extend(curve::busy_threads_beyond_cpus(doc, top, (l, lb.as_ref()), (name, cpus, &label), gated));
         }
     }
-    if let Some(f) = curve::threads_ignored(base, top, (lb.as_ref(), lt.as_ref()), cpus, name, &label) {
+    // A cause that explains the gap (a starved consumer, a lock) is why more threads did nothing.
+    let caused = out.iter().any(|f| {
+        f.at == Some(top.count)
+            && f.severity >= Severity::Medium
+            && !f.kind.describes_curve()
+            && f.kind != Kind::NoisyMeasurement
+    });
+    let ignored = curve::threads_ignored(base, top, (lb.as_ref(), lt.as_ref()), cpus, name, &label).filter(|_| !caused);
+    if let Some(f) = ignored {
         // The idle CPUs with no work are what an ignored parameter looks like: said once.
         out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(top.count)));
         out.push(f);
     }
-    out.extend(curve::startup_dominated(doc, base, top, 1.0 - eff, name, &label));
-    let explained = out
-        .iter()
-        .any(|f| f.at == Some(top.count) && f.severity >= Severity::Medium && f.kind != Kind::NoisyMeasurement);
+    if let Some(f) = curve::startup_dominated(doc, base, top, 1.0 - eff, name, &label) {
+        // Runs of a few milliseconds are mostly process start-up: what their threads waited on
+        // is described, not raised.
+        for x in out.iter_mut().filter(|x| x.at == Some(top.count) && x.severity > Severity::Low) {
+            x.severity = Severity::Info;
+        }
+        out.push(f);
+    }
+    let explained = loaded
+        || out
+            .iter()
+            .any(|f| f.at == Some(top.count) && f.severity >= Severity::Medium && f.kind != Kind::NoisyMeasurement);
     if gated && !explained && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(top.count)) {
         out.extend(curve::serial_fraction(s, top, name, &label));
     }
-    if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained) {
-        out.extend(curve::scales_well(s, top, name, &label));
+    if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
+        out.extend(curve::scales_well(s, top, name, eff_hi, &label));
     }
 }
 

@@ -95,7 +95,10 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
             if work == 1.0 { "" } else { "s" },
             trim(helpers)
         ));
-        if let Some(c) = t.coverage {
+        let on = |c: Class| t.classes.get(&c).copied().unwrap_or(0.0);
+        let off_cpu = total - on(Class::CpuUser) - on(Class::CpuKernel) - on(Class::Runqueue);
+        // Coverage of next to no off-CPU time says nothing.
+        if let Some(c) = t.coverage.filter(|_| off_cpu >= 0.02 * total) {
             time.push_str(&format!("; samples saw {:.0}% of the off-CPU time", 100.0 * c));
         }
         time.push(')');

@@ -73,6 +73,7 @@ impl Evidence {
     /// Drains the tracer (call it every sweep) and returns what it found, already added to the
     /// profile: the intervals that ended and the on-CPU samples.
     pub fn sweep(&mut self) -> Drained {
+        self.stacks.next_sweep();
         let Some(t) = self.tracer.as_mut() else { return Drained::default() };
         let d = t.drain(&mut self.stacks);
         self.add(&d);

@@ -160,6 +160,14 @@ impl Stacks {
         out
     }
 
+    /// A new sweep: a process's maps may be read again on the next miss (a library loaded since,
+    /// or maps read while the process was still being exec'd).
+    pub fn next_sweep(&mut self) {
+        for p in self.procs.values_mut() {
+            p.fresh = false;
+        }
+    }
+
     /// Makes sure the process's modules are known and cover `pc` (maps re-read once on a miss).
     fn ensure(&mut self, pid: i32, pc: u64) {
         let known = self.procs.get(&pid).is_some_and(|p| p.mods.iter().any(|m| m.range.contains(&pc)));
