@@ -142,7 +142,23 @@ fn metrics_and_work_give_throughput() {
     let expect = 6000.0 / r.wall_s;
     assert!((tp - expect).abs() < 1e-6 * expect, "{tp} vs {expect}");
     assert_eq!(doc.throughput_unit.as_deref(), Some("events/s"));
-    assert!(stdout(&o).contains("throughput (k events/s)"), "{}", stdout(&o));
+    // The metric is a column of its own in every table, next to the throughput.
+    let table = stdout(&o);
+    let head = table.lines().next().unwrap();
+    let columns: Vec<&str> = head.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert!(columns.windows(3).any(|w| w == ["throughput (k events/s)", "ev", "user (s)"]), "{table}");
+    assert!(table.lines().nth(2).unwrap().contains(" 3500  "), "{table}");
+    let md = std::fs::read_to_string(d.path().join("r/summary.md")).unwrap();
+    assert!(md.contains("| throughput (k events/s) | ev | user (s) |"), "{md}");
+    let page = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
+    assert!(page.contains("<th>ev</th>") && page.contains("<td class=\"n\">3500</td>"), "{page}");
+    let o = scalescope(d.path(), &["show", "r", "--export-csv", "t.csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.path().join("t.csv")).unwrap();
+    let (head, rows) = csv.split_once('\n').unwrap();
+    let names: Vec<&str> = head.split(',').collect();
+    let at = names.iter().position(|n| *n == "metric_ev_mean").unwrap_or_else(|| panic!("{head}"));
+    assert_eq!(rows.lines().nth(1).unwrap().split(',').nth(at), Some("3500.0"), "{csv}");
 }
 
 #[test]
@@ -236,8 +252,9 @@ fn show_and_exports_render_the_same_table() {
     let table = stdout(&o);
     assert!(table.starts_with("threads  runs") && table.contains("speed-up"), "{table}");
     let csv = std::fs::read_to_string(d.path().join("t.csv")).unwrap();
-    assert!(csv.starts_with("threads,runs,failed_runs,wall_mean_s"), "{csv}");
-    assert_eq!(csv.lines().count(), 3);
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r.len() == rows[0].len()), "one cell per header: {csv}");
     let md = std::fs::read_to_string(d.path().join("t.md")).unwrap();
     assert!(md.contains("| threads | runs |") && md.contains("|---:|"), "{md}");
     assert!(d.path().join("r/summary.md").exists());

@@ -1,5 +1,5 @@
-//! Reading a published or hand-made scaling table from CSV: a header row, then one row per point,
-//! the columns named on the command line.
+//! Reading a published or hand-made scaling table from CSV (with the csv crate): a header row,
+//! then one row per point, the columns named on the command line; `#` starts a comment line.
 
 use super::AnalysisError;
 use super::observations::{Obs, Observations, Series};
@@ -19,34 +19,16 @@ pub struct Columns<'a> {
     pub cpu: Option<&'a str>,
 }
 
-/// Splits one CSV line into fields (double quotes, doubled quotes inside).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out.into_iter().map(|f| f.trim().to_string()).collect()
-}
-
 /// Parses the table into observations (one value per row; rows are points), along the count
 /// column with what `ask` says about it (`--workers`, `--weak`).
 pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observations, AnalysisError> {
     let err = |m: String| AnalysisError(format!("{name}: {m}"));
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let (_, header) = lines.next().ok_or_else(|| err("the table is empty".into()))?;
-    let header = fields(header);
+    let mut reader =
+        csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).flexible(true).from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().map_err(|e| err(e.to_string()))?.iter().map(String::from).collect();
+    if header.iter().all(String::is_empty) {
+        return Err(err("the table is empty".into()));
+    }
     let find = |col: &str| {
         header
             .iter()
@@ -60,28 +42,33 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
     };
     let count_col = find(cols.count)?;
     let cpu_col = cols.cpu.map(find).transpose()?;
+    // A table exported by scalescope names the throughput's unit in a column of its own.
+    let unit_col = header.iter().position(|h| h == "throughput_unit").filter(|_| basis == Basis::Throughput);
+    let mut unit: Option<String> = None;
     let mut points: Vec<Obs> = Vec::new();
-    for (lineno, line) in lines {
-        let row = fields(line);
+    for row in reader.records() {
+        let row = row.map_err(|e| err(e.to_string()))?;
+        let line = row.position().map_or(0, |p| p.line());
         let number = |col: usize, what: &str| -> Result<f64, AnalysisError> {
-            let cell = row.get(col).map(String::as_str).unwrap_or("");
-            let v: f64 =
-                cell.parse().map_err(|_| err(format!("line {}: {what} '{cell}' is not a number", lineno + 1)))?;
+            let cell = row.get(col).unwrap_or("");
+            let v: f64 = cell.parse().map_err(|_| err(format!("line {line}: {what} '{cell}' is not a number")))?;
             if !v.is_finite() || v <= 0.0 {
-                return Err(err(format!("line {}: {what} is {cell}; it must be a positive number", lineno + 1)));
+                return Err(err(format!("line {line}: {what} is {cell}; it must be a positive number")));
             }
             Ok(v)
         };
         let count = number(count_col, &header[count_col])?;
         if let Some(prev) = points.iter().find(|p| p.count == count) {
             return Err(err(format!(
-                "line {}: {} = {count} appears twice (first on row {}); give one row per count",
-                lineno + 1,
+                "line {line}: {} = {count} appears twice (first on row {}); give one row per count",
                 header[count_col],
                 prev.index + 1
             )));
         }
         let value = number(value_col, &header[value_col])?;
+        if let Some(u) = unit_col.and_then(|c| row.get(c)).filter(|u| !u.is_empty()) {
+            unit.get_or_insert_with(|| u.to_string());
+        }
         let cpu_pct = cpu_col.map(|c| number(c, &header[c])).transpose()?;
         points.push(Obs { index: points.len(), count, values: vec![value], cpu_pct });
     }
@@ -89,7 +76,7 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
         return Err(err("the table has a header but no rows".into()));
     }
     points.sort_by(|a, b| a.count.total_cmp(&b.count));
-    let unit = (basis == Basis::Throughput).then(|| unit_from_column(&header[value_col]));
+    let unit = (basis == Basis::Throughput).then(|| unit.unwrap_or_else(|| unit_from_column(&header[value_col])));
     Ok(Observations {
         axis: Axis::along(cols.count, ask),
         basis,
@@ -120,7 +107,8 @@ mod tests {
 
     #[test]
     fn reads_a_table() {
-        let o = parse("threads,tp_mb_s,cpu\n2,190,199\n1,\"95.5\",99\n", "t.csv", &COLS, &Ask::default()).unwrap();
+        let text = "# from a paper\nthreads,tp_mb_s,cpu\n2,190,199\n\n1,\"95.5\",99\n";
+        let o = parse(text, "t.csv", &COLS, &Ask::default()).unwrap();
         let p = &o.series[0].points;
         assert_eq!((p[0].count, p[0].values[0], p[0].cpu_pct), (1.0, 95.5, Some(99.0)));
         assert_eq!(o.unit.as_deref(), Some("MB/s"));

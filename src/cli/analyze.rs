@@ -1,11 +1,13 @@
 //! `scalescope analyze`: the scaling models of a results folder, or of a published table.
 
-use super::args::AnalyzeArgs;
+use super::args::{AnalyzeArgs, TableColumns};
 use super::{Exit, Usage, view};
+use crate::analysis::observations::Observations;
 use crate::analysis::table_csv::{self, Columns};
 use crate::analysis::{Options, analyze as fit};
 use crate::plan::axis::Ask;
 use crate::report::{markdown, model, terminal};
+use std::path::Path;
 
 /// Analyses results or a CSV table and prints the per-point figures and the model block.
 pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
@@ -24,13 +26,8 @@ pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
         view::print_and_export(&doc, &sections, None, &args.view)?;
         return Ok(Exit::Done);
     };
-    let count =
-        args.count.as_deref().ok_or_else(|| Usage("--csv needs --count COLUMN (e.g. --count threads)".into()))?;
-    let text = std::fs::read_to_string(csv).map_err(|e| Usage(format!("cannot read {}: {e}", csv.display())))?;
-    let cols =
-        Columns { count, time: args.time.as_deref(), throughput: args.throughput.as_deref(), cpu: args.cpu.as_deref() };
     let ask = Ask { workers: args.view.workers, weak: args.view.weak, ..Ask::default() };
-    let obs = table_csv::parse(&text, &csv.display().to_string(), &cols, &ask)?;
+    let obs = read_table(csv, &args.columns, &ask)?;
     let opts = Options { baseline: args.view.baseline.clone(), predict: args.view.predict.clone(), cpus: None };
     let a = fit(&obs, &opts)?;
     let colour = terminal::colour();
@@ -45,14 +42,25 @@ pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
     out.push_str(&terminal::render_section("model", &lines, colour));
     view::print(&out)?;
     if let Some(p) = &args.view.export_markdown {
-        md.push_str("\nModel:\n");
-        for l in &lines {
-            md.push_str(&format!("- {}\n", markdown::escape(l)));
-        }
+        md.push_str(&markdown::list("Model", &lines));
         view::write(p, &md)?;
     }
     if let Some(p) = &args.view.export_json {
         view::write(p, &(serde_json::to_string_pretty(&a)? + "\n"))?;
     }
     Ok(Exit::Done)
+}
+
+/// Reads a CSV table into observations along its `--count` column.
+pub fn read_table(path: &Path, columns: &TableColumns, ask: &Ask) -> anyhow::Result<Observations> {
+    let count =
+        columns.count.as_deref().ok_or_else(|| Usage("--csv needs --count COLUMN (e.g. --count threads)".into()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Usage(format!("cannot read {}: {e}", path.display())))?;
+    let cols = Columns {
+        count,
+        time: columns.time.as_deref(),
+        throughput: columns.throughput.as_deref(),
+        cpu: columns.cpu.as_deref(),
+    };
+    Ok(table_csv::parse(&text, &path.display().to_string(), &cols, ask)?)
 }

@@ -179,12 +179,18 @@ pub struct ReportArgs {
 /// `scalescope compare`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  scalescope compare before/ after/\n  scalescope compare k6.1/ k6.6/ k6.12/ --label 6.1 --label 6.6 --label 6.12 --noise 3%"
+    after_help = "Examples:\n  scalescope compare before/ after/\n  scalescope compare k6.1/ k6.6/ k6.12/ --label 6.1 --label 6.6 --label 6.12 --noise 3%\n  scalescope compare --csv before.csv after.csv --count threads --throughput throughput_mb_s"
 )]
 pub struct CompareArgs {
-    /// Results folders or files; the first is the reference unless --reference says otherwise.
+    /// Results folders or files (with --csv: CSV tables); the first is the reference unless
+    /// --reference says otherwise.
     #[arg(value_name = "RESULTS", num_args = 2.., required = true)]
     pub results: Vec<PathBuf>,
+    /// The sets are CSV tables with a header row and one row per point (published, hand-made).
+    #[arg(long)]
+    pub csv: bool,
+    #[command(flatten)]
+    pub columns: TableColumns,
     /// A name for each result set, in order [default: the folder names].
     #[arg(long = "label", value_name = "NAME")]
     pub labels: Vec<String>,
@@ -390,6 +396,15 @@ pub struct AnalyzeArgs {
     /// A CSV table with a header row and one row per point.
     #[arg(long, value_name = "TABLE")]
     pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub columns: TableColumns,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// Which columns of a CSV table hold what (`analyze --csv`, `compare --csv`).
+#[derive(Args, Debug, Default, Clone)]
+pub struct TableColumns {
     /// The column with the count (threads, files…).
     #[arg(long, value_name = "COLUMN", requires = "csv")]
     pub count: Option<String>,
@@ -402,8 +417,6 @@ pub struct AnalyzeArgs {
     /// The column with %CPU.
     #[arg(long, value_name = "COLUMN", requires = "csv")]
     pub cpu: Option<String>,
-    #[command(flatten)]
-    pub view: ViewArgs,
 }
 
 /// `scalescope gen`.

@@ -1,83 +1,112 @@
-//! One CSV row per point with plain numbers (no units in cells), for spreadsheets and pandas.
+//! One CSV row per point with plain numbers in full precision (no units in cells), for
+//! spreadsheets, pandas and `scalescope analyze --csv`. The header and every record come from the
+//! same columns and are written by the csv crate, which also refuses a record of another length.
 
-use crate::results::Analysis;
-use crate::results::{Results, value_text};
+use super::summary::{PointRow, metric_names, rows};
+use super::table::Column;
+use crate::results::{Analysis, Results, value_text};
 use crate::stats::Summary;
+use serde::Serialize;
 
-/// Quotes a CSV field when it holds a comma, quote or line break.
-pub fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
+/// A CSV cell: text, a whole number, or a number written so that it reads back exactly.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// Text as written (parameter values, units).
+    Text(String),
+    /// A count.
+    Count(u64),
+    /// A measurement.
+    Number(f64),
 }
+
+/// One record: a value, or an empty cell, per column.
+#[derive(Serialize)]
+struct Record(Vec<Option<Value>>);
+
+type CsvColumn<'a> = Column<'a, PointRow<'a>, Option<Value>>;
+
+/// One figure of a summary (its mean, its median…).
+type Part = fn(&Summary) -> Option<f64>;
 
 /// Renders the points as CSV.
 pub fn render(doc: &Results, analysis: Option<&Analysis>) -> String {
-    let metrics: Vec<String> = {
-        let mut names: Vec<String> = doc.points.iter().flat_map(|p| p.stats.metrics.keys().cloned()).collect();
-        names.sort();
-        names.dedup();
-        names
-    };
-    let mut header: Vec<String> = doc.plan.params.iter().map(|p| p.name.clone()).collect();
-    header.extend(
-        [
-            "runs",
-            "failed_runs",
-            "wall_mean_s",
-            "wall_stddev_s",
-            "wall_median_s",
-            "wall_min_s",
-            "wall_max_s",
-            "wall_ci95_low_s",
-            "wall_ci95_high_s",
-            "speedup",
-            "speedup_ci95_low",
-            "speedup_ci95_high",
-            "efficiency",
-            "karp_flatt",
-            "cpu_pct_mean",
-            "user_mean_s",
-            "sys_mean_s",
-            "max_rss_bytes",
-            "throughput_mean",
-            "throughput_stddev",
-            "throughput_unit",
-        ]
-        .map(String::from),
-    );
-    header.extend(metrics.iter().map(|m| format!("{m}_mean")));
-    let mut out = header.iter().map(|h| field(h)).collect::<Vec<_>>().join(",");
-    out.push('\n');
-    let n = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
-    let mean = |s: &Option<Summary>| n(s.as_ref().map(|s| s.mean));
-    for (i, p) in doc.points.iter().enumerate() {
-        let sp = analysis.and_then(|a| a.point(i));
-        let s = &p.stats;
-        let w = s.wall_s.as_ref();
-        let mut row: Vec<String> = p.params.values().map(value_text).collect();
-        row.push(p.runs.len().to_string());
-        row.push(p.runs.iter().filter(|r| !r.succeeded()).count().to_string());
-        row.push(mean(&s.wall_s));
-        row.push(n(w.map(|w| w.stddev)));
-        row.push(n(w.map(|w| w.median)));
-        row.push(n(w.map(|w| w.min)));
-        row.push(n(w.map(|w| w.max)));
-        row.push(n(w.and_then(|w| w.ci95).map(|c| c[0])));
-        row.push(n(w.and_then(|w| w.ci95).map(|c| c[1])));
-        row.push(n(sp.map(|x| x.speedup)));
-        row.push(n(sp.and_then(|x| x.speedup_ci95).map(|c| c[0])));
-        row.push(n(sp.and_then(|x| x.speedup_ci95).map(|c| c[1])));
-        row.push(n(sp.and_then(|x| x.efficiency)));
-        row.push(n(sp.and_then(|x| x.karp_flatt)));
-        row.push(mean(&s.cpu_pct));
-        row.push(mean(&s.user_s));
-        row.push(mean(&s.sys_s));
-        row.push(n(s.max_rss_bytes.as_ref().map(|x| x.max)));
-        row.push(mean(&s.throughput));
-        row.push(n(s.throughput.as_ref().map(|t| t.stddev)));
-        row.push(doc.throughput_unit.clone().unwrap_or_default());
-        row.extend(metrics.iter().map(|m| n(s.metrics.get(m).map(|x| x.mean))));
-        out.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
-        out.push('\n');
+    let rows = rows(doc, analysis);
+    let columns = columns(doc);
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    let written = w
+        .write_record(columns.iter().map(|c| c.header.as_str()))
+        .and_then(|()| rows.iter().try_for_each(|r| w.serialize(Record(columns.iter().map(|c| c.cell(r)).collect()))));
+    written.expect("CSV into memory cannot fail");
+    String::from_utf8(w.into_inner().expect("a writer into memory flushes")).expect("every field is UTF-8")
+}
+
+fn number<'a>(name: impl Into<String>, f: impl Fn(&PointRow) -> Option<f64> + 'a) -> CsvColumn<'a> {
+    Column::number(name, move |r: &PointRow| f(r).map(Value::Number))
+}
+
+fn count<'a>(name: &str, f: impl Fn(&PointRow) -> usize + 'a) -> CsvColumn<'a> {
+    Column::number(name, move |r: &PointRow| Some(Value::Count(f(r) as u64)))
+}
+
+fn columns(doc: &Results) -> Vec<CsvColumn<'_>> {
+    let mut cols: Vec<CsvColumn> = doc
+        .plan
+        .params
+        .iter()
+        .map(|p| {
+            let name = p.name.as_str();
+            Column::text(name, move |r: &PointRow| r.point.params.get(name).map(|v| Value::Text(value_text(v))))
+        })
+        .collect();
+    cols.push(count("runs", |r| r.point.runs.len()));
+    cols.push(count("failed_runs", |r| r.point.runs.iter().filter(|x| !x.succeeded()).count()));
+    let parts: [(&str, Part); 7] = [
+        ("wall_mean_s", |s| Some(s.mean)),
+        ("wall_stddev_s", |s| Some(s.stddev)),
+        ("wall_median_s", |s| Some(s.median)),
+        ("wall_min_s", |s| Some(s.min)),
+        ("wall_max_s", |s| Some(s.max)),
+        ("wall_ci95_low_s", |s| s.ci95.map(|c| c[0])),
+        ("wall_ci95_high_s", |s| s.ci95.map(|c| c[1])),
+    ];
+    cols.extend(parts.map(|(name, part)| number(name, move |r| r.stats.wall_s.as_ref().and_then(part))));
+    cols.push(number("speedup", |r| r.scaling.map(|x| x.speedup)));
+    cols.push(number("speedup_ci95_low", |r| r.scaling.and_then(|x| x.speedup_ci95).map(|c| c[0])));
+    cols.push(number("speedup_ci95_high", |r| r.scaling.and_then(|x| x.speedup_ci95).map(|c| c[1])));
+    cols.push(number("efficiency", |r| r.scaling.and_then(|x| x.efficiency)));
+    cols.push(number("karp_flatt", |r| r.scaling.and_then(|x| x.karp_flatt)));
+    cols.push(number("cpu_pct_mean", |r| r.stats.cpu_pct.as_ref().map(|s| s.mean)));
+    cols.push(number("user_mean_s", |r| r.stats.user_s.as_ref().map(|s| s.mean)));
+    cols.push(number("sys_mean_s", |r| r.stats.sys_s.as_ref().map(|s| s.mean)));
+    cols.push(number("max_rss_bytes", |r| r.stats.max_rss_bytes.as_ref().map(|s| s.max)));
+    cols.push(number("throughput_mean", |r| r.stats.throughput.as_ref().map(|s| s.mean)));
+    cols.push(number("throughput_stddev", |r| r.stats.throughput.as_ref().map(|s| s.stddev)));
+    let unit = doc.throughput_unit.clone();
+    cols.push(Column::text("throughput_unit", move |r: &PointRow| {
+        r.stats.throughput.as_ref().and(unit.clone()).map(Value::Text)
+    }));
+    for name in metric_names(doc) {
+        let m = name.clone();
+        cols.push(number(format!("metric_{name}_mean"), move |r| r.stats.metrics.get(&m).map(|s| s.mean)));
+        cols.push(number(format!("metric_{name}_stddev"), move |r| r.stats.metrics.get(&name).map(|s| s.stddev)));
     }
-    out
+    cols
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_only_when_needed_and_numbers_read_back_exactly() {
+        let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+        let x = 0.1 + 0.2;
+        let record =
+            Record(vec![Some(Value::Text("a,\"b\"".into())), None, Some(Value::Count(3)), Some(Value::Number(x))]);
+        w.serialize(record).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text, "\"a,\"\"b\"\"\",,3,0.30000000000000004\n");
+        assert_eq!(text.trim_end().rsplit(',').next().unwrap().parse::<f64>().unwrap(), x);
+    }
 }

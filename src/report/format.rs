@@ -39,13 +39,24 @@ pub fn throughput_scale(unit: &str, largest: f64) -> (f64, String) {
     if unit == "B/s" {
         return (1e6, "MB/s".into());
     }
+    scale(unit, largest)
+}
+
+/// A scale for a column of figures in `unit` whose largest is `largest`: (divisor, unit label),
+/// with a decimal prefix (k, M, G) from 10⁴ on; `M ops/s`, but `MB` for bytes.
+pub fn scale(unit: &str, largest: f64) -> (f64, String) {
     let (div, prefix) = match largest {
         x if x >= 1e10 => (1e9, "G"),
         x if x >= 1e7 => (1e6, "M"),
         x if x >= 1e4 => (1e3, "k"),
         _ => (1.0, ""),
     };
-    let label = if prefix.is_empty() { unit.to_string() } else { format!("{prefix} {unit}") };
+    let bytes = unit == "B" || unit.starts_with("B/");
+    let label = match (prefix, bytes) {
+        ("", _) => unit.to_string(),
+        (_, true) => format!("{prefix}{unit}"),
+        _ => format!("{prefix} {unit}").trim_end().to_string(),
+    };
     (div, label)
 }
 
@@ -74,6 +85,8 @@ mod tests {
         assert_eq!(bytes(100.0), "100 B");
         assert_eq!(throughput_scale("ops/s", 6.1e8), (1e6, "M ops/s".to_string()));
         assert_eq!(throughput_scale("B/s", 1.0).1, "MB/s");
+        assert_eq!(scale("B", 9e6), (1e6, "MB".to_string()));
+        assert_eq!(scale("", 3e4), (1e3, "k".to_string()));
         assert_eq!(command_line(&["xz".into(), "-T{threads}".into(), "a b".into()]), "xz -T{threads} 'a b'");
     }
 }

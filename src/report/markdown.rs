@@ -3,7 +3,7 @@
 
 use super::format::command_line;
 use super::table::Table;
-use crate::results::Results;
+use crate::results::{Finding, Results};
 
 /// Escapes text for a Markdown table cell or paragraph: no markup, no HTML, no broken tables.
 pub fn escape(text: &str) -> String {
@@ -44,8 +44,37 @@ pub fn table(t: &Table) -> String {
     out
 }
 
-/// The whole post: command, machine, table, model, notes, provenance.
-pub fn document(doc: &Results, t: &Table, model: &[String], notes: &[String]) -> String {
+/// A heading and a bullet list, or nothing when there are no items.
+pub fn list(title: &str, items: &[String]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n{title}:\n");
+    for i in items {
+        out.push_str(&format!("- {}\n", escape(i)));
+    }
+    out
+}
+
+/// The findings, one item each with its evidence and advice nested under it.
+pub fn findings(list: &[Finding]) -> String {
+    if list.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nFindings:\n");
+    for f in list {
+        let head = format!("[{}] {}: {}{}", f.severity.name(), f.kind_name(), f.summary, f.cost_text());
+        out.push_str(&format!("- {}\n", escape(&head)));
+        for e in &f.evidence {
+            out.push_str(&format!("  - {}\n", escape(e)));
+        }
+        out.push_str(&format!("  - → {}\n", escape(&f.advice)));
+    }
+    out
+}
+
+/// The whole post: command, machine, table, the `sections` under it, provenance.
+pub fn document(doc: &Results, t: &Table, sections: &str) -> String {
     let m = &doc.machine;
     let mut out = String::from("### Scaling of the command\n\n");
     out.push_str(&code_block(&command_line(&doc.plan.command)));
@@ -60,18 +89,7 @@ pub fn document(doc: &Results, t: &Table, model: &[String], notes: &[String]) ->
         escape(&m.kernel)
     ));
     out.push_str(&table(t));
-    if !model.is_empty() {
-        out.push_str("\nModel:\n");
-        for l in model {
-            out.push_str(&format!("- {}\n", escape(l)));
-        }
-    }
-    if !notes.is_empty() {
-        out.push_str("\nNotes:\n");
-        for n in notes {
-            out.push_str(&format!("- {}\n", escape(n)));
-        }
-    }
+    out.push_str(sections);
     out.push_str(&format!("\nMeasured with scalescope {}:\n\n", escape(&doc.scalescope_version)));
     out.push_str(&code_block(&command_line(&doc.command_line)));
     out

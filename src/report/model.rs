@@ -3,9 +3,9 @@
 //! that the terminal prints and Markdown lists. Also the per-point table of `analyze`.
 
 use super::format::{num, throughput_scale};
-use super::table::Table;
+use super::table::{Column, NONE, Table};
 use crate::analysis::count_label;
-use crate::results::analysis::{Analysis, Basis, Estimate, IntervalMethod, JudgedBy, SeriesAnalysis};
+use crate::results::analysis::{Analysis, Basis, Estimate, IntervalMethod, JudgedBy, PointScaling, SeriesAnalysis};
 
 /// A number with four significant digits, in scientific notation when tiny.
 pub fn sig(x: f64) -> String {
@@ -158,39 +158,34 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
 
 /// The per-point table of an analysis (for tables that are not a scalescope sweep).
 pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
-    let rate_head = match a.basis {
-        Basis::Throughput => format!("throughput ({})", a.unit),
-        Basis::Time => "time (s)".into(),
-    };
-    let mut headers = vec![a.axis.param.clone(), rate_head, "speed-up".into()];
+    let mut cols: Vec<Column<PointScaling>> =
+        vec![Column::number(a.axis.param.as_str(), |p: &PointScaling| count(p.count))];
+    cols.push(match a.basis {
+        Basis::Throughput => {
+            let (div, unit) = throughput_scale(&a.unit, s.points.iter().map(|p| p.rate).fold(0.0, f64::max));
+            Column::number(format!("throughput ({unit})"), move |p: &PointScaling| num(p.rate / div))
+        }
+        // Under weak scaling the rate is count / time.
+        Basis::Time => {
+            let work = move |p: &PointScaling| if a.axis.weak() { p.count } else { 1.0 };
+            Column::number("time (s)", move |p: &PointScaling| num(work(p) / p.rate))
+        }
+    });
+    cols.push(Column::number("speed-up", |p: &PointScaling| {
+        let ci = p.speedup_ci95.map(|[l, h]| format!(" [{l:.2}, {h:.2}]")).unwrap_or_default();
+        format!("{:.2}×{ci}", p.speedup)
+    }));
     if a.axis.parallel() {
-        headers.extend(["efficiency".to_string(), "Karp–Flatt".into(), "as if parallel".into()]);
+        cols.push(Column::number("efficiency", |p: &PointScaling| {
+            p.efficiency.map_or(NONE.into(), |e| format!("{:.0}%", 100.0 * e))
+        }));
+        cols.push(Column::number("Karp–Flatt", |p: &PointScaling| p.karp_flatt.map_or(NONE.into(), sig)));
+        cols.push(Column::number("as if parallel", |p: &PointScaling| {
+            p.amdahl_parallel_pct.map_or(NONE.into(), |x| format!("{x:.1}%"))
+        }));
     }
-    let cpu = s.points.iter().any(|p| p.cpu_pct.is_some());
-    if cpu {
-        headers.push("%CPU".into());
+    if s.points.iter().any(|p| p.cpu_pct.is_some()) {
+        cols.push(Column::number("%CPU", |p: &PointScaling| p.cpu_pct.map_or(NONE.into(), |c| format!("{c:.0}"))));
     }
-    let rows = s
-        .points
-        .iter()
-        .map(|p| {
-            let value = match a.basis {
-                Basis::Throughput => num(p.rate),
-                Basis::Time => num(1.0 / p.rate),
-            };
-            let ci = p.speedup_ci95.map(|[l, h]| format!(" [{l:.2}, {h:.2}]")).unwrap_or_default();
-            let mut row = vec![count(p.count), value, format!("{:.2}×{ci}", p.speedup)];
-            if a.axis.parallel() {
-                row.push(p.efficiency.map_or("—".into(), |e| format!("{:.0}%", 100.0 * e)));
-                row.push(p.karp_flatt.map_or("—".into(), sig));
-                row.push(p.amdahl_parallel_pct.map_or("—".into(), |x| format!("{x:.1}%")));
-            }
-            if cpu {
-                row.push(p.cpu_pct.map_or("—".into(), |c| format!("{c:.0}")));
-            }
-            row
-        })
-        .collect();
-    let numeric = vec![true; headers.len()];
-    Table { headers, numeric, rows }
+    Table::of(&cols, &s.points)
 }

@@ -2,7 +2,7 @@
 //! once per document and rendered to the terminal, the Markdown post and the HTML report.
 
 use super::table::Table;
-use super::{findings as finding_lines, markdown, model, table, terminal, threads};
+use super::{findings as finding_lines, lines, markdown, model, summary, terminal, threads};
 use crate::results::{Finding, Results};
 
 /// The table and the sections under it.
@@ -28,13 +28,13 @@ impl Sections {
     pub fn of(doc: &Results) -> Sections {
         let analysis = doc.analysis.as_ref();
         Sections {
-            table: table::summary(doc, analysis),
-            waits: table::waits(doc),
+            table: summary::summary(doc, analysis),
+            waits: lines::waits(doc),
             ranks: threads::rank_lines(doc),
-            ceiling: table::ceiling(doc),
+            ceiling: lines::ceiling(doc),
             model: analysis.map(model::lines).unwrap_or_default(),
             findings: doc.findings.clone(),
-            notes: table::notes(doc),
+            notes: lines::notes(doc),
         }
     }
 
@@ -50,12 +50,16 @@ impl Sections {
         text
     }
 
-    /// The Markdown post: the command, machine, table, model, I/O ceiling, ranks, findings, notes.
+    /// The Markdown post: the command, machine and table, then each section under its heading.
     pub fn markdown(&self, doc: &Results) -> String {
-        let mut lines = self.model.clone();
-        lines.extend(self.ceiling.iter().cloned());
-        lines.extend(self.ranks.iter().cloned());
-        lines.extend(finding_lines::lines(&self.findings, false).iter().map(|l| l.replace("\n      ", " — ")));
-        markdown::document(doc, &self.table, &lines, &self.notes)
+        let sections = [
+            markdown::list("Model", &self.model),
+            markdown::findings(&self.findings),
+            markdown::list("Waits", &self.waits),
+            markdown::list("Ranks and copies", &self.ranks),
+            markdown::list("I/O ceiling", &self.ceiling),
+            markdown::list("Notes", &self.notes),
+        ];
+        markdown::document(doc, &self.table, &sections.concat())
     }
 }
