@@ -1,9 +1,10 @@
 //! `scalescope compare`: verdicts on result sets with known differences, unmatched points,
-//! different machines, the why from real sampler data, exports and mistakes.
+//! different machines, the why from real sampler data, published tables, exports against their
+//! golden files, and mistakes.
 
 mod common;
 
-use common::{bin, results, scalescope, stderr, stdout, sweep};
+use common::{argv, bin, golden, in_fixtures, results, scalescope, stderr, stdout, sweep};
 use scalescope::results::Results;
 use serde_json::Value;
 use std::path::Path;
@@ -18,7 +19,13 @@ fn base(dir: &Path) -> Results {
 /// Writes `doc` with the runs of point i taking `times[i]` seconds into `dir/name/results.json`;
 /// its analysis and findings, which no longer hold, are left for compare to make again.
 fn set(dir: &Path, doc: &Results, name: &str, times: &[&[f64]]) {
+    set_with(dir, doc, name, times, None);
+}
+
+/// The same, each run also doing `work` operations when given (a throughput of work / time).
+fn set_with(dir: &Path, doc: &Results, name: &str, times: &[&[f64]], work: Option<f64>) {
     let mut doc = doc.clone();
+    doc.throughput_unit = work.map(|_| "ops/s".into());
     doc.analysis = None;
     doc.findings.clear();
     for (p, t) in doc.points.iter_mut().zip(times) {
@@ -28,7 +35,9 @@ fn set(dir: &Path, doc: &Results, name: &str, times: &[&[f64]]) {
             r.user_s = w;
             r.sys_s = 0.0;
             r.cpu_pct = 100.0;
+            r.throughput = work.map(|w| w / r.wall_s);
         }
+        p.refresh();
     }
     std::fs::create_dir_all(dir.join(name)).unwrap();
     std::fs::write(dir.join(name).join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
@@ -72,6 +81,26 @@ fn real_changes_noise_and_variance_get_the_right_verdicts() {
     assert!(c["machines"].as_array().unwrap().is_empty());
     let out = stdout(&scalescope(d.path(), &["compare", "a", "faster"]));
     assert!(out.contains("faster (−20% time)") && out.contains("slower (+20% time)"), "{out}");
+    assert!(out.contains("faster/a time [95% CI]") && out.contains("a time (s)"), "{out}");
+}
+
+#[test]
+fn time_ratios_and_throughput_ratios_are_labelled_in_a_three_way_comparison() {
+    let d = tempfile::tempdir().unwrap();
+    let doc = base(d.path());
+    let a: &[f64] = &[1.00, 1.01, 0.99, 1.005, 0.995];
+    set_with(d.path(), &doc, "a", &[a, a], Some(100.0));
+    // Slower in time, without a throughput; slower in throughput.
+    set(d.path(), &doc, "b", &[&[1.31, 1.32, 1.30, 1.325, 1.315], a]);
+    set_with(d.path(), &doc, "c", &[&[1.22, 1.23, 1.21, 1.225, 1.215], a], Some(100.0));
+    let c = json(d.path(), &["a", "b", "c"]);
+    assert_eq!(c["judged_by"], serde_json::json!([null, "time", "throughput"]));
+    assert_eq!((verdict(&c, 0, 1), verdict(&c, 0, 2)), ("slower".into(), "slower".into()));
+    let out = stdout(&scalescope(d.path(), &["compare", "a", "b", "c"]));
+    let head = out.lines().find(|l| l.starts_with("point")).unwrap();
+    assert!(head.contains("b/a time") && head.contains("c/a throughput"), "{out}");
+    assert!(out.contains("throughput (above 1: faster) for c; wall time (below 1: faster) for b"), "{out}");
+    assert!(out.contains("slower (+32% time)") && out.contains("slower (−18% throughput)"), "{out}");
 }
 
 #[test]
@@ -146,32 +175,73 @@ fn labels_are_text_in_markdown_and_mistakes_get_one_sentence() {
 }
 
 #[test]
-fn the_markdown_comparison_matches_its_golden_file_and_the_html_renders() {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+fn the_markdown_and_json_comparisons_match_their_golden_files_and_the_html_renders() {
     let d = tempfile::tempdir().unwrap();
-    let md = d.path().join("c.md");
-    let html = d.path().join("c.html");
-    let o = std::process::Command::new(bin())
-        .args(["compare", "report/results.json", "compare/faster.json", "--label", "before", "--label", "after"])
-        .arg("--export-markdown")
-        .arg(&md)
-        .arg("--export-html")
-        .arg(&html)
-        .current_dir(&here)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    let out = |f: &str| d.path().join(f).to_str().unwrap().to_string();
+    let (md, json, html) = (out("c.md"), out("c.json"), out("c.html"));
+    let o = in_fixtures(&[
+        "compare",
+        "report/results.json",
+        "compare/faster.json",
+        "--label",
+        "before",
+        "--label",
+        "after",
+        "--export-markdown",
+        &md,
+        "--export-json",
+        &json,
+        "--export-html",
+        &html,
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = std::fs::read_to_string(&md).unwrap();
-    let golden = here.join("compare/compare.golden.md");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&golden, &got).unwrap();
-    }
-    assert_eq!(got, std::fs::read_to_string(&golden).unwrap(), "rerun with UPDATE_GOLDEN=1 after an intended change");
+    golden("compare/compare.golden.md", &got);
+    golden("compare/compare.golden.json", &std::fs::read_to_string(&json).unwrap());
     assert!(got.contains("faster (+25% throughput)"), "{got}");
     let page = std::fs::read_to_string(&html).unwrap();
     for id in ["throughput", "time", "speedup", "efficiency", "cpu"] {
         assert!(page.contains(&format!("<figure id=\"fig-{id}\">")), "{id}");
     }
     assert!(page.contains("before") && page.contains("after") && !page.contains("<script"));
+}
+
+#[test]
+fn published_tables_are_compared_by_the_threshold_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("c.json");
+    let columns = "--count threads --throughput throughput_mb_s --cpu cpu_pct --label before --label after";
+    let tables = ["readspeed-original-before-patches.csv", "readspeed-original-after-patches.csv"];
+    let mut args = argv("compare --csv", &tables);
+    args.extend(argv(columns, &["--export-json", json.to_str().unwrap()]));
+    let o = in_fixtures(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    golden("compare/tables.golden.txt", &stdout(&o));
+    let c: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let label = |i: usize| c["points"][i]["label"].as_str().unwrap().to_string();
+    assert_eq!((label(1), verdict(&c, 1, 1)), ("threads=2".into(), "no-change".into()), "−1.6% is within 5%");
+    assert_eq!((label(7), verdict(&c, 7, 1)), ("threads=64".into(), "faster".into()));
+    let ch = &c["points"][7]["cells"][1]["change"];
+    assert_eq!(
+        (&ch["judged_by"], &ch["decided_by"], &ch["p"]),
+        (&Value::from("throughput"), &Value::from("threshold"), &Value::Null)
+    );
+    assert!((ch["ratio"].as_f64().unwrap() - 2516.84 / 1069.62).abs() < 1e-9, "{ch}");
+    assert!(c["models"][0]["values"][1].is_object(), "each table's fit, side by side: {}", c["models"]);
+    for (args, says) in [
+        (&["compare", "--csv", "readspeed-90x.csv", "readspeed-90x.csv"][..], "--csv needs --count"),
+        (
+            &["compare", "--csv", "nowhere.csv", "readspeed-90x.csv", "--count", "threads", "--time", "t_s"][..],
+            "nowhere.csv",
+        ),
+        (
+            &["compare", "--csv", "readspeed-90x.csv", "readspeed-90x.csv", "--count", "threads", "--time", "t"][..],
+            "no column named 't'",
+        ),
+        (&["compare", "report/results.json", "compare/faster.json", "--count", "threads"][..], "--csv"),
+    ] {
+        let o = in_fixtures(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says) && !stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+    }
 }

@@ -1,11 +1,14 @@
-//! `scalescope compare A B [C…]`: loads the result sets, compares them and prints the table,
-//! the models side by side and the why; optionally exports JSON and Markdown.
+//! `scalescope compare A B [C…]`: loads the result sets (or, with `--csv`, tables), compares them
+//! and prints the table, the models side by side and the why; optionally exports JSON, Markdown
+//! and HTML.
 
 use super::args::CompareArgs;
-use super::{Exit, Usage, view};
+use super::{Exit, Usage, analyze, view};
 use crate::compare::points::Verdict;
 use crate::compare::{self, Options, Set, text};
+use crate::plan::axis::Ask;
 use crate::report::{markdown, terminal};
+use std::path::Path;
 
 /// Runs `scalescope compare`.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
@@ -18,13 +21,20 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
         .into());
     }
     let mut sets = Vec::new();
+    let ask = Ask::default();
     for (i, path) in args.results.iter().enumerate() {
-        let (dir, doc) = crate::results::load(path)?;
-        let label = args.labels.get(i).cloned().unwrap_or_else(|| {
-            let name = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-            name(&dir).or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1))
-        });
-        sets.push(Set::new(label, path.display().to_string(), doc));
+        let name = |p: &Path| p.file_stem().map(|n| n.to_string_lossy().into_owned());
+        let given = args.labels.get(i).cloned();
+        let shown = path.display().to_string();
+        if args.csv {
+            let obs = analyze::read_table(path, &args.columns, &ask)?;
+            let label = given.or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1));
+            sets.push(Set::table(label, shown, &obs));
+        } else {
+            let (dir, doc) = crate::results::load(path)?;
+            let label = given.or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()));
+            sets.push(Set::new(label.or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1)), shown, doc));
+        }
     }
     let mut seen = std::collections::HashSet::new();
     for (i, s) in sets.iter_mut().enumerate() {

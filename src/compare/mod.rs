@@ -1,28 +1,40 @@
-//! Comparing result sets: before and after a patch, several kernels, two filesystems. Points
-//! are matched by their parameters; each is judged against the reference set by a ratio of means
-//! with a bootstrap interval, Welch's test and a noise threshold; the fitted models are set side
-//! by side, and the sampler's breakdowns say what changed.
+//! Comparing result sets — sweeps or published tables: before and after a patch, several
+//! kernels, two filesystems. Points are matched by their parameters; each is judged against the
+//! reference set by a ratio of means with a bootstrap interval, Welch's test and a noise threshold
+//! (single values by a threshold alone); the fitted models are set side by side, and the
+//! sampler's breakdowns say what changed.
 
 pub mod html;
 pub mod points;
 pub mod text;
 pub mod why;
 
-use crate::results::Results;
+use crate::analysis::observations::Observations;
+use crate::analysis::{Options as AnalysisOptions, analyze};
+use crate::results::analysis::Basis;
+use crate::results::{Analysis, Results};
+use points::{Figure, Measured, Values};
 use serde::Serialize;
 
-/// A result set and what to call it.
+/// A result set and what to call it: a sweep's results, or a table.
 pub struct Set {
-    /// Short name in tables (`--label`, else the folder's name).
+    /// Short name in tables (`--label`, else the folder's or the file's name).
     pub label: String,
     /// Where it was read from.
     pub path: String,
-    /// The document, with its analysis when it has a counted parameter.
-    pub doc: Results,
+    /// Its points, with the values measured at each.
+    pub points: Vec<Measured>,
+    /// Unit of its throughput figures, when it has them.
+    pub unit: Option<String>,
+    /// Its scaling analysis, for the models side by side.
+    pub analysis: Option<Analysis>,
+    /// The results document of a sweep (absent for a table): its machine, the sampler's
+    /// breakdowns for the why, and the charts.
+    pub doc: Option<Results>,
 }
 
 impl Set {
-    /// A set with its stored analysis, or, for a document without one, the analysis along its
+    /// A sweep with its stored analysis, or, for a document without one, the analysis along its
     /// plan's axis, computed once for the models and the charts.
     pub fn new(label: String, path: String, mut doc: Results) -> Set {
         if doc.analysis.is_none() {
@@ -30,7 +42,45 @@ impl Set {
             // A baseline the set did not measure leaves it without an analysis, as one without a count.
             let _ = crate::diagnose::analyse(&mut doc, axis.as_ref(), &Default::default());
         }
-        Set { label, path, doc }
+        Set {
+            label,
+            path,
+            points: doc.points.iter().map(Measured::of_point).collect(),
+            unit: doc.throughput_unit.clone(),
+            analysis: doc.analysis.clone(),
+            doc: Some(doc),
+        }
+    }
+
+    /// A table: one point per row, its single value the throughput or the time the table gives.
+    pub fn table(label: String, path: String, obs: &Observations) -> Set {
+        let name = obs.axis.param.as_str();
+        let points = obs
+            .series
+            .iter()
+            .flat_map(|s| &s.points)
+            .map(|p| {
+                let value = Some(p.values.clone());
+                let values = match obs.basis {
+                    Basis::Throughput => Values { throughput: value, ..Values::default() },
+                    Basis::Time => Values { time: value, ..Values::default() },
+                };
+                let shown = crate::report::model::count(p.count);
+                Measured {
+                    key: vec![(name.to_string(), shown.clone())],
+                    label: format!("{name}={shown}"),
+                    values: Some(Values { cpu: p.cpu_pct.map(|c| vec![c]), ..values }),
+                }
+            })
+            .collect();
+        Set {
+            label,
+            path,
+            points,
+            unit: obs.unit.clone(),
+            analysis: analyze(obs, &AnalysisOptions::default()).ok(),
+            doc: None,
+        }
     }
 }
 
@@ -54,6 +104,10 @@ pub struct Comparison {
     pub reference: usize,
     /// The noise threshold used (fraction).
     pub noise: f64,
+    /// Per set, the figure its verdicts compare with the reference's (none for the reference).
+    pub judged_by: Vec<Option<Figure>>,
+    /// Unit of the throughput figures (the reference's).
+    pub unit: Option<String>,
     /// Differences between the machines the sets ran on; empty when the same.
     pub machines: Vec<String>,
     /// Matched points, in the reference set's order, then points missing from it.
@@ -66,12 +120,20 @@ pub struct Comparison {
 
 /// Compares `sets` (at least two).
 pub fn compare(sets: &[Set], o: &Options) -> Comparison {
-    let rows = points::rows(sets, o);
+    let reference = &sets[o.reference];
+    let judged_by: Vec<Option<Figure>> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| if i == o.reference { None } else { points::figure(reference, s) })
+        .collect();
+    let rows = points::rows(sets, &judged_by, o);
     Comparison {
         labels: sets.iter().map(|s| s.label.clone()).collect(),
         paths: sets.iter().map(|s| s.path.clone()).collect(),
         reference: o.reference,
         noise: o.noise,
+        unit: reference.unit.clone(),
+        judged_by,
         machines: machines(sets),
         models: why::models(sets),
         why: why::breakdowns(sets, &rows, o),
@@ -79,13 +141,14 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
     }
 }
 
-/// One line per set when the machines differ in CPU, CPUs allowed, memory or kernel.
+/// One line per set when the machines differ in CPU, CPUs allowed, memory or kernel (sweeps only:
+/// a table does not say where it was measured).
 fn machines(sets: &[Set]) -> Vec<String> {
-    let describe = |s: &Set| {
-        let m = &s.doc.machine;
+    let sweeps: Vec<(&str, &Results)> = sets.iter().filter_map(|s| Some((s.label.as_str(), s.doc.as_ref()?))).collect();
+    let describe = |(label, doc): &(&str, &Results)| {
+        let m = &doc.machine;
         format!(
-            "{}: {} ({}), {} CPUs allowed, {:.0} GiB, {} {}",
-            s.label,
+            "{label}: {} ({}), {} CPUs allowed, {:.0} GiB, {} {}",
             m.host,
             m.cpu_model,
             m.allowed_cpus,
@@ -94,12 +157,12 @@ fn machines(sets: &[Set]) -> Vec<String> {
             m.kernel
         )
     };
-    let key = |s: &Set| {
-        let m = &s.doc.machine;
+    let key = |doc: &Results| {
+        let m = &doc.machine;
         (m.cpu_model.clone(), m.allowed_cpus, m.memory_bytes >> 26, m.kernel.clone(), m.host.clone())
     };
-    if sets.iter().all(|s| key(s) == key(&sets[0])) {
+    if sweeps.iter().all(|(_, d)| key(d) == key(sweeps[0].1)) {
         return Vec::new();
     }
-    sets.iter().map(describe).collect()
+    sweeps.iter().map(describe).collect()
 }

@@ -1,7 +1,11 @@
-//! Matching points across sets and judging each change.
+//! Matching points across sets and judging each change: with repeated runs by Welch's test, a
+//! bootstrap interval and the noise threshold; with single values (a published table) by a
+//! threshold alone.
 
 use super::{Options, Set};
+use crate::analysis::verdict::SINGLE_VALUE_THRESHOLD;
 use crate::results::PointResult;
+use crate::results::analysis::JudgedBy;
 use crate::stats::{Summary, ratio_interval, welch_p};
 use serde::Serialize;
 
@@ -9,15 +13,15 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// Significantly faster, by more than the noise threshold.
+    /// Faster, by more than the noise threshold (and significantly, with runs).
     Faster,
-    /// Significantly slower, by more than the noise threshold.
+    /// Slower, by more than the noise threshold (and significantly, with runs).
     Slower,
     /// Within the noise threshold.
     NoChange,
     /// A change the runs cannot tell from chance.
     NotSignificant,
-    /// Fewer than two successful runs on a side.
+    /// A single run on one side and several on the other: run more.
     TooFewRuns,
 }
 
@@ -34,32 +38,137 @@ impl Verdict {
     }
 }
 
+/// The figure a verdict compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Figure {
+    /// Throughput: higher is faster.
+    Throughput,
+    /// Wall time: lower is faster.
+    Time,
+}
+
+impl Figure {
+    /// `throughput` or `time`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Throughput => "throughput",
+            Figure::Time => "time",
+        }
+    }
+}
+
+/// The values measured at one point of a set: one per successful run, or the single value of a
+/// table's row.
+#[derive(Clone, Debug, Default)]
+pub struct Values {
+    /// Wall times, seconds.
+    pub time: Option<Vec<f64>>,
+    /// Throughputs, when every run has one.
+    pub throughput: Option<Vec<f64>>,
+    /// %CPU.
+    pub cpu: Option<Vec<f64>>,
+    /// User CPU seconds.
+    pub user: Option<Vec<f64>>,
+    /// System CPU seconds.
+    pub sys: Option<Vec<f64>>,
+}
+
+impl Values {
+    /// The values of a sweep's point over its successful runs; `None` without any.
+    pub fn of_point(p: &PointResult) -> Option<Values> {
+        let ok: Vec<_> = p.runs.iter().filter(|r| r.succeeded()).collect();
+        if ok.is_empty() {
+            return None;
+        }
+        Some(Values {
+            time: Some(ok.iter().map(|r| r.wall_s).collect()),
+            throughput: ok.iter().map(|r| r.throughput).collect(),
+            cpu: Some(ok.iter().map(|r| r.cpu_pct).collect()),
+            user: Some(ok.iter().map(|r| r.user_s).collect()),
+            sys: Some(ok.iter().map(|r| r.sys_s).collect()),
+        })
+    }
+
+    /// The values of `figure`.
+    pub fn of(&self, figure: Figure) -> Option<&[f64]> {
+        match figure {
+            Figure::Throughput => self.throughput.as_deref(),
+            Figure::Time => self.time.as_deref(),
+        }
+    }
+
+    fn runs(&self) -> usize {
+        self.time.as_ref().or(self.throughput.as_ref()).map_or(0, Vec::len)
+    }
+}
+
+/// One point of a set.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// Parameter values, sorted by name: what matches points across sets.
+    pub key: Vec<(String, String)>,
+    /// `threads=4`.
+    pub label: String,
+    /// What was measured there; `None` when no run succeeded.
+    pub values: Option<Values>,
+}
+
+impl Measured {
+    /// A point of a sweep.
+    pub fn of_point(p: &PointResult) -> Measured {
+        let mut key = p.param_strings();
+        key.sort();
+        Measured { key, label: p.label(), values: Values::of_point(p) }
+    }
+}
+
+/// Mean and standard deviation of a figure at one point of one set.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Mean {
+    /// Mean.
+    pub mean: f64,
+    /// Standard deviation (0 for a single value).
+    pub sd: f64,
+}
+
 /// What one set measured at a point.
 #[derive(Clone, Debug, Serialize)]
 pub struct Cell {
-    /// Successful runs.
+    /// Successful runs (1 for a table's row).
     pub runs: usize,
-    /// Mean wall time, seconds.
-    pub time_s: f64,
-    /// Its standard deviation.
-    pub time_sd: f64,
-    /// Mean throughput, when every run has one.
-    pub throughput: Option<f64>,
+    /// Wall time, seconds.
+    pub time_s: Option<Mean>,
+    /// Throughput, when every run has one.
+    pub throughput: Option<Mean>,
     /// Mean %CPU.
-    pub cpu_pct: f64,
-    /// Mean user and system CPU seconds.
-    pub user_s: f64,
+    pub cpu_pct: Option<f64>,
+    /// Mean user CPU seconds.
+    pub user_s: Option<f64>,
     /// Mean system CPU seconds.
-    pub sys_s: f64,
+    pub sys_s: Option<f64>,
     /// Against the reference set (absent for the reference itself).
     pub change: Option<Change>,
+}
+
+impl Cell {
+    /// Mean and σ of `figure`.
+    pub fn of(&self, figure: Figure) -> Option<Mean> {
+        match figure {
+            Figure::Throughput => self.throughput,
+            Figure::Time => self.time_s,
+        }
+    }
 }
 
 /// A point's change against the reference.
 #[derive(Clone, Debug, Serialize)]
 pub struct Change {
-    /// `throughput` when both sides have it for every run, else `time`.
-    pub judged_by: &'static str,
+    /// The figure compared: throughput when both sets have it at every point they share, else time.
+    pub judged_by: Figure,
+    /// What decided the verdict: the runs (Welch's test, the interval and the noise threshold), or
+    /// with single values the threshold alone.
+    pub decided_by: JudgedBy,
     /// Ratio of means of that figure (this set / reference).
     pub ratio: f64,
     /// Its 95% bootstrap interval over runs.
@@ -68,14 +177,14 @@ pub struct Change {
     pub p: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
-    /// Ratios of mean time, %CPU, user and system CPU (this set / reference).
-    pub time_ratio: f64,
+    /// Ratio of mean wall time (this set / reference).
+    pub time_ratio: Option<f64>,
     /// %CPU ratio.
-    pub cpu_ratio: f64,
+    pub cpu_ratio: Option<f64>,
     /// User CPU ratio.
-    pub user_ratio: f64,
+    pub user_ratio: Option<f64>,
     /// System CPU ratio.
-    pub sys_ratio: f64,
+    pub sys_ratio: Option<f64>,
 }
 
 /// One point across the sets.
@@ -85,60 +194,38 @@ pub struct PointRow {
     pub label: String,
     /// Per set, absent where the set has no such point (or no successful run).
     pub cells: Vec<Option<Cell>>,
-    /// Per set, the position of the matched point in its document.
+    /// Per set, the position of the matched point in its set.
     #[serde(skip)]
     pub points: Vec<Option<usize>>,
-}
-
-struct Runs {
-    time: Vec<f64>,
-    throughput: Option<Vec<f64>>,
-    cpu: Vec<f64>,
-    user: Vec<f64>,
-    sys: Vec<f64>,
-}
-
-fn runs(p: &PointResult) -> Option<Runs> {
-    let ok: Vec<_> = p.runs.iter().filter(|r| r.succeeded()).collect();
-    if ok.is_empty() {
-        return None;
-    }
-    Some(Runs {
-        time: ok.iter().map(|r| r.wall_s).collect(),
-        throughput: ok.iter().map(|r| r.throughput).collect(),
-        cpu: ok.iter().map(|r| r.cpu_pct).collect(),
-        user: ok.iter().map(|r| r.user_s).collect(),
-        sys: ok.iter().map(|r| r.sys_s).collect(),
-    })
 }
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-fn ratio(a: &[f64], b: &[f64]) -> f64 {
-    let m = mean(a);
-    if m != 0.0 { mean(b) / m } else { f64::NAN }
+fn ratio(a: Option<&[f64]>, b: Option<&[f64]>) -> Option<f64> {
+    let (a, b) = (mean(a?), mean(b?));
+    (a != 0.0).then(|| b / a)
 }
 
-/// The key that matches points across sets: parameter values, sorted by name.
-fn key(p: &PointResult) -> Vec<(String, String)> {
-    let mut k = p.param_strings();
-    k.sort();
-    k
-}
-
-/// Judges `b` against `a`.
-fn judge(a: &Runs, b: &Runs, noise: f64) -> Change {
-    let (judged_by, va, vb, higher_is_faster) = match (&a.throughput, &b.throughput) {
-        (Some(ta), Some(tb)) => ("throughput", ta.as_slice(), tb.as_slice(), true),
-        _ => ("time", a.time.as_slice(), b.time.as_slice(), false),
-    };
-    let r = ratio(va, vb);
-    let p = welch_p(va, vb);
-    let ci95 = ratio_interval(va, vb, 0x5EED);
-    let verdict =
-        match p {
+/// The change of `b` against `a` in `figure`; `None` when either lacks it.
+fn judge(a: &Values, b: &Values, figure: Figure, noise: f64) -> Option<Change> {
+    let (va, vb) = (a.of(figure)?, b.of(figure)?);
+    let r = ratio(Some(va), Some(vb)).unwrap_or(f64::NAN);
+    let faster = |r: f64| (r > 1.0) == (figure == Figure::Throughput);
+    let single = va.len() == 1 && vb.len() == 1;
+    let (verdict, decided_by, ci95, p) = if single {
+        let threshold = noise.max(SINGLE_VALUE_THRESHOLD);
+        let v = match r {
+            _ if (r - 1.0).abs() <= threshold => Verdict::NoChange,
+            _ if faster(r) => Verdict::Faster,
+            _ => Verdict::Slower,
+        };
+        (v, JudgedBy::Threshold, None, None)
+    } else {
+        let p = welch_p(va, vb);
+        let ci95 = ratio_interval(va, vb, 0x5EED);
+        let v = match p {
             _ if va.len() < 2 || vb.len() < 2 => Verdict::TooFewRuns,
             _ if (r - 1.0).abs() < noise
                 && ci95.is_none_or(|[lo, hi]| lo > 1.0 - 3.0 * noise && hi < 1.0 + 3.0 * noise) =>
@@ -146,64 +233,90 @@ fn judge(a: &Runs, b: &Runs, noise: f64) -> Change {
                 Verdict::NoChange
             }
             Some(p) if p < 0.05 && ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0) => {
-                if (r > 1.0) == higher_is_faster { Verdict::Faster } else { Verdict::Slower }
+                if faster(r) {
+                    Verdict::Faster
+                } else {
+                    Verdict::Slower
+                }
             }
             _ => Verdict::NotSignificant,
         };
-    Change {
-        judged_by,
+        (v, JudgedBy::Runs, ci95, p)
+    };
+    Some(Change {
+        judged_by: figure,
+        decided_by,
         ratio: r,
         ci95,
         p,
         verdict,
-        time_ratio: ratio(&a.time, &b.time),
-        cpu_ratio: ratio(&a.cpu, &b.cpu),
-        user_ratio: ratio(&a.user, &b.user),
-        sys_ratio: ratio(&a.sys, &b.sys),
+        time_ratio: ratio(a.time.as_deref(), b.time.as_deref()),
+        cpu_ratio: ratio(a.cpu.as_deref(), b.cpu.as_deref()),
+        user_ratio: ratio(a.user.as_deref(), b.user.as_deref()),
+        sys_ratio: ratio(a.sys.as_deref(), b.sys.as_deref()),
+    })
+}
+
+/// The figure set `b` is judged by against `a`: throughput when both have it at every point they
+/// share, else time when both have that, else neither.
+pub fn figure(a: &Set, b: &Set) -> Option<Figure> {
+    let shared: Vec<(&Values, &Values)> = a
+        .points
+        .iter()
+        .filter_map(|p| {
+            let q = b.points.iter().find(|q| q.key == p.key)?;
+            Some((p.values.as_ref()?, q.values.as_ref()?))
+        })
+        .collect();
+    [Figure::Throughput, Figure::Time]
+        .into_iter()
+        .find(|&f| shared.iter().all(|(x, y)| x.of(f).is_some() && y.of(f).is_some()))
+}
+
+fn cell(v: &Values, change: Option<Change>) -> Cell {
+    let summary = |x: Option<&[f64]>| x.and_then(Summary::of).map(|s| Mean { mean: s.mean, sd: s.stddev });
+    let avg = |x: Option<&[f64]>| x.map(mean);
+    Cell {
+        runs: v.runs(),
+        time_s: summary(v.time.as_deref()),
+        throughput: summary(v.throughput.as_deref()),
+        cpu_pct: avg(v.cpu.as_deref()),
+        user_s: avg(v.user.as_deref()),
+        sys_s: avg(v.sys.as_deref()),
+        change,
     }
 }
 
-/// Every point of every set, matched; the reference's order first.
-pub fn rows(sets: &[Set], o: &Options) -> Vec<PointRow> {
-    let mut keys: Vec<(Vec<(String, String)>, String)> = Vec::new();
+/// Every point of every set, matched; the reference's order first. `figures[i]` is what set i is
+/// judged by.
+pub fn rows(sets: &[Set], figures: &[Option<Figure>], o: &Options) -> Vec<PointRow> {
+    let mut keys: Vec<(&[(String, String)], &str)> = Vec::new();
     let order = std::iter::once(o.reference).chain((0..sets.len()).filter(|&i| i != o.reference));
     for i in order {
-        for p in &sets[i].doc.points {
-            let k = key(p);
-            if !keys.iter().any(|(have, _)| *have == k) {
-                keys.push((k, p.label()));
+        for p in &sets[i].points {
+            if !keys.iter().any(|(have, _)| *have == p.key.as_slice()) {
+                keys.push((&p.key, &p.label));
             }
         }
     }
     keys.into_iter()
         .map(|(k, label)| {
-            let points: Vec<Option<usize>> =
-                sets.iter().map(|s| s.doc.points.iter().position(|p| key(p) == k)).collect();
-            let found: Vec<Option<Runs>> =
-                sets.iter().zip(&points).map(|(s, i)| i.and_then(|i| runs(&s.doc.points[i]))).collect();
+            let points: Vec<Option<usize>> = sets.iter().map(|s| s.points.iter().position(|p| p.key == k)).collect();
+            let found: Vec<Option<&Values>> =
+                sets.iter().zip(&points).map(|(s, i)| i.and_then(|i| s.points[i].values.as_ref())).collect();
             let cells = found
                 .iter()
                 .enumerate()
-                .map(|(i, r)| {
-                    let r = r.as_ref()?;
-                    let t = Summary::of(&r.time)?;
-                    let change = match &found[o.reference] {
-                        Some(a) if i != o.reference => Some(judge(a, r, o.noise)),
+                .map(|(i, v)| {
+                    let v = (*v)?;
+                    let change = match (found[o.reference], figures[i]) {
+                        (Some(a), Some(f)) if i != o.reference => judge(a, v, f, o.noise),
                         _ => None,
                     };
-                    Some(Cell {
-                        runs: r.time.len(),
-                        time_s: t.mean,
-                        time_sd: t.stddev,
-                        throughput: r.throughput.as_deref().map(mean),
-                        cpu_pct: mean(&r.cpu),
-                        user_s: mean(&r.user),
-                        sys_s: mean(&r.sys),
-                        change,
-                    })
+                    Some(cell(v, change))
                 })
                 .collect();
-            PointRow { label, cells, points }
+            PointRow { label: label.to_string(), cells, points }
         })
         .collect()
 }
@@ -212,34 +325,49 @@ pub fn rows(sets: &[Set], o: &Options) -> Vec<PointRow> {
 mod tests {
     use super::*;
 
-    fn runs_of(time: &[f64]) -> Runs {
-        Runs {
-            time: time.to_vec(),
+    fn values(time: &[f64]) -> Values {
+        Values {
+            time: Some(time.to_vec()),
             throughput: None,
-            cpu: vec![100.0; time.len()],
-            user: time.to_vec(),
-            sys: vec![0.0; time.len()],
+            cpu: Some(vec![100.0; time.len()]),
+            user: Some(time.to_vec()),
+            sys: Some(vec![0.0; time.len()]),
         }
+    }
+
+    fn verdict(a: &Values, b: &Values, f: Figure) -> Verdict {
+        judge(a, b, f, 0.02).unwrap().verdict
     }
 
     #[test]
     fn real_changes_noise_and_variance_get_their_verdicts() {
-        let a = runs_of(&[10.0, 10.1, 9.9, 10.05, 9.95]);
-        let faster = runs_of(&[8.0, 8.1, 7.9, 8.05, 7.95]);
-        let within = runs_of(&[10.1, 10.2, 10.0, 10.15, 10.05]);
-        let wild = runs_of(&[5.0, 15.0, 7.0, 13.0, 10.0]);
-        assert_eq!(judge(&a, &faster, 0.02).verdict, Verdict::Faster);
-        assert_eq!(judge(&faster, &a, 0.02).verdict, Verdict::Slower);
-        assert_eq!(judge(&a, &within, 0.02).verdict, Verdict::NoChange);
-        let w = judge(&a, &runs_of(&[4.0, 16.0, 6.0, 14.0, 8.0]), 0.02);
-        assert_eq!((w.verdict, w.judged_by), (Verdict::NotSignificant, "time"), "{w:?}");
-        assert_eq!(judge(&a, &wild, 0.02).verdict, Verdict::NotSignificant);
-        assert_eq!(judge(&a, &runs_of(&[8.0]), 0.02).verdict, Verdict::TooFewRuns);
-        let mut ta = runs_of(&[1.0; 4]);
+        let a = values(&[10.0, 10.1, 9.9, 10.05, 9.95]);
+        let faster = values(&[8.0, 8.1, 7.9, 8.05, 7.95]);
+        let within = values(&[10.1, 10.2, 10.0, 10.15, 10.05]);
+        let wild = values(&[5.0, 15.0, 7.0, 13.0, 10.0]);
+        assert_eq!(verdict(&a, &faster, Figure::Time), Verdict::Faster);
+        assert_eq!(verdict(&faster, &a, Figure::Time), Verdict::Slower);
+        assert_eq!(verdict(&a, &within, Figure::Time), Verdict::NoChange);
+        let w = judge(&a, &values(&[4.0, 16.0, 6.0, 14.0, 8.0]), Figure::Time, 0.02).unwrap();
+        assert_eq!((w.verdict, w.judged_by, w.decided_by), (Verdict::NotSignificant, Figure::Time, JudgedBy::Runs));
+        assert_eq!(verdict(&a, &wild, Figure::Time), Verdict::NotSignificant);
+        assert_eq!(verdict(&a, &values(&[8.0]), Figure::Time), Verdict::TooFewRuns);
+        assert!(judge(&a, &faster, Figure::Throughput, 0.02).is_none(), "no throughput, no change in it");
+        let mut ta = values(&[1.0; 4]);
         ta.throughput = Some(vec![100.0, 101.0, 99.0, 100.5]);
-        let mut tb = runs_of(&[1.0; 4]);
+        let mut tb = values(&[1.0; 4]);
         tb.throughput = Some(vec![120.0, 121.0, 119.0, 120.5]);
-        let c = judge(&ta, &tb, 0.02);
-        assert_eq!((c.verdict, c.judged_by), (Verdict::Faster, "throughput"));
+        assert_eq!(verdict(&ta, &tb, Figure::Throughput), Verdict::Faster);
+    }
+
+    #[test]
+    fn single_values_are_judged_by_the_threshold_alone() {
+        let one = |x: f64| Values { throughput: Some(vec![x]), ..Values::default() };
+        let c = judge(&one(100.0), &one(235.0), Figure::Throughput, 0.02).unwrap();
+        assert_eq!((c.verdict, c.decided_by, c.p, c.ci95), (Verdict::Faster, JudgedBy::Threshold, None, None));
+        assert_eq!(verdict(&one(100.0), &one(96.0), Figure::Throughput), Verdict::NoChange, "within 5%");
+        assert_eq!(verdict(&one(100.0), &one(94.0), Figure::Throughput), Verdict::Slower);
+        let t = |x: f64| Values { time: Some(vec![x]), ..Values::default() };
+        assert_eq!(verdict(&t(10.0), &t(8.0), Figure::Time), Verdict::Faster);
     }
 }

@@ -21,7 +21,7 @@ pub struct ModelRow {
 /// Amdahl's serial fraction, USL σ, κ and peak count of each set's first series.
 pub fn models(sets: &[Set]) -> Vec<ModelRow> {
     let pick = |f: &dyn Fn(&SeriesAnalysis) -> Option<Estimate>| -> Vec<Option<Estimate>> {
-        sets.iter().map(|s| s.doc.analysis.as_ref().and_then(|a| a.series.first()).and_then(f)).collect()
+        sets.iter().map(|s| s.analysis.as_ref().and_then(|a| a.series.first()).and_then(f)).collect()
     };
     let rows = [
         ("Amdahl serial fraction s", pick(&|s| s.amdahl.as_ref().map(|a| a.serial_fraction))),
@@ -63,7 +63,10 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
             if !matches!(change.verdict, Verdict::Faster | Verdict::Slower) {
                 continue;
             }
-            let evidence = |set: usize| row.points[set].and_then(|p| threads::of_point(&sets[set].doc.points[p]));
+            let evidence = |set: usize| {
+                let doc = sets[set].doc.as_ref()?;
+                row.points[set].and_then(|p| threads::of_point(&doc.points[p]))
+            };
             let (Some(a), Some(b)) = (evidence(o.reference), evidence(i)) else { continue };
             let mut moves: Vec<(f64, String)> = Class::ALL
                 .iter()
@@ -86,7 +89,7 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
                 "{who}{} is {} ({}): {}",
                 row.label,
                 change.verdict.text(),
-                pct_change(change.ratio, change.judged_by),
+                pct_change(change.ratio, change.judged_by.name()),
                 said.join("; ")
             ));
         }

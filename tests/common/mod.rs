@@ -103,3 +103,22 @@ pub fn chromium() -> Option<PathBuf> {
     }
     found
 }
+
+/// Compares `got` whole with the golden file at `path` (under tests/fixtures/), or rewrites the
+/// file when UPDATE_GOLDEN is set.
+pub fn golden(path: &str, got: &str) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&file, got).unwrap();
+    }
+    let want = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert!(
+        got == want,
+        "{path} differs; rerun with UPDATE_GOLDEN=1 after an intended change and review the diff:\n{got}"
+    );
+}
+
+/// Runs scalescope with `args` in tests/fixtures/ (so that paths in its output are relative).
+pub fn in_fixtures(args: &[&str]) -> Output {
+    scalescope(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), args)
+}
