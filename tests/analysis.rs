@@ -1,36 +1,31 @@
-//! `scalescope analyze` on published scaling tables (../shared/fixtures, or tests/fixtures when
-//! the project is built alone) and on degenerate input.
+//! `scalescope analyze` on published scaling tables (tests/fixtures/*.csv), the findings those
+//! tables give as sweeps, the round trip of `show --export-csv` through `analyze --csv`, and
+//! degenerate input.
 
 mod common;
 use common::*;
 use scalescope::plan::Counts;
+use scalescope::results::Results;
 use scalescope::results::analysis::{Analysis, IntervalMethod, PointScaling, UslLimit};
+use scalescope::results::findings::{Kind, Severity};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures").join(name);
-    if shared.exists() { shared } else { Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name) }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
 
 fn analyze_csv(file: &Path, count: &str) -> (String, Analysis) {
+    analyze_columns(file, &["--count", count, "--throughput", "throughput_mb_s", "--cpu", "cpu_pct"])
+}
+
+/// `analyze --csv FILE COLUMNS…`: what it prints and the analysis it exports.
+fn analyze_columns(file: &Path, columns: &[&str]) -> (String, Analysis) {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("a.json");
-    let o = scalescope(
-        d.path(),
-        &[
-            "analyze",
-            "--csv",
-            file.to_str().unwrap(),
-            "--count",
-            count,
-            "--throughput",
-            "throughput_mb_s",
-            "--cpu",
-            "cpu_pct",
-            "--export-json",
-            out.to_str().unwrap(),
-        ],
-    );
+    let mut args = vec!["analyze", "--csv", file.to_str().unwrap()];
+    args.extend(columns);
+    args.extend(["--export-json", out.to_str().unwrap()]);
+    let o = scalescope(d.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     (stdout(&o), serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap())
 }
@@ -165,4 +160,118 @@ fn every_run_stores_and_prints_the_model() {
     assert_eq!(s.amdahl.as_ref().unwrap().fit.intervals, IntervalMethod::Bootstrap);
     let o = scalescope(d.path(), &["analyze", "r"]);
     assert!(o.status.success() && stdout(&o).contains("Amdahl fit"), "{}", stderr(&o));
+    round_trip(d.path(), "r", a);
+}
+
+#[test]
+fn analyze_prints_a_published_table_as_its_golden_file() {
+    let table = "readspeed-original-before-patches.csv";
+    let o = in_fixtures(&argv("analyze --count threads --throughput throughput_mb_s --cpu cpu_pct --csv", &[table]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    golden("analyze/before-patches.golden.txt", &stdout(&o));
+}
+
+/// The speed-ups, efficiencies and fits of `a` and `b` agree (intervals aside: a table of means
+/// has no runs to resample).
+fn same_scaling(a: &Analysis, b: &Analysis) {
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(1e-300);
+    let (s, t) = (&a.series[0], &b.series[0]);
+    assert_eq!(s.points.len(), t.points.len());
+    for (p, q) in s.points.iter().zip(&t.points) {
+        assert_eq!(p.count, q.count);
+        assert!(close(p.speedup, q.speedup) && close(p.rate, q.rate), "{p:?} vs {q:?}");
+        assert_eq!(p.efficiency.is_some(), q.efficiency.is_some());
+        assert!(close(p.efficiency.unwrap_or(0.0), q.efficiency.unwrap_or(0.0)), "{p:?} vs {q:?}");
+    }
+    let (am, an) = (s.amdahl.as_ref().unwrap(), t.amdahl.as_ref().unwrap());
+    assert!(close(am.serial_fraction.value, an.serial_fraction.value), "{am:?} vs {an:?}");
+    assert_eq!(s.best.as_ref().map(|b| b.count), t.best.as_ref().map(|b| b.count));
+}
+
+/// `show DOC --export-csv` read back by `analyze --csv`, on the figure `show` analysed.
+fn round_trip(dir: &Path, doc: &str, shown: &Analysis) {
+    let csv = dir.join("t.csv");
+    let o = scalescope(dir, &["show", doc, "--export-csv", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let value = match shown.basis {
+        scalescope::results::analysis::Basis::Throughput => ["--throughput", "throughput_mean"],
+        scalescope::results::analysis::Basis::Time => ["--time", "wall_mean_s"],
+    };
+    let mut columns = vec!["--count", "threads", "--cpu", "cpu_pct_mean"];
+    columns.extend(value);
+    let (text, back) = analyze_columns(&csv, &columns);
+    same_scaling(shown, &back);
+    assert_eq!(back.unit, shown.unit, "the unit comes back from the throughput_unit column");
+    assert!(text.contains("speed-up"), "{text}");
+}
+
+#[test]
+fn the_csv_export_read_back_gives_the_speedups_efficiencies_and_fits_of_show() {
+    let d = tempfile::tempdir().unwrap();
+    let fx = fixture("report/results.json");
+    let doc: Results = serde_json::from_str(&std::fs::read_to_string(&fx).unwrap()).unwrap();
+    round_trip(d.path(), fx.to_str().unwrap(), doc.analysis.as_ref().unwrap());
+}
+
+/// A published table as a sweep on a 128-CPU machine: one run per row, its throughput and %CPU
+/// from the table, for a job of 1000 MB.
+fn published_sweep(dir: &Path, table: &str) -> Results {
+    let template: Results =
+        serde_json::from_str(&std::fs::read_to_string(fixture("report/results.json")).unwrap()).unwrap();
+    let mut doc = template.clone();
+    doc.machine.logical_cpus = 128;
+    doc.machine.allowed_cpus = 128;
+    doc.throughput_unit = Some("MB/s".into());
+    doc.analysis = None;
+    doc.findings.clear();
+    doc.points.clear();
+    let text = std::fs::read_to_string(fixture(table)).unwrap();
+    let mut counts = Vec::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let (threads, mb_s, cpu) = (f[0], f[1], f[2]);
+        let mut p = template.points[0].clone();
+        p.params.insert("threads".into(), serde_json::Value::from(threads as u64));
+        p.runs.truncate(1);
+        let r = &mut p.runs[0];
+        r.wall_s = 1000.0 / mb_s;
+        r.throughput = Some(mb_s);
+        r.metrics.clear();
+        r.cpu_pct = cpu;
+        r.user_s = cpu / 100.0 * r.wall_s;
+        r.sys_s = 0.0;
+        p.refresh();
+        doc.points.push(p);
+        counts.push(format!("{threads}"));
+    }
+    doc.plan.params[0].values = counts;
+    std::fs::write(dir.join("doc.json"), serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = dir.join("shown.json");
+    let o = scalescope(dir, &["show", "doc.json", "--export-json", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+#[test]
+fn a_published_table_past_its_peak_is_a_retrograde_finding() {
+    let d = tempfile::tempdir().unwrap();
+    let doc = published_sweep(d.path(), "readspeed-original-before-patches.csv");
+    let r = doc.findings.iter().find(|f| f.kind == Kind::Retrograde).unwrap_or_else(|| panic!("{:?}", doc.findings));
+    assert!(r.severity >= Severity::Medium, "{r:?}");
+    assert!(r.summary.contains("32 threads") && r.summary.contains("64 threads"), "{r:?}");
+    round_trip(d.path(), "doc.json", doc.analysis.as_ref().unwrap());
+    let fine = published_sweep(d.path(), "readspeed-90x.csv");
+    assert!(!fine.findings.iter().any(|f| f.kind == Kind::Retrograde), "{:?}", fine.findings);
+}
+
+#[test]
+fn a_published_table_far_from_ideal_with_no_cause_is_a_serial_fraction() {
+    let d = tempfile::tempdir().unwrap();
+    let doc = published_sweep(d.path(), "readspeed-original-after-patches.csv");
+    let s =
+        doc.findings.iter().find(|f| f.kind == Kind::SerialFraction).unwrap_or_else(|| panic!("{:?}", doc.findings));
+    assert!(s.severity >= Severity::Medium && s.at == Some(64.0), "{s:?}");
+    let serial = doc.analysis.as_ref().unwrap().series[0].amdahl.as_ref().unwrap().serial_fraction.value;
+    assert!(s.evidence.iter().any(|e| e.contains(&format!("{serial:.4}"))), "{s:?}");
+    assert!(!doc.findings.iter().any(|f| f.kind == Kind::ScalesWell), "{:?}", doc.findings);
 }

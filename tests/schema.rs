@@ -70,6 +70,7 @@ fn the_shipped_schema_is_the_one_the_types_give() {
 fn every_fixture_validates_and_comes_back_unchanged_through_the_types() {
     for f in [
         "tests/fixtures/report/results.json",
+        "tests/fixtures/sampled/results.json",
         "tests/fixtures/compare/faster.json",
         "tests/fixtures/guide/results.json",
     ] {
