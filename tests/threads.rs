@@ -184,13 +184,11 @@ fn attach_names_the_lock_of_a_running_process() {
 }
 
 #[test]
+#[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2, no seccomp filter); .ci/run runs it"]
 fn on_cpu_code_is_named_where_the_kernel_allows_it() {
     let (t, table) = sample(&[], &["busy", "2"]);
     let limits = t.limits.join("; ");
-    if limits.contains("unavailable") {
-        assert!(limits.contains("perf_event_paranoid"), "a refusal says why: {limits}");
-        return;
-    }
+    assert!(!limits.contains("unavailable"), "the kernel refuses perf_event_open here: {limits}");
     let hot: Vec<&str> = t.hot.iter().map(|h| h.name.as_str()).collect();
     assert!(hot.iter().any(|h| *h == "behave!spin" || *h == "[vdso]"), "{hot:?}");
     assert!(table.contains("on a CPU in"), "{table}");
