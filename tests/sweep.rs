@@ -41,7 +41,8 @@ fn sleep_is_timed_to_the_millisecond() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let wall = doc.points[0].stats.wall_s.as_ref().unwrap();
-    assert!((0.2..0.25).contains(&wall.mean), "sleep 0.2 measured {}", wall.mean);
+    // Never less than the sleep; on a busy machine starting the process can add tens of ms.
+    assert!((0.2..0.3).contains(&wall.mean), "sleep 0.2 measured {}", wall.mean);
     for r in &doc.points[0].runs {
         assert!(r.cpu_pct < 10.0);
         assert_eq!(r.exit_code, Some(0));
