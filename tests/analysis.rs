@@ -185,7 +185,8 @@ fn same_scaling(a: &Analysis, b: &Analysis) {
     }
     let (am, an) = (s.amdahl.as_ref().unwrap(), t.amdahl.as_ref().unwrap());
     assert!(close(am.serial_fraction.value, an.serial_fraction.value), "{am:?} vs {an:?}");
-    assert_eq!(s.best.as_ref().map(|b| b.count), t.best.as_ref().map(|b| b.count));
+    // The best point is not compared: with runs it is the fewest workers within their noise of
+    // the top, and a table of means has no noise to judge by.
 }
 
 /// `show DOC --export-csv` read back by `analyze --csv`, on the figure `show` analysed.

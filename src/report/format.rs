@@ -85,7 +85,7 @@ mod tests {
         assert_eq!(bytes(100.0), "100 B");
         assert_eq!(throughput_scale("ops/s", 6.1e8), (1e6, "M ops/s".to_string()));
         assert_eq!(throughput_scale("B/s", 1.0).1, "MB/s");
-        assert_eq!(scale("B", 9e6), (1e6, "MB".to_string()));
+        assert_eq!(scale("B", 2e7), (1e6, "MB".to_string()));
         assert_eq!(scale("", 3e4), (1e3, "k".to_string()));
         assert_eq!(command_line(&["xz".into(), "-T{threads}".into(), "a b".into()]), "xz -T{threads} 'a b'");
     }
