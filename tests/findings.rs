@@ -236,7 +236,7 @@ fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
         "only the machine's load may be blamed: {:?}",
         kinds(&f)
     );
-    assert!(!f.iter().any(|x| x.kind == Kind::SerialFraction), "{:?}", kinds(&f));
+    assert!(!f.iter().any(|x| x.kind == Kind::SerialFraction && x.severity > Severity::Info), "{:?}", kinds(&f));
     if let Some(load) = f.iter().find(|x| x.kind == Kind::NoisyMeasurement && x.severity == Severity::Medium) {
         assert!(load.summary.contains("the gap is mostly the machine's load"), "{load:?}");
     }

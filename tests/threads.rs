@@ -175,7 +175,13 @@ fn attach_names_the_lock_of_a_running_process() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("until it exited"), "{text}");
-    assert!(text.contains("lock on behave!queue_lock+0x0"), "{text}");
+    // Named by its symbol, after where it is taken: `lock at pthread_mutex_lock ← locker ← …
+    // (behave!queue_lock+0x0)`.
+    assert!(
+        text.lines()
+            .any(|l| l.contains(": lock at pthread_mutex_lock ← locker") && l.contains("(behave!queue_lock+0x0)")),
+        "{text}"
+    );
     let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     assert!(share(&t, Class::Lock) > 0.15, "{:?}", t.classes);
     let o = scalescope(d.path(), &["attach", "999999999"]);

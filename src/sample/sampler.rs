@@ -151,12 +151,15 @@ impl State {
             self.sweep();
             self.drain_cpu();
             if let Some(e) = self.evidence.as_mut() {
+                let t0 = thread_cpu_s();
                 e.sweep();
+                self.oneoff_s += thread_cpu_s() - t0;
             }
             self.samples += 1;
             // Stay within the CPU budget on the smoothed cost of a sweep; opening a new thread's
-            // files and a module's first use by the stacks are one-offs, counted in the sampler's
-            // CPU time but not here. At least 1 Hz.
+            // files and a module's first use by the stacks are one-offs, and the tracer's drain
+            // costs what the job's switches make it cost (`tracer.cpu_s`) whatever the rate: all
+            // are counted in the sampler's CPU time but not here. At least 1 Hz.
             self.oneoff_s += self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s) - loads0;
             let cost = (thread_cpu_s() - cpu0 - (self.oneoff_s - oneoff0)).max(0.0);
             // The first sweep opens everything (threads, maps, symbol tables): it sets no rate.
