@@ -127,7 +127,18 @@ impl Stacks {
     /// Unwinds from `regs` over `stack` (the bytes from `regs.sp` up) in process `pid`, names the
     /// frames and interns the stack (outermost frame first).
     pub fn unwind(&mut self, pid: i32, regs: Regs, stack: &[u8]) -> Option<StackId> {
-        let addrs = self.addresses(pid, regs, stack);
+        let mut addrs = self.addresses(pid, regs, stack);
+        // A caller in a module not known yet (the program itself when only the libraries came as
+        // mmap records): read the maps once more and unwind again.
+        let covers =
+            |s: &Stacks, a: u64| s.procs.get(&pid).is_some_and(|p| p.mods.iter().any(|m| m.range.contains(&a)));
+        if let Some(&miss) = addrs.iter().find(|&&a| !covers(self, a)) {
+            let before = self.procs.get(&pid).map_or(0, |p| p.mods.len());
+            self.ensure(pid, miss);
+            if self.procs.get(&pid).map_or(0, |p| p.mods.len()) > before {
+                addrs = self.addresses(pid, regs, stack);
+            }
+        }
         if addrs.is_empty() {
             return None;
         }
@@ -251,12 +262,16 @@ impl Stacks {
             }
             None => Frame { function: format!("{addr:#x}"), module: "?".into() },
         };
+        let known = frame.module != "?";
         let next = self.frames.len() as u32;
         let id = *self.frame_ids.entry(frame.clone()).or_insert(next);
         if id == next {
             self.frames.push(frame);
         }
-        self.named.insert((pid, addr), id);
+        // An address outside every known module may be named once its module is known.
+        if known {
+            self.named.insert((pid, addr), id);
+        }
         id
     }
 
