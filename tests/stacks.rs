@@ -185,10 +185,20 @@ fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
     }
     let d = tempfile::tempdir().unwrap();
     let exe = histogram().to_str().unwrap().to_string();
-    let o = common::sweep(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "startup", "{n}", "0.6"]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
-    let out = common::stdout(&o);
-    assert!(out.contains("lock at pthread_mutex_lock ← update_histogram ← load_config (heap+0x"), "{out}");
+    let site = "lock at pthread_mutex_lock ← update_histogram ← load_config (heap+0x";
+    let sweep = || {
+        let _ = std::fs::remove_dir_all(d.path().join("r"));
+        let o = common::sweep(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "startup", "{n}", "0.6"]);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        common::stdout(&o)
+    };
+    // One run of 0.9 s: a busy moment of the machine can hide the loaders' waits; once more then.
+    let mut out = sweep();
+    if !out.contains(site) {
+        eprintln!("note: swept again, the first sweep did not show the loaders' lock:\n{out}");
+        out = sweep();
+    }
+    assert!(out.contains(site), "{out}");
     let doc = common::results(&d.path().join("r"));
     let p = doc.points[0].runs[0].threads.as_ref().and_then(|t| t.stacks.as_ref()).expect("the sampler stores stacks");
     let in_load_config = |phase| -> f64 {
