@@ -144,16 +144,16 @@ impl State {
     fn run(mut self, stop: &AtomicBool) -> ThreadReport {
         let mut cost_avg: Option<f64> = None;
         while !stop.load(Ordering::SeqCst) {
-            let cpu0 = thread_cpu_s();
+            let cpu0 = procfs::thread_cpu_s();
             let oneoff0 = self.oneoff_s;
             let loads0 = self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s);
             self.discover();
             self.sweep();
             self.drain_cpu();
             if let Some(e) = self.evidence.as_mut() {
-                let t0 = thread_cpu_s();
+                let t0 = procfs::thread_cpu_s();
                 e.sweep();
-                self.oneoff_s += thread_cpu_s() - t0;
+                self.oneoff_s += procfs::thread_cpu_s() - t0;
             }
             self.samples += 1;
             // Stay within the CPU budget on the smoothed cost of a sweep; opening a new thread's
@@ -161,7 +161,7 @@ impl State {
             // costs what the job's switches make it cost (`tracer.cpu_s`) whatever the rate: all
             // are counted in the sampler's CPU time but not here. At least 1 Hz.
             self.oneoff_s += self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s) - loads0;
-            let cost = (thread_cpu_s() - cpu0 - (self.oneoff_s - oneoff0)).max(0.0);
+            let cost = (procfs::thread_cpu_s() - cpu0 - (self.oneoff_s - oneoff0)).max(0.0);
             // The first sweep opens everything (threads, maps, symbol tables): it sets no rate.
             if self.samples > 1 {
                 cost_avg = Some(cost_avg.map_or(cost, |a| 0.7 * a + 0.3 * cost));
@@ -177,12 +177,12 @@ impl State {
         self.sweep();
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
-        summary::report(self, wall_s, thread_cpu_s())
+        summary::report(self, wall_s, procfs::thread_cpu_s())
     }
 
     /// Finds new processes (every fifth sweep: a one-off cost per process) and new threads.
     fn discover(&mut self) {
-        let t0 = thread_cpu_s();
+        let t0 = procfs::thread_cpu_s();
         if self.samples.is_multiple_of(5) {
             self.tree.scan();
         } else if self.threads.len() >= BIG_TREE {
@@ -193,7 +193,7 @@ impl State {
                 self.open_thread(pid, tid);
             }
         }
-        self.oneoff_s += thread_cpu_s() - t0;
+        self.oneoff_s += procfs::thread_cpu_s() - t0;
     }
 
     fn open_thread(&mut self, pid: i32, tid: i32) {
@@ -366,7 +366,7 @@ impl State {
     fn classify(&mut self, tid: i32, refused: &mut bool, new_sites: &mut Vec<(Site, i32)>) -> Option<u32> {
         let t = self.threads.get_mut(&tid)?;
         if !t.opened_wait_files {
-            let t0 = thread_cpu_s();
+            let t0 = procfs::thread_cpu_s();
             t.opened_wait_files = true;
             match ProcFile::try_open(&t.dir.join("syscall")) {
                 Ok(f) => t.syscall = Some(f),
@@ -374,7 +374,7 @@ impl State {
                 Err(_) => {}
             }
             t.wchan = ProcFile::open(&t.dir.join("wchan"));
-            self.oneoff_s += thread_cpu_s() - t0;
+            self.oneoff_s += procfs::thread_cpu_s() - t0;
         }
         let text = t.syscall.as_mut().and_then(|f| f.read().map(str::to_owned));
         let syscall = text.as_deref().and_then(procfs::syscall);
@@ -413,12 +413,4 @@ impl State {
         }
         place
     }
-}
-
-/// CPU time of the calling thread.
-pub(crate) fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }

@@ -206,9 +206,9 @@ impl Stacks {
 
     /// Adds an executable mapping of `path` (from an mmap record or the maps file).
     pub fn add_mapping(&mut self, pid: i32, addr: u64, len: u64, pgoff: u64, path: &str) {
-        let cpu0 = super::sampler::thread_cpu_s();
+        let cpu0 = super::procfs::thread_cpu_s();
         let elf = Files::shared().get(path);
-        self.load_cpu_s += super::sampler::thread_cpu_s() - cpu0;
+        self.load_cpu_s += super::procfs::thread_cpu_s() - cpu0;
         let Some(elf) = elf else { return };
         let Some(bias) = elf.bias(addr, pgoff, true) else { return };
         let name = path.rsplit('/').next().unwrap_or(path).to_string();

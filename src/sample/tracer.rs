@@ -159,7 +159,7 @@ impl Tracer {
     /// Starts tracing the process `pid` (just spawned or long running) and its descendants.
     /// `Err` is the limits line saying why the kernel refused.
     pub fn start(pid: i32, config: &TracerConfig) -> Result<Tracer, String> {
-        let cpu0 = thread_cpu_s();
+        let cpu0 = procfs::thread_cpu_s();
         let before = procfs::tree_tasks(pid);
         let cpus = perf::allowed_cpus(pid);
         let attr = attr(config);
@@ -219,7 +219,7 @@ impl Tracer {
         let ring_cpus: Vec<i32> = rings.iter().map(|(c, _)| *c).collect();
         t.rings = rings.into_iter().map(|(_, r)| r).collect();
         t.cover(pid, before, &attr, &ring_cpus);
-        t.summary.cpu_s += thread_cpu_s() - cpu0;
+        t.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         Ok(t)
     }
 
@@ -295,17 +295,17 @@ impl Tracer {
     /// last drain, unwound and named through `stacks`. Call it often (every sweep): a buffer
     /// that fills loses records.
     pub fn drain(&mut self, stacks: &mut Stacks) -> Drained {
-        let cpu0 = thread_cpu_s();
+        let cpu0 = procfs::thread_cpu_s();
         let settled = monotonic_ns().saturating_sub(SETTLE_NS);
         self.read_rings();
         let out = self.process(stacks, Some(settled));
-        self.summary.cpu_s += thread_cpu_s() - cpu0;
+        self.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         out
     }
 
     /// Stops tracing: the last records, the open intervals closed now, and the summary.
     pub fn finish(mut self, stacks: &mut Stacks) -> (Drained, TraceSummary) {
-        let cpu0 = thread_cpu_s();
+        let cpu0 = procfs::thread_cpu_s();
         self.read_rings();
         let mut out = self.process(stacks, None);
         let now = monotonic_ns();
@@ -328,7 +328,7 @@ impl Tracer {
         }
         s.threads = self.threads.into_values().map(|t| t.totals).collect();
         s.threads.sort_by_key(|t| t.tid);
-        s.cpu_s += thread_cpu_s() - cpu0;
+        s.cpu_s += procfs::thread_cpu_s() - cpu0;
         (out, s)
     }
 
@@ -470,13 +470,6 @@ pub fn monotonic_ns() -> u64 {
     // SAFETY: ts is a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 #[cfg(test)]
