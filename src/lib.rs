@@ -2,7 +2,8 @@
 //! scaling models and say why it stops scaling.
 //!
 //! Modules follow the data flow, each depending only on those listed before it:
-//! [`files`], [`machine`], [`mapped`] and [`stats`] (foundations) → [`plan`] → [`sample`] → [`exec`] →
+//! [`files`], [`machine`], [`mapped`], [`metric_line`], [`pagecache`] and [`stats`] (foundations) →
+//! [`plan`] → [`sample`] → [`exec`] →
 //! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`];
 //! [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses arguments.
 
@@ -11,6 +12,8 @@
 pub mod files;
 pub mod machine;
 pub mod mapped;
+pub mod metric_line;
+pub mod pagecache;
 pub mod stats;
 
 pub mod plan;

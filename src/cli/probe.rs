@@ -60,7 +60,7 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
             check_threads(*threads)?;
             let files = input_files(files)?;
             if *evict {
-                crate::exec::evict::evict(&files).map_err(|e| Usage(format!("--evict: {e}")))?;
+                crate::pagecache::evict(&files).map_err(|e| Usage(format!("--evict: {e}")))?;
             }
             let o = readspeed::Options {
                 threads: *threads,
@@ -159,7 +159,7 @@ fn non_negative(flag: &str, v: f64) -> anyhow::Result<f64> {
 fn input_files(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let mut files = Vec::new();
     for p in paths {
-        let found = crate::exec::evict::files_under(std::slice::from_ref(p));
+        let found = crate::pagecache::files_under(std::slice::from_ref(p));
         files.extend(found.map_err(|e| Usage(format!("--files {}: {e}", p.display())))?);
     }
     if files.is_empty() {

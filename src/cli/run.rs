@@ -3,9 +3,9 @@
 
 use super::args::{LauncherArg, OrderArg, RunArgs};
 use super::{Exit, Usage, progress::Session, view};
-use crate::exec::evict;
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{ExecError, signals};
+use crate::pagecache;
 use crate::plan::schedule::PointProgress;
 use crate::plan::{
     Hooks, Launcher, LauncherKind, MetricSpec, Order, Param, Plan, Runs, launcher, parse_seconds, values,
@@ -112,7 +112,7 @@ fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<(Store, Vec<crate:
     let points = plan.resolve()?;
     if plan.hooks.setup.is_none() && plan.hooks.prepare.is_none() {
         for p in &points {
-            evict::check(&p.evict).map_err(Usage)?;
+            pagecache::check(&p.evict).map_err(Usage)?;
         }
     }
     for f in &plan.ceiling {

@@ -1,11 +1,10 @@
 //! Reading figures from a program's output: `--metric NAME=REGEX` extractors and the built-in
-//! line `scalescope-metric NAME VALUE [UNIT]` that scalescope's probes (and any program) print.
+//! line `scalescope-metric NAME VALUE [UNIT]` ([`crate::metric_line`]) that scalescope's probes
+//! (and any program) print.
 
+use crate::metric_line;
 use crate::plan::{MetricSpec, quantity};
 use regex::bytes::Regex;
-
-/// The prefix of a line that reports a metric to scalescope without any `--metric` flag.
-pub const LINE_PREFIX: &str = "scalescope-metric ";
 
 /// A value read from the output: name, value (unit prefix applied) and unit text.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,16 +52,8 @@ impl Scanner {
     /// Appends what one output line reports to `found`; later matches replace earlier ones.
     /// Works on bytes: output need not be UTF-8, and most lines cost no conversion at all.
     pub fn scan_line(&self, line: &[u8], found: &mut Vec<Found>) {
-        if let Some(rest) = line.trim_ascii_start().strip_prefix(LINE_PREFIX.as_bytes()) {
-            let rest = String::from_utf8_lossy(rest);
-            let mut parts = rest.split_whitespace();
-            if let (Some(name), Some(value)) = (parts.next(), parts.next())
-                && let Ok(value) = value.parse::<f64>()
-                && value.is_finite()
-            {
-                let unit = parts.next().unwrap_or("").to_string();
-                put(found, Found { name: name.to_string(), value, unit });
-            }
+        if let Some((name, value, unit)) = metric_line::parse(line) {
+            put(found, Found { name, value, unit });
         }
         for (name, re) in &self.specs {
             if let Some(text) = re.captures(line).and_then(|c| c.get(1))

@@ -5,14 +5,13 @@
 pub mod capture;
 pub mod ceiling;
 pub mod child;
-pub mod evict;
 pub mod metrics;
 pub mod ranks;
 pub mod record;
 pub mod signals;
 pub mod sweep;
 
-pub use record::{OutputFile, RunRecord};
+pub use record::{OutputFile, RankPart, RunRecord};
 
 /// Why executing a sweep could not go on.
 #[derive(Debug, thiserror::Error)]

@@ -4,50 +4,11 @@
 //! throughput the sum of the ranks' throughputs, and a failed or missing rank fails the run while
 //! every other rank's figures are kept.
 
-use super::record::RunRecord;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use super::metrics::json_number;
+use super::record::{RankPart, RunRecord};
+use crate::files;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// What one rank measured.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
-pub struct RankPart {
-    /// Rank (MPI, SLURM task id) or copy number, from 0.
-    pub rank: u32,
-    /// Host it ran on.
-    pub node: String,
-    /// Wall time from its spawn to its exit.
-    pub wall_s: f64,
-    /// User CPU seconds (its process tree).
-    pub user_s: f64,
-    /// System CPU seconds.
-    pub sys_s: f64,
-    /// Peak resident set.
-    pub max_rss_bytes: u64,
-    /// Bytes read through read calls, when readable.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub syscall_read_bytes: Option<u64>,
-    /// Bytes read from storage.
-    #[serde(default)]
-    pub storage_read_bytes: u64,
-    /// Exit code, when it exited.
-    pub exit_code: Option<i32>,
-    /// Terminating signal, when killed.
-    pub signal: Option<i32>,
-    /// Metrics read from its output.
-    #[serde(default)]
-    pub metrics: Map<String, Value>,
-    /// Where its threads' time went, when sampled.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub threads: Option<crate::sample::ThreadReport>,
-}
-
-impl RankPart {
-    /// Whether the rank exited with code 0.
-    pub fn succeeded(&self) -> bool {
-        self.exit_code == Some(0)
-    }
-}
 
 /// The file a rank writes into the parts folder.
 pub fn part_path(dir: &Path, rank: u32) -> PathBuf {
@@ -59,7 +20,7 @@ pub fn write(dir: &Path, part: &RankPart) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let path = part_path(dir, part.rank);
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    crate::files::write(&tmp, &serde_json::to_vec(part).map_err(std::io::Error::other)?)?;
+    files::write(&tmp, &serde_json::to_vec(part).map_err(std::io::Error::other)?)?;
     std::fs::rename(tmp, path)
 }
 
@@ -91,7 +52,7 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
         match tps.filter(|_| parts.len() as u32 == expected) {
             Some(tps) => {
                 let sum: f64 = tps.iter().sum();
-                run.metrics.insert("throughput".into(), super::metrics::json_number(sum));
+                run.metrics.insert("throughput".into(), json_number(sum));
                 if !work_based {
                     run.throughput = Some(sum);
                 }
@@ -122,6 +83,7 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
 
     fn part(rank: u32, user: f64, tp: f64, exit: i32) -> RankPart {
         let mut metrics = Map::new();

@@ -1,8 +1,10 @@
-//! The record of one measured run, as stored in results.json.
+//! The record of one measured run, and of each rank or copy of a launched run, as stored in
+//! results.json.
 
-use super::evict::Eviction;
+use crate::pagecache::Eviction;
+use crate::sample::ThreadReport;
 use serde::{Deserialize, Serialize};
-use serde_json::Map;
+use serde_json::{Map, Value};
 
 /// Everything measured about one run of one point.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -53,7 +55,7 @@ pub struct RunRecord {
     pub timed_out: bool,
     /// Figures read from the output (`--metric`, `scalescope-metric` lines).
     #[serde(default)]
-    pub metrics: Map<String, serde_json::Value>,
+    pub metrics: Map<String, Value>,
     /// `--metric` extractors that found nothing in this run.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub missing_metrics: Vec<String>,
@@ -65,7 +67,7 @@ pub struct RunRecord {
     pub evict: Option<Eviction>,
     /// Where the run's thread time went (the sampler's report), when sampled.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub threads: Option<crate::sample::ThreadReport>,
+    pub threads: Option<ThreadReport>,
     /// Captured stdout, relative to the results folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stdout: Option<OutputFile>,
@@ -74,7 +76,7 @@ pub struct RunRecord {
     pub stderr: Option<OutputFile>,
     /// What each rank or copy measured, when launched through `scalescope agent`.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub ranks: Vec<super::ranks::RankPart>,
+    pub ranks: Vec<RankPart>,
     /// Ranks that never reported (crashed before writing, or never started).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub missing_ranks: Vec<u32>,
@@ -108,6 +110,46 @@ impl RunRecord {
     /// A metric's numeric value, if this run has it.
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.get(name).and_then(|v| v.as_f64())
+    }
+}
+
+/// What one rank measured.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+pub struct RankPart {
+    /// Rank (MPI, SLURM task id) or copy number, from 0.
+    pub rank: u32,
+    /// Host it ran on.
+    pub node: String,
+    /// Wall time from its spawn to its exit.
+    pub wall_s: f64,
+    /// User CPU seconds (its process tree).
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// Peak resident set.
+    pub max_rss_bytes: u64,
+    /// Bytes read through read calls, when readable.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub syscall_read_bytes: Option<u64>,
+    /// Bytes read from storage.
+    #[serde(default)]
+    pub storage_read_bytes: u64,
+    /// Exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// Terminating signal, when killed.
+    pub signal: Option<i32>,
+    /// Metrics read from its output.
+    #[serde(default)]
+    pub metrics: Map<String, Value>,
+    /// Where its threads' time went, when sampled.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub threads: Option<ThreadReport>,
+}
+
+impl RankPart {
+    /// Whether the rank exited with code 0.
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
     }
 }
 

@@ -5,7 +5,8 @@
 use super::child::{self, Outcome, Spec};
 use super::metrics::Scanner;
 use super::record::{OutputFile, RunRecord};
-use super::{ExecError, evict, signals};
+use super::{ExecError, signals};
+use crate::pagecache;
 use crate::plan::schedule::{PointProgress, Scheduler, Task};
 use crate::plan::{Plan, Point};
 use serde_json::Value;
@@ -97,7 +98,7 @@ pub fn run(
         }
         hook("prepare", &point.hooks.prepare, point, show_output)?;
         let eviction =
-            if point.evict.is_empty() { None } else { Some(evict::evict(&point.evict).map_err(ExecError::Usage)?) };
+            if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict).map_err(ExecError::Usage)?) };
         sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let sample = plan.sample_rate_hz.map(|rate_hz| crate::sample::Config {

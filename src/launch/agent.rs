@@ -4,7 +4,8 @@
 
 use crate::exec::child::{self, Spec};
 use crate::exec::metrics::Scanner;
-use crate::exec::ranks::{self, RankPart};
+use crate::exec::ranks;
+use crate::exec::record::RankPart;
 use crate::exec::signals;
 use crate::plan::MetricSpec;
 use std::path::PathBuf;

@@ -15,6 +15,7 @@ pub mod wordcount;
 pub mod wordtable;
 pub mod zoo;
 
+use crate::metric_line;
 use std::io::Write;
 
 /// Prints a probe's result: one line for people, one for the harness.
@@ -22,14 +23,14 @@ pub fn print_result(name: &str, threads: usize, seconds: f64, work: f64, unit: &
     let throughput = if seconds > 0.0 { work / seconds } else { 0.0 };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{name}: {threads} threads, {seconds:.3} s, {work:.4e} {unit}, {throughput:.4e} {unit}/s")?;
-    writeln!(out, "{}throughput {throughput:.6e} {unit}/s", crate::exec::metrics::LINE_PREFIX)?;
+    metric_line::write(&mut out, "throughput", throughput, &format!("{unit}/s"))?;
     out.flush()
 }
 
 /// Writes `scalescope-metric NAME VALUE UNIT` lines for the harness.
 pub fn print_metrics(out: &mut impl Write, metrics: &[(&str, f64, &str)]) -> std::io::Result<()> {
     for (name, value, unit) in metrics {
-        writeln!(out, "{}{name} {value:.6e} {unit}", crate::exec::metrics::LINE_PREFIX)?;
+        metric_line::write(out, name, *value, unit)?;
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Workloads with exactly one known scaling problem each, and a knob that removes it. They do a
 //! fixed total amount of work (strong scaling) and print a `throughput` metric in ops/s.
 
+use crate::pagecache;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -239,12 +240,12 @@ pub fn mmap_churn(threads: usize, ops: u64) -> (u64, f64) {
 /// left cached, which removes the problem). Returns (bytes, seconds).
 pub fn io(threads: usize, files: &[std::path::PathBuf], reads: u64, warm: bool) -> std::io::Result<(u64, f64)> {
     use std::os::unix::fs::FileExt;
-    let files = crate::exec::evict::files_under(files)?;
+    let files = pagecache::files_under(files)?;
     if files.is_empty() {
         return Err(std::io::Error::other("no files to read (make some with: scalescope gen files --dir DIR)"));
     }
     if !warm {
-        crate::exec::evict::evict(&files).map_err(std::io::Error::other)?;
+        pagecache::evict(&files).map_err(std::io::Error::other)?;
     }
     let opened: Vec<(std::fs::File, u64)> = files
         .iter()

@@ -1,5 +1,6 @@
 //! Cold caches without privileges: write back and drop named files from the page cache with
 //! `posix_fadvise(POSIX_FADV_DONTNEED)`, then measure with `mincore` how much stayed resident.
+//! Shared by the plan (checking `--evict` paths), the runs (evicting before each) and the probes.
 
 use serde::{Deserialize, Serialize};
 use std::fs::File;
