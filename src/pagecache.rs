@@ -18,15 +18,30 @@ pub struct Eviction {
     pub resident_fraction: f64,
 }
 
+/// A file or folder that could not be evicted (or read to check it).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot evict '{}'", path.display())]
+pub struct Error {
+    /// The path.
+    pub path: PathBuf,
+    /// What the system said.
+    #[source]
+    pub source: std::io::Error,
+}
+
+fn error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error { path: path.to_path_buf(), source }
+}
+
 /// Evicts every file under `paths` (directories recursively, symlinks to files followed).
-pub fn evict(paths: &[PathBuf]) -> Result<Eviction, String> {
+pub fn evict(paths: &[PathBuf]) -> Result<Eviction, Error> {
     let mut files = Vec::new();
     for p in paths {
-        collect(p, &mut files).map_err(|e| format!("cannot evict '{}': {e}", p.display()))?;
+        collect(p, &mut files).map_err(error(p))?;
     }
     let (mut bytes, mut pages, mut resident) = (0u64, 0u64, 0u64);
     for f in &files {
-        let (size, total, res) = evict_file(f).map_err(|e| format!("cannot evict '{}': {e}", f.display()))?;
+        let (size, total, res) = evict_file(f).map_err(error(f))?;
         bytes += size;
         pages += total;
         resident += res;
@@ -36,11 +51,10 @@ pub fn evict(paths: &[PathBuf]) -> Result<Eviction, String> {
 }
 
 /// Checks that every path exists and can be read, without evicting anything.
-pub fn check(paths: &[PathBuf]) -> Result<(), String> {
+pub fn check(paths: &[PathBuf]) -> Result<(), Error> {
     for p in paths {
-        let files = files_under(std::slice::from_ref(p)).map_err(|e| format!("cannot evict '{}': {e}", p.display()))?;
-        for f in files {
-            File::open(&f).map_err(|e| format!("cannot evict '{}': {e}", f.display()))?;
+        for f in files_under(std::slice::from_ref(p)).map_err(error(p))? {
+            File::open(&f).map_err(error(&f))?;
         }
     }
     Ok(())
@@ -138,6 +152,7 @@ mod tests {
     #[test]
     fn missing_path_is_one_sentence() {
         let e = evict(&[PathBuf::from("/nonexistent/x")]).unwrap_err();
-        assert!(e.starts_with("cannot evict '/nonexistent/x': No such file"), "{e}");
+        assert_eq!(e.to_string(), "cannot evict '/nonexistent/x'");
+        assert_eq!(e.source.kind(), std::io::ErrorKind::NotFound);
     }
 }

@@ -66,6 +66,8 @@ fn hooks_run_with_hyperfines_meanings() {
             "1",
             "-o",
             "r",
+            "--order",
+            "sequential",
             "--param",
             "n=1,2",
             "--setup",
@@ -96,9 +98,9 @@ fn failing_hook_stops_the_sweep_with_its_output() {
 }
 
 #[test]
-fn interleaved_order_alternates_points() {
+fn several_points_alternate_by_default() {
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), "-r 2 -w 0 --order interleaved --param n=1,2", &["true"]);
+    let o = sweep(d.path(), "-r 2 -w 0 --param n=1,2", &["true"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let mut starts: Vec<(f64, usize)> = Vec::new();
@@ -108,6 +110,8 @@ fn interleaved_order_alternates_points() {
     starts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let order: Vec<usize> = starts.iter().map(|s| s.1).collect();
     assert_eq!(order, [0, 1, 0, 1]);
+    assert_eq!(doc.plan.order, scalescope::plan::Order::Interleaved);
+    assert!(stderr(&o).contains("the parameter 'n' appears nowhere"), "{}", stderr(&o));
 }
 
 #[test]

@@ -237,6 +237,9 @@ pub struct ViewArgs {
     /// Write one CSV row per point to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
+    /// Print every row of a long table (by default the terminal shows its first and last rows).
+    #[arg(long)]
+    pub all: bool,
     /// Write the table as GitHub-flavoured Markdown to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
@@ -255,10 +258,9 @@ pub enum LauncherArg {
 }
 
 /// The order of runs across points.
-#[derive(ValueEnum, Clone, Copy, Debug, Default)]
+#[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum OrderArg {
-    /// All runs of a point, then the next point.
-    #[default]
+    /// All runs of a point, then the next point (hyperfine's order).
     Sequential,
     /// Run 1 of every point, then run 2 of every point… (drift hits all points alike).
     Interleaved,
@@ -291,9 +293,9 @@ pub struct RunArgs {
     /// Unrecorded warm-up runs before each point's first measured run.
     #[arg(short = 'w', long, value_name = "N", default_value_t = 1)]
     pub warmup: u32,
-    /// Order of runs across points.
-    #[arg(long, value_enum, default_value_t)]
-    pub order: OrderArg,
+    /// Order of runs across points [default: interleaved when there are several points].
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
     /// Seed of `--order random` [default: from the clock, recorded in results.json].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -367,6 +369,13 @@ pub struct RunArgs {
     /// Continue the interrupted or failed sweep in DIR without repeating finished runs.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub resume: Option<PathBuf>,
+    /// With --resume: run the command and hooks stored in a folder that another user owns or
+    /// others may write to.
+    #[arg(long, requires = "resume")]
+    pub trust: bool,
+    /// Print the grid, the run order and the first and last command lines; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub view: ViewArgs,
     /// The command to measure, after `--`, with `{NAME}` placeholders.

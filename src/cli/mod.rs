@@ -37,6 +37,9 @@ pub enum Exit {
 
 /// Runs scalescope with the process arguments and returns the exit code.
 pub fn main() -> i32 {
+    if let Some(code) = crate::exec::serve_if_spawner() {
+        return code;
+    }
     let matches = match args::Cli::command().try_get_matches() {
         Ok(m) => m,
         Err(e) => return clap_error(&e),
@@ -87,6 +90,8 @@ fn report_error(e: &anyhow::Error) -> i32 {
         return 0;
     }
     let usage = e.downcast_ref::<Usage>().is_some()
+        || e.downcast_ref::<scalescope_errors::Exec>().is_some_and(|x| x.is_user_mistake())
+        || e.downcast_ref::<scalescope_errors::Untrusted>().is_some()
         || e.downcast_ref::<scalescope_errors::Plan>().is_some()
         || e.downcast_ref::<scalescope_errors::Analysis>().is_some()
         || e.downcast_ref::<scalescope_errors::Load>().is_some();
@@ -116,8 +121,10 @@ fn clap_error(e: &clap::Error) -> i32 {
 /// Error types that mean "the user asked for something impossible".
 mod scalescope_errors {
     pub use crate::analysis::AnalysisError as Analysis;
+    pub use crate::exec::ExecError as Exec;
     pub use crate::plan::PlanError as Plan;
     pub use crate::results::LoadError as Load;
+    pub use crate::results::Untrusted;
 }
 
 /// `scalescope agent`: runs on a rank and exits as its command did.

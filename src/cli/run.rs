@@ -1,38 +1,40 @@
-//! `scalescope run`: builds the plan from the flags (or reloads it with `--resume`), runs the
-//! sweep into a results folder, then prints and exports the table.
+//! `scalescope run`: passes the flags to the plan (or reloads it with `--resume`), runs the sweep
+//! into a results folder, then prints and exports the table.
 
 use super::args::{LauncherArg, OrderArg, RunArgs};
-use super::{Exit, Usage, progress::Session, view};
+use super::progress::Session;
+use super::{Exit, Usage, view};
+use crate::exec::ceiling::{self, Ceiling};
 use crate::exec::sweep::{self, Stop};
-use crate::exec::{ExecError, signals};
-use crate::pagecache;
+use crate::exec::{Processes, signals};
+use crate::machine;
 use crate::plan::schedule::PointProgress;
-use crate::plan::{
-    Hooks, Launcher, LauncherKind, MetricSpec, Order, Param, Plan, Runs, launcher, parse_seconds, values,
-};
+use crate::plan::{self, Hooks, Launcher, LauncherKind, Order, Plan, Request};
 use crate::report::sections::Sections;
-use crate::results::{Results, Status, Store, time};
-use std::path::PathBuf;
+use crate::results::{Results, Status, Store, check_owned, time};
+use std::path::{Path, PathBuf};
 
 /// Runs `scalescope run`; `params` are the `--param`/`-L` items in command-line order.
 pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
-    let (mut store, points) = match &args.resume {
+    let mut store = match &args.resume {
         Some(dir) => resume(args, params, dir)?,
-        None => start(args, params)?,
+        None => match start(args, params)? {
+            Some(store) => store,
+            None => return Ok(Exit::Done),
+        },
     };
+    let ignore = store.doc.plan.ignore_failure;
     let progress: Vec<PointProgress> = store
         .doc
         .points
         .iter()
         .map(|p| {
-            let ignore = store.doc.plan.ignore_failure;
-            let done = p.runs.iter().filter(|r| ignore || r.succeeded()).count() as u32;
-            PointProgress::resumed(done, p.target_runs)
+            PointProgress::resumed(p.runs.iter().filter(|r| ignore || r.succeeded()).count() as u32, p.target_runs)
         })
         .collect();
     let plan = store.doc.plan.clone();
     let mut session = Session::new(&mut store, args.show_output);
-    let outcome = sweep::run(&plan, &points, progress, &mut session, args.show_output);
+    let outcome = sweep::run(&plan, progress, &mut session, &mut Processes::new(), args.show_output);
     session.finish();
     let (status, exit, message) = match outcome {
         Ok(Stop::Complete) => (Status::Complete, Exit::Done, None),
@@ -46,27 +48,24 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
             );
             (Status::Interrupted, Exit::Signal(sig), Some(msg))
         }
-        Ok(Stop::Failed { point, outcome, last_output, saved }) => {
+        Ok(Stop::Failed { point, outcome, printed, saved }) => {
             let label = store.doc.points[point].label();
             let mut msg = format!("a run of {label} failed ({outcome}); stopping (use --ignore-failure to keep going)");
             if let Some(path) = saved {
                 msg.push_str(&format!("\nits output is in {}", store.dir().join(path).display()));
             }
-            if !last_output.trim().is_empty() {
-                msg.push_str(&format!("\nit printed, at the end:\n{last_output}"));
+            if printed.stream().is_some() {
+                msg.push_str(&format!("\n{printed}"));
             }
             (Status::Failed, Exit::Failed, Some(msg))
         }
         Err(e) => {
             store.finish(Status::Failed)?;
-            return Err(match e {
-                ExecError::Usage(m) => Usage(m).into(),
-                other => anyhow::anyhow!(other),
-            });
+            return Err(e.into());
         }
     };
     if status == Status::Complete && !plan.ceiling.is_empty() && store.doc.ceiling.is_none() {
-        store.doc.ceiling = Some(ceiling(&plan)?);
+        store.doc.ceiling = Some(measure_ceiling(&plan)?);
         store.save()?;
     }
     view::analyse(&mut store.doc, &args.view)?;
@@ -86,10 +85,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
 }
 
 /// Measures the read ceiling of the plan's `--ceiling` files at its thread counts.
-fn ceiling(plan: &Plan) -> anyhow::Result<crate::exec::ceiling::Ceiling> {
+fn measure_ceiling(plan: &Plan) -> anyhow::Result<Ceiling> {
     let mut counts = plan.thread_counts();
     if counts.is_empty() {
-        counts.push(crate::machine::allowed_cpus() as u32);
+        counts.push(machine::allowed_cpus() as u32);
     }
     let files: Vec<PathBuf> = plan.ceiling.iter().map(PathBuf::from).collect();
     let cold = !plan.evict.is_empty();
@@ -99,133 +98,111 @@ fn ceiling(plan: &Plan) -> anyhow::Result<crate::exec::ceiling::Ceiling> {
         if cold { "cold" } else { "as cached" },
         counts.len()
     );
-    let c = crate::exec::ceiling::measure(&files, &counts, cold, |p| {
+    Ok(ceiling::measure(&files, &counts, cold, |p| {
         let s = if p.threads == 1 { "" } else { "s" };
         eprintln!("  {} thread{s}: {:.1} MB/s", p.threads, p.mean_bytes_per_s / 1e6);
-    })
-    .map_err(|e| Usage(e.to_string()))?;
-    Ok(c)
+    })?)
 }
 
-fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<(Store, Vec<crate::plan::Point>)> {
-    let plan = plan_from(args, params)?;
-    let points = plan.resolve()?;
-    if plan.hooks.setup.is_none() && plan.hooks.prepare.is_none() {
-        for p in &points {
-            pagecache::check(&p.evict).map_err(Usage)?;
-        }
-    }
-    for f in &plan.ceiling {
-        std::fs::metadata(f).map_err(|e| Usage(format!("--ceiling {f}: {e}")))?;
-    }
-    let dir = args.out.clone().unwrap_or_else(|| default_folder(&plan.command, plan.shell));
-    let doc = Results::new(plan, &points, std::env::args().collect());
-    let store = Store::create(&dir, doc).map_err(|e| Usage(format!("{e:#}")))?;
-    Ok((store, points))
-}
-
-fn resume(
-    args: &RunArgs,
-    params: &[String],
-    dir: &std::path::Path,
-) -> anyhow::Result<(Store, Vec<crate::plan::Point>)> {
-    if !args.command.is_empty() || !params.is_empty() {
-        return Err(Usage(format!(
-            "--resume continues the sweep recorded in {}: give no command or parameters",
-            dir.display()
-        ))
-        .into());
-    }
-    let store = Store::open(dir)?;
-    if store.doc.status == Status::Complete {
-        return Err(Usage(format!("{} is already complete: nothing to resume", dir.display())).into());
-    }
-    let points = store.doc.plan.resolve()?;
-    let same = points.len() == store.doc.points.len()
-        && points.iter().zip(&store.doc.points).all(|(a, b)| a.argv == b.command);
-    if !same {
-        return Err(
-            Usage(format!("the plan in {} no longer matches its points; start a new sweep", dir.display())).into()
+/// The plan from the flags, checked; with `--dry-run` it is only described (returns `None`).
+fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<Option<Store>> {
+    let plan = plan::build(&request(args, params), machine::allowed_cpus())?;
+    for name in plan.unused_params() {
+        eprintln!(
+            "scalescope: warning: the parameter '{name}' appears nowhere (not in the command, --env, the hooks, --work or --evict): its points all run the same thing"
         );
     }
-    Ok((store, points))
+    if args.dry_run {
+        view::print(&describe(&plan)?)?;
+        return Ok(None);
+    }
+    let dir = args.out.clone().unwrap_or_else(|| default_folder(&plan.command, plan.shell));
+    let doc = Results::new(plan, std::env::args().collect())?;
+    let store = Store::create(&dir, doc).map_err(|e| Usage(format!("{e:#}")))?;
+    Ok(Some(store))
 }
 
-/// Builds the plan from the flags, checking each as it goes.
-pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
-    let nproc = crate::machine::allowed_cpus();
-    let mut plan_params = Vec::new();
-    for item in params {
-        let (name, spec) = item
-            .split_once('=')
-            .ok_or_else(|| Usage(format!("--param {item}: write NAME=VALUES, e.g. --param threads=1,2,4")))?;
-        values::check_name(name)?;
-        let values = values::expand(spec, nproc).map_err(|e| Usage(format!("--param {name}: {e}")))?;
-        plan_params.push(Param { name: name.to_string(), values });
+/// What `--dry-run` prints: the grid, the order and the first and last command lines.
+fn describe(plan: &Plan) -> anyhow::Result<String> {
+    let n = plan.len();
+    let mut out = format!("{n} point{}", if n == 1 { "" } else { "s" });
+    for p in &plan.params {
+        let shown = match p.values.len() {
+            0..=8 => p.values.join(", "),
+            k => format!("{}, {}, … {} ({k} values)", p.values[0], p.values[1], p.values[k - 1]),
+        };
+        out.push_str(&format!("\n  {}: {shown}", p.name));
     }
-    if let Some(k) = args.copies {
-        if k == 0 || plan_params.iter().any(|p: &Param| p.name == launcher::COPIES) {
-            return Err(Usage("--copies K needs K ≥ 1 and no parameter named copies".into()).into());
-        }
-        let values = if k == 1 { vec!["1".to_string()] } else { vec!["1".to_string(), k.to_string()] };
-        plan_params.push(Param { name: launcher::COPIES.into(), values });
-    }
-    let mut scale = args.view.scale.clone();
-    if args.zip {
-        let numeric: Vec<&Param> =
-            plan_params.iter().filter(|p| p.values.iter().all(|v| v.parse::<f64>().is_ok())).collect();
-        let same_len = plan_params.iter().all(|p| p.values.len() == plan_params[0].values.len());
-        if numeric.len() >= 2 && same_len && !plan_params.iter().any(|p| p.name == "workers") {
-            let values = (0..numeric[0].values.len())
-                .map(|i| numeric.iter().map(|p| p.values[i].parse::<f64>().unwrap_or(1.0)).product::<f64>().to_string())
-                .collect();
-            plan_params.push(Param { name: "workers".into(), values });
-            scale = scale.or(Some("workers".into()));
-        }
-    }
-    let runs = match (args.runs, args.min_runs, args.max_runs) {
-        (Some(n), _, _) => Runs::fixed(n),
-        (None, min, max) => {
-            let min = min.unwrap_or(Runs::AUTO.min);
-            Runs { min, max: max.unwrap_or(Runs::AUTO.max.max(min)), ..Runs::AUTO }
-        }
+    let runs = if plan.runs.min == plan.runs.max {
+        format!("{} measured run{} per point", plan.runs.min, if plan.runs.min == 1 { "" } else { "s" })
+    } else {
+        format!("{} to {} measured runs per point (more while runs are short)", plan.runs.min, plan.runs.max)
     };
-    let env = pairs(&args.env, "--env", "NAME=VALUE")?;
-    let metrics = pairs(&args.metric, "--metric", "NAME=REGEX")?
+    let order = match plan.order {
+        Order::Sequential => "sequential: every run of a point, then the next point".to_string(),
+        Order::Interleaved => "interleaved: run 1 of every point, then run 2 of every point…".to_string(),
+        Order::Random => format!("random: interleaved rounds, each shuffled (seed {})", plan.seed),
+    };
+    out.push_str(&format!(
+        "\n{runs}, {} warm-up run{} each\norder: {order}",
+        plan.warmup,
+        if plan.warmup == 1 { "" } else { "s" }
+    ));
+    let first = plan.point(0)?;
+    out.push_str(&format!("\nfirst: {}  [{}]", command_line(&first.argv), first.label()));
+    if n > 1 {
+        let last = plan.point(n - 1)?;
+        out.push_str(&format!("\nlast:  {}  [{}]", command_line(&last.argv), last.label()));
+    }
+    out.push_str(&hook_lines(&first.hooks));
+    out.push_str("\nnothing was run (--dry-run)\n");
+    Ok(out)
+}
+
+/// `argv` as one line a shell would read back.
+fn command_line(argv: &[String]) -> String {
+    argv.iter().map(|a| plan::template::shell_quote(a)).collect::<Vec<_>>().join(" ")
+}
+
+fn hook_lines(h: &Hooks) -> String {
+    [("setup", &h.setup), ("prepare", &h.prepare), ("conclude", &h.conclude), ("cleanup", &h.cleanup)]
         .into_iter()
-        .map(|(name, regex)| MetricSpec { name, regex })
-        .collect();
-    let timeout_s = args.timeout.as_deref().map(parse_seconds).transpose()?;
-    let order = match args.order {
-        OrderArg::Sequential => Order::Sequential,
-        OrderArg::Interleaved => Order::Interleaved,
-        OrderArg::Random => Order::Random,
-    };
-    let mut plan = Plan {
+        .filter_map(|(name, text)| Some(format!("\n{name}: {}", text.as_ref()?)))
+        .collect()
+}
+
+/// The run's flags as the plan takes them.
+fn request(args: &RunArgs, params: &[String]) -> Request {
+    Request {
         command: args.command.clone(),
         shell: args.shell,
-        params: plan_params,
-        runs,
+        params: params.to_vec(),
+        runs: args.runs,
+        min_runs: args.min_runs,
+        max_runs: args.max_runs,
         warmup: args.warmup,
-        order,
-        seed: args.seed.unwrap_or_else(|| (time::unix_now() * 1e6) as u64),
+        order: args.order.map(|o| match o {
+            OrderArg::Sequential => Order::Sequential,
+            OrderArg::Interleaved => Order::Interleaved,
+            OrderArg::Random => Order::Random,
+        }),
+        seed: args.seed,
         hooks: Hooks {
             setup: args.setup.clone(),
             prepare: args.prepare.clone(),
             conclude: args.conclude.clone(),
             cleanup: args.cleanup.clone(),
         },
-        env,
+        env: args.env.clone(),
         evict: args.evict.clone(),
-        metrics,
+        metrics: args.metric.clone(),
         work: args.work.clone(),
-        timeout_s,
+        timeout: args.timeout.clone(),
         ignore_failure: args.ignore_failure,
         sample_rate_hz: (!args.no_sample).then_some(args.sample_rate),
-        scale,
+        scale: args.view.scale.clone(),
         workers: args.view.workers,
         weak: args.view.weak,
-        axis: None,
         baseline: args.view.baseline.clone(),
         ceiling: args.ceiling.iter().map(|p| p.display().to_string()).collect(),
         launcher: Launcher {
@@ -237,19 +214,43 @@ pub fn plan_from(args: &RunArgs, params: &[String]) -> anyhow::Result<Plan> {
             args: args.launcher_args.as_deref().unwrap_or("").split_whitespace().map(String::from).collect(),
         },
         zip: args.zip,
-    };
-    plan.decide_axis()?;
-    Ok(plan)
+        copies: args.copies,
+    }
 }
 
-fn pairs(items: &[String], flag: &str, form: &str) -> Result<Vec<(String, String)>, Usage> {
-    items
-        .iter()
-        .map(|item| match item.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-            _ => Err(Usage(format!("{flag} {item}: write {form}"))),
-        })
-        .collect()
+/// Reopens DIR's sweep: only a folder that is the user's own (or `--trust`), whose plan still
+/// makes the points it recorded. Prints the command and hooks about to run.
+fn resume(args: &RunArgs, params: &[String], dir: &Path) -> anyhow::Result<Store> {
+    if !args.command.is_empty() || !params.is_empty() {
+        return Err(Usage(format!(
+            "--resume continues the sweep recorded in {}: give no command or parameters",
+            dir.display()
+        ))
+        .into());
+    }
+    if !args.trust {
+        check_owned(dir)?;
+    }
+    let store = Store::open(dir)?;
+    if store.doc.status == Status::Complete {
+        return Err(Usage(format!("{} is already complete: nothing to resume", dir.display())).into());
+    }
+    let plan = &store.doc.plan;
+    plan.check()?;
+    let same = plan.len() == store.doc.points.len()
+        && store.doc.points.iter().enumerate().all(|(i, p)| plan.point(i).is_ok_and(|pt| pt.argv == p.command));
+    if !same {
+        return Err(
+            Usage(format!("the plan in {} no longer matches its points; start a new sweep", dir.display())).into()
+        );
+    }
+    eprintln!(
+        "scalescope: resuming {} with the command it recorded: {}{}",
+        dir.display(),
+        if plan.shell { plan.command.join(" ") } else { command_line(&plan.command) },
+        hook_lines(&plan.hooks).replace('\n', "\n  ")
+    );
+    Ok(store)
 }
 
 /// `scalescope-results/<date>-<time>-<program>`, made unique with a suffix when needed.
@@ -259,7 +260,7 @@ pub fn default_folder(command: &[String], shell: bool) -> PathBuf {
     } else {
         command.first().cloned().unwrap_or_default()
     };
-    let name: String = std::path::Path::new(&program)
+    let name: String = Path::new(&program)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

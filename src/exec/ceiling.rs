@@ -2,12 +2,27 @@
 //! input files at the sweep's thread counts, cold when the sweep evicts, so that the job's read
 //! rate can be judged against what the files can deliver.
 
-use super::child::{self, Spec};
+use super::child::{Executor, Processes, SpawnError, Spec};
 use super::metrics::Scanner;
-use super::{ExecError, signals};
+use super::signals;
+use super::tail::{Printed, said};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// Why the ceiling could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum CeilingError {
+    /// readspeed could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// readspeed failed over the files.
+    #[error("--ceiling: readspeed over the files failed{}", said(printed))]
+    Failed {
+        /// What it printed.
+        printed: Printed,
+    },
+}
 
 /// Runs of readspeed per thread count.
 pub const RUNS: usize = 5;
@@ -49,8 +64,10 @@ pub fn measure(
     counts: &[u32],
     cold: bool,
     mut report: impl FnMut(&CeilingPoint),
-) -> Result<Ceiling, ExecError> {
-    let exe = std::env::current_exe().map_err(|e| ExecError::Usage(format!("cannot find scalescope itself: {e}")))?;
+) -> Result<Ceiling, CeilingError> {
+    let exe = std::env::current_exe()
+        .map_err(|source| SpawnError::System { program: "scalescope probe readspeed".into(), source })?;
+    let mut exec = Processes::new();
     let scanner = Arc::new(Scanner::new(&[]).expect("no extractors"));
     let mut ceiling = Ceiling { files: files.iter().map(|f| f.display().to_string()).collect(), cold, points: vec![] };
     for &threads in counts {
@@ -71,7 +88,7 @@ pub fn measure(
                 sample: None,
                 kill_leftovers: true,
             };
-            let o = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
+            let o = exec.run(&spec)?;
             if o.interrupted || signals::interrupted() {
                 return Ok(ceiling);
             }
@@ -79,10 +96,7 @@ pub fn measure(
             let bytes = o.stdout.found.iter().rev().find(|f| f.name == "bytes").map(|f| f.value);
             match (o.exit_code, bytes) {
                 (Some(0), Some(b)) if o.wall_s > 0.0 => point.runs_bytes_per_s.push(b / o.wall_s),
-                _ => {
-                    let said = String::from_utf8_lossy(o.stderr.tail()).trim().to_string();
-                    return Err(ExecError::Usage(format!("--ceiling: readspeed over the files failed: {said}")));
-                }
+                _ => return Err(CeilingError::Failed { printed: Printed::of(&o.stdout, &o.stderr) }),
             }
         }
         point.mean_bytes_per_s = point.runs_bytes_per_s.iter().sum::<f64>() / point.runs_bytes_per_s.len() as f64;

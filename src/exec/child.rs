@@ -1,17 +1,23 @@
 //! Runs one process in its own process group and measures it: wall time on the monotonic clock,
 //! rusage of the whole waited-for tree via `wait4`, `/proc/<pid>/io` read while the child is a
-//! zombie, bounded output capture, and a timeout that stops the whole group.
+//! zombie (these three by the spawn helper), bounded output capture, thread sampling, and a
+//! timeout that stops the whole group. The [`Executor`] trait lets the sweep run on scripted
+//! outcomes in tests.
 
 use super::capture::{self, Captured};
 use super::metrics::Scanner;
 use super::signals;
+use super::spawner::{Refused, Request, Spawner};
+use crate::sample::procfs;
+use crate::sample::{Config, Sampler, ThreadReport};
 use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What to run and how.
 pub struct Spec<'a> {
@@ -26,7 +32,7 @@ pub struct Spec<'a> {
     /// Echo the program's output to ours.
     pub show_output: bool,
     /// Sample where the run's threads spend their time.
-    pub sample: Option<crate::sample::Config>,
+    pub sample: Option<Config>,
     /// Kill what the run leaves running, in its process group and outside it (not for hooks, whose
     /// servers may be meant to outlive them).
     pub kill_leftovers: bool,
@@ -54,7 +60,7 @@ pub struct Outcome {
     /// Captured stderr.
     pub stderr: Captured,
     /// Where the threads' time went, when sampled.
-    pub threads: Option<crate::sample::ThreadReport>,
+    pub threads: Option<ThreadReport>,
     /// Processes the run left behind outside its process group (daemons), killed afterwards.
     pub strays: u32,
 }
@@ -84,83 +90,163 @@ pub struct Usage {
 
 /// Why a process could not be started.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct SpawnError(pub String);
-
-/// Runs the process to its end (or timeout, or interrupt) and measures it.
-pub fn run(spec: &Spec) -> Result<Outcome, SpawnError> {
-    // Pipes and their reader threads exist before the clock starts: only the program is timed.
-    let (out_r, out_w) = std::io::pipe().map_err(|e| spawn_error(&spec.argv[0], &e))?;
-    let (err_r, err_w) = std::io::pipe().map_err(|e| spawn_error(&spec.argv[0], &e))?;
-    let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
-    let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
-    let readers = [reader(out_r, &spec.scanner, echo_out), reader(err_r, &spec.scanner, echo_err)];
-    let mut cmd = Command::new(resolve(&spec.argv[0]));
-    cmd.args(&spec.argv[1..])
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(out_w)
-        .stderr(err_w)
-        .process_group(0);
-    reset_peak_rss();
-    let earlier = if spec.kill_leftovers { own_children() } else { Vec::new() };
-    let start = Instant::now();
-    let spawned = cmd.spawn();
-    // Drop our copies of the write ends so the readers see end-of-file when the program's tree exits.
-    drop(cmd);
-    let child = spawned.map_err(|e| spawn_error(&spec.argv[0], &e))?;
-    let pid = child.id() as i32;
-    signals::set_current_group(pid);
-    let sampler = spec.sample.and_then(|c| crate::sample::Sampler::start(pid, c));
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let watchdog = spec.timeout.map(|t| watchdog(pid, t, timed_out.clone()));
-
-    wait_exited(pid);
-    let wall_s = start.elapsed().as_secs_f64();
-    let threads = sampler.map(crate::sample::Sampler::stop);
-    if let Some((done, handle)) = watchdog {
-        drop(done);
-        let _ = handle.join();
-    }
-    let io = read_io(pid);
-    // Kill what the run left behind in its group while the leader's pid is still reserved.
-    if spec.kill_leftovers {
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
-    signals::set_current_group(0);
-    let (status, usage) = reap(pid);
-    drop(child);
-    let strays = if spec.kill_leftovers { kill_strays(&earlier) } else { 0 };
-
-    let mut outcome = Outcome {
-        wall_s,
-        timed_out: timed_out.load(Ordering::SeqCst),
-        interrupted: signals::interrupted(),
-        usage,
-        io,
-        threads,
-        strays,
-        ..Outcome::default()
-    };
-    if libc::WIFEXITED(status) {
-        outcome.exit_code = Some(libc::WEXITSTATUS(status));
-    } else if libc::WIFSIGNALED(status) {
-        outcome.signal = Some(libc::WTERMSIG(status));
-    }
-    let [out, err] = readers;
-    outcome.stdout = collect(out);
-    outcome.stderr = collect(err);
-    Ok(outcome)
+pub enum SpawnError {
+    /// No such program.
+    #[error("cannot run '{program}': no such command (not on PATH and not a file)")]
+    NotFound {
+        /// As given.
+        program: String,
+    },
+    /// The program may not be executed.
+    #[error("cannot run '{program}': permission denied (is it executable?)")]
+    PermissionDenied {
+        /// As given.
+        program: String,
+    },
+    /// The file is not a program this system can run.
+    #[error("cannot run '{program}': not an executable this system can run")]
+    NotExecutable {
+        /// As given.
+        program: String,
+    },
+    /// The system could not start it (out of processes, memory or file descriptors).
+    #[error("cannot start '{program}'")]
+    System {
+        /// As given.
+        program: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The helper that starts runs failed.
+    #[error("the helper that starts runs failed")]
+    Helper(#[source] std::io::Error),
 }
 
-fn spawn_error(program: &str, e: &std::io::Error) -> SpawnError {
-    SpawnError(match e.kind() {
-        std::io::ErrorKind::NotFound => format!("cannot run '{program}': no such command (not on PATH and not a file)"),
-        std::io::ErrorKind::PermissionDenied => {
-            format!("cannot run '{program}': permission denied (is it executable?)")
+impl SpawnError {
+    /// Whether the user can fix it by naming another program (exit code 2), rather than the
+    /// system failing to start one (exit code 1).
+    pub fn is_user_mistake(&self) -> bool {
+        matches!(
+            self,
+            SpawnError::NotFound { .. } | SpawnError::PermissionDenied { .. } | SpawnError::NotExecutable { .. }
+        )
+    }
+
+    fn of(program: &str, e: std::io::Error) -> SpawnError {
+        let program = program.to_string();
+        match e.raw_os_error() {
+            Some(libc::ENOENT | libc::ENOTDIR) => SpawnError::NotFound { program },
+            Some(libc::EACCES | libc::EPERM) => SpawnError::PermissionDenied { program },
+            Some(libc::ENOEXEC) => SpawnError::NotExecutable { program },
+            _ => SpawnError::System { program, source: e },
         }
-        _ => format!("cannot run '{program}': {e}"),
-    })
+    }
+}
+
+/// Runs processes and measures them: the sweep's one way to the system, so that it can be
+/// tested with scripted outcomes.
+pub trait Executor {
+    /// Runs the process to its end (or timeout, or interrupt) and measures it.
+    fn run(&mut self, spec: &Spec) -> Result<Outcome, SpawnError>;
+}
+
+/// The executor of real processes, started through the spawn helper (see [`super::spawner`]).
+#[derive(Default)]
+pub struct Processes {
+    spawner: Option<Spawner>,
+}
+
+impl Processes {
+    /// An executor; its helper starts with the first run.
+    pub fn new() -> Processes {
+        Processes::default()
+    }
+}
+
+impl Executor for Processes {
+    fn run(&mut self, spec: &Spec) -> Result<Outcome, SpawnError> {
+        let program = &spec.argv[0];
+        if self.spawner.is_none() {
+            self.spawner = Some(Spawner::start().map_err(SpawnError::Helper)?);
+        }
+        let spawner = self.spawner.as_mut().ok_or_else(|| SpawnError::Helper(std::io::ErrorKind::NotFound.into()))?;
+        // Pipes and their reader threads exist before the clock starts: only the program is timed.
+        let (out_r, out_w) = std::io::pipe().map_err(|e| SpawnError::of(program, e))?;
+        let (err_r, err_w) = std::io::pipe().map_err(|e| SpawnError::of(program, e))?;
+        let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
+        let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
+        let readers = [reader(out_r, &spec.scanner, echo_out), reader(err_r, &spec.scanner, echo_err)];
+        let earlier = if spec.kill_leftovers { own_children() } else { Vec::new() };
+        let path = resolve(program);
+        let request = Request {
+            program: path.as_os_str(),
+            argv: spec.argv,
+            env: spec.env,
+            stdout: out_w.as_raw_fd(),
+            stderr: err_w.as_raw_fd(),
+            kill_group: spec.kill_leftovers,
+        };
+        let pid = match spawner.spawn(&request) {
+            Ok(Ok(pid)) => pid,
+            Ok(Err(Refused(errno))) => return Err(SpawnError::of(program, std::io::Error::from_raw_os_error(errno))),
+            Err(e) => return Err(self.helper_failed(e)),
+        };
+        // The helper holds its own copies now: the readers see end-of-file when the run's tree exits.
+        drop((out_w, err_w));
+        signals::set_current_group(pid);
+        let sampler = spec.sample.and_then(|c| Sampler::start(pid, c));
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let watchdog = spec.timeout.map(|t| watchdog(pid, t, timed_out.clone()));
+        let finished = spawner.finish();
+        let threads = sampler.map(Sampler::stop);
+        if let Some((done, handle)) = watchdog {
+            drop(done);
+            let _ = handle.join();
+        }
+        signals::set_current_group(0);
+        let finished = finished.map_err(|e| self.helper_failed(e))?;
+        let strays = if spec.kill_leftovers { kill_strays(&earlier) } else { 0 };
+        let u = finished.usage;
+        let mut outcome = Outcome {
+            wall_s: finished.wall_ns as f64 * 1e-9,
+            timed_out: timed_out.load(Ordering::SeqCst),
+            interrupted: signals::interrupted(),
+            usage: Usage {
+                user_s: u[0] as f64 * 1e-6,
+                sys_s: u[1] as f64 * 1e-6,
+                max_rss_bytes: u[2].max(0) as u64 * 1024,
+                minor_faults: u[3].max(0) as u64,
+                major_faults: u[4].max(0) as u64,
+                in_blocks: u[5].max(0) as u64,
+                out_blocks: u[6].max(0) as u64,
+                voluntary_switches: u[7].max(0) as u64,
+                involuntary_switches: u[8].max(0) as u64,
+            },
+            io: finished.io,
+            threads,
+            strays,
+            ..Outcome::default()
+        };
+        let status = finished.status;
+        if libc::WIFEXITED(status) {
+            outcome.exit_code = Some(libc::WEXITSTATUS(status));
+        } else if libc::WIFSIGNALED(status) {
+            outcome.signal = Some(libc::WTERMSIG(status));
+        }
+        let [out, err] = readers;
+        outcome.stdout = collect(out);
+        outcome.stderr = collect(err);
+        Ok(outcome)
+    }
+}
+
+impl Processes {
+    /// The helper is gone or spoke nonsense: forget it (the next run starts another).
+    fn helper_failed(&mut self, e: std::io::Error) -> SpawnError {
+        self.spawner = None;
+        SpawnError::Helper(e)
+    }
 }
 
 /// Makes scalescope the reaper of orphans from its runs, so that a workload's daemons (double fork,
@@ -185,7 +271,7 @@ pub fn kill_strays(earlier: &[i32]) -> u32 {
             // An orphan that already exited (a launcher's short-lived helper) is only reaped.
             let zombie = std::fs::read_to_string(format!("/proc/{c}/stat"))
                 .ok()
-                .and_then(|s| crate::sample::procfs::stat(&s))
+                .and_then(|s| procfs::stat(&s))
                 .is_some_and(|s| s.state == 'Z');
             // SAFETY: kill and waitpid on our own children.
             unsafe {
@@ -210,16 +296,8 @@ fn own_children() -> Vec<i32> {
         .collect()
 }
 
-/// Resets scalescope's own peak resident set to its current size. The child is spawned sharing
-/// our memory until it execs, and exec records that memory's peak as the child's max RSS: without
-/// this, every run would report at least the largest RSS scalescope ever had.
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
 /// Finds a bare program name on PATH, as exec would, so the search is not timed with the run.
-pub fn resolve(program: &str) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
+pub fn resolve(program: &str) -> PathBuf {
     if program.contains('/') {
         return program.into();
     }
@@ -268,79 +346,9 @@ fn watchdog(pid: i32, limit: Duration, fired: Arc<AtomicBool>) -> (mpsc::Sender<
     (tx, handle)
 }
 
-/// Blocks until the child has exited, leaving it a zombie so its /proc entry stays readable.
-fn wait_exited(pid: i32) {
-    loop {
-        // SAFETY: siginfo_t is plain data filled by waitid.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
-        if rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
-        }
-    }
-}
-
-fn reap(pid: i32) -> (i32, Usage) {
-    let mut status = 0;
-    // SAFETY: rusage is plain data filled by wait4.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if rc >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            break;
-        }
-    }
-    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
-    let usage = Usage {
-        user_s: secs(ru.ru_utime),
-        sys_s: secs(ru.ru_stime),
-        max_rss_bytes: ru.ru_maxrss.max(0) as u64 * 1024,
-        minor_faults: ru.ru_minflt.max(0) as u64,
-        major_faults: ru.ru_majflt.max(0) as u64,
-        in_blocks: ru.ru_inblock.max(0) as u64,
-        out_blocks: ru.ru_oublock.max(0) as u64,
-        voluntary_switches: ru.ru_nvcsw.max(0) as u64,
-        involuntary_switches: ru.ru_nivcsw.max(0) as u64,
-    };
-    (status, usage)
-}
-
-fn read_io(pid: i32) -> Option<(u64, u64)> {
+/// `rchar` and `wchar` of `/proc/<pid>/io`, when readable.
+pub(crate) fn read_io(pid: i32) -> Option<(u64, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
     let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok());
     Some((field("rchar:")?, field("wchar:")?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run_argv(argv: &[&str]) -> Result<Outcome, SpawnError> {
-        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        let scanner = Arc::new(Scanner::new(&[]).unwrap());
-        run(&Spec {
-            argv: &argv,
-            env: &[],
-            timeout: None,
-            scanner,
-            show_output: false,
-            sample: None,
-            kill_leftovers: true,
-        })
-    }
-
-    #[test]
-    fn measures_exit_code_output_and_io() {
-        let o = run_argv(&["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]).unwrap();
-        assert_eq!(o.exit_code, Some(3));
-        assert_eq!(o.stdout.bytes(), b"hi\n");
-        let (rchar, _) = o.io.expect("/proc/<pid>/io of the zombie");
-        assert!(rchar >= 100_000, "rchar {rchar} includes the reaped grandchild's reads");
-    }
-
-    #[test]
-    fn missing_program_is_a_spawn_error() {
-        let e = run_argv(&["/nonexistent/prog"]).unwrap_err();
-        assert!(e.0.contains("no such command"), "{e}");
-    }
 }

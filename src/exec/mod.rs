@@ -9,20 +9,70 @@ pub mod metrics;
 pub mod ranks;
 pub mod record;
 pub mod signals;
+mod spawner;
 pub mod sweep;
+pub mod tail;
 
+pub use child::{Executor, Processes, SpawnError};
 pub use record::{OutputFile, RankPart, RunRecord};
+
+use crate::pagecache;
+use crate::plan::PlanError;
+use tail::Printed;
+
+/// Serves runs when this process was started as scalescope's spawn helper; returns its exit code
+/// then (call first thing in `main`).
+pub fn serve_if_spawner() -> Option<i32> {
+    spawner::serve_if_asked()
+}
 
 /// Why executing a sweep could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
-    /// A mistake in what the user asked for (program not found, input file missing); exit code 2.
-    #[error("{0}")]
-    Usage(String),
+    /// A run or hook could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// The inputs of a run could not be evicted from the page cache.
+    #[error(transparent)]
+    Evict(#[from] pagecache::Error),
+    /// The plan could not make a point.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     /// A hook failed; the sweep stops.
-    #[error("{0}")]
-    Hook(String),
+    #[error(transparent)]
+    Hook(Box<HookFailed>),
     /// The results could not be saved.
     #[error(transparent)]
     Sink(anyhow::Error),
+}
+
+/// A hook that exited non-zero or was killed.
+#[derive(Debug, thiserror::Error)]
+#[error("the {which} hook `{command}` {ended} at {point}{}", tail::said(printed))]
+pub struct HookFailed {
+    /// setup, prepare, conclude or cleanup.
+    pub which: &'static str,
+    /// The hook's shell text.
+    pub command: String,
+    /// How it ended: `exited with code 1`.
+    pub ended: String,
+    /// The point it ran for.
+    pub point: String,
+    /// The end of what it printed, made safe for a terminal.
+    pub printed: Printed,
+}
+
+impl ExecError {
+    /// Whether the user can fix it by changing what they asked for (exit code 2), rather than a
+    /// hook, the system or the disk failing (exit code 1).
+    pub fn is_user_mistake(&self) -> bool {
+        match self {
+            ExecError::Spawn(e) => e.is_user_mistake(),
+            ExecError::Evict(e) => {
+                matches!(e.source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied)
+            }
+            ExecError::Plan(_) => true,
+            ExecError::Hook { .. } | ExecError::Sink(_) => false,
+        }
+    }
 }

@@ -2,15 +2,20 @@
 //! measures the command, and hands every finished run to a [`Sink`] at once, so that nothing
 //! measured is lost when the sweep stops for any reason.
 
-use super::child::{self, Outcome, Spec};
-use super::metrics::Scanner;
-use super::record::{OutputFile, RunRecord};
-use super::{ExecError, signals};
+use super::capture::Captured;
+use super::child::{self, Executor, Outcome, Spec};
+use super::metrics::{self, Scanner};
+use super::ranks;
+use super::record::{OutputFile, RunRecord, signal_name};
+use super::tail::Printed;
+use super::{ExecError, HookFailed, signals};
+use crate::files;
 use crate::pagecache;
 use crate::plan::schedule::{PointProgress, Scheduler, Task};
-use crate::plan::{Plan, Point};
+use crate::plan::{Launch, Plan, PlanError, Point};
+use crate::sample::Config;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -57,24 +62,25 @@ pub enum Stop {
         point: usize,
         /// How it ended, in words.
         outcome: String,
-        /// The end of what it printed on stderr (or stdout).
-        last_output: String,
-        /// Where its captured output was saved, if it was.
+        /// The end of what it printed on stderr (or stdout), safe for a terminal.
+        printed: Printed,
+        /// Where that stream was saved in the results folder, if it was.
         saved: Option<String>,
     },
 }
 
-/// Runs the sweep from the given progress until done, interrupted or failed.
+/// Runs the sweep from the given progress until done, interrupted or failed; every process goes
+/// through `exec`.
 pub fn run(
     plan: &Plan,
-    points: &[Point],
     progress: Vec<PointProgress>,
     sink: &mut dyn Sink,
+    exec: &mut dyn Executor,
     show_output: bool,
 ) -> Result<Stop, ExecError> {
     signals::install();
     child::become_subreaper();
-    let scanner = Arc::new(Scanner::new(&plan.metrics).map_err(|e| ExecError::Usage(e.to_string()))?);
+    let scanner = Arc::new(Scanner::new(&plan.metrics).map_err(|e| PlanError::Invalid(e.to_string()))?);
     let timeout = plan.timeout_s.map(Duration::from_secs_f64);
     let mut sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed);
     for (i, p) in sched.progress().iter().enumerate() {
@@ -82,7 +88,8 @@ pub fn run(
             sink.target(i, t);
         }
     }
-    let mut set_up = vec![false; points.len()];
+    let mut set_up = vec![false; plan.len()];
+    let mut current: Option<(usize, Point)> = None;
     while let Some(task) = sched.next_task() {
         if signals::interrupted() {
             return Ok(Stop::Interrupted);
@@ -91,17 +98,20 @@ pub fn run(
             Task::Warmup(p) => (p, true),
             Task::Measure(p) => (p, false),
         };
-        let point = &points[p];
+        if current.as_ref().is_none_or(|(i, _)| *i != p) {
+            current = Some((p, plan.point(p)?));
+        }
+        let Some((_, point)) = &current else { continue };
+        let mut hooks = Hooks { exec: &mut *exec, point, show_output };
         if !set_up[p] {
-            hook("setup", &point.hooks.setup, point, show_output)?;
+            hooks.run("setup", &point.hooks.setup)?;
             set_up[p] = true;
         }
-        hook("prepare", &point.hooks.prepare, point, show_output)?;
-        let eviction =
-            if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict).map_err(ExecError::Usage)?) };
+        hooks.run("prepare", &point.hooks.prepare)?;
+        let eviction = if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict)?) };
         sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-        let sample = plan.sample_rate_hz.map(|rate_hz| crate::sample::Config {
+        let sample = plan.sample_rate_hz.map(|rate_hz| Config {
             rate_hz,
             capacity: capacity(plan, point),
             ..Default::default()
@@ -122,16 +132,16 @@ pub fn run(
             sample: if point.launch.is_some() { None } else { sample },
             kill_leftovers: true,
         };
-        let outcome = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
+        let outcome = exec.run(&spec)?;
         if outcome.interrupted {
             return Ok(Stop::Interrupted);
         }
-        hook("conclude", &point.hooks.conclude, point, show_output)?;
+        Hooks { exec: &mut *exec, point, show_output }.run("conclude", &point.hooks.conclude)?;
 
         let mut record = measure(&outcome, point, index, started, &scanner);
         record.evict = eviction;
         if let (Some(l), Some(dir)) = (&point.launch, &parts) {
-            super::ranks::merge(&mut record, super::ranks::read_all(dir), l.ranks, point.work.is_some());
+            ranks::merge(&mut record, ranks::read_all(dir), l.ranks, point.work.is_some());
             let _ = std::fs::remove_dir_all(dir);
             if let Some(base) = dir.parent() {
                 let _ = std::fs::remove_dir(base);
@@ -165,16 +175,21 @@ pub fn run(
                 sink.target(p, t);
             }
         }
-        let saved = record.stderr.as_ref().or(record.stdout.as_ref()).map(|f| f.path.clone());
+        let printed = Printed::of(&outcome.stdout, &outcome.stderr);
+        let saved = match printed.stream() {
+            Some("stderr") => record.stderr.as_ref(),
+            _ => record.stdout.as_ref(),
+        }
+        .map(|f| f.path.clone());
         let outcome_text = record.outcome();
         if !warmup {
             sink.record(p, record, &units).map_err(ExecError::Sink)?;
         }
         if failed && !plan.ignore_failure {
-            return Ok(Stop::Failed { point: p, outcome: outcome_text, last_output: last_lines(&outcome), saved });
+            return Ok(Stop::Failed { point: p, outcome: outcome_text, printed, saved });
         }
         if !warmup && sched.point_complete(p) {
-            hook("cleanup", &point.hooks.cleanup, point, show_output)?;
+            Hooks { exec: &mut *exec, point, show_output }.run("cleanup", &point.hooks.cleanup)?;
         }
     }
     Ok(if signals::interrupted() { Stop::Interrupted } else { Stop::Complete })
@@ -183,7 +198,7 @@ pub fn run(
 /// Builds the run record from what the child run measured.
 fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner: &Scanner) -> RunRecord {
     let u = &o.usage;
-    let metrics = super::metrics::to_map(&o.stdout.found, &o.stderr.found);
+    let metrics = metrics::to_map(&o.stdout.found, &o.stderr.found);
     let throughput = match &point.work {
         Some(w) if o.wall_s > 0.0 => Some(w.amount / o.wall_s),
         _ => metrics.get("throughput").and_then(Value::as_f64),
@@ -233,13 +248,9 @@ fn parts_dir(sink: &dyn Sink, stem: &str) -> PathBuf {
 
 /// The launcher's argv, then `scalescope agent` with the parts folder, sampling and metrics, then
 /// the command.
-fn agent_argv(
-    l: &crate::plan::Launch,
-    dir: &std::path::Path,
-    plan: &Plan,
-    command: &[String],
-) -> Result<Vec<String>, ExecError> {
-    let exe = std::env::current_exe().map_err(|e| ExecError::Usage(format!("cannot find scalescope itself: {e}")))?;
+fn agent_argv(l: &Launch, dir: &Path, plan: &Plan, command: &[String]) -> Result<Vec<String>, ExecError> {
+    let exe = std::env::current_exe()
+        .map_err(|source| child::SpawnError::System { program: "scalescope agent".into(), source })?;
     let mut argv = l.prefix.clone();
     argv.extend([exe.display().to_string(), "agent".into(), "--parts".into(), dir.display().to_string()]);
     if l.copies > 0 {
@@ -261,44 +272,185 @@ fn units(o: &Outcome) -> Vec<(String, String)> {
     o.stdout.found.iter().chain(&o.stderr.found).map(|f| (f.name.clone(), f.unit.clone())).collect()
 }
 
-fn save_output(sink: &dyn Sink, stem: &str, stream: &str, cap: &super::capture::Captured) -> Option<OutputFile> {
+fn save_output(sink: &dyn Sink, stem: &str, stream: &str, cap: &Captured) -> Option<OutputFile> {
     if cap.total == 0 {
         return None;
     }
     let dir = sink.folder()?.join("output");
     std::fs::create_dir_all(&dir).ok()?;
     let name = format!("{stem}.{stream}");
-    crate::files::write(&dir.join(&name), &cap.bytes()).ok()?;
+    files::write(&dir.join(&name), &cap.bytes()).ok()?;
     Some(OutputFile { path: format!("output/{name}"), bytes: cap.total, truncated: cap.truncated() })
 }
 
-/// The last few lines the failed run printed, stderr first.
-fn last_lines(o: &Outcome) -> String {
-    let pick = if o.stderr.total > 0 { &o.stderr } else { &o.stdout };
-    let text = String::from_utf8_lossy(&pick.bytes()).into_owned();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(5)..].join("\n")
+/// Runs a point's hooks through `sh -c`, each in its own process group; a non-zero exit stops
+/// the sweep.
+struct Hooks<'a> {
+    exec: &'a mut dyn Executor,
+    point: &'a Point,
+    show_output: bool,
 }
 
-/// Runs a hook through `sh -c` in its own process group; a non-zero exit stops the sweep.
-fn hook(which: &str, text: &Option<String>, point: &Point, show_output: bool) -> Result<(), ExecError> {
-    let Some(text) = text else { return Ok(()) };
-    let argv = vec!["sh".to_string(), "-c".to_string(), text.clone()];
-    let scanner = Arc::new(Scanner::new(&[]).expect("no extractors"));
-    let spec =
-        Spec { argv: &argv, env: &point.env, timeout: None, scanner, show_output, sample: None, kill_leftovers: false };
-    let o = child::run(&spec).map_err(|e| ExecError::Usage(e.0))?;
-    if o.interrupted || o.exit_code == Some(0) {
-        return Ok(());
+impl Hooks<'_> {
+    fn run(&mut self, which: &'static str, text: &Option<String>) -> Result<(), ExecError> {
+        let Some(text) = text else { return Ok(()) };
+        let argv = vec!["sh".to_string(), "-c".to_string(), text.clone()];
+        let scanner = Arc::new(Scanner::new(&[]).expect("no extractors"));
+        let spec = Spec {
+            argv: &argv,
+            env: &self.point.env,
+            timeout: None,
+            scanner,
+            show_output: self.show_output,
+            sample: None,
+            kill_leftovers: false,
+        };
+        let o = self.exec.run(&spec)?;
+        if o.interrupted || o.exit_code == Some(0) {
+            return Ok(());
+        }
+        let ended = match (o.exit_code, o.signal) {
+            (Some(c), _) => format!("exited with code {c}"),
+            (_, Some(s)) => format!("was killed by {}", signal_name(s)),
+            _ => "failed".into(),
+        };
+        Err(ExecError::Hook(Box::new(HookFailed {
+            which,
+            command: text.clone(),
+            ended,
+            point: self.point.label(),
+            printed: Printed::of(&o.stdout, &o.stderr),
+        })))
     }
-    let how = match (o.exit_code, o.signal) {
-        (Some(c), _) => format!("exited with code {c}"),
-        (_, Some(s)) => format!("was killed by {}", super::record::signal_name(s)),
-        _ => "failed".into(),
-    };
-    let said = last_lines(&o);
-    let said = if said.is_empty() { String::new() } else { format!("; it printed:\n{said}") };
-    Err(ExecError::Hook(format!("the {which} hook `{text}` {how} at {}{said}", point.label())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Request, build};
+
+    /// Runs nothing: logs each command and answers with an exit code chosen by a script.
+    struct Scripted {
+        log: Vec<String>,
+        wall_s: f64,
+        exit: fn(&str) -> i32,
+    }
+
+    impl Executor for Scripted {
+        fn run(&mut self, spec: &Spec) -> Result<Outcome, child::SpawnError> {
+            let line = spec.argv.join(" ");
+            let code = (self.exit)(&line);
+            self.log.push(line);
+            let scanner = Arc::new(Scanner::new(&[]).unwrap());
+            let stderr = super::super::capture::drain(&b"boom\n"[..], scanner, None);
+            Ok(Outcome { wall_s: self.wall_s, exit_code: Some(code), stderr, ..Outcome::default() })
+        }
+    }
+
+    #[derive(Default)]
+    struct Memory {
+        runs: Vec<(usize, RunRecord)>,
+        targets: Vec<(usize, u32)>,
+    }
+
+    impl Sink for Memory {
+        fn record(&mut self, point: usize, run: RunRecord, _: &[(String, String)]) -> anyhow::Result<()> {
+            self.runs.push((point, run));
+            Ok(())
+        }
+        fn target(&mut self, point: usize, runs: u32) {
+            self.targets.push((point, runs));
+        }
+        fn event(&mut self, _: Event) {}
+        fn folder(&self) -> Option<PathBuf> {
+            None
+        }
+        fn runs_recorded(&self, point: usize) -> usize {
+            self.runs.iter().filter(|(p, _)| *p == point).count()
+        }
+    }
+
+    fn plan(extra: impl FnOnce(&mut Request)) -> Plan {
+        let mut r = Request {
+            command: vec!["prog".into(), "{t}".into()],
+            params: vec!["t=1,2".into()],
+            runs: Some(2),
+            ..Request::default()
+        };
+        extra(&mut r);
+        build(&r, 4).unwrap()
+    }
+
+    fn sweep(plan: &Plan, exit: fn(&str) -> i32, wall_s: f64) -> (Result<Stop, ExecError>, Vec<String>, Memory) {
+        let mut exec = Scripted { log: Vec::new(), wall_s, exit };
+        let mut sink = Memory::default();
+        let progress = vec![PointProgress::default(); plan.len()];
+        let stop = run(plan, progress, &mut sink, &mut exec, false);
+        (stop, exec.log, sink)
+    }
+
+    #[test]
+    fn interleaved_rounds_run_the_hooks_with_hyperfines_meanings() {
+        let p = plan(|r| {
+            r.warmup = 1;
+            r.hooks.setup = Some("setup {t}".into());
+            r.hooks.cleanup = Some("cleanup {t}".into());
+            r.hooks.prepare = Some("prepare".into());
+        });
+        let (stop, log, sink) = sweep(&p, |_| 0, 0.1);
+        assert_eq!(stop.unwrap(), Stop::Complete);
+        let runs: Vec<&str> =
+            log.iter().map(|l| l.strip_prefix("sh -c ").unwrap_or(l)).filter(|l| *l != "prepare").collect();
+        assert_eq!(
+            runs,
+            [
+                "setup 1",
+                "prog 1",
+                "setup 2",
+                "prog 2",
+                "prog 1",
+                "prog 2",
+                "prog 1",
+                "cleanup 1",
+                "prog 2",
+                "cleanup 2"
+            ]
+        );
+        assert_eq!(log.iter().filter(|l| l.ends_with("prepare")).count(), 6, "before every run, warm-ups included");
+        assert_eq!(sink.runs.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn a_failed_run_is_recorded_and_stops_the_sweep_unless_ignored() {
+        let p = plan(|r| r.order = Some(crate::plan::Order::Sequential));
+        let (stop, _, sink) = sweep(&p, |l| if l == "prog 2" { 3 } else { 0 }, 0.1);
+        let Ok(Stop::Failed { point, outcome, printed, .. }) = stop else { panic!("{stop:?}") };
+        assert_eq!((point, outcome.as_str()), (1, "exit code 3"));
+        assert_eq!(printed, Printed::Text { stream: "stderr", lines: "boom".into() });
+        assert_eq!(sink.runs.len(), 3, "the failed run is kept");
+        let p = plan(|r| r.ignore_failure = true);
+        let (stop, _, sink) = sweep(&p, |l| if l == "prog 2" { 3 } else { 0 }, 0.1);
+        assert_eq!((stop.unwrap(), sink.runs.len()), (Stop::Complete, 4));
+    }
+
+    #[test]
+    fn automatic_runs_set_each_points_target_after_its_first_run() {
+        let p = plan(|r| r.runs = None);
+        let (stop, _, sink) = sweep(&p, |_| 0, 0.5);
+        assert_eq!(stop.unwrap(), Stop::Complete);
+        assert_eq!(sink.targets, [(0, 6), (1, 6)]);
+        assert_eq!(sink.runs.len(), 12);
+    }
+
+    #[test]
+    fn a_failing_hook_stops_the_sweep_with_what_it_printed() {
+        let p = plan(|r| r.hooks.setup = Some("make -j{t}".into()));
+        let (stop, log, _) = sweep(&p, |l| if l.contains("make") { 2 } else { 0 }, 0.1);
+        let e = stop.unwrap_err();
+        assert_eq!(e.to_string(), "the setup hook `make -j1` exited with code 2 at t=1; it printed, at the end:\nboom");
+        assert!(!e.is_user_mistake());
+        assert_eq!(log.len(), 1, "nothing ran after it");
+    }
 }
 
 /// CPUs a run of `point` could use at once when the sweep counts workers: min(N, allowed CPUs);

@@ -2,7 +2,7 @@
 //! copies of itself), it runs the command, measures and samples it locally, echoes its output, and
 //! writes its part into the run's parts folder. It exits as the command did.
 
-use crate::exec::child::{self, Spec};
+use crate::exec::child::{self, Executor, Processes, Spec};
 use crate::exec::metrics::Scanner;
 use crate::exec::ranks;
 use crate::exec::record::RankPart;
@@ -45,7 +45,7 @@ pub fn run(o: &Options) -> Result<i32, String> {
         sample: o.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() }),
         kill_leftovers: true,
     };
-    let out = child::run(&spec).map_err(|e| e.0)?;
+    let out = Processes::new().run(&spec).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
     let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);
     let part = RankPart {
         rank,

@@ -1,10 +1,14 @@
 //! What to run: the command template, the parameter grid, repetitions, hooks, cache policy,
-//! metric extractors and work amount. A [`Plan`] is stored in every results document so a sweep
-//! can be resumed and reproduced; [`Plan::resolve`] turns it into concrete [`Point`]s.
+//! metric extractors and work amount. [`build::build`] makes and checks a plan from what the user
+//! asked for; it is stored in every results document so a sweep can be resumed and reproduced, and
+//! [`Plan::point`] makes any of its concrete [`Point`]s when needed.
 
 pub mod axis;
+pub mod build;
+mod check;
 mod duration;
 mod error;
+pub mod grid;
 pub mod launcher;
 pub mod quantity;
 pub mod schedule;
@@ -13,14 +17,13 @@ pub mod values;
 pub mod work;
 
 pub use axis::{Axis, Counts, Scaling};
+pub use build::{Request, build};
 pub use duration::parse_seconds;
 pub use error::PlanError;
-use error::invalid;
 pub use launcher::{Launch, Launcher, LauncherKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use template::{Quote, substitute};
 pub use work::Work;
 
 /// One swept parameter and its values, in the order they will run.
@@ -219,171 +222,5 @@ impl Plan {
         v.sort_unstable();
         v.dedup();
         v
-    }
-
-    /// Every combination of parameter values, first parameter outermost; with `zip`, the values
-    /// paired position by position.
-    pub fn grid(&self) -> Vec<Vec<(String, String)>> {
-        if self.zip {
-            let n = self.params.first().map_or(0, |p| p.values.len());
-            return (0..n)
-                .map(|i| self.params.iter().map(|p| (p.name.clone(), p.values[i].clone())).collect())
-                .collect();
-        }
-        let mut grid: Vec<Vec<(String, String)>> = vec![Vec::new()];
-        for p in &self.params {
-            grid = grid
-                .into_iter()
-                .flat_map(|combo| {
-                    p.values.iter().map(move |v| {
-                        let mut c = combo.clone();
-                        c.push((p.name.clone(), v.clone()));
-                        c
-                    })
-                })
-                .collect();
-        }
-        grid
-    }
-
-    /// Checks the plan and substitutes every point; the first problem is returned as one sentence.
-    pub fn resolve(&self) -> Result<Vec<Point>, PlanError> {
-        if self.command.is_empty() || self.command[0].trim().is_empty() {
-            return Err(invalid!(
-                "no command given: put it after `--`, e.g. scalescope run --param threads=1,2 -- xz -T{{threads}} -k -c FILE"
-            ));
-        }
-        let mut seen = Vec::new();
-        for p in &self.params {
-            values::check_name(&p.name)?;
-            if seen.contains(&&p.name) {
-                return Err(invalid!("the parameter '{}' is given twice", p.name));
-            }
-            if p.values.is_empty() {
-                return Err(invalid!("the parameter '{}' has no values", p.name));
-            }
-            seen.push(&p.name);
-        }
-        if self.zip && self.params.iter().any(|p| p.values.len() != self.params[0].values.len()) {
-            let lens: Vec<String> = self.params.iter().map(|p| format!("{} has {}", p.name, p.values.len())).collect();
-            return Err(invalid!(
-                "--zip pairs values position by position, so every parameter needs as many ({})",
-                lens.join(", ")
-            ));
-        }
-        if let Some(hz) = self.sample_rate_hz
-            && !(hz.is_finite() && (0.1..=10_000.0).contains(&hz))
-        {
-            return Err(invalid!("--sample-rate {hz}: give a rate between 0.1 and 10000 Hz"));
-        }
-        if self.runs.min == 0 || self.runs.min > self.runs.max {
-            return Err(invalid!("the number of runs must be at least 1 (and --min-runs at most --max-runs)"));
-        }
-        for m in &self.metrics {
-            values::check_name(&m.name)
-                .map_err(|_| invalid!("'{}' is not a metric name: use letters, digits and _", m.name))?;
-            let re = regex::Regex::new(&m.regex).map_err(|e| {
-                invalid!("the regex of metric '{}' does not compile: {}", m.name, first_line(&e.to_string()))
-            })?;
-            if re.captures_len() < 2 {
-                return Err(invalid!("the regex of metric '{}' has no capture group: wrap the number in ( )", m.name));
-            }
-        }
-        self.grid().into_iter().map(|params| self.point(params)).collect()
-    }
-
-    fn point(&self, params: Vec<(String, String)>) -> Result<Point, PlanError> {
-        let plain = |t: &str| substitute(t, &params, Quote::None);
-        let shell = |t: &Option<String>| t.as_deref().map(|t| substitute(t, &params, Quote::Shell)).transpose();
-        let argv = if self.shell {
-            vec!["sh".into(), "-c".into(), substitute(&self.command.join(" "), &params, Quote::Shell)?]
-        } else {
-            self.command.iter().map(|a| plain(a)).collect::<Result<_, _>>()?
-        };
-        let env = self.env.iter().map(|(n, v)| Ok((n.clone(), plain(v)?))).collect::<Result<_, PlanError>>()?;
-        let hooks = Hooks {
-            setup: shell(&self.hooks.setup)?,
-            prepare: shell(&self.hooks.prepare)?,
-            conclude: shell(&self.hooks.conclude)?,
-            cleanup: shell(&self.hooks.cleanup)?,
-        };
-        let evict = self.evict.iter().map(|e| plain(e).map(PathBuf::from)).collect::<Result<_, _>>()?;
-        let work = self.work.as_deref().map(|w| plain(w).and_then(|w| work::evaluate(&w))).transpose()?;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let root = unsafe { libc::geteuid() } == 0;
-        let launch = launcher::launch_for(&self.launcher, &params, root)?;
-        Ok(Point { params, argv, env, hooks, evict, work, launch })
-    }
-}
-
-fn first_line(s: &str) -> String {
-    s.lines().rfind(|l| !l.trim().is_empty()).unwrap_or(s).trim().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn plan(command: &[&str], params: &[(&str, &[&str])]) -> Plan {
-        Plan {
-            command: command.iter().map(|s| s.to_string()).collect(),
-            shell: false,
-            params: params
-                .iter()
-                .map(|(n, v)| Param { name: n.to_string(), values: v.iter().map(|s| s.to_string()).collect() })
-                .collect(),
-            runs: Runs::fixed(1),
-            warmup: 0,
-            order: Order::Sequential,
-            seed: 0,
-            hooks: Hooks::default(),
-            env: vec![("OMP_NUM_THREADS".into(), "{t}".into())],
-            evict: vec![],
-            metrics: vec![],
-            work: Some("1GB*{t}".into()),
-            timeout_s: None,
-            ignore_failure: false,
-            sample_rate_hz: None,
-            scale: None,
-            workers: false,
-            weak: false,
-            axis: None,
-            baseline: None,
-            ceiling: vec![],
-            launcher: Launcher::default(),
-            zip: false,
-        }
-    }
-
-    #[test]
-    fn grid_is_cartesian_with_the_first_parameter_outermost() {
-        let p = plan(&["prog", "-t{t}", "{size}"], &[("t", &["1", "2"]), ("size", &["a", "b", "c"])]);
-        let points = p.resolve().unwrap();
-        assert_eq!(points.len(), 6);
-        assert_eq!(points[1].argv, ["prog", "-t1", "b"]);
-        assert_eq!(points[3].label(), "t=2 size=a");
-        assert_eq!(points[3].env, [("OMP_NUM_THREADS".to_string(), "2".to_string())]);
-        assert_eq!(points[3].work.as_ref().unwrap().amount, 2e9);
-    }
-
-    #[test]
-    fn shell_mode_quotes_values() {
-        let mut p = plan(&["echo", "{t}"], &[("t", &["a;b"])]);
-        p.shell = true;
-        p.work = None;
-        assert_eq!(p.resolve().unwrap()[0].argv, ["sh", "-c", "echo 'a;b'"]);
-    }
-
-    #[test]
-    fn bad_plans_are_refused_with_one_sentence() {
-        let mut p = plan(&["prog", "{nope}"], &[("t", &["1"])]);
-        assert!(p.resolve().unwrap_err().to_string().contains("{nope}"));
-        p.command = vec![];
-        assert!(p.resolve().unwrap_err().to_string().contains("no command"));
-        let mut p = plan(&["prog"], &[("t", &["1"])]);
-        p.metrics = vec![MetricSpec { name: "x".into(), regex: "([0-9".into() }];
-        assert!(p.resolve().unwrap_err().to_string().contains("does not compile"));
-        p.metrics = vec![MetricSpec { name: "x".into(), regex: "[0-9]+".into() }];
-        assert!(p.resolve().unwrap_err().to_string().contains("capture group"));
     }
 }

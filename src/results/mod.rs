@@ -5,22 +5,27 @@
 
 pub mod analysis;
 pub mod findings;
+mod load;
 pub mod point_stats;
 mod store;
+mod sync;
 pub mod time;
+mod trust;
 
 use crate::exec::RunRecord;
 use crate::machine::Machine;
 use crate::plan::values::is_number;
-use crate::plan::{Plan, Point};
+use crate::plan::{Plan, PlanError, Point};
 pub use analysis::Analysis;
 pub use findings::Finding;
+pub use load::{LoadError, OLDEST_SCHEMA, load};
 pub use point_stats::PointStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-pub use store::{FILE_NAME, LoadError, Store, load};
+pub use store::{FILE_NAME, Store};
+pub use trust::{Untrusted, check_owned};
 
 /// The schema version this build writes. Version 2 stores the plan's axis and a typed analysis
 /// (model parameters as fields); version 1 files are read, their analysis and findings recomputed.
@@ -156,11 +161,12 @@ pub fn value_text(v: &Value) -> String {
 }
 
 impl Results {
-    /// A new document for a plan about to run.
-    pub fn new(plan: Plan, points: &[Point], command_line: Vec<String>) -> Results {
+    /// A new document for a plan about to run, with every point of its grid.
+    pub fn new(plan: Plan, command_line: Vec<String>) -> Result<Results, PlanError> {
         let now = time::iso_utc(time::unix_now());
-        let throughput_unit = points.iter().find_map(|p| p.work.as_ref()).map(|w| throughput_unit(&w.unit));
-        Results {
+        let points = plan.points().map(|p| p.map(|p| PointResult::new(&p))).collect::<Result<Vec<_>, _>>()?;
+        let throughput_unit = plan.point(0)?.work.map(|w| throughput_unit(&w.unit));
+        Ok(Results {
             schema_version: SCHEMA_VERSION,
             scalescope_version: env!("CARGO_PKG_VERSION").to_string(),
             created: now.clone(),
@@ -171,11 +177,11 @@ impl Results {
             plan,
             throughput_unit,
             metric_units: BTreeMap::new(),
-            points: points.iter().map(PointResult::new).collect(),
+            points,
             analysis: None,
             findings: Vec::new(),
             ceiling: None,
-        }
+        })
     }
 
     /// Adds a finished run to a point and refreshes its statistics; the analysis and findings of

@@ -1,0 +1,107 @@
+//! Reading a results document: results.json, then the runs in results.journal that it does not
+//! hold yet. Statistics and warnings are recomputed by this version's rules: the runs are the
+//! record.
+
+use super::store::{Entry, JOURNAL};
+use super::{FILE_NAME, Results, SCHEMA_VERSION};
+use std::path::{Path, PathBuf};
+
+/// Why a results file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file or folder is missing or unreadable.
+    #[error("cannot read {path}: {reason}")]
+    Unreadable {
+        /// What was asked for.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// The file is not a scalescope results document.
+    #[error("{path} is not a scalescope results file: {reason}")]
+    Invalid {
+        /// What was asked for.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Written by a newer scalescope.
+    #[error(
+        "{path} has results schema version {found}; this scalescope ({ours}) reads up to version {SCHEMA_VERSION}: install a newer scalescope to read it"
+    )]
+    TooNew {
+        /// What was asked for.
+        path: String,
+        /// Its schema version.
+        found: u64,
+        /// This build's version.
+        ours: &'static str,
+    },
+    /// Older than any layout this build reads.
+    #[error(
+        "{path} has results schema version {found}, older than this scalescope reads (versions {OLDEST_SCHEMA} to {SCHEMA_VERSION}): open it with the scalescope that wrote it (its scalescope_version), or run the sweep again"
+    )]
+    TooOld {
+        /// What was asked for.
+        path: String,
+        /// Its schema version.
+        found: u64,
+    },
+}
+
+/// The oldest results layout this build reads.
+pub const OLDEST_SCHEMA: u64 = 1;
+
+/// Reads a results document from a file or from the results.json in a folder.
+pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
+    let file = if path.is_dir() { path.join(FILE_NAME) } else { path.to_path_buf() };
+    let shown = file.display().to_string();
+    let bytes =
+        std::fs::read(&file).map_err(|e| LoadError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
+    let mut value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| LoadError::Invalid { path: shown.clone(), reason: e.to_string() })?;
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    match version {
+        None => return Err(LoadError::Invalid { path: shown, reason: "it has no schema_version".into() }),
+        Some(v) if v > SCHEMA_VERSION as u64 => {
+            return Err(LoadError::TooNew { path: shown, found: v, ours: env!("CARGO_PKG_VERSION") });
+        }
+        Some(v) if v < OLDEST_SCHEMA => return Err(LoadError::TooOld { path: shown, found: v }),
+        Some(1) => {
+            // Version 1 stored the analysis and findings untyped, and no axis: they are made again.
+            if let Some(doc) = value.as_object_mut() {
+                doc.remove("analysis");
+                doc.remove("findings");
+            }
+        }
+        _ => {}
+    }
+    let mut doc: Results =
+        serde_json::from_value(value).map_err(|e| LoadError::Invalid { path: shown, reason: e.to_string() })?;
+    // Read in this build's layout, it is written back in it.
+    doc.schema_version = SCHEMA_VERSION;
+    if doc.plan.axis.is_none() {
+        // Written before the axis was stored: decided now by the same rules (none if they no longer hold).
+        doc.plan.axis = doc.plan.axis_with(None, false, false).unwrap_or_default();
+    }
+    // The runs are the record: statistics and warnings are recomputed by this version's rules.
+    for p in &mut doc.points {
+        p.refresh();
+    }
+    let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    replay(&dir, &mut doc);
+    Ok((dir, doc))
+}
+
+/// Adds the journal's runs that results.json does not hold yet; a torn last line is ignored.
+fn replay(dir: &Path, doc: &mut Results) {
+    let Ok(text) = std::fs::read_to_string(dir.join(JOURNAL)) else { return };
+    for line in text.lines() {
+        let Ok(e) = serde_json::from_str::<Entry>(line) else { continue };
+        if let Some(p) = doc.points.get(e.point)
+            && e.run.index as usize == p.runs.len()
+        {
+            doc.add_run(e.point, e.run, &e.units);
+        }
+    }
+}
