@@ -204,6 +204,38 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
     assert_eq!(doc.points[1].runs[1].signal, Some(11));
     assert!(doc.points[1].stats.wall_s.is_none(), "crashed runs are not measurements");
     assert!(stdout(&o).contains("2 (2 failed)"), "{}", stdout(&o));
+
+    // Every other run fails at once; the others take 50 ms: the statistics are over those only.
+    let flip = "if [ -e flag ]; then rm flag; exit 1; else touch flag; sleep 0.05; fi";
+    let o = scalescope(d.path(), &["run", "-r", "4", "-w", "0", "-o", "c", "-i", "--", "sh", "-c", flip]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("c"));
+    let wall = doc.points[0].stats.wall_s.as_ref().expect("two runs succeeded");
+    assert_eq!(wall.n, 2, "{wall:?}");
+    assert!(wall.mean > 0.045, "failed runs left out of the mean: {wall:?}");
+}
+
+#[test]
+fn a_failed_runs_binary_output_is_counted_not_printed() {
+    let d = tempfile::tempdir().unwrap();
+    let o =
+        sweep(d.path(), "-r 1 -w 0", &["sh", "-c", "printf '\\033]0;owned\\007'; head -c 5000 /dev/urandom; exit 2"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("bytes of binary output on stdout") && e.contains("r/output/000-000.stdout"), "{e}");
+    assert!(!e.contains('\x1b') && !e.contains("owned"), "nothing of it reaches the terminal: {e}");
+}
+
+#[test]
+fn io_counts_the_whole_tree_and_the_exit_code_is_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let o = sweep(d.path(), "-r 1 -w 0 -i", &["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let run = &doc.points[0].runs[0];
+    assert_eq!(run.exit_code, Some(3));
+    assert!(run.syscall_read_bytes.unwrap() >= 100_000, "the reaped grandchild's reads count: {run:?}");
+    assert_eq!(std::fs::read_to_string(d.path().join("r/output/000-000.stdout")).unwrap(), "hi\n");
 }
 
 #[test]
@@ -323,4 +355,34 @@ fn a_server_started_by_the_setup_hook_is_left_to_the_cleanup_hook() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert!(!alive(pid), "the cleanup hook stopped it");
+}
+
+/// The peak memory of a run is the workload's own, as GNU time reports it: not scalescope's
+/// memory, which the kernel would count if the run were forked from scalescope itself.
+#[test]
+fn max_rss_is_the_workloads_own_as_gnu_time_says() {
+    let d = tempfile::tempdir().unwrap();
+    let behave = behave().display().to_string();
+    for mb in [1u64, 500] {
+        let out = format!("m{mb}");
+        let mb_text = mb.to_string();
+        let o = scalescope(
+            d.path(),
+            &argv(&format!("run -r 1 -w 0 --no-sample -o {out} --"), &[&behave, "alloc", &mb_text]),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let ours = results(&d.path().join(format!("m{mb}"))).points[0].runs[0].max_rss_bytes as f64;
+        let mib = ours / (1 << 20) as f64;
+        assert!(mib >= mb as f64 && mib < mb as f64 * 1.05 + 3.0, "alloc {mb} MB: max RSS {mib:.1} MiB");
+        let gnu =
+            std::process::Command::new("/usr/bin/time").args(["-f", "%M", &behave, "alloc", &mb.to_string()]).output();
+        match gnu {
+            Ok(g) if g.status.success() => {
+                let kib: f64 = String::from_utf8_lossy(&g.stderr).trim().lines().last().unwrap().parse().unwrap();
+                let theirs = kib * 1024.0;
+                assert!((ours / theirs - 1.0).abs() <= 0.10, "alloc {mb} MB: {ours} bytes vs GNU time's {theirs}");
+            }
+            _ => eprintln!("note: GNU time is not installed (apt-get install time); compared with the allocation only"),
+        }
+    }
 }

@@ -88,11 +88,6 @@ impl RunRecord {
         self.exit_code == Some(0) && !self.timed_out
     }
 
-    /// Whether the run's times are a measurement of the program (it exited by itself).
-    pub fn is_measurement(&self) -> bool {
-        self.exit_code.is_some() && !self.timed_out
-    }
-
     /// How the run ended, in words: `exit code 1`, `killed by SIGSEGV`, `timed out`.
     pub fn outcome(&self) -> String {
         if self.timed_out {

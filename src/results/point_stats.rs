@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Summaries of each figure over a point's runs that exited by themselves.
+/// Summaries of each figure over a point's runs that succeeded (exited by themselves with code 0):
+/// failed runs, kept under `--ignore-failure`, are left out.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct PointStats {
     /// Wall time.
@@ -42,7 +43,7 @@ pub const SHORT_RUN_S: f64 = 0.005;
 
 /// Computes the statistics and warnings of a point.
 pub fn compute(runs: &[RunRecord]) -> (PointStats, Vec<String>) {
-    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.is_measurement()).collect();
+    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.succeeded()).collect();
     let of = |f: &dyn Fn(&RunRecord) -> Option<f64>| {
         let v: Vec<f64> = ok.iter().filter_map(|r| f(r)).collect();
         Summary::of(&v)
