@@ -241,7 +241,6 @@ fn published_sweep(dir: &Path, table: &str) -> Results {
         r.cpu_pct = cpu;
         r.user_s = cpu / 100.0 * r.wall_s;
         r.sys_s = 0.0;
-        p.refresh();
         doc.points.push(p);
         counts.push(format!("{threads}"));
     }

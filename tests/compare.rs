@@ -37,7 +37,6 @@ fn set_with(dir: &Path, doc: &Results, name: &str, times: &[&[f64]], work: Optio
             r.cpu_pct = 100.0;
             r.throughput = work.map(|w| w / r.wall_s);
         }
-        p.refresh();
     }
     std::fs::create_dir_all(dir.join(name)).unwrap();
     std::fs::write(dir.join(name).join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();

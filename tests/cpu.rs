@@ -17,7 +17,7 @@ fn cpu_percent_follows_busy_threads_up_to_the_cores() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let cpu_time = |i: usize| {
-        let s = &doc.points[i].stats;
+        let s = doc.points[i].stats();
         s.user_s.as_ref().unwrap().mean + s.sys_s.as_ref().unwrap().mean
     };
     for (i, threads) in [1, cpus, cpus * 2].into_iter().enumerate() {
@@ -31,7 +31,7 @@ fn cpu_percent_follows_busy_threads_up_to_the_cores() {
         // Every thread's CPU time is counted: counting one of N would give a fraction of it.
         let ratio = cpu_time(i) / cpu_time(0);
         assert!((0.75..1.35).contains(&ratio), "threads={threads}: {ratio:.2}× the CPU time of one thread");
-        assert!(p.stats.throughput.as_ref().unwrap().mean > 0.0);
+        assert!(p.stats().throughput.as_ref().unwrap().mean > 0.0);
     }
     assert_eq!(doc.throughput_unit.as_deref(), Some("ops/s"));
 }

@@ -110,8 +110,8 @@ fn each_probe_sweeps_under_run_and_reports_throughput() {
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let doc = results(&d.path().join("r"));
         for p in &doc.points {
-            let tp = p.stats.throughput.as_ref().map(|t| t.mean);
-            assert!(tp.is_some_and(|t| t > 0.0), "{args:?}: {:?}", p.stats);
+            let tp = p.stats().throughput.map(|t| t.mean);
+            assert!(tp.is_some_and(|t| t > 0.0), "{args:?}: {:?}", p.stats());
         }
         assert!(doc.throughput_unit.is_some_and(|u| !u.is_empty()), "{args:?}");
     }

@@ -40,7 +40,7 @@ fn sleep_is_timed_to_the_millisecond() {
     let o = sweep(d.path(), "-r 3 -w 0", &["sleep", "0.2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
-    let wall = doc.points[0].stats.wall_s.as_ref().unwrap();
+    let wall = doc.points[0].stats().wall_s.unwrap();
     // Never less than the sleep; on a busy machine starting the process can add tens of ms.
     assert!((0.2..0.3).contains(&wall.mean), "sleep 0.2 measured {}", wall.mean);
     for r in &doc.points[0].runs {
@@ -202,7 +202,7 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
     let doc = results(&d.path().join("b"));
     assert_eq!(doc.points[1].runs.len(), 2);
     assert_eq!(doc.points[1].runs[1].signal, Some(11));
-    assert!(doc.points[1].stats.wall_s.is_none(), "crashed runs are not measurements");
+    assert!(doc.points[1].stats().wall_s.is_none(), "crashed runs are not measurements");
     assert!(stdout(&o).contains("2 (2 failed)"), "{}", stdout(&o));
 
     // Every other run fails at once; the others take 50 ms: the statistics are over those only.
@@ -210,7 +210,7 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
     let o = scalescope(d.path(), &["run", "-r", "4", "-w", "0", "-o", "c", "-i", "--", "sh", "-c", flip]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("c"));
-    let wall = doc.points[0].stats.wall_s.as_ref().expect("two runs succeeded");
+    let wall = doc.points[0].stats().wall_s.expect("two runs succeeded");
     assert_eq!(wall.n, 2, "{wall:?}");
     assert!(wall.mean > 0.045, "failed runs left out of the mean: {wall:?}");
 }
@@ -309,7 +309,7 @@ fn automatic_runs_take_more_runs_of_short_commands() {
     let doc = results(&d.path().join("r"));
     assert_eq!(doc.points[0].runs.len(), 12);
     assert_eq!(doc.points[0].target_runs, Some(12));
-    assert!(doc.points[0].warnings.iter().any(|w| w.contains("start-up dominates")), "{:?}", doc.points[0].warnings);
+    assert!(doc.points[0].warnings().iter().any(|w| w.contains("start-up dominates")), "{:?}", doc.points[0].warnings());
 }
 
 #[test]

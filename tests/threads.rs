@@ -29,7 +29,7 @@ fn sample_command(extra: &[&str], command: &[&str]) -> (ThreadReport, String) {
     assert!(o.status.success(), "{command:?}: {}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{command:?}: {}", stderr(&o));
     let mut doc = results(&d.path().join("r"));
-    let report = doc.points[0].runs[0].threads.take().expect("the run is sampled");
+    let report = doc.points[0].runs[0].threads.take().map(|b| *b).expect("the run is sampled");
     (report, stdout(&o))
 }
 

@@ -55,7 +55,7 @@ impl Observations {
 /// Builds observations from a results document along `axis`.
 pub fn from_results(doc: &Results, axis: &Axis) -> Observations {
     let scale = &axis.param;
-    let basis = if doc.points.iter().all(|p| p.stats.throughput.is_some()) { Basis::Throughput } else { Basis::Time };
+    let basis = if doc.points.iter().all(|p| p.stats().throughput.is_some()) { Basis::Throughput } else { Basis::Time };
     let mut series: Vec<Series> = Vec::new();
     for (i, p) in doc.points.iter().enumerate() {
         let Some(count) = p.params.get(scale).and_then(|v| v.as_f64()) else { continue };
@@ -76,7 +76,7 @@ pub fn from_results(doc: &Results, axis: &Axis) -> Observations {
             })
             .filter(|v| v.is_finite() && *v > 0.0)
             .collect();
-        let obs = Obs { index: i, count, values, cpu_pct: p.stats.cpu_pct.as_ref().map(|c| c.mean) };
+        let obs = Obs { index: i, count, values, cpu_pct: p.stats().cpu_pct.map(|c| c.mean) };
         match series.iter_mut().find(|s| s.label == label) {
             Some(s) => s.points.push(obs),
             None => series.push(Series { label, points: vec![obs] }),

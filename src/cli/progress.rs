@@ -1,5 +1,7 @@
-//! The progress bar during a sweep (point, run, ETA; hidden when stderr is not a terminal), and
-//! the sink that stores every run and keeps the bar in step.
+//! Progress during a sweep, and the sink that stores every run. On a terminal: a bar with the
+//! point, the run and the time left. Elsewhere (nohup, CI, a batch job's log): a line on stderr
+//! per finished point (at most one a second; faster points are counted together), and a line a
+//! minute while a long point runs, so a log shows where the sweep is.
 
 use crate::exec::RunRecord;
 use crate::exec::sweep::{Event, Sink};
@@ -7,60 +9,226 @@ use crate::results::Store;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// At most one line per this long for finished points, without a terminal.
+const LINE_EVERY: Duration = Duration::from_secs(1);
+/// A line after this long without one, without a terminal.
+const HEARTBEAT: Duration = Duration::from_secs(60);
 
 /// Stores runs in the results folder and shows progress.
 pub struct Session<'a> {
     store: &'a mut Store,
     bar: ProgressBar,
-    warmup: u64,
+    log: Option<Log>,
+    count: Count,
+    /// What is running now, for the lines.
+    now: Arc<Mutex<String>>,
+}
+
+/// Runs done and to do, kept up to date run by run (the sweep may have a million points).
+struct Count {
+    started: Instant,
+    points: usize,
+    points_done: usize,
+    runs_done: u64,
+    /// Runs planned at points whose number of runs is known, and how many such points.
+    planned: u64,
+    known: usize,
+    min_runs: u32,
+    interleaved: bool,
+}
+
+impl Count {
+    /// Runs still to do, estimating unknown targets by the known ones.
+    fn left(&self) -> u64 {
+        let unknown = (self.points - self.known) as u64;
+        let per_point = if self.known > 0 { self.planned as f64 / self.known as f64 } else { self.min_runs as f64 };
+        (self.planned + (unknown as f64 * per_point).round() as u64).saturating_sub(self.runs_done)
+    }
+
+    /// The time left, once a point is done (or, interleaved, ten runs are).
+    fn time_left(&self) -> Option<Duration> {
+        let ready = self.points_done > 0 || (self.interleaved && self.runs_done >= 10);
+        let per_run = self.started.elapsed().as_secs_f64() / self.runs_done.max(1) as f64;
+        ready.then(|| Duration::from_secs_f64(per_run * self.left() as f64))
+    }
+
+    fn status(&self) -> String {
+        let left = self.time_left().map_or(String::new(), |t| format!(", about {} left", clock(t)));
+        format!(
+            "{}/{} points, {} runs, {} elapsed{left}",
+            self.points_done,
+            self.points,
+            self.runs_done,
+            clock(self.started.elapsed())
+        )
+    }
+}
+
+/// The lines written when stderr is not a terminal.
+struct Log {
+    last: Arc<Mutex<Instant>>,
+    /// Points finished since the last line.
+    pending: Vec<String>,
+    heartbeat: Option<(Sender<()>, JoinHandle<()>)>,
 }
 
 impl<'a> Session<'a> {
-    /// A session over a store; no bar when output is passed through or stderr is not a terminal.
+    /// A session over a store: a bar on a terminal (none while output is passed through), lines
+    /// otherwise.
     pub fn new(store: &'a mut Store, show_output: bool) -> Session<'a> {
-        let visible = std::io::stderr().is_terminal() && !show_output;
-        let bar = if visible {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = if terminal && !show_output {
             ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
         } else {
             ProgressBar::hidden()
         };
         bar.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} runs · {msg} · ETA {eta}")
+            ProgressStyle::with_template("{bar:30} {pos}/{len} runs · {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        let mut s = Session { warmup: store.doc.plan.warmup as u64, store, bar };
-        s.update_length();
-        s.bar.set_position(s.done());
+        let doc = &store.doc;
+        let min = doc.plan.runs.min;
+        let count = Count {
+            started: Instant::now(),
+            points: doc.points.len(),
+            points_done: doc.points.iter().filter(|p| p.target_runs.is_some_and(|t| p.runs.len() as u32 >= t)).count(),
+            runs_done: doc.run_count() as u64,
+            planned: doc.points.iter().filter_map(|p| p.target_runs).map(u64::from).sum(),
+            known: doc.points.iter().filter(|p| p.target_runs.is_some()).count(),
+            min_runs: min,
+            interleaved: doc.plan.order != crate::plan::Order::Sequential,
+        };
+        let now = Arc::new(Mutex::new(String::new()));
+        let log = (!terminal).then(|| {
+            let last = Arc::new(Mutex::new(Instant::now()));
+            Log { heartbeat: heartbeat(last.clone(), now.clone()), last, pending: Vec::new() }
+        });
+        let s = Session { store, bar, log, count, now };
+        s.bar.set_length(s.count.runs_done + s.count.left());
+        s.bar.set_position(s.count.runs_done);
         s
     }
 
-    /// Removes the bar.
-    pub fn finish(&self) {
+    /// Removes the bar, and writes the line of the last points finished.
+    pub fn finish(&mut self) {
         self.bar.finish_and_clear();
+        if let Some(log) = &mut self.log {
+            if let Some((tx, handle)) = log.heartbeat.take() {
+                drop(tx);
+                let _ = handle.join();
+            }
+            flush(log, &self.count);
+        }
     }
 
-    fn done(&self) -> u64 {
-        self.store.doc.points.iter().map(|p| p.runs.len() as u64).sum()
+    /// A point has all its runs: a line (or, within a second of the last, a note for the next).
+    fn point_done(&mut self, point: usize) {
+        self.count.points_done += 1;
+        let Some(log) = &mut self.log else { return };
+        let p = &self.store.doc.points[point];
+        let time = p.stats().wall_s.map_or(String::new(), |w| format!(", {}", seconds(w.mean, w.stddev)));
+        log.pending.push(format!("{}: {} runs{time}", p.label(), p.runs.len()));
+        if log.last.lock().map_or(true, |l| l.elapsed() >= LINE_EVERY) {
+            flush(log, &self.count);
+        }
     }
+}
 
-    fn update_length(&mut self) {
-        let min = self.store.doc.plan.runs.min;
-        let total: u64 =
-            self.store.doc.points.iter().map(|p| p.target_runs.unwrap_or(min).max(p.runs.len() as u32) as u64).sum();
-        self.bar.set_length(total);
+impl Session<'_> {
+    /// Every point has had one more run (interleaved orders): a line, as for a point.
+    fn round_done(&mut self) {
+        let Some(log) = &mut self.log else { return };
+        let round = self.count.runs_done / self.count.points as u64;
+        log.pending.push(format!("round {round} done (a run of every point)"));
+        if log.last.lock().map_or(true, |l| l.elapsed() >= LINE_EVERY) {
+            flush(log, &self.count);
+        }
     }
+}
+
+/// Writes the pending points' line.
+fn flush(log: &mut Log, count: &Count) {
+    let Some(latest) = log.pending.last() else { return };
+    let others = match log.pending.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    eprintln!("scalescope: {latest}{others} · {}", count.status());
+    log.pending.clear();
+    if let Ok(mut l) = log.last.lock() {
+        *l = Instant::now();
+    }
+}
+
+/// A thread that writes what is running when nothing was written for a minute.
+fn heartbeat(last: Arc<Mutex<Instant>>, now: Arc<Mutex<String>>) -> Option<(Sender<()>, JoinHandle<()>)> {
+    let (tx, rx) = mpsc::channel::<()>();
+    let handle = std::thread::Builder::new()
+        .name("scalescope-progress".into())
+        .spawn(move || {
+            loop {
+                let since = last.lock().map_or(Duration::ZERO, |l| l.elapsed());
+                match rx.recv_timeout(HEARTBEAT.saturating_sub(since).max(Duration::from_millis(100))) {
+                    Err(RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+                let Ok(mut l) = last.lock() else { return };
+                if l.elapsed() >= HEARTBEAT {
+                    eprintln!("scalescope: still running {}", now.lock().map(|s| s.clone()).unwrap_or_default());
+                    *l = Instant::now();
+                }
+            }
+        })
+        .ok()?;
+    Some((tx, handle))
+}
+
+/// `1:05:03`, `4:02`, `0:09`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// `1.234 s ± 2%`.
+fn seconds(mean: f64, stddev: f64) -> String {
+    let spread = if mean > 0.0 { format!(" ± {:.0}%", 100.0 * stddev / mean) } else { String::new() };
+    format!("{mean:.4} s{spread}")
 }
 
 impl Sink for Session<'_> {
     fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
         self.store.record(point, run, units)?;
+        self.count.runs_done += 1;
         self.bar.inc(1);
+        let p = &self.store.doc.points[point];
+        if p.target_runs.is_some_and(|t| p.runs.len() as u32 == t) {
+            self.point_done(point);
+        } else if self.count.interleaved && self.count.runs_done.is_multiple_of(self.count.points as u64) {
+            self.round_done();
+        }
         Ok(())
     }
 
     fn target(&mut self, point: usize, runs: u32) {
+        let before = self.store.doc.points[point].target_runs;
         self.store.target(point, runs);
-        self.update_length();
+        match before {
+            Some(b) => self.count.planned = self.count.planned - u64::from(b) + u64::from(runs),
+            None => {
+                self.count.planned += u64::from(runs);
+                self.count.known += 1;
+            }
+        }
+        self.bar.set_length(self.count.runs_done + self.count.left());
     }
 
     fn event(&mut self, event: Event) {
@@ -68,12 +236,16 @@ impl Sink for Session<'_> {
             Event::Starting { point, warmup, progress } => {
                 let p = &self.store.doc.points[point];
                 let what = if warmup {
-                    format!("warm-up of {}", self.warmup)
+                    "warm-up".to_string()
                 } else {
                     let target = progress[point].target.map_or("?".into(), |t| t.to_string());
                     format!("run {}/{target}", progress[point].done + 1)
                 };
-                self.bar.set_message(format!("{} · {what}", p.label()));
+                let left = self.count.time_left().map_or(String::new(), |t| format!(" · about {} left", clock(t)));
+                self.bar.set_message(format!("{} · {what}{left}", p.label()));
+                if let Ok(mut now) = self.now.lock() {
+                    *now = format!("{} ({what}) · {}", p.label(), self.count.status());
+                }
             }
             Event::Warning(w) => self.bar.suspend(|| crate::report::terminal::warn(&w)),
         }

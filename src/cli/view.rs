@@ -39,7 +39,7 @@ pub fn print_and_export(
     folder: Option<&Path>,
     view: &ViewArgs,
 ) -> anyhow::Result<()> {
-    let mut text = sections.terminal(terminal::colour());
+    let mut text = sections.terminal(terminal::colour(), view.all);
     let post = sections.markdown(doc);
     if let Some(dir) = folder {
         write(&dir.join(SUMMARY_MD), &post)?;

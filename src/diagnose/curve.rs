@@ -187,9 +187,9 @@ pub fn startup_dominated(
     name: &str,
     label: &str,
 ) -> Option<Finding> {
-    let wall = doc.points[top.index].stats.wall_s.as_ref().map_or(f64::INFINITY, |w| w.median);
+    let wall = doc.points[top.index].stats().wall_s.map_or(f64::INFINITY, |w| w.median);
     // A program's own throughput figure leaves out its start-up; the wall clock does not.
-    let base_wall = doc.points[base.index].stats.wall_s.as_ref().map_or(0.0, |w| w.median);
+    let base_wall = doc.points[base.index].stats().wall_s.map_or(0.0, |w| w.median);
     let wall_gap = 1.0 - (base_wall / wall) / (top.count / base.count);
     (wall < 0.05 && (gap > 0.2 || wall_gap > 0.2)).then(|| Finding {
         kind: Kind::StartupDominated,
@@ -239,7 +239,7 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         .points
         .iter()
         .filter_map(|p| {
-            let w = p.stats.wall_s.as_ref()?;
+            let w = p.stats().wall_s?;
             (w.n >= 2 && w.rel_stddev() > crate::results::point_stats::NOISY_REL_STDDEV)
                 .then(|| format!("{}: ±{:.0}%", p.label(), 100.0 * w.rel_stddev()))
         })

@@ -141,7 +141,7 @@ impl Useful {
 /// capacity is lost); `None` when no run has an accounting.
 pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     let runs: Vec<(&RunRecord, &ThreadReport)> =
-        p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| Some((r, r.threads.as_ref()?))).collect();
+        p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| Some((r, r.threads.as_deref()?))).collect();
     let runs: Vec<_> = runs.into_iter().filter(|(_, t)| t.capacity.is_some()).collect();
     if runs.is_empty() {
         return None;

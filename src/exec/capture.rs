@@ -1,9 +1,13 @@
-//! Captures a child's stdout or stderr: keeps the first and last bytes (bounded memory whatever
+//! Captures a run's stdout and stderr: keeps the first and last bytes (bounded memory whatever
 //! the program prints), scans every line for metrics, and optionally passes the output through.
+//! The thread that waits for the run reads both pipes itself ([`Streams`]).
 
 use super::metrics::{Found, Scanner};
+use std::fs::File;
 use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Bytes kept from the start and, separately, from the end of each stream.
 pub const KEEP_BYTES: usize = 64 * 1024;
@@ -46,46 +50,144 @@ impl Captured {
     }
 }
 
-/// Reads `src` to its end; where it goes: kept, scanned, and echoed to `echo` when given.
-pub fn drain(mut src: impl Read, scanner: Arc<Scanner>, mut echo: Option<Box<dyn Write + Send>>) -> Captured {
-    let mut cap = Captured::default();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut line: Vec<u8> = Vec::new();
-    loop {
-        let n = match src.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        let chunk = &buf[..n];
-        cap.total += n as u64;
-        if let Some(w) = echo.as_mut()
+/// Where one stream's bytes go as they arrive: kept (bounded), scanned line by line for metrics,
+/// and echoed when asked.
+pub struct Capture {
+    cap: Captured,
+    line: Vec<u8>,
+    scanner: Arc<Scanner>,
+    echo: Option<Box<dyn Write + Send>>,
+}
+
+impl Capture {
+    /// A capture scanning with `scanner` and echoing to `echo` when given.
+    pub fn new(scanner: Arc<Scanner>, echo: Option<Box<dyn Write + Send>>) -> Capture {
+        Capture { cap: Captured::default(), line: Vec::new(), scanner, echo }
+    }
+
+    /// Takes the next bytes of the stream.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.cap.total += chunk.len() as u64;
+        if let Some(w) = self.echo.as_mut()
             && w.write_all(chunk).and_then(|_| w.flush()).is_err()
         {
-            echo = None;
+            self.echo = None;
         }
-        keep(&mut cap, chunk);
+        keep(&mut self.cap, chunk);
         for piece in chunk.split_inclusive(|&b| b == b'\n') {
             let complete = piece.ends_with(b"\n");
-            if complete && line.is_empty() {
+            if complete && self.line.is_empty() {
                 // The common case: a whole line inside the chunk, scanned in place.
-                scanner.scan_line(&piece[..piece.len().min(MAX_LINE)], &mut cap.found);
+                self.scanner.scan_line(&piece[..piece.len().min(MAX_LINE)], &mut self.cap.found);
                 continue;
             }
-            if line.len() < MAX_LINE {
-                line.extend_from_slice(&piece[..piece.len().min(MAX_LINE - line.len())]);
+            if self.line.len() < MAX_LINE {
+                self.line.extend_from_slice(&piece[..piece.len().min(MAX_LINE - self.line.len())]);
             }
             if complete {
-                scanner.scan_line(&line, &mut cap.found);
-                line.clear();
+                self.scanner.scan_line(&self.line, &mut self.cap.found);
+                self.line.clear();
             }
         }
     }
-    if !line.is_empty() {
-        scanner.scan_line(&line, &mut cap.found);
+
+    /// The stream ended: what it printed.
+    pub fn finish(mut self) -> Captured {
+        if !self.line.is_empty() {
+            self.scanner.scan_line(&self.line, &mut self.cap.found);
+        }
+        self.cap
     }
-    cap
+}
+
+/// Reads `src` to its end; where it goes: kept, scanned, and echoed to `echo` when given.
+pub fn drain(mut src: impl Read, scanner: Arc<Scanner>, echo: Option<Box<dyn Write + Send>>) -> Captured {
+    let mut c = Capture::new(scanner, echo);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => c.feed(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    c.finish()
+}
+
+/// Why [`Streams::until`] returned.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Wake {
+    /// The other descriptor has something to read.
+    Other,
+    /// The deadline passed.
+    Deadline,
+    /// Both streams are closed (and there is no other descriptor to wait for).
+    Closed,
+}
+
+/// A run's stdout and stderr pipes, read by the thread that waits for the run: no reader thread
+/// to start or to wake, so that nothing but the run itself competes for the CPUs.
+pub(crate) struct Streams {
+    pipes: [Option<File>; 2],
+    captures: [Capture; 2],
+    buf: Vec<u8>,
+}
+
+impl Streams {
+    /// Captures of the read ends of a run's stdout and stderr pipes.
+    pub fn new(pipes: [File; 2], captures: [Capture; 2]) -> Streams {
+        Streams { pipes: pipes.map(Some), captures, buf: vec![0u8; 64 * 1024] }
+    }
+
+    /// Captures output until `other` is readable, `deadline` passes, or both streams close.
+    pub fn until(&mut self, other: Option<RawFd>, deadline: Option<Instant>) -> std::io::Result<Wake> {
+        loop {
+            let mut fds: Vec<libc::pollfd> = other
+                .into_iter()
+                .chain(self.pipes.iter().flatten().map(|p| p.as_raw_fd()))
+                .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+                .collect();
+            if other.is_none() && fds.is_empty() {
+                return Ok(Wake::Closed);
+            }
+            let ms = match deadline {
+                None => -1,
+                Some(d) => d.saturating_duration_since(Instant::now()).as_millis().min(i32::MAX as u128) as i32,
+            };
+            // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+            if n < 0 {
+                match std::io::Error::last_os_error() {
+                    e if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    e => return Err(e),
+                }
+            }
+            if n == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(Wake::Deadline);
+            }
+            for (i, slot) in self.pipes.iter_mut().enumerate() {
+                let Some(pipe) = slot else { continue };
+                let ready = fds.iter().any(|f| f.fd == pipe.as_raw_fd() && f.revents != 0);
+                if ready {
+                    match pipe.read(&mut self.buf) {
+                        Ok(0) => *slot = None,
+                        Ok(n) => self.captures[i].feed(&self.buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => *slot = None,
+                    }
+                }
+            }
+            if other.is_some() && fds[0].revents != 0 {
+                return Ok(Wake::Other);
+            }
+        }
+    }
+
+    /// What the two streams printed (a stream still open is cut where it stands).
+    pub fn finish(self) -> [Captured; 2] {
+        self.captures.map(Capture::finish)
+    }
 }
 
 fn keep(cap: &mut Captured, chunk: &[u8]) {

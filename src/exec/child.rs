@@ -4,20 +4,24 @@
 //! timeout that stops the whole group. The [`Executor`] trait lets the sweep run on scripted
 //! outcomes in tests.
 
-use super::capture::{self, Captured};
+use super::capture::{Capture, Captured, Streams, Wake};
 use super::metrics::Scanner;
 use super::signals;
 use super::spawner::{Refused, Request, Spawner};
-use crate::sample::procfs;
+use super::strays::{become_subreaper, kill_strays, own_children};
 use crate::sample::{Config, Sampler, ThreadReport};
-use std::io::Read;
-use std::os::fd::AsRawFd;
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Between SIGTERM and SIGKILL when a run times out.
+const GRACE: Duration = Duration::from_secs(signals::GRACE_S as u64);
+/// How long output is still read after a run's group is gone.
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 
 /// What to run and how.
 pub struct Spec<'a> {
@@ -152,33 +156,43 @@ pub trait Executor {
 }
 
 /// The executor of real processes, started through the spawn helper (see [`super::spawner`]).
-#[derive(Default)]
 pub struct Processes {
     spawner: Option<Spawner>,
+    /// Programs already looked up on PATH.
+    paths: HashMap<String, PathBuf>,
 }
 
 impl Processes {
-    /// An executor; its helper starts with the first run.
+    /// An executor, which makes scalescope the reaper of its runs' orphans; its helper starts with
+    /// the first run.
     pub fn new() -> Processes {
-        Processes::default()
+        become_subreaper();
+        Processes { spawner: None, paths: HashMap::new() }
+    }
+}
+
+impl Default for Processes {
+    fn default() -> Processes {
+        Processes::new()
     }
 }
 
 impl Executor for Processes {
     fn run(&mut self, spec: &Spec) -> Result<Outcome, SpawnError> {
         let program = &spec.argv[0];
-        if self.spawner.is_none() {
-            self.spawner = Some(Spawner::start().map_err(SpawnError::Helper)?);
-        }
-        let spawner = self.spawner.as_mut().ok_or_else(|| SpawnError::Helper(std::io::ErrorKind::NotFound.into()))?;
-        // Pipes and their reader threads exist before the clock starts: only the program is timed.
+        let spawner = match &mut self.spawner {
+            Some(s) => s,
+            None => self.spawner.insert(Spawner::start().map_err(SpawnError::Helper)?),
+        };
+        // Everything is ready before the helper takes the clock: only the program is timed.
         let (out_r, out_w) = std::io::pipe().map_err(|e| SpawnError::of(program, e))?;
         let (err_r, err_w) = std::io::pipe().map_err(|e| SpawnError::of(program, e))?;
         let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
         let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
-        let readers = [reader(out_r, &spec.scanner, echo_out), reader(err_r, &spec.scanner, echo_err)];
+        let captures = [Capture::new(spec.scanner.clone(), echo_out), Capture::new(spec.scanner.clone(), echo_err)];
+        let mut streams = Streams::new([File::from(OwnedFd::from(out_r)), File::from(OwnedFd::from(err_r))], captures);
         let earlier = if spec.kill_leftovers { own_children() } else { Vec::new() };
-        let path = resolve(program);
+        let path = self.paths.entry(program.clone()).or_insert_with(|| resolve(program));
         let request = Request {
             program: path.as_os_str(),
             argv: spec.argv,
@@ -192,25 +206,36 @@ impl Executor for Processes {
             Ok(Err(Refused(errno))) => return Err(SpawnError::of(program, std::io::Error::from_raw_os_error(errno))),
             Err(e) => return Err(self.helper_failed(e)),
         };
-        // The helper holds its own copies now: the readers see end-of-file when the run's tree exits.
+        // The helper holds its own copies now: the streams end when the run's tree exits.
         drop((out_w, err_w));
         signals::set_current_group(pid);
         let sampler = spec.sample.and_then(|c| Sampler::start(pid, c));
-        let timed_out = Arc::new(AtomicBool::new(false));
-        let watchdog = spec.timeout.map(|t| watchdog(pid, t, timed_out.clone()));
-        let finished = spawner.finish();
+        let mut timed_out = false;
+        let mut kill_at = spec.timeout.map(|t| (Instant::now() + t, libc::SIGTERM));
+        let finished = loop {
+            match streams.until(Some(spawner.reply_fd()), kill_at.map(|(at, _)| at)) {
+                Ok(Wake::Deadline) => {
+                    let Some((_, sig)) = kill_at else { continue };
+                    timed_out = true;
+                    // SAFETY: signals the run's own process group.
+                    unsafe { libc::kill(-pid, sig) };
+                    kill_at = (sig == libc::SIGTERM).then(|| (Instant::now() + GRACE, libc::SIGKILL));
+                }
+                Ok(_) => break spawner.finish(),
+                Err(e) => break Err(e),
+            }
+        };
         let threads = sampler.map(Sampler::stop);
-        if let Some((done, handle)) = watchdog {
-            drop(done);
-            let _ = handle.join();
-        }
         signals::set_current_group(0);
         let finished = finished.map_err(|e| self.helper_failed(e))?;
         let strays = if spec.kill_leftovers { kill_strays(&earlier) } else { 0 };
+        // A descendant that escaped the group may hold a pipe open: stop reading after a while.
+        let _ = streams.until(None, Some(Instant::now() + OUTPUT_GRACE));
+        let [stdout, stderr] = streams.finish();
         let u = finished.usage;
         let mut outcome = Outcome {
             wall_s: finished.wall_ns as f64 * 1e-9,
-            timed_out: timed_out.load(Ordering::SeqCst),
+            timed_out,
             interrupted: signals::interrupted(),
             usage: Usage {
                 user_s: u[0] as f64 * 1e-6,
@@ -224,6 +249,8 @@ impl Executor for Processes {
                 involuntary_switches: u[8].max(0) as u64,
             },
             io: finished.io,
+            stdout,
+            stderr,
             threads,
             strays,
             ..Outcome::default()
@@ -234,9 +261,6 @@ impl Executor for Processes {
         } else if libc::WIFSIGNALED(status) {
             outcome.signal = Some(libc::WTERMSIG(status));
         }
-        let [out, err] = readers;
-        outcome.stdout = collect(out);
-        outcome.stderr = collect(err);
         Ok(outcome)
     }
 }
@@ -249,53 +273,6 @@ impl Processes {
     }
 }
 
-/// Makes scalescope the reaper of orphans from its runs, so that a workload's daemons (double fork,
-/// new session: out of reach of its process group) become scalescope's children when their parent
-/// exits, and can be found and killed after the run.
-pub fn become_subreaper() {
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
-}
-
-/// Kills and reaps the children scalescope gained during a run (not those in `earlier`): orphans
-/// of the run reparented to it. Killing one may orphan its own children, so it repeats until none
-/// is left. Returns how many.
-pub fn kill_strays(earlier: &[i32]) -> u32 {
-    let mut killed = 0;
-    for _ in 0..16 {
-        let children: Vec<i32> = own_children().into_iter().filter(|c| !earlier.contains(c)).collect();
-        if children.is_empty() {
-            break;
-        }
-        for &c in &children {
-            // An orphan that already exited (a launcher's short-lived helper) is only reaped.
-            let zombie = std::fs::read_to_string(format!("/proc/{c}/stat"))
-                .ok()
-                .and_then(|s| procfs::stat(&s))
-                .is_some_and(|s| s.state == 'Z');
-            // SAFETY: kill and waitpid on our own children.
-            unsafe {
-                if !zombie {
-                    libc::kill(c, libc::SIGKILL);
-                }
-                libc::waitpid(c, std::ptr::null_mut(), 0);
-            }
-            killed += u32::from(!zombie);
-        }
-    }
-    killed
-}
-
-/// The children of every thread of this process.
-fn own_children() -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|c| c.split_ascii_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<i32>>())
-        .collect()
-}
-
 /// Finds a bare program name on PATH, as exec would, so the search is not timed with the run.
 pub fn resolve(program: &str) -> PathBuf {
     if program.contains('/') {
@@ -306,44 +283,6 @@ pub fn resolve(program: &str) -> PathBuf {
         .map(|dir| dir.join(program))
         .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
         .unwrap_or_else(|| program.into())
-}
-
-type Reader = Option<mpsc::Receiver<Captured>>;
-
-fn reader(
-    src: impl Read + Send + 'static,
-    scanner: &Arc<Scanner>,
-    echo: Option<Box<dyn std::io::Write + Send>>,
-) -> Reader {
-    let scanner = scanner.clone();
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("scalescope-output".into())
-        .spawn(move || {
-            let _ = tx.send(capture::drain(src, scanner, echo));
-        })
-        .ok()?;
-    Some(rx)
-}
-
-/// Waits for a reader; a descendant that escaped the group may hold the pipe open, so give up after a while.
-fn collect(reader: Reader) -> Captured {
-    reader.and_then(|rx| rx.recv_timeout(Duration::from_secs(2)).ok()).unwrap_or_default()
-}
-
-fn watchdog(pid: i32, limit: Duration, fired: Arc<AtomicBool>) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
-    let (tx, rx) = mpsc::channel::<()>();
-    let handle = std::thread::spawn(move || {
-        if rx.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
-            fired.store(true, Ordering::SeqCst);
-            unsafe { libc::kill(-pid, libc::SIGTERM) };
-            let grace = Duration::from_secs(signals::GRACE_S as u64);
-            if rx.recv_timeout(grace) == Err(mpsc::RecvTimeoutError::Timeout) {
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
-            }
-        }
-    });
-    (tx, handle)
 }
 
 /// `rchar` and `wchar` of `/proc/<pid>/io`, when readable.

@@ -10,6 +10,7 @@ pub mod ranks;
 pub mod record;
 pub mod signals;
 mod spawner;
+mod strays;
 pub mod sweep;
 pub mod tail;
 

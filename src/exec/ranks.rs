@@ -65,7 +65,7 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
             for r in reports {
                 first.absorb(&r);
             }
-            run.threads = Some(first);
+            run.threads = Some(Box::new(first));
         }
     }
     let failed = parts.iter().find(|p| !p.succeeded());

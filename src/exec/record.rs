@@ -64,16 +64,16 @@ pub struct RunRecord {
     pub throughput: Option<f64>,
     /// Page-cache state of the `--evict` inputs before the run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub evict: Option<Eviction>,
+    pub evict: Option<Box<Eviction>>,
     /// Where the run's thread time went (the sampler's report), when sampled.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub threads: Option<ThreadReport>,
+    pub threads: Option<Box<ThreadReport>>,
     /// Captured stdout, relative to the results folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub stdout: Option<OutputFile>,
+    pub stdout: Option<Box<OutputFile>>,
     /// Captured stderr, relative to the results folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub stderr: Option<OutputFile>,
+    pub stderr: Option<Box<OutputFile>>,
     /// What each rank or copy measured, when launched through `scalescope agent`.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ranks: Vec<RankPart>,

@@ -99,6 +99,11 @@ impl Spawner {
         Ok(if ok == 1 { Ok(value) } else { Err(Refused(value)) })
     }
 
+    /// The descriptor that becomes readable when the run started last has ended.
+    pub fn reply_fd(&self) -> RawFd {
+        self.from.as_raw_fd()
+    }
+
     /// Waits for the run started last to end.
     pub fn finish(&mut self) -> io::Result<Finished> {
         let reply = receive(&mut self.from)?;

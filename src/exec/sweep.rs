@@ -79,7 +79,6 @@ pub fn run(
     show_output: bool,
 ) -> Result<Stop, ExecError> {
     signals::install();
-    child::become_subreaper();
     let scanner = Arc::new(Scanner::new(&plan.metrics).map_err(|e| PlanError::Invalid(e.to_string()))?);
     let timeout = plan.timeout_s.map(Duration::from_secs_f64);
     let mut sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed);
@@ -132,14 +131,17 @@ pub fn run(
             sample: if point.launch.is_some() { None } else { sample },
             kill_leftovers: true,
         };
-        let outcome = exec.run(&spec)?;
+        let mut outcome = exec.run(&spec)?;
         if outcome.interrupted {
             return Ok(Stop::Interrupted);
         }
         Hooks { exec: &mut *exec, point, show_output }.run("conclude", &point.hooks.conclude)?;
 
         let mut record = measure(&outcome, point, index, started, &scanner);
-        record.evict = eviction;
+        record.evict = eviction.map(Box::new);
+        // One sweep of the sampler says nothing about where a run's time went (a run shorter
+        // than the sampling interval): no report rather than an empty one.
+        record.threads = outcome.threads.take().filter(|t| t.samples >= 2).map(Box::new);
         if let (Some(l), Some(dir)) = (&point.launch, &parts) {
             ranks::merge(&mut record, ranks::read_all(dir), l.ranks, point.work.is_some());
             let _ = std::fs::remove_dir_all(dir);
@@ -149,8 +151,8 @@ pub fn run(
         }
         let failed = !record.succeeded();
         if !warmup || failed {
-            record.stdout = save_output(sink, &stem, "stdout", &outcome.stdout);
-            record.stderr = save_output(sink, &stem, "stderr", &outcome.stderr);
+            record.stdout = save_output(sink, &stem, "stdout", &outcome.stdout).map(Box::new);
+            record.stderr = save_output(sink, &stem, "stderr", &outcome.stderr).map(Box::new);
         }
         let units = units(&outcome);
         if outcome.strays > 0 {
@@ -228,7 +230,7 @@ fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner:
         metrics,
         throughput,
         evict: None,
-        threads: o.threads.clone(),
+        threads: None,
         stdout: None,
         stderr: None,
         ranks: Vec::new(),

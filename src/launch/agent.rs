@@ -2,7 +2,7 @@
 //! copies of itself), it runs the command, measures and samples it locally, echoes its output, and
 //! writes its part into the run's parts folder. It exits as the command did.
 
-use crate::exec::child::{self, Executor, Processes, Spec};
+use crate::exec::child::{Executor, Processes, Spec};
 use crate::exec::metrics::Scanner;
 use crate::exec::ranks;
 use crate::exec::record::RankPart;
@@ -29,7 +29,6 @@ pub struct Options {
 /// Runs the agent; returns the exit code to leave with.
 pub fn run(o: &Options) -> Result<i32, String> {
     signals::install();
-    child::become_subreaper();
     if o.copies > 0 && std::env::var_os("SCALESCOPE_RANK").is_none() {
         return fan_out(o);
     }

@@ -87,9 +87,9 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
                     }
                 };
                 let ci = |m: &crate::stats::Summary| Some((m.mean, m.ci95.map(|[l, h]| (l, h))));
-                tp.push(measured("", &|p| p.stats.throughput.as_ref().and_then(ci)));
-                time.push(measured("", &|p| p.stats.wall_s.as_ref().and_then(ci)));
-                cpu.push(measured("", &|p| p.stats.cpu_pct.as_ref().and_then(ci)));
+                tp.push(measured("", &|p| p.stats().throughput.as_ref().and_then(ci)));
+                time.push(measured("", &|p| p.stats().wall_s.as_ref().and_then(ci)));
+                cpu.push(measured("", &|p| p.stats().cpu_pct.as_ref().and_then(ci)));
                 let sp: Vec<(f64, f64)> = s.points.iter().map(|p| (p.count, p.speedup)).collect();
                 let sp_err = s.points.iter().map(|p| p.speedup_ci95.map(|[l, h]| (l, h))).collect();
                 speed.push(Series {

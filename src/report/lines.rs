@@ -21,7 +21,7 @@ pub fn waits(doc: &Results) -> Vec<String> {
 
 /// Warnings of every point, as `label: warning` lines.
 pub fn notes(doc: &Results) -> Vec<String> {
-    doc.points.iter().flat_map(|p| p.warnings.iter().map(move |w| format!("{}: {w}", p.label()))).collect()
+    doc.points.iter().flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label()))).collect()
 }
 
 /// Lines comparing each point's read rate with the measured ceiling of its input files.

@@ -15,8 +15,8 @@ pub struct PointRow<'a> {
     pub index: usize,
     /// The point.
     pub point: &'a PointResult,
-    /// Its statistics over the runs.
-    pub stats: &'a PointStats,
+    /// Its statistics over the runs, computed once for the row.
+    pub stats: PointStats,
     /// Speed-up, efficiency and Karp–Flatt, when the analysis covers the point.
     pub scaling: Option<&'a PointScaling>,
 }
@@ -29,7 +29,7 @@ pub fn rows<'a>(doc: &'a Results, analysis: Option<&'a Analysis>) -> Vec<PointRo
         .map(|(index, point)| PointRow {
             index,
             point,
-            stats: &point.stats,
+            stats: point.stats(),
             scaling: analysis.and_then(|a| a.point(index)),
         })
         .collect()
@@ -39,7 +39,7 @@ pub fn rows<'a>(doc: &'a Results, analysis: Option<&'a Analysis>) -> Vec<PointRo
 /// then by name, but for `throughput` when the throughput column is read from it.
 pub fn metric_names(doc: &Results) -> Vec<String> {
     let mut names: Vec<String> = doc.plan.metrics.iter().map(|m| m.name.clone()).collect();
-    let mut found: Vec<String> = doc.points.iter().flat_map(|p| p.stats.metrics.keys().cloned()).collect();
+    let mut found: Vec<String> = doc.points.iter().flat_map(|p| p.stats().metrics.into_keys()).collect();
     found.sort();
     for n in found {
         if !names.contains(&n) {

@@ -48,15 +48,19 @@ pub fn render(table: &Table, colour: bool) -> String {
 /// Renders the table; `paint_cell(row, column)` gives a cell its style.
 pub fn render_painted(table: &Table, colour: bool, paint_cell: &dyn Fn(usize, usize) -> Option<Style>) -> String {
     let width = |s: &str| s.chars().count();
+    // A row wider than the table (the note of rows left out) does not widen its first column.
     let widths: Vec<usize> = (0..table.headers.len())
-        .map(|c| table.rows.iter().map(|r| width(&r[c])).chain([width(&table.headers[c])]).max().unwrap_or(0))
+        .map(|c| {
+            let cells = table.rows.iter().filter(|r| !r[1..].iter().all(String::is_empty) || r.len() == 1);
+            cells.map(|r| width(&r[c])).chain([width(&table.headers[c])]).max().unwrap_or(0)
+        })
         .collect();
     let line = |cells: &[String], style: &dyn Fn(usize) -> Option<Style>| {
         let padded: Vec<String> = cells
             .iter()
             .enumerate()
             .map(|(c, cell)| {
-                let pad = " ".repeat(widths[c] - width(cell));
+                let pad = " ".repeat(widths[c].saturating_sub(width(cell)));
                 let cell = style(c).map_or_else(|| cell.clone(), |s| paint(cell, s, colour));
                 if table.numeric[c] { format!("{pad}{cell}") } else { format!("{cell}{pad}") }
             })
@@ -69,6 +73,36 @@ pub fn render_painted(table: &Table, colour: bool, paint_cell: &dyn Fn(usize, us
         out.push_str(&line(row, &|c| paint_cell(r, c)));
         out.push('\n');
     }
+    out
+}
+
+/// Rows (or lines) shown at each end of a long table (or list) on the terminal without `--all`.
+pub const ENDS: usize = 10;
+
+/// The table with only its first and last [`ENDS`] rows and, between them, a row saying how many
+/// were left out; unchanged when that would not make it shorter.
+pub fn ends(table: &Table) -> Table {
+    let n = table.rows.len();
+    if n <= 2 * ENDS + 1 {
+        return table.clone();
+    }
+    let mut gap = vec![String::new(); table.headers.len()];
+    gap[0] = format!("… {} more rows (--all shows them) …", n - 2 * ENDS);
+    let mut rows = table.rows[..ENDS].to_vec();
+    rows.push(gap);
+    rows.extend_from_slice(&table.rows[n - ENDS..]);
+    Table { headers: table.headers.clone(), numeric: table.numeric.clone(), rows }
+}
+
+/// The first and last [`ENDS`] lines and, between them, one saying how many were left out.
+pub fn ends_of_lines(lines: &[String]) -> Vec<String> {
+    let n = lines.len();
+    if n <= 2 * ENDS + 1 {
+        return lines.to_vec();
+    }
+    let mut out = lines[..ENDS].to_vec();
+    out.push(format!("… {} more (--all shows them) …", n - 2 * ENDS));
+    out.extend_from_slice(&lines[n - ENDS..]);
     out
 }
 

@@ -4,6 +4,7 @@
 
 use super::store::{Entry, JOURNAL};
 use super::{FILE_NAME, Results, SCHEMA_VERSION};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// Why a results file could not be read.
@@ -58,39 +59,46 @@ pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
     let shown = file.display().to_string();
     let bytes =
         std::fs::read(&file).map_err(|e| LoadError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
-    let mut value: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| LoadError::Invalid { path: shown.clone(), reason: e.to_string() })?;
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    let invalid = |e: serde_json::Error| LoadError::Invalid { path: shown.clone(), reason: e.to_string() };
+    // The version first, without building the document: a large file is read into its types once.
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let version = if object { serde_json::from_slice::<Head>(&bytes).map_err(invalid)?.schema_version } else { None };
     match version {
         None => return Err(LoadError::Invalid { path: shown, reason: "it has no schema_version".into() }),
         Some(v) if v > SCHEMA_VERSION as u64 => {
             return Err(LoadError::TooNew { path: shown, found: v, ours: env!("CARGO_PKG_VERSION") });
         }
         Some(v) if v < OLDEST_SCHEMA => return Err(LoadError::TooOld { path: shown, found: v }),
-        Some(1) => {
-            // Version 1 stored the analysis and findings untyped, and no axis: they are made again.
-            if let Some(doc) = value.as_object_mut() {
-                doc.remove("analysis");
-                doc.remove("findings");
-            }
-        }
         _ => {}
     }
-    let mut doc: Results =
-        serde_json::from_value(value).map_err(|e| LoadError::Invalid { path: shown, reason: e.to_string() })?;
+    // The runs are the record: statistics and warnings are computed by this version's rules.
+    let mut doc: Results = if version == Some(1) {
+        // Version 1 stored the analysis and findings untyped, and no axis: they are made again.
+        let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(invalid)?;
+        if let Some(o) = value.as_object_mut() {
+            o.remove("analysis");
+            o.remove("findings");
+        }
+        serde_json::from_value(value).map_err(invalid)?
+    } else {
+        serde_json::from_slice(&bytes).map_err(invalid)?
+    };
+    drop(bytes);
     // Read in this build's layout, it is written back in it.
     doc.schema_version = SCHEMA_VERSION;
     if doc.plan.axis.is_none() {
         // Written before the axis was stored: decided now by the same rules (none if they no longer hold).
         doc.plan.axis = doc.plan.axis_with(None, false, false).unwrap_or_default();
     }
-    // The runs are the record: statistics and warnings are recomputed by this version's rules.
-    for p in &mut doc.points {
-        p.refresh();
-    }
     let dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     replay(&dir, &mut doc);
     Ok((dir, doc))
+}
+
+/// What is read of a results file before the rest.
+#[derive(Deserialize)]
+struct Head {
+    schema_version: Option<u64>,
 }
 
 /// Adds the journal's runs that results.json does not hold yet; a torn last line is ignored.

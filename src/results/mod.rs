@@ -21,7 +21,7 @@ pub use findings::Finding;
 pub use load::{LoadError, OLDEST_SCHEMA, load};
 pub use point_stats::PointStats;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 pub use store::{FILE_NAME, Store};
@@ -90,8 +90,10 @@ pub struct Results {
     pub ceiling: Option<crate::exec::ceiling::Ceiling>,
 }
 
-/// One point of the grid and everything measured there.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+/// One point of the grid and everything measured there. Its statistics and warnings are computed
+/// from its runs when asked for (and when written to results.json), not kept: memory holds the
+/// runs only, however many points the sweep has.
+#[derive(Clone, Debug, Deserialize)]
 pub struct PointResult {
     /// Parameter values (numbers where they are numeric).
     pub params: Map<String, Value>,
@@ -102,25 +104,70 @@ pub struct PointResult {
     pub target_runs: Option<u32>,
     /// Measured runs, in the order taken.
     pub runs: Vec<RunRecord>,
-    /// Statistics over the runs that exited by themselves.
-    pub stats: PointStats,
+}
+
+/// A point as results.json holds it: its fields, then the statistics and warnings computed from
+/// its runs as it is written.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PointResult")]
+struct Written<'a> {
+    /// Parameter values (numbers where they are numeric).
+    params: &'a Map<String, Value>,
+    /// The exact argv that ran.
+    command: &'a [String],
+    /// Measured runs this point needs; absent while unknown (automatic runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    target_runs: Option<u32>,
+    /// Measured runs, in the order taken.
+    runs: &'a [RunRecord],
+    /// Statistics over the runs that succeeded (failed runs kept by `--ignore-failure` are left out).
+    stats: PointStats,
     /// What a careful experimenter would say about these runs.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Serialize for PointResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let stats = self.stats();
+        let warnings = point_stats::warnings(&self.runs, &stats);
+        let written = Written {
+            params: &self.params,
+            command: &self.command,
+            target_runs: self.target_runs,
+            runs: &self.runs,
+            stats,
+            warnings,
+        };
+        written.serialize(s)
+    }
+}
+
+impl JsonSchema for PointResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Written::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Written::json_schema(generator)
+    }
 }
 
 impl PointResult {
     /// A point with no runs yet.
     pub fn new(point: &Point) -> PointResult {
         let params = point.params.iter().map(|(n, v)| (n.clone(), param_value(v))).collect();
-        PointResult {
-            params,
-            command: point.argv.clone(),
-            target_runs: None,
-            runs: Vec::new(),
-            stats: PointStats::default(),
-            warnings: Vec::new(),
-        }
+        PointResult { params, command: point.argv.clone(), target_runs: None, runs: Vec::new() }
+    }
+
+    /// Statistics over the runs that succeeded.
+    pub fn stats(&self) -> PointStats {
+        point_stats::stats(&self.runs)
+    }
+
+    /// What a careful experimenter would say about these runs.
+    pub fn warnings(&self) -> Vec<String> {
+        point_stats::warnings(&self.runs, &self.stats())
     }
 
     /// `threads=4 size=big`.
@@ -131,13 +178,6 @@ impl PointResult {
     /// Parameter values as text, in order.
     pub fn param_strings(&self) -> Vec<(String, String)> {
         self.params.iter().map(|(n, v)| (n.clone(), value_text(v))).collect()
-    }
-
-    /// Recomputes statistics and warnings after the runs changed.
-    pub fn refresh(&mut self) {
-        let (stats, warnings) = point_stats::compute(&self.runs);
-        self.stats = stats;
-        self.warnings = warnings;
     }
 }
 
@@ -184,8 +224,8 @@ impl Results {
         })
     }
 
-    /// Adds a finished run to a point and refreshes its statistics; the analysis and findings of
-    /// the earlier runs no longer hold and are dropped.
+    /// Adds a finished run to a point; the analysis and findings of the earlier runs no longer
+    /// hold and are dropped.
     pub fn add_run(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) {
         self.analysis = None;
         self.findings.clear();
@@ -197,8 +237,11 @@ impl Results {
             self.throughput_unit = Some(if unit.is_empty() { "per s".into() } else { unit });
         }
         let p = &mut self.points[point];
+        if p.runs.capacity() == 0 {
+            // Room for the runs the point needs, not the four a vector starts with.
+            p.runs.reserve_exact(p.target_runs.unwrap_or(1) as usize);
+        }
         p.runs.push(run);
-        p.refresh();
     }
 
     /// All measured runs in the document.

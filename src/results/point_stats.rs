@@ -41,8 +41,8 @@ pub const OUTLIER_WORTH: f64 = 0.05;
 /// Runs shorter than this are dominated by process start-up.
 pub const SHORT_RUN_S: f64 = 0.005;
 
-/// Computes the statistics and warnings of a point.
-pub fn compute(runs: &[RunRecord]) -> (PointStats, Vec<String>) {
+/// The statistics of a point's runs.
+pub fn stats(runs: &[RunRecord]) -> PointStats {
     let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.succeeded()).collect();
     let of = |f: &dyn Fn(&RunRecord) -> Option<f64>| {
         let v: Vec<f64> = ok.iter().filter_map(|r| f(r)).collect();
@@ -56,7 +56,7 @@ pub fn compute(runs: &[RunRecord]) -> (PointStats, Vec<String>) {
             metrics.insert(name.clone(), s);
         }
     }
-    let stats = PointStats {
+    PointStats {
         wall_s: of(&|r| Some(r.wall_s)),
         user_s: of(&|r| Some(r.user_s)),
         sys_s: of(&|r| Some(r.sys_s)),
@@ -64,12 +64,12 @@ pub fn compute(runs: &[RunRecord]) -> (PointStats, Vec<String>) {
         max_rss_bytes: of(&|r| Some(r.max_rss_bytes as f64)),
         throughput: of(&|r| r.throughput),
         metrics,
-    };
-    let warnings = warnings(runs, &ok, &stats);
-    (stats, warnings)
+    }
 }
 
-fn warnings(runs: &[RunRecord], ok: &[&RunRecord], stats: &PointStats) -> Vec<String> {
+/// What a careful experimenter would say about a point's runs, given their statistics.
+pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
+    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.succeeded()).collect();
     let mut w = Vec::new();
     let failed: Vec<&RunRecord> = runs.iter().filter(|r| !r.succeeded()).collect();
     if let Some(first) = failed.first() {
