@@ -118,11 +118,12 @@ fn each_probe_sweeps_under_run_and_reports_throughput() {
 }
 
 #[test]
-fn a_job_that_reads_as_fast_as_its_files_allow_is_io_bound_against_the_ceiling() {
+fn the_ceiling_is_the_best_way_of_reading_and_bounds_a_job_reading_the_same_files() {
     let d = tmp();
     ok(d.path(), &["gen", "files", "--dir", "in", "--count", "2", "--size", "200MB"]);
     let exe = bin().display().to_string();
-    // The job is readspeed itself (warm): it reads at 100% of the ceiling by construction.
+    // The job is readspeed itself (warm, its default way): the ceiling tries that way and others,
+    // leaves start-up out and keeps the best run, so the job cannot read above it.
     let o = sweep(
         d.path(),
         "--param threads=1,2 -r 5 -w 1 --no-sample --ceiling in",
@@ -134,9 +135,23 @@ fn a_job_that_reads_as_fast_as_its_files_allow_is_io_bound_against_the_ceiling()
     assert!(!c.cold);
     let threads: Vec<u32> = c.points.iter().map(|p| p.threads).collect();
     assert_eq!(threads, [1, 2]);
-    assert_eq!(c.points[0].runs_bytes_per_s.len(), 5);
+    for p in &c.points {
+        assert_eq!(p.runs_bytes_per_s.len(), 3, "the best way's 3 rounds: {p:?}");
+        assert!(p.how.starts_with("pread"), "warm: buffered reads only: {p:?}");
+        assert!(p.bytes_per_s >= p.runs_bytes_per_s.iter().copied().fold(0.0, f64::max), "{p:?}");
+    }
+    assert!(c.points[1].bytes_per_s >= c.points[0].bytes_per_s, "more threads read as fewer can: {:?}", c.points);
     let out = stdout(&o);
-    assert!(out.contains("I/O ceiling") && out.contains("the job read"), "{out}");
+    let shares: Vec<f64> = out
+        .lines()
+        .filter(|l| l.contains("the job read"))
+        .map(|l| {
+            let pct = l.split("= ").nth(1).and_then(|r| r.split('%').next()).unwrap_or_else(|| panic!("{l}"));
+            pct.parse().unwrap()
+        })
+        .collect();
+    assert_eq!(shares.len(), 2, "{out}");
+    assert!(shares.iter().all(|&s| s > 0.0 && s <= 100.0), "{shares:?}\n{out}");
     let findings = &doc.findings;
     // Runs of a few tens of milliseconds include process start-up, which readspeed's own figure
     // leaves out: the job reads near its ceiling, and how near depends on the machine. What must

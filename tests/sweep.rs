@@ -309,7 +309,11 @@ fn automatic_runs_take_more_runs_of_short_commands() {
     let doc = results(&d.path().join("r"));
     assert_eq!(doc.points[0].runs.len(), 12);
     assert_eq!(doc.points[0].target_runs, Some(12));
-    assert!(doc.points[0].warnings().iter().any(|w| w.contains("start-up dominates")), "{:?}", doc.points[0].warnings());
+    assert!(
+        doc.points[0].warnings().iter().any(|w| w.contains("start-up dominates")),
+        "{:?}",
+        doc.points[0].warnings()
+    );
 }
 
 #[test]

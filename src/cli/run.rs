@@ -100,7 +100,7 @@ fn measure_ceiling(plan: &Plan) -> anyhow::Result<Ceiling> {
     );
     Ok(ceiling::measure(&files, &counts, cold, |p| {
         let s = if p.threads == 1 { "" } else { "s" };
-        eprintln!("  {} thread{s}: {:.1} MB/s", p.threads, p.mean_bytes_per_s / 1e6);
+        eprintln!("  {} thread{s}: {:.1} MB/s ({})", p.threads, p.bytes_per_s / 1e6, p.how);
     })?)
 }
 

@@ -14,22 +14,19 @@ const NEAR_CEILING: &str = "the job reads near what its files can deliver, so mo
 /// a job above the ceiling says the ceiling was underestimated.
 pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: &mut Vec<Finding>) {
     let Some(c) = &doc.ceiling else { return };
-    let Some(cp) = c.at(n) else { return };
     let Some(rate) = read_rate(&doc.points[point], c.cold) else { return };
-    if cp.mean_bytes_per_s <= 0.0 || rate <= 0.0 {
-        return;
-    }
-    let share = rate / cp.mean_bytes_per_s;
+    let Some(reading) = c.judge(n, rate) else { return };
+    let (cp, share) = (reading.point, reading.share);
     let line = format!(
         "at {n} {name} the job reads {:.1} MB/s, {:.0}% of what the files deliver to readspeed at {} thread{} ({:.1} MB/s, {})",
         rate / 1e6,
         100.0 * share,
         cp.threads,
         if cp.threads == 1 { "" } else { "s" },
-        cp.mean_bytes_per_s / 1e6,
+        cp.bytes_per_s / 1e6,
         if c.cold { "cold" } else { "as cached" }
     );
-    if share > 1.0 {
+    if reading.above() {
         out.push(Finding {
             kind: Kind::IoBound,
             severity: Severity::Info,

@@ -33,7 +33,7 @@ pub fn ceiling(doc: &Results) -> Vec<String> {
         if c.cold { "evicted before each read" } else { "as cached" },
         c.points
             .iter()
-            .map(|p| format!("{} {:.1} MB/s", threads(p.threads), p.mean_bytes_per_s / 1e6))
+            .map(|p| format!("{} {:.1} MB/s", threads(p.threads), p.bytes_per_s / 1e6))
             .collect::<Vec<_>>()
             .join(", ")
     )];
@@ -41,13 +41,17 @@ pub fn ceiling(doc: &Results) -> Vec<String> {
     for p in &doc.points {
         let count = p.params.get(&name).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()));
         let (Some(count), Some(rate)) = (count, crate::diagnose::evidence::read_rate(p, c.cold)) else { continue };
-        if let Some(cp) = c.at(count).filter(|cp| cp.mean_bytes_per_s > 0.0) {
+        if let Some(r) = c.judge(count, rate) {
+            let share = if r.above() {
+                "above the ceiling (an underestimate here)".to_string()
+            } else {
+                format!("= {:.0}% of the ceiling", 100.0 * r.share)
+            };
             lines.push(format!(
-                "{}: the job read {:.1} MB/s = {:.0}% of the ceiling at {}",
+                "{}: the job read {:.1} MB/s {share} at {}",
                 p.label(),
                 rate / 1e6,
-                100.0 * rate / cp.mean_bytes_per_s,
-                threads(cp.threads)
+                threads(r.point.threads)
             ));
         }
     }
