@@ -109,3 +109,56 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
     let me = unsafe { libc::geteuid() };
     assert!(owner != 0 && (root || owner == me), "written by the unprivileged user, uid {owner}");
 }
+
+/// `--resume` runs the command and hooks a results folder records: a folder others may write, or
+/// that belongs to another user, is refused unless `--trust`, and what will run is printed first.
+#[test]
+fn resume_runs_only_what_a_folder_of_ones_own_records_unless_trusted() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &argv("run -o r -r 2 -w 0 --prepare", &["echo x >> ran", "--", "sh", "-c", "exit 1"]));
+    assert_eq!(o.status.code(), Some(1), "a failed sweep, to resume: {}", stderr(&o));
+    let ran = || std::fs::read_to_string(d.path().join("ran")).unwrap_or_default().lines().count();
+    let before = ran();
+    let dir = d.path().join("r");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = scalescope(d.path(), &["run", "--resume", "r"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("can be written by anyone") && stderr(&o).contains("--trust"), "{}", stderr(&o));
+    assert_eq!(ran(), before, "nothing ran");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("note: not root; a folder of another user cannot be made here (the writable case was checked)");
+        return;
+    }
+    let nobody = 65534;
+    // Writable by a group others belong to: refused; by root's own group (named after it, no other
+    // member), as a umask of 002 makes folders: root's alone.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o770)).unwrap();
+    std::os::unix::fs::chown(&dir, None, Some(nobody)).unwrap();
+    let o = scalescope(d.path(), &["run", "--resume", "r"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("can be written by its group"), "{}", stderr(&o));
+    assert_eq!(ran(), before, "nothing ran");
+    std::os::unix::fs::chown(&dir, None, Some(0)).unwrap();
+    let root_alone = std::fs::read_to_string("/etc/group").unwrap().lines().any(|l| l == "root:x:0:");
+    if root_alone {
+        let o = scalescope(d.path(), &["run", "--resume", "r"]);
+        assert_eq!(o.status.code(), Some(1), "resumed, the command still fails: {}", stderr(&o));
+        assert!(ran() > before, "root's own group: it ran");
+    }
+    let before = ran();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::chown(&dir, Some(nobody), Some(nobody)).unwrap();
+    std::os::unix::fs::chown(dir.join("results.json"), Some(nobody), Some(nobody)).unwrap();
+    let o = scalescope(d.path(), &["run", "--resume", "r"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("belongs to another user (uid 65534)"), "{}", stderr(&o));
+    assert_eq!(ran(), before, "nothing ran");
+    let o = scalescope(d.path(), &["run", "--resume", "r", "--trust"]);
+    assert_eq!(o.status.code(), Some(1), "the command still fails: {}", stderr(&o));
+    let said = stderr(&o);
+    let shown = said.find("with the command it recorded: sh -c 'exit 1'").expect(&said);
+    assert!(said[shown..].contains("prepare: echo x >> ran"), "{said}");
+    assert!(ran() > before, "trusted, it ran");
+}

@@ -3,6 +3,7 @@
 
 use super::FILE_NAME;
 use super::store::JOURNAL;
+use std::ffi::CStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -57,7 +58,8 @@ pub fn check_owned(dir: &Path) -> Result<(), Untrusted> {
         if m.uid() != me {
             return Err(Untrusted::Owner { path, owner: m.uid() });
         }
-        let who = match (m.mode() & 0o020 != 0, m.mode() & 0o002 != 0) {
+        let group_writes = m.mode() & 0o020 != 0 && !private_group(m.gid());
+        let who = match (group_writes, m.mode() & 0o002 != 0) {
             (_, true) => "anyone",
             (true, false) => "its group",
             (false, false) => continue,
@@ -65,4 +67,26 @@ pub fn check_owned(dir: &Path) -> Result<(), Untrusted> {
         return Err(Untrusted::Writable { path, who });
     }
     Ok(())
+}
+
+/// Whether `gid` is this user's own group (named after the user, no other member): where each
+/// user has one (the umask 002 of many distributions), group-writable means the user alone.
+fn private_group(gid: u32) -> bool {
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: the _r lookups fill the structs and `buf`; the pointers are read only while `buf` lives.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut gr: libc::group = std::mem::zeroed();
+        let (mut pwp, mut grp) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let half = buf.len() / 2;
+        let (user_buf, group_buf) = buf.split_at_mut(half);
+        if libc::getpwuid_r(libc::geteuid(), &mut pw, user_buf.as_mut_ptr(), half, &mut pwp) != 0 || pwp.is_null() {
+            return false;
+        }
+        if libc::getgrgid_r(gid, &mut gr, group_buf.as_mut_ptr(), half, &mut grp) != 0 || grp.is_null() {
+            return false;
+        }
+        let no_members = gr.gr_mem.is_null() || (*gr.gr_mem).is_null();
+        pw.pw_gid == gid && no_members && CStr::from_ptr(pw.pw_name) == CStr::from_ptr(gr.gr_name)
+    }
 }
