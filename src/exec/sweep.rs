@@ -326,6 +326,14 @@ impl Hooks<'_> {
     }
 }
 
+/// CPUs a run of `point` could use at once when the sweep counts workers: min(N, allowed CPUs);
+/// otherwise the accounting takes the work threads it sees.
+fn capacity(plan: &Plan, point: &Point) -> Option<f64> {
+    let axis = plan.axis.as_ref().filter(|a| a.counts == crate::plan::Counts::Workers)?;
+    let n: f64 = point.params.iter().find(|(name, _)| *name == axis.param)?.1.parse().ok()?;
+    Some(n.min(crate::machine::allowed_cpus().max(1) as f64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,12 +461,4 @@ mod tests {
         assert!(!e.is_user_mistake());
         assert_eq!(log.len(), 1, "nothing ran after it");
     }
-}
-
-/// CPUs a run of `point` could use at once when the sweep counts workers: min(N, allowed CPUs);
-/// otherwise the accounting takes the work threads it sees.
-fn capacity(plan: &Plan, point: &Point) -> Option<f64> {
-    let axis = plan.axis.as_ref().filter(|a| a.counts == crate::plan::Counts::Workers)?;
-    let n: f64 = point.params.iter().find(|(name, _)| *name == axis.param)?.1.parse().ok()?;
-    Some(n.min(crate::machine::allowed_cpus().max(1) as f64))
 }
