@@ -4,7 +4,7 @@
 use super::error::{PlanError, invalid};
 use super::grid::MAX_POINTS;
 use super::launcher::{self, LauncherKind};
-use super::{Plan, template, values};
+use super::{Plan, values};
 use crate::pagecache;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -91,15 +91,6 @@ impl Plan {
     /// Parameters whose `{NAME}` appears nowhere: not in the command, `--env`, the hooks, `--work`
     /// or `--evict`, and that no launcher reads. Every point of such a parameter runs the same.
     pub fn unused_params(&self) -> Vec<&str> {
-        let hooks = [&self.hooks.setup, &self.hooks.prepare, &self.hooks.conclude, &self.hooks.cleanup];
-        let texts = self
-            .command
-            .iter()
-            .chain(self.env.iter().map(|(_, v)| v))
-            .chain(hooks.into_iter().flatten())
-            .chain(&self.work)
-            .chain(&self.evict);
-        let used: BTreeSet<&str> = texts.flat_map(|t| template::placeholders(t)).collect();
         let launched = self.launcher.kind != LauncherKind::Local;
         let read_by_launcher = |n: &str| {
             n == launcher::COPIES
@@ -109,7 +100,7 @@ impl Plan {
         self.params
             .iter()
             .map(|p| p.name.as_str())
-            .filter(|n| !used.contains(n) && !read_by_launcher(n) && !derived(n))
+            .filter(|n| !self.mentions(n) && !read_by_launcher(n) && !derived(n))
             .collect()
     }
 }
