@@ -68,3 +68,55 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::ceiling::{Ceiling, CeilingPoint};
+
+    /// The report fixture with a ceiling at one thread such that its first point reads `share` of it.
+    fn at_share(share: f64) -> Results {
+        let mut doc: Results = serde_json::from_str(include_str!("../../tests/fixtures/report/results.json")).unwrap();
+        let rate = read_rate(&doc.points[0], false).expect("the fixture's runs read");
+        let point = CeilingPoint { threads: 1, bytes_per_s: rate / share, ..CeilingPoint::default() };
+        doc.ceiling = Some(Ceiling { files: vec!["in".into()], cold: false, points: vec![point] });
+        doc
+    }
+
+    fn judged(share: f64) -> Vec<Finding> {
+        let mut out = Vec::new();
+        judge(&at_share(share), 0, 1.0, "threads", "", &mut out);
+        out
+    }
+
+    #[test]
+    fn near_the_ceiling_is_io_bound_below_it_nothing_above_it_an_underestimate() {
+        let f = judged(0.95);
+        assert_eq!((f.len(), f[0].kind, f[0].severity), (1, Kind::IoBound, Severity::High), "{f:?}");
+        assert!(f[0].summary.contains("at 95% of what its files can deliver"), "{f:?}");
+        let f = judged(0.85);
+        assert_eq!(f[0].severity, Severity::Medium, "{f:?}");
+        assert!(judged(0.5).is_empty());
+        let f = judged(1.2);
+        assert_eq!((f.len(), f[0].severity), (1, Severity::Info), "{f:?}");
+        assert!(f[0].summary.contains("underestimates") && !f[0].summary.contains("it is I/O-bound"), "{f:?}");
+    }
+
+    #[test]
+    fn an_io_finding_gains_the_comparison_and_advice_that_follows_it() {
+        let io = |advice: &str| Finding {
+            kind: Kind::IoBound,
+            severity: Severity::High,
+            summary: "waits for reads".into(),
+            evidence: vec![],
+            advice: advice.into(),
+            cost_pct: None,
+            at: Some(1.0),
+        };
+        let mut out = vec![io("")];
+        judge(&at_share(0.25), 0, 1.0, "threads", "", &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].evidence[0].contains("25% of what the files deliver"), "{out:?}");
+        assert!(out[0].advice.contains("4.0× what the job reads"), "{out:?}");
+    }
+}
