@@ -24,7 +24,7 @@ fn bad_input_exits_2_with_one_sentence() {
         (&["run", "--param", "a-b=1", "--", "true"], "not a parameter name"),
         (&["run", "--param", "n=1", "--param", "n=2", "--", "true"], "given twice"),
         (&["run", "--scale", "size", "--param", "n=1", "--", "true"], "--scale"),
-        (&["run", "--baseline", "16", "--param", "threads=1,2", "--", "true"], "threads=16 was not measured"),
+        (&["run", "--baseline", "16", "--param", "threads=1,2", "--", "true"], "threads=16 would not be measured"),
         (&["run", "--resume", "/nonexistent/results"], "cannot read"),
         (&["show", "/nonexistent/results.json"], "cannot read"),
         (&["probe", "scalable", "--threads", "0"], "at least 1"),

@@ -128,9 +128,22 @@ pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
     };
     plan.check()?;
     plan.decide_axis()?;
+    check_baseline(&plan)?;
     plan.order = r.order.unwrap_or(if plan.len() > 1 { Order::Interleaved } else { Order::Sequential });
     plan.check_inputs()?;
     Ok(plan)
+}
+
+/// A `--baseline` value the counted parameter never takes is refused before anything runs.
+fn check_baseline(plan: &Plan) -> Result<(), PlanError> {
+    let (Some(text), Some(axis)) = (&plan.baseline, &plan.axis) else { return Ok(()) };
+    let Some(param) = plan.params.iter().find(|p| p.name == axis.param) else { return Ok(()) };
+    let value = text.split_once('=').map_or(text.as_str(), |(_, v)| v).trim();
+    let Ok(v) = value.parse::<f64>() else { return Ok(()) };
+    if param.values.iter().any(|x| x.parse::<f64>().ok() == Some(v)) {
+        return Ok(());
+    }
+    Err(invalid!("--baseline {text}: {}={value} would not be measured (values: {})", axis.param, param.values.join(", ")))
 }
 
 /// Under `--zip` with two or more numeric parameters of equal length, `workers` = their product at
