@@ -350,7 +350,11 @@ fn a_server_started_by_the_setup_hook_is_left_to_the_cleanup_hook() {
         &["run", "-r", "2", "-w", "0", "-o", "r", "--setup", &setup, "--cleanup", &cleanup, "--", "true"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(!stderr(&o).contains("running after it exited"), "the setup's server is not the run's stray: {}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("running after it exited"),
+        "the setup's server is not the run's stray: {}",
+        stderr(&o)
+    );
     let doc = results(&d.path().join("r"));
     assert!(doc.points[0].runs.iter().all(|r| r.stray_processes == 0));
     let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();

@@ -143,7 +143,11 @@ fn check_baseline(plan: &Plan) -> Result<(), PlanError> {
     if param.values.iter().any(|x| x.parse::<f64>().ok() == Some(v)) {
         return Ok(());
     }
-    Err(invalid!("--baseline {text}: {}={value} would not be measured (values: {})", axis.param, param.values.join(", ")))
+    Err(invalid!(
+        "--baseline {text}: {}={value} would not be measured (values: {})",
+        axis.param,
+        param.values.join(", ")
+    ))
 }
 
 /// Under `--zip` with two or more numeric parameters of equal length, `workers` = their product at
