@@ -92,3 +92,80 @@ fn anchors_are_spelled_as_github_spells_them() {
     assert_eq!(slug("Why do its figures differ from `/usr/bin/time`?"), "why-do-its-figures-differ-from-usrbintime");
     assert_eq!(links("see [a](b.md#c) and `[x](y)` and [d](e)"), vec!["b.md#c", "e"]);
 }
+
+/// The top-level modules in the order src/lib.rs declares them: the order of the data flow.
+fn modules_in_flow_order() -> Vec<String> {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    lib.lines().filter_map(|l| l.strip_prefix("pub mod ")).map(|m| m.trim_end_matches(';').to_string()).collect()
+}
+
+/// The top-level modules a module's code (comments left out) names through `crate::`.
+fn imports_of(module: &str, all: &[String]) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let dir = src.join(module);
+    let files: Vec<PathBuf> = if dir.is_dir() {
+        let mut v = Vec::new();
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p)
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    v.push(p)
+                }
+            }
+        }
+        v
+    } else {
+        vec![src.join(format!("{module}.rs"))]
+    };
+    let mut used = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (i, _) in line.match_indices("crate::") {
+                let rest = &line[i + 7..];
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let names: Vec<String> = if name.is_empty() && rest.starts_with('{') {
+                    rest[1..]
+                        .split('}')
+                        .next()
+                        .unwrap_or("")
+                        .split(',')
+                        .map(|s| s.trim().split("::").next().unwrap_or("").to_string())
+                        .collect()
+                } else {
+                    vec![name]
+                };
+                for n in names {
+                    if n != module && all.contains(&n) && !used.contains(&n) {
+                        used.push(n);
+                    }
+                }
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn modules_use_only_those_before_them_and_architecture_md_names_each() {
+    let order = modules_in_flow_order();
+    assert!(order.len() > 10, "{order:?}");
+    let arch = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).unwrap();
+    for (i, m) in order.iter().enumerate() {
+        assert!(arch.contains(&format!("`{m}`")), "docs/architecture.md does not describe `{m}`");
+        for used in imports_of(m, &order) {
+            let j = order.iter().position(|x| *x == used).unwrap();
+            assert!(
+                j < i,
+                "`{m}` uses `{used}`, which comes after it in the data flow (src/lib.rs, docs/architecture.md)"
+            );
+        }
+    }
+    assert_eq!(
+        imports_of("probes", &order).iter().filter(|m| ["plan", "exec", "sample"].contains(&m.as_str())).count(),
+        0
+    );
+}

@@ -1,6 +1,6 @@
-//! Where an off-CPU thread is waiting, by the taxonomy of DESIGN.md: the system call first (with
-//! the futex operation and value decoded), then the kernel wait channel (a table that covers the
-//! renames across kernel versions), then the state letter.
+//! Where an off-CPU thread is waiting, by the taxonomy in docs/architecture.md ("Where thread time
+//! goes"): the system call first (with the futex operation and value decoded), then the kernel wait
+//! channel (a table that covers the renames across kernel versions), then the state letter.
 
 use super::procfs::Syscall;
 use serde::{Deserialize, Serialize};
