@@ -67,7 +67,20 @@ fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
     assert!((run2.user_s - sum_user).abs() < 1e-9);
     assert!(ranks.iter().all(|r| r.threads.is_some()), "each copy is sampled");
     let k = kinds(&doc);
-    assert!(k.contains(&Kind::CopiesIndependent), "{k:?}");
+    // Each copy's speed with two running against one alone: two CPU-bound copies on two CPUs keep
+    // it near 100%, but a busy moment of a shared VM can take it into the band (80–90%) where
+    // scalescope says nothing. What must hold: the verdict follows the figure, never an alarm.
+    let wall = |p: usize| {
+        let w: Vec<f64> = doc.points[p].runs.iter().flat_map(|r| r.ranks.iter().map(|x| x.wall_s)).collect();
+        w.iter().sum::<f64>() / w.len() as f64
+    };
+    let each = wall(0) / wall(1);
+    if each >= 0.9 {
+        assert!(k.contains(&Kind::CopiesIndependent), "each copy at {:.0}%: {k:?}", 100.0 * each);
+    } else {
+        eprintln!("note: each copy ran at {:.0}% of one alone (a busy machine); no verdict expected", 100.0 * each);
+        assert!(each >= 0.8, "two CPU-bound copies slowed each other to {:.0}%: {k:?}", 100.0 * each);
+    }
     for silent in
         [Kind::CopiesInterfere, Kind::RankImbalance, Kind::FailedRanks, Kind::LockContention, Kind::KernelContention]
     {
@@ -109,7 +122,9 @@ fn a_straggler_rank_is_named_and_a_crashed_rank_is_kept_as_failed() {
     let _ = std::fs::remove_dir_all(d.path().join("r"));
     let crash = r#"if [ "$SCALESCOPE_RANK" = 1 ]; then exit 3; fi; echo scalescope-metric throughput 5"#;
     let o = run(d.path(), &["-r", "2", "--no-sample", "-i", "--param", "copies=2", "--shell"], &[crash]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A run whose rank failed failed: with every run so, nothing was measured (exit code 1).
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("every run failed (the first: exit code 3)"), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let r0 = &doc.points[0].runs[0];
     assert_eq!(r0.exit_code, Some(3), "{r0:?}");

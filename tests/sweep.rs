@@ -198,12 +198,15 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
         d.path(),
         &["run", "-r", "2", "-w", "0", "-o", "b", "-i", "--param", "n=1,2", "--", "sh", "-c", "kill -SEGV $$"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "nothing was measured: {}", stderr(&o));
+    assert!(stderr(&o).contains("every run failed (the first: killed by SIGSEGV)"), "{}", stderr(&o));
     let doc = results(&d.path().join("b"));
     assert_eq!(doc.points[1].runs.len(), 2);
     assert_eq!(doc.points[1].runs[1].signal, Some(11));
     assert!(doc.points[1].stats().wall_s.is_none(), "crashed runs are not measurements");
     assert!(stdout(&o).contains("2 (2 failed)"), "{}", stdout(&o));
+    let html = std::fs::read_to_string(d.path().join("b/report.html")).unwrap();
+    assert!(html.contains("no run succeeded, so there is nothing to judge"), "the report says why it has no finding");
 
     // Every other run fails at once; the others take 50 ms: the statistics are over those only.
     let flip = "if [ -e flag ]; then rm flag; exit 1; else touch flag; sleep 0.05; fi";
@@ -230,7 +233,7 @@ fn a_failed_runs_binary_output_is_counted_not_printed() {
 fn io_counts_the_whole_tree_and_the_exit_code_is_kept() {
     let d = tempfile::tempdir().unwrap();
     let o = sweep(d.path(), "-r 1 -w 0 -i", &["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "its only run failed: {}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let run = &doc.points[0].runs[0];
     assert_eq!(run.exit_code, Some(3));
@@ -250,7 +253,7 @@ fn timeout_kills_a_grandchild_that_ignores_sigterm() {
     );
     assert!(started.elapsed().as_secs_f64() < 10.0);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("timed out"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timed out after 0.3 s"), "{}", stderr(&o));
     let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
     assert!(!alive(pid), "grandchild {pid} survived the timeout");
     let doc = results(&d.path().join("r"));

@@ -37,7 +37,16 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
     let outcome = sweep::run(&plan, progress, &mut session, &mut Processes::new(), args.show_output);
     session.finish();
     let (status, exit, message) = match outcome {
-        Ok(Stop::Complete) => (Status::Complete, Exit::Done, None),
+        Ok(Stop::Complete) => match every_run_failed(&store.doc) {
+            Some(outcome) => (
+                Status::Complete,
+                Exit::Failed,
+                Some(format!(
+                    "every run failed (the first: {outcome}): nothing was measured; each run's status is kept in the results"
+                )),
+            ),
+            None => (Status::Complete, Exit::Done, None),
+        },
         Ok(Stop::Interrupted) => {
             let sig = signals::interrupt_signal().unwrap_or(libc::SIGINT);
             let msg = format!(
@@ -82,6 +91,13 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         eprintln!("scalescope: {m}");
     }
     Ok(exit)
+}
+
+/// How the first run ended, when no run of the sweep succeeded (possible with --ignore-failure).
+fn every_run_failed(doc: &Results) -> Option<String> {
+    let mut runs = doc.points.iter().flat_map(|p| &p.runs);
+    let first = runs.clone().next()?;
+    (!runs.any(|r| r.succeeded())).then(|| first.outcome())
 }
 
 /// Measures the read ceiling of the plan's `--ceiling` files at its thread counts.

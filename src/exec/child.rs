@@ -141,11 +141,21 @@ impl SpawnError {
         let program = program.to_string();
         match e.raw_os_error() {
             Some(libc::ENOENT | libc::ENOTDIR) => SpawnError::NotFound { program },
+            // execvp reports EACCES when it met an unreadable folder on PATH and found the
+            // program nowhere: that is a missing program, not a permission to fix.
+            Some(libc::EACCES | libc::EPERM) if !program.contains('/') && !on_path(&program) => {
+                SpawnError::NotFound { program }
+            }
             Some(libc::EACCES | libc::EPERM) => SpawnError::PermissionDenied { program },
             Some(libc::ENOEXEC) => SpawnError::NotExecutable { program },
             _ => SpawnError::System { program, source: e },
         }
     }
+}
+
+/// Whether a file of that name is in a folder on PATH.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).exists()))
 }
 
 /// Runs processes and measures them: the sweep's one way to the system, so that it can be
@@ -290,4 +300,17 @@ pub(crate) fn read_io(pid: i32) -> Option<(u64, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
     let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok());
     Some((field("rchar:")?, field("wchar:")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_on_no_folder_of_path_is_missing_even_when_exec_says_permission() {
+        let eacces = || std::io::Error::from_raw_os_error(libc::EACCES);
+        assert!(matches!(SpawnError::of("no-such-program-xyz", eacces()), SpawnError::NotFound { .. }));
+        assert!(matches!(SpawnError::of("sh", eacces()), SpawnError::PermissionDenied { .. }));
+        assert!(matches!(SpawnError::of("./x", eacces()), SpawnError::PermissionDenied { .. }));
+    }
 }

@@ -183,7 +183,10 @@ pub fn run(
             _ => record.stdout.as_ref(),
         }
         .map(|f| f.path.clone());
-        let outcome_text = record.outcome();
+        let outcome_text = match plan.timeout_s {
+            Some(t) if record.timed_out => format!("timed out after {t} s (--timeout)"),
+            _ => record.outcome(),
+        };
         if !warmup {
             sink.record(p, record, &units).map_err(ExecError::Sink)?;
         }

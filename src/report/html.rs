@@ -78,8 +78,12 @@ pub fn figures(figs: &[Figure]) -> String {
     out
 }
 
-/// The findings with their evidence and advice.
-pub fn findings(list: &[Finding]) -> String {
+/// The findings with their evidence and advice; `measured` is whether any run succeeded.
+pub fn findings(list: &[Finding], measured: bool) -> String {
+    if list.is_empty() && !measured {
+        return "<h2>Findings</h2><p>No finding: no run succeeded, so there is nothing to judge (see the notes).</p>\n"
+            .into();
+    }
     if list.is_empty() {
         return "<h2>Findings</h2><p>No finding: nothing in the measurements points at a scaling problem.</p>\n".into();
     }
@@ -130,7 +134,8 @@ pub fn report(doc: &Results, s: &Sections, figs: &[Figure]) -> String {
     );
     body.push_str("<h2>Results</h2>");
     body.push_str(&table(&s.table));
-    body.push_str(&findings(&s.findings));
+    let measured = doc.points.iter().any(|p| p.runs.iter().any(|r| r.succeeded()));
+    body.push_str(&findings(&s.findings, measured));
     body.push_str(&section("Model", &s.model));
     body.push_str(&figures(figs));
     body.push_str(&section("Top waits: locks, system calls and hot functions", &s.waits));
