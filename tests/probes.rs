@@ -144,7 +144,7 @@ fn the_ceiling_is_the_best_way_of_reading_and_bounds_a_job_reading_the_same_file
     let out = stdout(&o);
     let shares: Vec<f64> = out
         .lines()
-        .filter(|l| l.contains("the job read"))
+        .filter(|l| l.contains("the job read ") && l.contains(" MB/s"))
         .map(|l| {
             let pct = l.split("= ").nth(1).and_then(|r| r.split('%').next()).unwrap_or_else(|| panic!("{l}"));
             pct.parse().unwrap()

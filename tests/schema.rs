@@ -84,7 +84,7 @@ fn every_fixture_validates_and_comes_back_unchanged_through_the_types() {
 #[test]
 fn a_fresh_sweep_validates_and_stores_its_axis_analysis_and_findings() {
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), "-r 2 -w 0 --param threads=1,2", &probe_scalable(&["--ops", "30000000"]));
+    let o = sweep(d.path(), "-r 2 -w 0 --param threads=1,2", &probe_scalable(&["--ops", "80000000"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = check(&d.path().join("r/results.json"));
     let axis = Axis { param: "threads".into(), counts: Counts::Workers, scaling: Scaling::Strong };

