@@ -5,7 +5,7 @@
 use super::AnalysisError;
 use super::observations::{Observations, Series};
 use crate::results::analysis::PointScaling;
-use crate::stats::{Rng, quantile};
+use crate::stats::{Rng, log_ratio_halfwidth, quantile, widen};
 
 /// Resamples for a speed-up's interval.
 const RESAMPLES: usize = 1000;
@@ -61,7 +61,8 @@ pub fn per_point(obs: &Observations, series: &Series, base: usize, rng: &mut Rng
                     })
                     .collect();
                 draws.sort_by(f64::total_cmp);
-                [quantile(&draws, 0.025), quantile(&draws, 0.975)]
+                let boot = [quantile(&draws, 0.025), quantile(&draws, 0.975)];
+                widen(boot, speedup, log_ratio_halfwidth(&b.values, &p.values))
             });
             let rel = p.count / b.count;
             let parallel = obs.axis.parallel();

@@ -3,7 +3,7 @@
 
 use super::observations::{Obs, Observations, Series};
 use crate::results::analysis::{Basis, Best, JudgedBy, Retrograde};
-use crate::stats::Summary;
+use crate::stats::{Summary, log_ratio_halfwidth};
 
 /// Without repeated runs, a drop counts only beyond this fraction of the best rate.
 pub const SINGLE_VALUE_THRESHOLD: f64 = 0.05;
@@ -24,12 +24,12 @@ fn rate_interval(obs: &Observations, p: &Obs) -> Option<[f64; 2]> {
 pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retrograde>) {
     let rates: Vec<f64> = series.points.iter().map(|p| obs.rate(p.count, &p.values)).collect();
     let Some(bi) = (0..rates.len()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])) else { return (None, None) };
-    let top_ci = rate_interval(obs, &series.points[bi]);
-    // The fewest workers whose rate cannot be told from the top rate.
-    // Single values carry no measure of noise: there the best is simply the highest.
-    let same = |i: usize| match (rate_interval(obs, &series.points[i]), top_ci) {
-        (Some(a), Some(b)) => a[1] >= b[0],
-        _ => false,
+    // The fewest workers whose rate cannot be told from the top rate: the ratio's 95% interval
+    // (as the speed-up's, see [`log_ratio_halfwidth`]) reaches 1. Single values carry no measure
+    // of noise: there the best is simply the highest.
+    let top = &series.points[bi];
+    let same = |i: usize| {
+        log_ratio_halfwidth(&series.points[i].values, &top.values).is_some_and(|h| (rates[bi] / rates[i]).ln() <= h)
     };
     let chosen = (0..bi).find(|&i| same(i)).unwrap_or(bi);
     let best_rate = rates[chosen];

@@ -28,6 +28,17 @@ const TURNS: f64 = 0.5;
 const SERIALISED: f64 = 1.3;
 /// A feeder runs at least this share of the time its workers wait.
 const FEEDS: f64 = 0.5;
+/// A thread that waits for work itself this share of its time or more is a peer of the waiting
+/// threads (a worker whose turn came first), not what feeds them.
+const PEER: f64 = 0.2;
+
+/// `'zstd' (tid 4242)`: threads of one program often share a name.
+fn who(f: &Feeder) -> String {
+    match f.tid {
+        Some(tid) => format!("'{}' (tid {tid})", f.name),
+        None => format!("'{}'", f.name),
+    }
+}
 /// Extra CPU is a lock's cost when this share of the on-CPU samples lands in lock code.
 const LOCK_CODE: f64 = 0.10;
 /// Other processes explaining this share of a real loss make the machine's load the finding
@@ -55,6 +66,9 @@ pub struct Scope<'a> {
     pub oversubscribed: Option<(usize, f64)>,
     /// Where the point's threads were on a CPU, by function (when on-CPU sampling was allowed).
     pub hot: &'a [Hot],
+    /// When the job's CPU time at this point is not above the baseline's beyond the runs' noise:
+    /// the interval of the ratio (its low end, its high end). Extra CPU is then not raised.
+    pub cpu_within_noise: Option<[f64; 2]>,
     /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
     /// series has several points.
     pub shares: &'a dyn Fn(Class) -> Option<String>,
@@ -116,8 +130,8 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(known))),
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
-            match a.feeder.filter(|f| f.running >= FEEDS) {
-                Some(f) => Some((Kind::WaitForWork, format!("feeder {}", f.name), Role::Starved(f))),
+            match a.feeder.filter(|f| f.running >= FEEDS && f.waits_for_work.unwrap_or(0.0) < PEER) {
+                Some(f) => Some((Kind::WaitForWork, format!("feeder {}", who(&f)), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
                 None if a.members_running >= TURNS => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(None))),
                 None => Some((Kind::WaitForWork, "waiting".into(), Role::Waiting(a.meanwhile.clone()))),
@@ -180,7 +194,10 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     let loaded = drafts.iter().any(|d| matches!(d.role, Role::OtherLoad) && share(d) >= LOADED);
     for d in &drafts {
         let s = share(d);
-        let severity = if d.kind == Kind::NoisyMeasurement && scope.gated && s >= LOADED {
+        let extra_only = d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
+        let severity = if extra_only && scope.cpu_within_noise.is_some() {
+            Severity::Info
+        } else if d.kind == Kind::NoisyMeasurement && scope.gated && s >= LOADED {
             Severity::Medium
         } else if !scope.gated || s < MEDIUM || d.kind == Kind::NoisyMeasurement || loaded {
             if d.kind == Kind::NoisyMeasurement && s >= MEDIUM { Severity::Low } else { Severity::Info }
@@ -270,7 +287,9 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     let at = &scope.at;
     // "at 2 threads, …", or nothing for a single point.
     let at_ = if at.is_empty() { String::new() } else { format!("{at}, ") };
-    let idle_s: f64 = d.items.iter().map(|i| i.core_s).sum();
+    // Extra CPU folded into this cause is CPU the job used, not idle capacity: said apart.
+    let idle_s: f64 =
+        d.items.iter().filter(|i| !matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel)).map(|i| i.core_s).sum();
     let threads = d.items.iter().map(|i| i.threads).max().unwrap_or(0);
     let objects: Vec<String> = d
         .items
@@ -346,8 +365,8 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         Role::Starved(f) => {
             evidence.push(idle_line);
             evidence.push(format!(
-                "thread '{}' ran {} of the time they waited, and is on a CPU {} of its own time{}",
-                f.name,
+                "thread {} ran {} of the time they waited, and is on a CPU {} of its own time{}",
+                who(f),
                 pct(f.running),
                 pct(f.busy),
                 f.waits.as_ref().map(|w| format!("; otherwise it waits ({w})")).unwrap_or_default()
@@ -355,11 +374,11 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             evidence.extend((scope.shares)(Class::WaitForWork).map(|s| format!("waiting for work, share of thread time: {s}")));
             (
                 format!(
-                    "{at_}work threads wait for work on {} while CPUs are idle, and thread '{}' that feeds them runs meanwhile: the feeder is the bottleneck",
+                    "{at_}work threads wait for work on {} while CPUs are idle, and thread {} that feeds them runs meanwhile: the feeder is the bottleneck",
                     objects.join(", "),
-                    f.name
+                    who(f)
                 ),
-                format!("speed up or split the feeder ('{}'): more producers or readers, bigger batches, read ahead; or use fewer workers", f.name),
+                format!("speed up or split the feeder ({}): more producers or readers, bigger batches, read ahead; or use fewer workers", who(f)),
             )
         }
         Role::Waiting(meanwhile) => {
@@ -433,6 +452,11 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 if at.is_empty() { String::new() } else { format!(" {at}") },
                 l.useful_s
             ));
+            if let Some([lo, hi]) = scope.cpu_within_noise {
+                evidence.push(format!(
+                    "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval), so this may be the machine, not the program"
+                ));
+            }
             (
                 format!("{at_}busy CPUs each do less work: the same work takes {} more CPU time than at {}", pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0), scope.baseline.as_deref().unwrap_or("the baseline")),
                 "look for false sharing (per-thread data in one cache line: pad to 64–128 bytes), shared counters, memory bandwidth, or spinning".into(),

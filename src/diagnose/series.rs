@@ -10,9 +10,10 @@ use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
 use crate::plan::{Counts, Scaling};
-use crate::results::Results;
 use crate::results::analysis::{Analysis, SeriesAnalysis};
+use crate::results::{PointResult, Results};
 use crate::sample::Class;
+use crate::stats::{Summary, log_ratio_halfwidth};
 
 /// Findings for one series.
 pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding>) {
@@ -47,6 +48,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                 waits: waits(p.index),
                 hot: hot(p.index),
                 oversubscribed: None,
+                cpu_within_noise: None,
                 shares: &shares,
             };
             causes::findings(&scope, &l, out);
@@ -88,6 +90,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             waits: waits(top.index),
             hot: hot(top.index),
             oversubscribed,
+            cpu_within_noise: cpu_within_noise(&doc.points[base.index], &doc.points[top.index], ratio),
             shares: &shares,
         };
         causes::findings(&scope, l, out);
@@ -155,6 +158,20 @@ fn trim(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 { format!("{x:.0}") } else { format!("{x}") }
 }
 
+/// The interval of the job's CPU time per unit of work at `top` against `base`, when it reaches 1
+/// (the extra CPU is within the runs' noise). `None` when the CPU grew beyond it, or with fewer
+/// than two successful runs a side (nothing to judge the noise by).
+fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<[f64; 2]> {
+    let cpu = |p: &PointResult, per: f64| -> Vec<f64> {
+        p.runs.iter().filter(|r| r.succeeded()).map(|r| (r.user_s + r.sys_s) / per).collect()
+    };
+    let (b, t) = (cpu(base, 1.0), cpu(top, work_ratio));
+    let h = log_ratio_halfwidth(&b, &t)?;
+    let ratio = Summary::of(&t)?.mean / Summary::of(&b)?.mean;
+    let [lo, hi] = [ratio * (-h).exp(), ratio * h.exp()];
+    (lo <= 1.0).then_some([lo, hi])
+}
+
 /// Findings for a point outside any series (a single point, or a sweep over text values).
 pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
     let p = &doc.points[index];
@@ -172,6 +189,7 @@ pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
         waits: t.as_ref().map_or(&[][..], |t| t.waits.as_slice()),
         hot: t.as_ref().map_or(&[][..], |t| t.hot.as_slice()),
         oversubscribed: None,
+        cpu_within_noise: None,
         shares: &none,
     };
     causes::findings(&scope, &l, out);

@@ -220,10 +220,17 @@ pub struct Around {
 pub struct Feeder {
     /// Its name.
     pub name: String,
+    /// Its thread id (threads of one program often share a name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tid: Option<i32>,
     /// Share of the waiting time during which it ran.
     pub running: f64,
     /// Share of its own time it spent on a CPU.
     pub busy: f64,
+    /// Share of its own time it spent waiting for work itself: a peer of the waiting threads
+    /// rather than what feeds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_for_work: Option<f64>,
     /// Its largest wait when not running (`io on read in folio_wait_bit_common`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits: Option<String>,

@@ -206,10 +206,18 @@ fn around(
     let feeder = b.feeder.map(|(track, running)| {
         let tr = &s.history.tracks[track];
         let life = tr.on_s() + tr.runq_s() + tr.off_s();
+        let waiting_for_work: f64 = tr
+            .off
+            .iter()
+            .filter(|(_, l, _)| l.is_some_and(|l| s.labels[l as usize].0 == Class::WaitForWork))
+            .map(|&(_, _, v)| v as f64)
+            .sum();
         Feeder {
             name: comm(track),
+            tid: s.threads.iter().find(|(_, t)| t.track == track).map(|(&tid, _)| tid),
             running,
             busy: if life > 0.0 { tr.on_s() / life } else { 0.0 },
+            waits_for_work: (life > 0.0).then(|| waiting_for_work / life),
             waits: main_wait_label(&s.history, track).map(|l| {
                 let class = s.labels[l as usize].0;
                 format!("{} on {}", class.short(), names[l as usize])
