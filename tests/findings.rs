@@ -233,6 +233,44 @@ fn wildly_varying_runs_are_noisy_measurement() {
 }
 
 #[test]
+fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
+    // A scalable program after a sleep of 0.05 to 0.65 s (by process id), throughput by wall time:
+    // three runs a point cannot tell how it scales, and nothing may be blamed.
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let exe = bin().to_string_lossy().into_owned();
+    let cmd = format!("sleep 0.$(( $$ % 7 ))5; {exe} probe scalable --threads {{threads}} --ops 40000000");
+    let o = scalescope(
+        d.path(),
+        &[
+            "run",
+            "-r",
+            "3",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--param",
+            "threads=1,2",
+            "--work",
+            "40000000",
+            "--shell",
+            "--",
+            &cmd,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let k = kinds(&doc.findings);
+    assert!(doc.findings.iter().all(|x| x.severity <= Severity::Low), "nothing raised: {k:?}");
+    let [lo, hi] = doc.analysis.as_ref().unwrap().series[0].points[1].speedup_ci95.expect("runs give an interval");
+    assert!(lo / 2.0 < 0.75 && hi / 2.0 >= 0.9, "the sleeps made the efficiency uncertain: [{lo}, {hi}]");
+    let u = doc.findings.iter().find(|x| x.summary.contains("cannot tell")).unwrap_or_else(|| panic!("{k:?}"));
+    assert_eq!((u.kind, u.severity, u.at), (Kind::NoisyMeasurement, Severity::Low, Some(2.0)));
+    assert!(doc.findings.iter().all(|x| x.kind != Kind::ScalesWell), "{k:?}");
+}
+
+#[test]
 fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let cpus = std::thread::available_parallelism().unwrap().get();

@@ -121,8 +121,14 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
     let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
     let taken_at = waits.iter().find(|w| w.name == object).and_then(|w| w.taken_at.as_deref());
     let known = known::lookup(object).or_else(|| taken_at.and_then(known::lookup));
-    // A well-known object is one finding, whichever of its words (a mutex, a condition variable) they wait on.
-    let key = known.map_or_else(|| object.to_string(), |k| k.what.to_string());
+    // A well-known object is one finding, whichever of its words (a mutex, a condition variable)
+    // they wait on; anonymous objects taken at one place in the code (a lock per job, per queue)
+    // are one finding too.
+    let key = match (known, taken_at) {
+        (Some(k), _) => k.what.to_string(),
+        (None, Some(at)) if anonymous(object) => format!("taken at {at}"),
+        (None, _) => object.to_string(),
+    };
     let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
     match class {
         Class::Lock => lock(),
@@ -151,15 +157,19 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
 /// by where it is taken, `pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)`; a named
 /// one by its symbol, with where it is taken after it.
 fn display(object: &str, waits: &[Wait]) -> String {
-    let anonymous = object.starts_with("heap")
-        || object.starts_with("stack")
-        || object.starts_with("0x")
-        || !object.contains(['!', ':']);
     match waits.iter().find(|w| w.name == object).and_then(|w| w.taken_at.as_deref()) {
-        Some(at) if anonymous => format!("{at} ({object})"),
+        Some(at) if anonymous(object) => format!("{at} ({object})"),
         Some(at) => format!("{object}, taken at {at}"),
         None => object.to_string(),
     }
+}
+
+/// An object without a symbol: in the heap, on a stack, in shared memory.
+fn anonymous(object: &str) -> bool {
+    object.starts_with("heap")
+        || object.starts_with("stack")
+        || object.starts_with("0x")
+        || !object.contains(['!', ':'])
 }
 
 /// A wait in a write-like system call: output blocked on its reader.
@@ -259,7 +269,14 @@ fn lock_code(hot: &[Hot]) -> f64 {
 
 /// `at 2 threads 0.61 of 2 CPUs' time was lost (31%): lock X 55%, start-up 20%, unexplained 25%`.
 fn ledger_line(scope: &Scope, l: &Ledger, drafts: &[Draft], share: impl Fn(&Draft) -> f64) -> String {
-    let parts: Vec<String> = drafts.iter().take(4).map(|d| format!("{} {}", d.kind.name(), pct(share(d)))).collect();
+    let mut parts: Vec<String> =
+        drafts.iter().take(4).map(|d| format!("{} {}", d.kind.name(), pct(share(d)))).collect();
+    // Causes too small to be reported (or beyond the first four) explain the rest.
+    let shown: f64 = drafts.iter().take(4).map(&share).sum();
+    let smaller = 1.0 - l.unexplained - shown;
+    if smaller >= 0.01 {
+        parts.push(format!("smaller causes {}", pct(smaller)));
+    }
     format!(
         "{}{}: {:.2} of {:.3} core-seconds per run lost ({} of the capacity of {} CPU{}) — {}, unexplained {}",
         if scope.at.is_empty() { "the run".to_string() } else { scope.at.clone() },
@@ -336,14 +353,14 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             if let (Some(a), None) = (around, known) {
                 evidence.push(if a.members_running >= TURNS {
                     format!(
-                        "while one waits, {:.2} of the other waiters run on average and at most {:.1} at once: {}",
+                        "while one waits, {:.2} threads that also wait on it run on average ({:.1} in the busiest tenth of the run): {}",
                         a.members_running,
                         a.members_peak,
                         if a.members_peak <= SERIALISED { "they take turns (serialised)" } else { "contended" }
                     )
                 } else {
                     format!(
-                        "while they wait, {:.2} of its other waiters and {:.2} other threads run on average",
+                        "while they wait, {:.2} threads that also wait on it and {:.2} other threads run on average",
                         a.members_running, a.others_running
                     )
                 });

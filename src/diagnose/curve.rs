@@ -44,6 +44,31 @@ pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, eff_hi: f
     })
 }
 
+/// Below this low end of the efficiency's interval, a sweep whose interval also reaches
+/// [`GOOD_EFFICIENCY`] cannot say whether the program scales.
+pub const UNDECIDED_BELOW: f64 = 0.75;
+
+/// `the efficiency at 2 threads is anywhere from 45% to 100%`: too few or too varied runs to say
+/// whether it scales.
+pub fn undecided(top: &PointScaling, name: &str, [lo, hi]: [f64; 2], label: &str) -> Finding {
+    Finding {
+        kind: Kind::NoisyMeasurement,
+        severity: Severity::Low,
+        summary: format!(
+            "the efficiency at {} is anywhere from {:.0}% to {:.0}% (95% interval): the runs cannot tell whether it scales{label}",
+            count_label(top.count, name),
+            100.0 * lo,
+            100.0 * hi
+        ),
+        evidence: vec![format!("measured {:.0}% from {} runs", 100.0 * top.efficiency.unwrap_or(0.0), top.runs)],
+        advice:
+            "more runs (--runs 10) on a quieter machine; the causes below say where the capacity went in these runs"
+                .into(),
+        cost_pct: None,
+        at: Some(top.count),
+    }
+}
+
 /// More is slower beyond the best point — unless only oversubscribed points are slower, which the
 /// oversubscription finding says.
 pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label: &str) -> Option<Finding> {

@@ -54,10 +54,13 @@ pub fn thread_time(t: &PointThreads) -> String {
         return "—".into();
     }
     let pct = |c: Class| 100.0 * t.classes.get(&c).copied().unwrap_or(0.0) / total;
-    let mut parts = vec![format!("run {:.0}%", pct(Class::CpuUser) + pct(Class::CpuKernel))];
-    if pct(Class::CpuKernel) >= 1.0 {
-        parts.push(format!("kern {:.0}%", pct(Class::CpuKernel)));
-    }
+    // On a CPU, with the kernel's part of it in brackets: the parts add up to 100%.
+    let run = pct(Class::CpuUser) + pct(Class::CpuKernel);
+    let mut parts = vec![if pct(Class::CpuKernel) >= 1.0 {
+        format!("run {run:.0}% (kern {:.0}%)", pct(Class::CpuKernel))
+    } else {
+        format!("run {run:.0}%")
+    }];
     for c in Class::ALL.iter().copied().filter(|c| !matches!(c, Class::CpuUser | Class::CpuKernel)) {
         let p = pct(c);
         if p < 1.0 {
