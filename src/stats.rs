@@ -84,6 +84,18 @@ fn tukey_outliers(values: &[f64], sorted: &[f64]) -> Vec<usize> {
     values.iter().enumerate().filter(|(_, v)| v.is_finite() && (**v < lo || **v > hi)).map(|(i, _)| i).collect()
 }
 
+/// [`t_975`] at fractional degrees of freedom (Welch's), interpolated linearly in 1/df between
+/// the whole numbers around it, where the quantile is close to linear; at least 1.
+pub fn t_975_at(df: f64) -> f64 {
+    let df = df.max(1.0);
+    let (lo, hi) = (df.floor(), df.ceil());
+    if lo == hi {
+        return t_975(lo as usize);
+    }
+    let w = (1.0 / lo - 1.0 / df) / (1.0 / lo - 1.0 / hi);
+    t_975(lo as usize) + w * (t_975(hi as usize) - t_975(lo as usize))
+}
+
 /// The 97.5% quantile of Student's t distribution with `df` degrees of freedom.
 pub fn t_975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
@@ -132,6 +144,15 @@ mod tests {
         assert_eq!((s.stddev, s.ci95), (0.0, None));
         assert!(Summary::of(&[]).is_none());
         assert!(Summary::of(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn t_at_fractional_degrees_of_freedom_lies_between_its_neighbours() {
+        assert_eq!(t_975_at(4.0), t_975(4));
+        let t = t_975_at(1.5);
+        // Above the exact quantile (5.6) where the curve bends most: on the cautious side.
+        assert!(t < t_975(1) && t > t_975(2) && t > 5.6, "{t}");
+        assert_eq!(t_975_at(0.3), t_975(1));
     }
 
     #[test]
@@ -248,7 +269,7 @@ pub fn log_ratio_halfwidth(a: &[f64], b: &[f64]) -> Option<f64> {
         return Some(0.0);
     }
     let df = (va + vb).powi(2) / (va * va / (sa.n - 1) as f64 + vb * vb / (sb.n - 1) as f64);
-    Some(t_975(df.floor().max(1.0) as usize) * (va + vb).sqrt())
+    Some(t_975_at(df) * (va + vb).sqrt())
 }
 
 /// The regularized incomplete beta function I_x(a, b), by its continued fraction.

@@ -13,7 +13,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Sweeps a probe (threads=1,2 unless `threads` says otherwise) and returns its findings.
 fn findings(threads: &str, probe: &[&str]) -> Vec<Finding> {
-    findings_with("-r 2 -w 0", threads, probe)
+    findings_with("-r 3 -w 0", threads, probe)
 }
 
 /// The same with other run options.
@@ -270,6 +270,38 @@ fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
     assert!(doc.findings.iter().all(|x| x.kind != Kind::ScalesWell), "{k:?}");
 }
 
+/// Sweeps tests/workloads/critical.c (`critical` or `reduction`) over OMP_NUM_THREADS=1,2.
+fn openmp(variant: &str) -> Vec<Finding> {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let exe = critical().to_string_lossy().into_owned();
+    let iterations = if variant == "critical" { "4000000" } else { "40000000" };
+    let options = "-r 3 -w 0 --param threads=1,2 --env OMP_NUM_THREADS={threads}";
+    let o = sweep(d.path(), options, &[&exe, variant, iterations]);
+    assert!(o.status.success(), "{variant}: {}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    shares_add_up(&doc.findings);
+    doc.findings.into_iter().filter(|f| f.kind != Kind::NoisyMeasurement).collect()
+}
+
+#[test]
+#[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2) to see lock code on the CPUs; .ci/run runs it"]
+fn an_openmp_critical_section_spun_on_is_lock_contention_with_the_lock_code_named() {
+    // libgomp spins before it sleeps: the threads wait on the CPU, in the critical section's code.
+    let f = openmp("critical");
+    let lock = first(&f, Kind::LockContention);
+    assert!(lock.severity >= Severity::Medium, "{lock:?}");
+    let text = format!("{} {}", lock.summary, lock.evidence.join(" "));
+    assert!(
+        ["GOMP_critical", "gomp_mutex", "libgomp"].iter().any(|n| text.contains(n)),
+        "the lock is libgomp's: {lock:?}"
+    );
+    assert_eq!(serious_causes(&f), [Kind::LockContention], "{:?}", kinds(&f));
+    // The same loop with a reduction: nothing to fix.
+    let fixed = openmp("reduction");
+    nothing_serious_but(&fixed, &[]);
+}
+
 #[test]
 fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -280,7 +312,7 @@ fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
         .collect();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
-    let o = sweep(d.path(), "-r 2 -w 0 --param threads=1,2", &[&exe, "probe", "scalable", "--threads", "{threads}"]);
+    let o = sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &[&exe, "probe", "scalable", "--threads", "{threads}"]);
     for c in &mut others {
         let _ = c.kill();
         let _ = c.wait();

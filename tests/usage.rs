@@ -6,6 +6,7 @@ use common::*;
 #[test]
 fn bad_input_exits_2_with_one_sentence() {
     let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("a-file"), "").unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["run", "--param", "threads=1,2", "--", "prog", "-T{thread}"], "unknown placeholder {thread}"),
         (&["run", "--param", "threads=", "--", "true"], "value list is empty"),
@@ -20,6 +21,7 @@ fn bad_input_exits_2_with_one_sentence() {
         (&["run", "--metric", "x=[0-9]+", "--", "true"], "no capture group"),
         (&["run", "--work", "3 apples", "--", "true"], "work amount"),
         (&["run", "-o", "/proc/no/such/dir", "--", "true"], "cannot create the results folder"),
+        (&["run", "-o", "a-file", "--", "true"], "a file of that name exists"),
         (&["run", "--", "/nonexistent/program"], "no such command"),
         (&["run", "--param", "a-b=1", "--", "true"], "not a parameter name"),
         (&["run", "--param", "n=1", "--param", "n=2", "--", "true"], "given twice"),

@@ -100,6 +100,9 @@ enum Role {
     NoWork,
     OtherLoad,
     ExtraUser,
+    /// Busy CPUs in lock code without a lock wait to fold into: the lock functions and their share
+    /// of the on-CPU samples.
+    Spin(Vec<String>, f64),
     Oversubscribed(usize, f64),
 }
 
@@ -234,17 +237,29 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
     let Some(top) = largest(drafts, &|_| true) else { return };
     // The largest cause is a wait on a lock or a queue; or threads on a CPU in lock code
     // (spinning, handing the lock over) burn the extra CPU there.
+    let extra = |d: &Draft| d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
     let target = if waits(&drafts[top]) {
         top
     } else if lock_code(hot) >= LOCK_CODE {
         match largest(drafts, &|d| matches!(d.role, Role::Lock(..))) {
             Some(l) => l,
-            None => return,
+            // Threads spin in the lock's code rather than sleep on it (OpenMP's critical, spin
+            // locks): the extra CPU is the lock's.
+            None => match largest(drafts, &|d| extra(d)) {
+                Some(x) => {
+                    let names: Vec<String> =
+                        hot.iter().filter(|h| is_lock_code(&h.name)).take(3).map(|h| h.name.clone()).collect();
+                    drafts[x].kind = Kind::LockContention;
+                    drafts[x].key = "spin".into();
+                    drafts[x].role = Role::Spin(names, lock_code(hot));
+                    x
+                }
+                None => return,
+            },
         }
     } else {
         return;
     };
-    let extra = |d: &Draft| d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
     let moved: Vec<&Item> = drafts
         .iter()
         .enumerate()
@@ -260,11 +275,28 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
     });
 }
 
-/// Share of on-CPU samples in lock code: mutex and futex functions, spin locks.
+/// Share of on-CPU samples in lock code: mutex and futex functions, spin locks, OpenMP's critical
+/// sections and locks.
 fn lock_code(hot: &[Hot]) -> f64 {
-    const LOCK: [&str; 8] =
-        ["mutex_lock", "lll_lock", "spin_lock", "rwlock", "futex", "lock_contended", "sem_wait", "parking_lot"];
-    hot.iter().filter(|h| LOCK.iter().any(|l| h.name.contains(l))).map(|h| h.share).sum()
+    hot.iter().filter(|h| is_lock_code(&h.name)).map(|h| h.share).sum()
+}
+
+fn is_lock_code(name: &str) -> bool {
+    const LOCK: [&str; 12] = [
+        "mutex_lock",
+        "lll_lock",
+        "spin_lock",
+        "rwlock",
+        "futex",
+        "lock_contended",
+        "sem_wait",
+        "parking_lot",
+        "GOMP_critical",
+        "gomp_mutex",
+        "omp_set_lock",
+        "omp_set_nest_lock",
+    ];
+    LOCK.iter().any(|l| name.contains(l))
 }
 
 /// `at 2 threads 0.61 of 2 CPUs' time was lost (31%): lock X 55%, start-up 20%, unexplained 25%`.
@@ -460,6 +492,19 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                     (true, false) => format!("{at_}the kernel takes more CPU for the same work, and threads wait on kernel locks: {}", objects.join("; ")),
                 },
                 "map memory once and reuse it (a pool or arena allocator), avoid mprotect/munmap in the hot loop, batch small system calls, use huge pages; for file locks, fewer and larger critical sections".into(),
+            )
+        }
+        Role::Spin(names, code) => {
+            evidence.push(format!(
+                "the same work took {:.3} s of CPU{} against {:.3} s at the baseline",
+                l.cpu_s,
+                if at.is_empty() { String::new() } else { format!(" {at}") },
+                l.useful_s
+            ));
+            evidence.push(format!("{} of the on-CPU samples in lock code: {}", pct(*code), names.join(", ")));
+            (
+                format!("{at_}busy CPUs spin on a lock instead of working: {} of the CPU samples are in lock code ({})", pct(*code), names.first().map(String::as_str).unwrap_or("a lock")),
+                "take the lock less often (per-thread partial results merged once at the end, a reduction clause in OpenMP), or shorten what it protects".into(),
             )
         }
         Role::ExtraUser => {

@@ -75,7 +75,13 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     let kf: Vec<String> =
         s.points.iter().filter_map(|p| p.karp_flatt.map(|e| format!("{}: {}", count(p.count), sig(e)))).collect();
     if kf.len() > 1 {
-        out.push(format!("Karp–Flatt serial fraction by {}: {}", a.axis.param, kf.join(", ")));
+        let above = s.points.iter().any(|p| p.karp_flatt.is_some_and(|e| e > 1.0));
+        out.push(format!(
+            "Karp–Flatt serial fraction by {}: {}{}",
+            a.axis.param,
+            kf.join(", "),
+            if above { " (above 1: slower than the baseline, which no serial fraction explains)" } else { "" }
+        ));
     }
     let how = |m: IntervalMethod| match m {
         IntervalMethod::Bootstrap => " (95% intervals: bootstrap over runs)",

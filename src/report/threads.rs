@@ -93,10 +93,12 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
     let mut time = format!("{label}: thread time: {}", thread_time(t));
     if let Some((work, helpers)) = t.work_helpers {
         time.push_str(&format!(
-            " ({} work thread{}, {} other",
+            " ({} work thread{}, {} other{}",
             trim(work),
             if work == 1.0 { "" } else { "s" },
-            trim(helpers)
+            trim(helpers),
+            // Runs that differ give a mean count.
+            if work.fract() != 0.0 || helpers.fract() != 0.0 { " on average over the runs" } else { "" }
         ));
         let on = |c: Class| t.classes.get(&c).copied().unwrap_or(0.0);
         let off_cpu = total - on(Class::CpuUser) - on(Class::CpuKernel) - on(Class::Runqueue);

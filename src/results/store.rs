@@ -54,6 +54,12 @@ pub(crate) struct Entry {
 impl Store {
     /// Creates the folder and writes the initial document; refuses a folder that already holds results.
     pub fn create(dir: &Path, doc: Results) -> anyhow::Result<Store> {
+        if dir.exists() && !dir.is_dir() {
+            anyhow::bail!(
+                "cannot create the results folder {}: a file of that name exists (choose another --out)",
+                dir.display()
+            );
+        }
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create the results folder {}", dir.display()))?;
         if dir.join(FILE_NAME).exists() {
             anyhow::bail!(

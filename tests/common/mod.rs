@@ -73,16 +73,34 @@ pub fn histogram() -> &'static Path {
     BIN.get_or_init(|| build_workload("histogram"))
 }
 
+/// tests/workloads/critical.c (an OpenMP loop with a critical section, or a reduction), built once
+/// per test binary with the system C compiler and its OpenMP runtime.
+pub fn critical() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| build_workload_with("critical", &["-fopenmp"]))
+}
+
 /// Builds tests/workloads/NAME.c with the system C compiler (no frame pointers: stacks are
 /// unwound from DWARF CFI).
 fn build_workload(name: &str) -> PathBuf {
+    build_workload_with(name, &[])
+}
+
+/// The same with more compiler flags.
+fn build_workload_with(name: &str, flags: &[&str]) -> PathBuf {
     // One folder per test binary (they build at the same time); the program keeps its name.
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a folder for the workload");
     let out = dir.join(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/workloads/{name}.c"));
-    let st =
-        std::process::Command::new("cc").args(["-O1", "-pthread", "-o"]).arg(&out).arg(&src).status().expect("cc runs");
+    let st = std::process::Command::new("cc")
+        .args(["-O1", "-pthread"])
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("cc runs");
     assert!(st.success(), "cc failed on {}", src.display());
     out
 }
