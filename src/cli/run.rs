@@ -10,6 +10,7 @@ use crate::exec::{Processes, signals};
 use crate::machine;
 use crate::plan::schedule::PointProgress;
 use crate::plan::{self, Hooks, Launcher, LauncherKind, Order, Plan, Request};
+use crate::report::format::command_line as template_line;
 use crate::report::sections::Sections;
 use crate::results::{Results, Status, Store, check_owned, time};
 use std::path::{Path, PathBuf};
@@ -263,7 +264,8 @@ fn resume(args: &RunArgs, params: &[String], dir: &Path) -> anyhow::Result<Store
     eprintln!(
         "scalescope: resuming {} with the command it recorded: {}{}",
         dir.display(),
-        if plan.shell { plan.command.join(" ") } else { command_line(&plan.command) },
+        // The template as the user typed it: placeholders unquoted.
+        if plan.shell { plan.command.join(" ") } else { template_line(&plan.command) },
         hook_lines(&plan.hooks).replace('\n', "\n  ")
     );
     Ok(store)
