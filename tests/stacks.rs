@@ -246,14 +246,18 @@ fn stored_stacks_become_flame_graphs_and_folded_text() {
     }
     let d = tempfile::tempdir().unwrap();
     let exe = histogram().to_str().unwrap().to_string();
-    let o = common::sweep(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "contend", "{n}", "0.2"]);
+    let o = common::sweep(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "contend", "{n}", "0.6"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let folded = d.path().join("f.txt");
     let o = common::scalescope(d.path(), &["report", "r", "--export-folded", folded.to_str().unwrap()]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let text = std::fs::read_to_string(&folded).unwrap();
     let count = |l: &&str| l.rsplit_once(' ').and_then(|(_, n)| n.parse::<u64>().ok()).unwrap_or(0);
-    let line = text.lines().filter(|l| l.contains("off-CPU lock;")).max_by_key(count).expect("an off-CPU lock stack");
+    let line = text
+        .lines()
+        .filter(|l| l.contains("off-CPU lock;"))
+        .max_by_key(count)
+        .unwrap_or_else(|| panic!("an off-CPU lock stack in:\n{text}"));
     assert!(line.starts_with("n=2;off-CPU lock;") && line.contains(";worker;update_histogram;"), "{line}");
     for l in text.lines() {
         let (stack, count) = l.rsplit_once(' ').unwrap();
