@@ -45,10 +45,13 @@ fn finding_blocks(page: &str, doc: &Results) {
     for f in &doc.findings {
         let sev = f.severity.name();
         let head = format!("<div class=\"finding {sev}\"><p><b>[{sev}] {}</b>: ", f.kind_name());
-        let at = page.find(&head).unwrap_or_else(|| panic!("no block for {f:?}"));
-        let block = &page[at..at + page[at..].find("</div>").unwrap()];
+        // Two findings of one kind and severity (noisy runs and a busy machine) have a block each.
         let summary = scalescope::report::svg::escape(&f.summary);
-        assert!(block.contains(&summary), "{block}");
+        let found = page.match_indices(&head).any(|(at, _)| {
+            let block = &page[at..at + page[at..].find("</div>").unwrap()];
+            block.contains(&summary)
+        });
+        assert!(found, "no block for {f:?}");
     }
 }
 
