@@ -82,6 +82,13 @@ struct Draft<'a> {
     role: Role,
 }
 
+impl Draft<'_> {
+    /// Whether every item is extra CPU (no idle capacity).
+    fn extra_only(&self) -> bool {
+        self.items.iter().all(|i| i.cause.is_extra())
+    }
+}
+
 /// What a wait is, from its class, its name and the behaviour around it.
 #[derive(Clone)]
 enum Role {
@@ -207,8 +214,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     let loaded = drafts.iter().any(|d| matches!(d.role, Role::OtherLoad) && share(d) >= LOADED);
     for d in &drafts {
         let s = share(d);
-        let extra_only = d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
-        let severity = if extra_only && scope.cpu_within_noise.is_some() {
+        let severity = if d.extra_only() && scope.cpu_within_noise.is_some() {
             Severity::Info
         } else if d.kind == Kind::NoisyMeasurement && scope.gated && s >= LOADED {
             Severity::Medium
@@ -237,7 +243,6 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
     let Some(top) = largest(drafts, &|_| true) else { return };
     // The largest cause is a wait on a lock or a queue; or threads on a CPU in lock code
     // (spinning, handing the lock over) burn the extra CPU there.
-    let extra = |d: &Draft| d.items.iter().all(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel));
     let target = if waits(&drafts[top]) {
         top
     } else if lock_code(hot) >= LOCK_CODE {
@@ -245,7 +250,7 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
             Some(l) => l,
             // Threads spin in the lock's code rather than sleep on it (OpenMP's critical, spin
             // locks): the extra CPU is the lock's.
-            None => match largest(drafts, &|d| extra(d)) {
+            None => match largest(drafts, &|d| d.extra_only()) {
                 Some(x) => {
                     let names: Vec<String> =
                         hot.iter().filter(|h| is_lock_code(&h.name)).take(3).map(|h| h.name.clone()).collect();
@@ -263,13 +268,13 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
     let moved: Vec<&Item> = drafts
         .iter()
         .enumerate()
-        .filter(|(i, d)| *i != target && extra(d))
+        .filter(|(i, d)| *i != target && d.extra_only())
         .flat_map(|(_, d)| d.items.iter().copied())
         .collect();
     drafts[target].items.extend(moved);
     let mut i = 0;
     drafts.retain(|d| {
-        let keep = i == target || !extra(d);
+        let keep = i == target || !d.extra_only();
         i += 1;
         keep
     });
@@ -323,6 +328,12 @@ fn ledger_line(scope: &Scope, l: &Ledger, drafts: &[Draft], share: impl Fn(&Draf
     )
 }
 
+/// `the same work took 0.681 s of CPU at 2 threads against 0.137 s at the baseline`.
+fn cpu_line(l: &Ledger, at: &str) -> String {
+    let at = if at.is_empty() { String::new() } else { format!(" {at}") };
+    format!("the same work took {:.3} s of CPU{at} against {:.3} s at the baseline", l.cpu_s, l.useful_s)
+}
+
 /// `0.36 s`, or `12 ms` below a tenth of a second.
 fn secs(x: f64) -> String {
     if x >= 0.1 { format!("{x:.2} s") } else { format!("{:.0} ms", 1e3 * x) }
@@ -337,8 +348,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     // "at 2 threads, …", or nothing for a single point.
     let at_ = if at.is_empty() { String::new() } else { format!("{at}, ") };
     // Extra CPU folded into this cause is CPU the job used, not idle capacity: said apart.
-    let idle_s: f64 =
-        d.items.iter().filter(|i| !matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel)).map(|i| i.core_s).sum();
+    let idle_s: f64 = d.items.iter().filter(|i| !i.cause.is_extra()).map(|i| i.core_s).sum();
     let threads = d.items.iter().map(|i| i.threads).max().unwrap_or(0);
     let objects: Vec<String> = d
         .items
@@ -369,8 +379,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         phase_text
     );
     let mut evidence = Vec::new();
-    let extra: f64 =
-        d.items.iter().filter(|i| matches!(i.cause, Cause::ExtraUser | Cause::ExtraKernel)).map(|i| i.core_s).sum();
+    let extra: f64 = d.items.iter().filter(|i| i.cause.is_extra()).map(|i| i.core_s).sum();
     if extra > 0.0 && matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_)) {
         evidence.push(format!(
             "the same work also took {extra:.3} s more CPU than at {} (futex calls, spinning, the shared cache line), counted in this cause",
@@ -495,12 +504,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             )
         }
         Role::Spin(names, code) => {
-            evidence.push(format!(
-                "the same work took {:.3} s of CPU{} against {:.3} s at the baseline",
-                l.cpu_s,
-                if at.is_empty() { String::new() } else { format!(" {at}") },
-                l.useful_s
-            ));
+            evidence.push(cpu_line(l, at));
             evidence.push(format!("{} of the on-CPU samples in lock code: {}", pct(*code), names.join(", ")));
             (
                 format!("{at_}busy CPUs spin on a lock instead of working: {} of the CPU samples are in lock code ({})", pct(*code), names.first().map(String::as_str).unwrap_or("a lock")),
@@ -508,12 +512,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             )
         }
         Role::ExtraUser => {
-            evidence.push(format!(
-                "the same work took {:.3} s of CPU{} against {:.3} s at the baseline",
-                l.cpu_s,
-                if at.is_empty() { String::new() } else { format!(" {at}") },
-                l.useful_s
-            ));
+            evidence.push(cpu_line(l, at));
             if let Some([lo, hi]) = scope.cpu_within_noise {
                 evidence.push(format!(
                     "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval), so this may be the machine, not the program"

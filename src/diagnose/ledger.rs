@@ -33,6 +33,13 @@ pub enum Cause {
     ExtraKernel,
 }
 
+impl Cause {
+    /// CPU the job used beyond the baseline's for the same work, not idle capacity.
+    pub fn is_extra(&self) -> bool {
+        matches!(self, Cause::ExtraUser | Cause::ExtraKernel)
+    }
+}
+
 /// One cause over the point's runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
