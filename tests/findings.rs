@@ -18,13 +18,18 @@ fn findings(threads: &str, probe: &[&str]) -> Vec<Finding> {
 
 /// The same with other run options.
 fn findings_with(options: &str, threads: &str, probe: &[&str]) -> Vec<Finding> {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
     let mut command = vec![exe.as_str(), "probe"];
     command.extend(probe);
-    let o = sweep(d.path(), &format!("{options} --param threads={threads}"), &command);
-    assert!(o.status.success(), "{probe:?}: {}", stderr(&o));
+    swept(&format!("{options} --param threads={threads}"), &command)
+}
+
+/// Sweeps any command with these run options and returns its findings.
+fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let o = sweep(d.path(), options, command);
+    assert!(o.status.success(), "{command:?}: {}", stderr(&o));
     let doc = results(&d.path().join("r"));
     shares_add_up(&doc.findings);
     // Noise is the machine's; "the runs cannot tell whether it scales" is a verdict, kept.
@@ -218,6 +223,8 @@ fn cold_random_reads_are_io_bound_with_the_syscall_named() {
     let f = findings("1,2", &["io", "--threads", "{threads}", "--files", files, "--reads", "20000"]);
     // A device that serves two reads at once lets two readers scale: then scales-well leads (it
     // needs an efficiency of 90% or more) and the I/O is still named, as information.
+    // "The runs cannot tell" (low) may stand before an info io-bound: judged without it.
+    let f: Vec<Finding> = f.into_iter().filter(|x| x.kind != Kind::NoisyMeasurement).collect();
     let io = if f.first().map(|x| x.kind) == Some(Kind::ScalesWell) {
         f.iter().find(|x| x.kind == Kind::IoBound).unwrap_or_else(|| panic!("io not named: {:?}", kinds(&f)))
     } else {
@@ -250,12 +257,12 @@ fn wildly_varying_runs_are_noisy_measurement() {
 
 #[test]
 fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
-    // A scalable program after a sleep of 0.05 to 0.65 s (by process id), throughput by wall time:
+    // A scalable program after a sleep of 0.05 to 0.35 s (by process id), throughput by wall time:
     // three runs a point cannot tell how it scales, and nothing may be blamed.
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
-    let cmd = format!("sleep 0.$(( $$ % 7 ))5; {exe} probe scalable --threads {{threads}} --ops 40000000");
+    let cmd = format!("sleep 0.$(( $$ % 4 ))5; {exe} probe scalable --threads {{threads}} --ops 160000000");
     let o = scalescope(
         d.path(),
         &[
@@ -269,7 +276,7 @@ fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
             "--param",
             "threads=1,2",
             "--work",
-            "40000000",
+            "160000000",
             "--shell",
             "--",
             &cmd,
@@ -288,16 +295,9 @@ fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
 
 /// Sweeps tests/workloads/critical.c (`critical` or `reduction`) over OMP_NUM_THREADS=1,2.
 fn openmp(variant: &str) -> Vec<Finding> {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let d = tempfile::tempdir().unwrap();
     let exe = critical().to_string_lossy().into_owned();
     let iterations = if variant == "critical" { "4000000" } else { "40000000" };
-    let options = "-r 3 -w 0 --param threads=1,2 --env OMP_NUM_THREADS={threads}";
-    let o = sweep(d.path(), options, &[&exe, variant, iterations]);
-    assert!(o.status.success(), "{variant}: {}", stderr(&o));
-    let doc = results(&d.path().join("r"));
-    shares_add_up(&doc.findings);
-    doc.findings.into_iter().filter(|f| f.kind != Kind::NoisyMeasurement).collect()
+    swept("-r 3 -w 0 --param threads=1,2 --env OMP_NUM_THREADS={threads}", &[&exe, variant, iterations])
 }
 
 #[test]
