@@ -10,10 +10,6 @@ use scalescope::plan::LauncherKind;
 use scalescope::results::Results;
 use scalescope::results::findings::{Finding, Kind};
 use std::path::Path;
-use std::sync::Mutex;
-
-/// The launcher tests share two CPUs and one SLURM node: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 fn run(dir: &Path, options: &[&str], command: &[&str]) -> std::process::Output {
     let mut args = vec!["run", "-o", "r", "-w", "0"];
@@ -51,7 +47,7 @@ fn probe(threads: &str) -> Vec<String> {
 
 #[test]
 fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let p = probe("1");
     let cmd: Vec<&str> = p.iter().map(String::as_str).collect();
@@ -90,7 +86,7 @@ fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
 
 #[test]
 fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let lock = d.path().join("lockfile").display().to_string();
     let mut cmd = vec!["flock".to_string(), lock];
@@ -109,7 +105,7 @@ fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
 
 #[test]
 fn a_straggler_rank_is_named_and_a_crashed_rank_is_kept_as_failed() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let slow = r#"if [ "$SCALESCOPE_RANK" = 1 ]; then sleep 0.5; else sleep 0.1; fi"#;
     let o = run(d.path(), &["-r", "2", "--no-sample", "--param", "copies=2", "--shell"], &[slow]);
@@ -178,7 +174,7 @@ fn two_ranks_merged(doc: &Results, point: usize) {
 #[test]
 #[ignore = "needs SLURM and OpenMPI; .ci/run starts them and runs it"]
 fn srun_launches_every_rank_through_slurm() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = common::measuring();
     require("srun");
     let d = tempfile::tempdir().unwrap();
     let p = probe("1");
@@ -204,7 +200,7 @@ fn srun_launches_every_rank_through_slurm() {
 #[test]
 #[ignore = "needs SLURM and OpenMPI; .ci/run starts them and runs it"]
 fn mpirun_launches_every_rank() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = common::measuring();
     require("mpirun");
     let d = tempfile::tempdir().unwrap();
     let p = probe("1");
@@ -218,7 +214,7 @@ fn mpirun_launches_every_rank() {
 #[test]
 #[ignore = "needs SLURM and OpenMPI; .ci/run starts them and runs it"]
 fn sbatch_runs_a_whole_sweep_inside_one_allocation() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = common::measuring();
     require("sbatch");
     require("srun");
     let d = tempfile::tempdir().unwrap();

@@ -7,9 +7,6 @@
 mod common;
 use common::*;
 use scalescope::results::findings::{Finding, Kind, Severity};
-use std::sync::Mutex;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Sweeps a probe (threads=1,2 unless `threads` says otherwise) and returns its findings.
 fn findings(threads: &str, probe: &[&str]) -> Vec<Finding> {
@@ -26,7 +23,7 @@ fn findings_with(options: &str, threads: &str, probe: &[&str]) -> Vec<Finding> {
 
 /// Sweeps any command with these run options and returns its findings.
 fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let o = sweep(d.path(), options, command);
     assert!(o.status.success(), "{command:?}: {}", stderr(&o));
@@ -215,7 +212,7 @@ fn cold_random_reads_are_io_bound_with_the_syscall_named() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("in");
     // Written while no other sweep runs: writing 128 MB would slow it.
-    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let guard = common::measuring();
     let o = scalescope(d.path(), &["gen", "files", "--dir", dir.to_str().unwrap(), "--count", "2", "--size", "64MB"]);
     drop(guard);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -244,7 +241,7 @@ fn cold_random_reads_are_io_bound_with_the_syscall_named() {
 
 #[test]
 fn wildly_varying_runs_are_noisy_measurement() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
@@ -259,7 +256,7 @@ fn wildly_varying_runs_are_noisy_measurement() {
 fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
     // A scalable program after a sleep of 0.05 to 0.35 s (by process id), throughput by wall time:
     // three runs a point cannot tell how it scales, and nothing may be blamed.
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
     let cmd = format!("sleep 0.$(( $$ % 4 ))5; {exe} probe scalable --threads {{threads}} --ops 160000000");
@@ -320,7 +317,7 @@ fn an_openmp_critical_section_spun_on_is_lock_contention_with_the_lock_code_name
 
 #[test]
 fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let cpus = std::thread::available_parallelism().unwrap().get();
     // Other work: one busy process per CPU for the whole sweep.
     let mut others: Vec<std::process::Child> = (0..cpus)

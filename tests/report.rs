@@ -8,18 +8,28 @@ use common::{argv, bin, golden, in_fixtures, results, scalescope, stderr, stdout
 use scalescope::results::Results;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
-/// A sampled sweep of the lock probe at 1 and 2 threads, results in `dir/r`.
-fn sampled_sweep(dir: &Path) {
-    let exe = bin().display().to_string();
-    let o = scalescope(
-        dir,
-        &argv(
-            "run -o r --param threads=1,2 -r 2 -w 0",
-            &["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "1500000", "--critical", "0.6"],
-        ),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+/// The results folder of one sampled sweep of the lock probe at 1 and 2 threads, run once for
+/// the tests that read it: two sweeps at once on 2 CPUs would leave the lock uncontended.
+fn sampled_sweep() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let _g = common::measuring();
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-sweep");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = bin().display().to_string();
+        let o = scalescope(
+            &dir,
+            &argv(
+                "run -o r --param threads=1,2 -r 2 -w 0",
+                &["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "1500000", "--critical", "0.6"],
+            ),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        dir.join("r")
+    })
 }
 
 /// The page with its style sheet and the inside of every chart left out: the structure and text
@@ -60,8 +70,8 @@ const CHARTS: [&str; 7] = ["throughput", "time", "speedup", "efficiency", "cpu",
 #[test]
 fn every_results_folder_gets_a_report_with_every_chart_drawn() {
     let d = tempfile::tempdir().unwrap();
-    sampled_sweep(d.path());
-    let page = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
+    let r = sampled_sweep().to_str().unwrap();
+    let page = std::fs::read_to_string(Path::new(r).join("report.html")).unwrap();
     let external = page.contains(" src=") || page.contains("href=\"http") || page.contains("@import");
     // The flame graphs' optional zoom and search is the only script.
     let scripted = page.replace(scalescope::report::flame::SCRIPT, "").contains("<script");
@@ -76,23 +86,23 @@ fn every_results_folder_gets_a_report_with_every_chart_drawn() {
     }
     // Which findings a busy machine lets through varies (tests/findings.rs judges them); each has
     // its block, and the lock is named among the waits.
-    finding_blocks(&page, &results(&d.path().join("r")));
+    finding_blocks(&page, &results(Path::new(r)));
     let waits = &page[page.find("<h2>Top waits").expect("a waits section")..];
     let listed = waits[..waits.find("</ul>").unwrap()].split("<li>");
     assert!(
         listed.into_iter().any(|l| l.contains(": lock ") && l.contains("scalescope::probes::zoo::GLOBAL_LOCK")),
         "{waits}"
     );
-    let o = scalescope(d.path(), &["report", "r", "--format", "svg", "-o", "svg"]);
+    let o = scalescope(d.path(), &["report", r, "--format", "svg", "-o", "svg"]);
     assert!(o.status.success(), "{}", stderr(&o));
     for id in CHARTS {
         let svg = std::fs::read_to_string(d.path().join(format!("svg/{id}.svg"))).unwrap();
         assert!(svg.starts_with("<svg xmlns") && svg.trim_end().ends_with("</svg>"), "{id}");
     }
-    let o = scalescope(d.path(), &["report", "r", "--timeline", "threads=1:2", "-o", "t.html"]);
+    let o = scalescope(d.path(), &["report", r, "--timeline", "threads=1:2", "-o", "t.html"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::read_to_string(d.path().join("t.html")).unwrap().contains("threads=1 run 2"));
-    let o = scalescope(d.path(), &["report", "r", "--timeline", "threads=9:1"]);
+    let o = scalescope(d.path(), &["report", r, "--timeline", "threads=9:1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no point threads=9; the points are threads=1, threads=2"), "{}", stderr(&o));
 }
@@ -101,9 +111,7 @@ fn every_results_folder_gets_a_report_with_every_chart_drawn() {
 #[ignore = "needs chromium (apt-get install chromium); .ci/run runs it"]
 fn the_report_renders_in_a_headless_browser_without_errors() {
     let browser = common::chromium();
-    let d = tempfile::tempdir().unwrap();
-    sampled_sweep(d.path());
-    let page = d.path().join("r/report.html");
+    let page = sampled_sweep().join("report.html");
     let url = format!("file://{}", page.display());
     let flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr", "--v=0"];
     let dom = Command::new(&browser).args(flags).arg("--dump-dom").arg(&url).output().unwrap();

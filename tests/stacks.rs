@@ -20,8 +20,6 @@ const INNER: &str = "SCALESCOPE_STACKS_INNER";
 /// The workload, built by the outer test (the unprivileged user may not write in target/).
 const WORKLOAD: &str = "SCALESCOPE_STACKS_WORKLOAD";
 const UNPRIVILEGED: &str = "tuser";
-/// One test at a time: their workloads are timed (phases, lock waits) on a machine of few CPUs.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const FUTEX: &str = "202 ";
 
 /// Runs `name` again in a child process (a copy of this test binary that every user can run),
@@ -139,7 +137,7 @@ fn top(sites: &HashMap<String, usize>) -> &str {
 
 #[test]
 fn a_heap_mutex_is_named_where_it_is_taken() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     if rerun("a_heap_mutex_is_named_where_it_is_taken", false) {
         return;
     }
@@ -153,7 +151,7 @@ fn a_heap_mutex_is_named_where_it_is_taken() {
 #[test]
 #[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2, no seccomp filter); .ci/run runs it"]
 fn the_tracer_finds_the_critical_section_on_cpu() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     if rerun("the_tracer_finds_the_critical_section_on_cpu", false) {
         return;
     }
@@ -179,7 +177,7 @@ fn the_tracer_finds_the_critical_section_on_cpu() {
 
 #[test]
 fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     if std::env::var_os(INNER).is_some() {
         return;
     }
@@ -221,7 +219,7 @@ fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
 
 #[test]
 fn with_perf_event_open_refused_the_proc_evidence_carries_on() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     if rerun("with_perf_event_open_refused_the_proc_evidence_carries_on", true) {
         return;
     }
@@ -240,7 +238,7 @@ fn with_perf_event_open_refused_the_proc_evidence_carries_on() {
 
 #[test]
 fn stored_stacks_become_flame_graphs_and_folded_text() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     if std::env::var_os(INNER).is_some() {
         return;
     }

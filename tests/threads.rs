@@ -5,9 +5,6 @@
 mod common;
 use common::*;
 use scalescope::sample::{Class, ThreadReport, Wait};
-use std::sync::Mutex;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Runs one mode of the workload once under scalescope and returns its thread report.
 fn sample(extra: &[&str], mode: &[&str]) -> (ThreadReport, String) {
@@ -19,7 +16,7 @@ fn sample(extra: &[&str], mode: &[&str]) -> (ThreadReport, String) {
 
 /// Runs a command once under scalescope and returns its thread report and the printed table.
 fn sample_command(extra: &[&str], command: &[&str]) -> (ThreadReport, String) {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let mut args = vec!["run", "-r", "1", "-w", "0", "-o", "r"];
     args.extend(extra);
@@ -168,7 +165,7 @@ fn child_processes_are_followed_and_threads_are_listed() {
 
 #[test]
 fn attach_names_the_lock_of_a_running_process() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(behave()).arg("lock").spawn().unwrap();
     let pid = child.id().to_string();
@@ -204,7 +201,7 @@ fn on_cpu_code_is_named_where_the_kernel_allows_it() {
 
 #[test]
 fn max_rss_is_the_workloads_not_scalescopes() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = behave().to_str().unwrap().to_string();
     let o = sweep(d.path(), "-r 2 -w 0", &[&exe, "alloc", "200"]);
@@ -230,7 +227,7 @@ fn process_cpu_s(pid: u32) -> f64 {
 
 #[test]
 fn attach_counts_only_the_window_it_sampled() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(common::bin())
         .args(["probe", "scalable", "--threads", "1", "--seconds", "5"])

@@ -5,6 +5,13 @@ use scalescope::results::Results;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Serialises the tests of one test binary whose figures need the CPUs to themselves: the harness
+/// runs a binary's tests in parallel, and two sweeps at once on 2 CPUs measure each other.
+pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The scalescope binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
