@@ -29,6 +29,14 @@ pub struct Error {
     pub source: std::io::Error,
 }
 
+impl Error {
+    /// Whether the user can fix it by naming another path (a missing or unreadable file), rather
+    /// than the system failing.
+    pub fn is_user_mistake(&self) -> bool {
+        matches!(self.source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied)
+    }
+}
+
 fn error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error { path: path.to_path_buf(), source }
 }

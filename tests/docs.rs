@@ -99,27 +99,28 @@ fn modules_in_flow_order() -> Vec<String> {
     lib.lines().filter_map(|l| l.strip_prefix("pub mod ")).map(|m| m.trim_end_matches(';').to_string()).collect()
 }
 
+/// Every .rs file under `dir`.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p)
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                v.push(p)
+            }
+        }
+    }
+    v
+}
+
 /// The top-level modules a module's code (comments left out) names through `crate::`.
 fn imports_of(module: &str, all: &[String]) -> Vec<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let dir = src.join(module);
-    let files: Vec<PathBuf> = if dir.is_dir() {
-        let mut v = Vec::new();
-        let mut stack = vec![dir];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p)
-                } else if p.extension().is_some_and(|x| x == "rs") {
-                    v.push(p)
-                }
-            }
-        }
-        v
-    } else {
-        vec![src.join(format!("{module}.rs"))]
-    };
+    let files = if dir.is_dir() { rust_files(&dir) } else { vec![src.join(format!("{module}.rs"))] };
     let mut used = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
@@ -168,4 +169,38 @@ fn modules_use_only_those_before_them_and_architecture_md_names_each() {
         imports_of("probes", &order).iter().filter(|m| ["plan", "exec", "sample"].contains(&m.as_str())).count(),
         0
     );
+}
+
+#[test]
+fn every_error_type_has_an_exit_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let cli = std::fs::read_to_string(src.join("cli/mod.rs")).unwrap();
+    let at = cli.find("fn user_mistake(").expect("the exit code's classification in src/cli/mod.rs");
+    let classified = &cli[at..at + cli[at..].find("\n}\n").unwrap()];
+    let mut types = Vec::new();
+    for f in rust_files(&src) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line.trim_start().starts_with("#[derive(") && line.contains("thiserror::Error") {
+                let decl = lines.find(|l| l.contains("pub struct ") || l.contains("pub enum ")).unwrap();
+                let name: String = decl
+                    .split_whitespace()
+                    .skip_while(|w| *w != "struct" && *w != "enum")
+                    .nth(1)
+                    .unwrap()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                types.push((name, f.display().to_string()));
+            }
+        }
+    }
+    assert!(types.len() >= 8, "{types:?}");
+    for (name, file) in types {
+        assert!(
+            classified.contains(&format!("<{name}>")) || classified.contains(&format!("::{name}>")),
+            "{name} ({file}) is not in src/cli/mod.rs's user_mistake: which exit code does it give?"
+        );
+    }
 }

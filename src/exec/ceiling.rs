@@ -29,6 +29,18 @@ pub enum CeilingError {
     Evict(#[from] pagecache::Error),
 }
 
+impl CeilingError {
+    /// Whether the user can fix it by naming other files (exit code 2), rather than the read
+    /// failing (exit code 1).
+    pub fn is_user_mistake(&self) -> bool {
+        match self {
+            CeilingError::Spawn(e) => e.is_user_mistake(),
+            CeilingError::Evict(e) => e.is_user_mistake(),
+            CeilingError::Failed { .. } => false,
+        }
+    }
+}
+
 /// Rounds over the ways of reading at each thread count.
 pub const ROUNDS: usize = 3;
 

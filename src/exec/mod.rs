@@ -69,9 +69,7 @@ impl ExecError {
     pub fn is_user_mistake(&self) -> bool {
         match self {
             ExecError::Spawn(e) => e.is_user_mistake(),
-            ExecError::Evict(e) => {
-                matches!(e.source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied)
-            }
+            ExecError::Evict(e) => e.is_user_mistake(),
             ExecError::Plan(_) => true,
             ExecError::Hook { .. } | ExecError::Sink(_) => false,
         }
