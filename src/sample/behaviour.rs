@@ -5,7 +5,6 @@
 //! computed here; the diagnosis decides what they mean.
 
 use super::history::History;
-use std::collections::HashMap;
 
 /// A thread waits on an object when at least this share of the object's waiting is its own.
 const MEMBER_SHARE: f64 = 0.02;
@@ -51,13 +50,14 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
         return None;
     }
     let member: Vec<bool> = per_track.iter().map(|&s| s >= MEMBER_SHARE * wait_s).collect();
+    let members: Vec<usize> = (0..n).filter(|&j| member[j]).collect();
     let on = |j: usize, b: usize| h.tracks[j].on.get(b).copied().unwrap_or(0.0) as f64 / w;
-    let (mut members_running, mut others_running) = (0.0, 0.0);
-    let mut by_other = vec![0.0f64; n];
+    let mut members_running = 0.0;
     let mut peaks: Vec<f64> = Vec::new();
-    let mut elsewhere: HashMap<(usize, u32), f64> = HashMap::new();
+    // Thread-seconds waited on it, per bin.
+    let mut waiting = vec![0.0f64; bins];
     for (b, waits) in wait.iter().enumerate() {
-        let set: f64 = (0..n).filter(|&j| member[j]).map(|j| on(j, b)).sum();
+        let set: f64 = members.iter().map(|&j| on(j, b)).sum();
         if set > 0.0 || !waits.is_empty() {
             peaks.push(set);
         }
@@ -65,20 +65,30 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
             // The waiter itself may have run in another part of the bin: not turn-taking.
             members_running += s * (set - if member[i] { on(i, b) } else { 0.0 }).max(0.0);
         }
-        let waiting: f64 = waits.iter().map(|x| x.1).sum();
-        if waiting <= 0.0 {
-            continue;
-        }
-        for j in (0..n).filter(|&j| !member[j]) {
-            let r = on(j, b);
-            others_running += waiting * r;
-            by_other[j] += waiting * r;
-            for (l, off) in h.off_in(j, b) {
-                if let Some(l) = l {
-                    *elsewhere.entry((j, l)).or_default() += waiting * off / w;
-                }
+        waiting[b] = waits.iter().map(|x| x.1).sum();
+    }
+    // The threads that never wait on it, one pass over each one's bins: how much it ran, and on
+    // what it waited, while the members waited.
+    let mut others_running = 0.0;
+    let mut by_other = vec![0.0f64; n];
+    let mut elsewhere: Vec<(usize, u32, f64)> = Vec::new();
+    for j in (0..n).filter(|&j| !member[j]) {
+        let t = &h.tracks[j];
+        let ran: f64 = t.on.iter().zip(&waiting).map(|(&r, &x)| x * r as f64 / w).sum();
+        others_running += ran;
+        by_other[j] = ran;
+        let mut own: Vec<(u32, f64)> = Vec::new();
+        for &(b, l, off) in &t.off {
+            let (Some(l), Some(&x)) = (l, waiting.get(b as usize)) else { continue };
+            if x <= 0.0 {
+                continue;
+            }
+            match own.iter_mut().find(|o| o.0 == l) {
+                Some(o) => o.1 += x * off as f64 / w,
+                None => own.push((l, x * off as f64 / w)),
             }
         }
+        elsewhere.extend(own.into_iter().map(|(l, v)| (j, l, v)));
     }
     peaks.sort_by(f64::total_cmp);
     let members_peak = peaks.get((peaks.len() * 9 / 10).min(peaks.len().saturating_sub(1))).copied().unwrap_or(0.0);
@@ -87,11 +97,11 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
         .max_by(|&a, &b| by_other[a].total_cmp(&by_other[b]))
         .filter(|&j| by_other[j] > 0.0)
         .map(|j| (j, by_other[j] / wait_s));
-    let mut meanwhile: Vec<(usize, u32, f64)> = elsewhere.into_iter().map(|((j, l), v)| (j, l, v / wait_s)).collect();
+    let mut meanwhile: Vec<(usize, u32, f64)> = elsewhere.into_iter().map(|(j, l, v)| (j, l, v / wait_s)).collect();
     meanwhile.sort_by(|a, b| b.2.total_cmp(&a.2));
     meanwhile.truncate(3);
     Some(Behaviour {
-        waiters: (0..n).filter(|&j| member[j]).collect(),
+        waiters: members,
         wait_s,
         members_running: members_running / wait_s,
         others_running: others_running / wait_s,

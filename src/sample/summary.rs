@@ -46,16 +46,19 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
             let sec = sec as f64;
             match label {
                 Some(l) => {
-                    *classes.entry(s.labels[l as usize].0).or_default() += sec;
                     let e = &mut per_label[l as usize];
                     e.0 += sec;
-                    if !e.1.contains(&track) {
+                    // Tracks come in order: a repeat is the last one pushed.
+                    if e.1.last() != Some(&track) {
                         e.1.push(track);
                     }
                 }
                 None => *classes.entry(Class::Unsampled).or_default() += sec,
             }
         }
+    }
+    for (l, (sec, _)) in per_label.iter().enumerate() {
+        *classes.entry(s.labels[l].0).or_default() += sec;
     }
     classes.retain(|_, v| *v > 0.0);
 
@@ -162,7 +165,7 @@ fn wait_name(class: Class, site: Option<&Site>, places: &HashMap<Site, Place>, n
 /// The waits merged by class and name (one lock in several processes), largest first.
 fn waits(s: &State, names: &[String], per_label: &[(f64, Vec<usize>)], comm: &dyn Fn(usize) -> String) -> Vec<Wait> {
     let mut out: Vec<Wait> = Vec::new();
-    let mut who: Vec<Vec<usize>> = Vec::new();
+    let mut who: Vec<std::collections::HashSet<usize>> = Vec::new();
     for (l, (seconds, tracks)) in per_label.iter().enumerate() {
         if *seconds <= 0.0 || s.labels[l].1.is_none() {
             continue;
@@ -172,16 +175,15 @@ fn waits(s: &State, names: &[String], per_label: &[(f64, Vec<usize>)], comm: &dy
             Some(i) => i,
             None => {
                 out.push(Wait { class, name: names[l].clone(), ..Default::default() });
-                who.push(Vec::new());
+                who.push(Default::default());
                 out.len() - 1
             }
         };
         out[i].seconds += seconds;
         for &t in tracks {
-            if !who[i].contains(&t) {
-                who[i].push(t);
+            if who[i].insert(t) && out[i].thread_names.len() < 4 {
                 let name = comm(t);
-                if out[i].thread_names.len() < 4 && !out[i].thread_names.contains(&name) {
+                if !out[i].thread_names.contains(&name) {
                     out[i].thread_names.push(name);
                 }
             }
