@@ -145,16 +145,13 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         out.extend(curve::serial_fraction(s, top, name, &label));
     }
     let eff_lo = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[0]);
-    if eff >= curve::GOOD_EFFICIENCY {
+    // An interval reaching both below a poor efficiency and up to a good one cannot tell either
+    // way, whichever side the measured value fell on.
+    let undecided = eff_lo < curve::UNDECIDED_BELOW && eff_hi >= curve::GOOD_EFFICIENCY;
+    if !gated && !explained && undecided {
+        out.push(curve::undecided(top, name, [eff_lo, eff_hi], &label));
+    } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
         out.extend(curve::scales_well(s, top, name, eff_hi, &label));
-    } else if !gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY {
-        // Within the noise of scaling well: said so only when the interval also rules out a poor
-        // efficiency; a wider one cannot tell either way.
-        if eff_lo >= curve::UNDECIDED_BELOW {
-            out.extend(curve::scales_well(s, top, name, eff_hi, &label));
-        } else {
-            out.push(curve::undecided(top, name, [eff_lo, eff_hi], &label));
-        }
     }
 }
 
