@@ -1,24 +1,14 @@
 //! The best point, whether more is slower beyond it (only when the drop clears the runs'
 //! uncertainty), and the smallest count that already comes close to the best.
 
-use super::observations::{Obs, Observations, Series};
-use crate::results::analysis::{Basis, Best, JudgedBy, Retrograde};
-use crate::stats::{Summary, log_ratio_halfwidth};
+use super::observations::{Observations, Series};
+use crate::results::analysis::{Best, JudgedBy, Retrograde};
+use crate::stats::log_ratio_halfwidth;
 
 /// Without repeated runs, a drop counts only beyond this fraction of the best rate.
 pub const SINGLE_VALUE_THRESHOLD: f64 = 0.05;
 /// "Close to the best": within this fraction.
 pub const NEAR_BEST: f64 = 0.05;
-
-/// 95% interval of a point's rate from its runs, when it has several.
-fn rate_interval(obs: &Observations, p: &Obs) -> Option<[f64; 2]> {
-    let [lo, hi] = Summary::of(&p.values)?.ci95?;
-    let f = |v: f64| obs.rate(p.count, &[v]);
-    Some(match obs.basis {
-        Basis::Throughput => [f(lo), f(hi)],
-        Basis::Time => [f(hi.max(1e-300)), f(lo.max(1e-300))],
-    })
-}
 
 /// Finds the best point and, if real, the retrograde region after it.
 pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retrograde>) {
@@ -47,9 +37,10 @@ pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retro
     }
     let best_rate = rates[bi];
     let (b, l) = (&series.points[bi], &series.points[last]);
-    let judged = match (rate_interval(obs, b), rate_interval(obs, l)) {
-        (Some(bci), Some(lci)) => (lci[1] < bci[0]).then_some(JudgedBy::Runs),
-        _ => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate).then_some(JudgedBy::Threshold),
+    // Slower only when the ratio's 95% interval, as the speed-up's, excludes 1.
+    let judged = match log_ratio_halfwidth(&l.values, &b.values) {
+        Some(h) => ((best_rate / rates[last]).ln() > h).then_some(JudgedBy::Runs),
+        None => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate).then_some(JudgedBy::Threshold),
     };
     let retro = judged.map(|how| Retrograde {
         beyond: b.count,
@@ -58,4 +49,39 @@ pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retro
         judged_by: how,
     });
     (Some(best), retro)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::observations::Obs;
+    use crate::plan::axis::{Ask, Axis};
+    use crate::results::analysis::Basis;
+
+    fn judged(points: &[(f64, &[f64])]) -> Option<Retrograde> {
+        let series = Series {
+            label: String::new(),
+            points: points
+                .iter()
+                .enumerate()
+                .map(|(index, (count, v))| Obs { index, count: *count, values: v.to_vec(), cpu_pct: None })
+                .collect(),
+        };
+        let obs = Observations {
+            axis: Axis::along("threads", &Ask::default()),
+            basis: Basis::Time,
+            unit: None,
+            series: vec![series.clone()],
+        };
+        judge(&obs, &series).1
+    }
+
+    #[test]
+    fn slower_only_when_the_ratio_interval_excludes_one() {
+        // fio over evicted files: 0.87× [0.70, 1.08] is not slower.
+        assert!(judged(&[(1.0, &[0.88, 0.99, 1.05]), (2.0, &[1.10, 1.12, 1.13])]).is_none());
+        let r = judged(&[(1.0, &[1.00, 1.01, 0.99]), (2.0, &[1.20, 1.22, 1.21])]).expect("20% slower, tight runs");
+        assert_eq!((r.beyond, r.at, r.judged_by), (1.0, 2.0, JudgedBy::Runs));
+        assert!(judged(&[(1.0, &[1.0]), (2.0, &[1.2])]).is_some_and(|r| r.judged_by == JudgedBy::Threshold));
+    }
 }
