@@ -25,7 +25,7 @@ pub const FILE_NAME: &str = "results.json";
 /// File name of the journal of runs not yet in results.json.
 pub const JOURNAL: &str = "results.journal";
 /// The share of a sweep's time that rewriting results.json may take.
-const SAVE_SHARE: f64 = 0.01;
+const SAVE_SHARE: f64 = 0.001;
 
 /// A results folder and the document it holds.
 pub struct Store {
