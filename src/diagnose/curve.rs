@@ -164,6 +164,10 @@ pub fn threads_ignored(
     if cpu_t > 1.3 * cpu_b.max(1.0) {
         return None;
     }
+    // Runs so varied that the program may well scale: the thread counts alone do not say it.
+    if efficiency_interval(top, base.count).is_some_and(|[_, hi]| hi >= UNDECIDED_BELOW) {
+        return None;
+    }
     Some(Finding {
         kind: Kind::ThreadsIgnored,
         severity: Severity::High,
@@ -332,4 +336,57 @@ pub fn busy_threads_beyond_cpus(
         cost_pct: None,
         at: Some(top.count),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(count: f64, speedup: f64, ci: [f64; 2]) -> PointScaling {
+        PointScaling {
+            index: 0,
+            count,
+            runs: 3,
+            rate: speedup,
+            speedup,
+            speedup_ci95: Some(ci),
+            efficiency: Some(speedup / count),
+            karp_flatt: None,
+            amdahl_parallel_pct: None,
+            cpu_pct: Some(50.0),
+        }
+    }
+
+    fn ledger(peak_work_threads: usize) -> Ledger {
+        Ledger {
+            capacity: 2.0,
+            wall_s: 1.0,
+            cpu_s: 0.5,
+            useful_s: 0.5,
+            lost_s: 1.5,
+            gap: 0.75,
+            items: Vec::new(),
+            unexplained: 0.0,
+            over_s: 0.0,
+            work_threads: peak_work_threads as f64,
+            peak_work_threads,
+            demand: 0.5,
+            coverage: 1.0,
+            startup_s: 0.0,
+            tail_s: 0.0,
+            runs: 3,
+        }
+    }
+
+    #[test]
+    fn threads_ignored_needs_runs_that_rule_out_scaling() {
+        let base = point(1.0, 1.0, [1.0, 1.0]);
+        let (lb, lt) = (ledger(2), ledger(2));
+        let tight = threads_ignored(&base, &point(2.0, 0.98, [0.92, 1.05]), (Some(&lb), Some(&lt)), 2.0, "threads", "");
+        assert!(tight.is_some_and(|f| f.kind == Kind::ThreadsIgnored && f.severity == Severity::High));
+        // Sleeps of 0.05 to 0.65 s before 0.1 s of work: 0.91× [0.26, 3.23] may well be 2×.
+        let varied =
+            threads_ignored(&base, &point(2.0, 0.91, [0.26, 3.23]), (Some(&lb), Some(&lt)), 2.0, "threads", "");
+        assert!(varied.is_none(), "{varied:?}");
+    }
 }
