@@ -294,7 +294,11 @@ fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
 /// Sweeps tests/workloads/critical.c (`critical` or `reduction`) over OMP_NUM_THREADS=1,2.
 fn openmp(variant: &str) -> Vec<Finding> {
     let exe = critical().to_string_lossy().into_owned();
-    let iterations = if variant == "critical" { "4000000" } else { "40000000" };
+    let iterations = match variant {
+        "critical" => "4000000",
+        "static" | "dynamic" => "20000000",
+        _ => "40000000",
+    };
     swept("-r 3 -w 0 --param threads=1,2 --env OMP_NUM_THREADS={threads}", &[&exe, variant, iterations])
 }
 
@@ -313,6 +317,19 @@ fn an_openmp_critical_section_spun_on_is_lock_contention_with_the_lock_code_name
     assert_eq!(serious_causes(&f), [Kind::LockContention], "{:?}", kinds(&f));
     // The same loop with a reduction: nothing to fix.
     let fixed = openmp("reduction");
+    nothing_serious_but(&fixed, &[]);
+}
+
+#[test]
+fn an_openmp_loop_with_uneven_iterations_on_a_static_schedule_is_load_imbalance() {
+    // The thread with the cheap half waits at the loop's end while the other runs: no feeder.
+    let f = openmp("static");
+    let imbalance = first(&f, Kind::LoadImbalance);
+    assert!(imbalance.severity >= Severity::Medium, "{imbalance:?}");
+    assert!(imbalance.summary.contains("the last"), "{imbalance:?}");
+    assert_eq!(serious_causes(&f), [Kind::LoadImbalance], "{:?}", kinds(&f));
+    // Handed out dynamically, the same iterations keep both CPUs busy to the end.
+    let fixed = openmp("dynamic");
     nothing_serious_but(&fixed, &[]);
 }
 

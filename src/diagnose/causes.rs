@@ -32,6 +32,13 @@ const FEEDS: f64 = 0.5;
 /// threads (a worker whose turn came first), not what feeds them.
 const PEER: f64 = 0.2;
 
+/// A wait for work of which this share of the idle capacity falls in the run's tail…
+const TAIL_WAITS: f64 = 2.0 / 3.0;
+/// …and at least this share of the waiting comes after the waiters last ran is workers done with
+/// their share waiting for the slowest (at a barrier, on an empty queue at the end), not workers
+/// starved by a feeder (who wait between pieces of work).
+const FINISHED: f64 = 0.5;
+
 /// `'zstd' (tid 4242)`: threads of one program often share a name.
 fn who(f: &Feeder) -> String {
     match f.tid {
@@ -140,10 +147,15 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         (None, _) => object.to_string(),
     };
     let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
+    let in_tail = item.by_phase.get(&Phase::Tail).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s
+        && around.as_ref().is_some_and(|a| a.finished >= FINISHED);
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
         Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(known))),
+        Class::WaitForWork | Class::Ipc if in_tail && !is_output(object) => {
+            Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail))
+        }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
             match a.feeder.filter(|f| f.running >= FEEDS && f.waits_for_work.unwrap_or(0.0) < PEER) {
@@ -533,7 +545,10 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             "parallelise the start-up (reading, parsing, building indexes) or overlap it with the work".into(),
         ),
         Role::Tail => {
-            evidence.extend((!objects.is_empty()).then(|| format!("waits: {}", objects.join(", "))));
+            evidence.extend(
+                (!objects.is_empty())
+                    .then(|| format!("threads done with their share waited on: {}", objects.join(", "))),
+            );
             (
                 format!(
                     "{at_}the last {} of a run ({}) had fewer work threads than CPUs: the others had finished",
@@ -589,5 +604,51 @@ fn capitalise(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn starved_scope<'a>(waits: &'a [Wait], shares: &'a dyn Fn(Class) -> Option<String>) -> Scope<'a> {
+        Scope {
+            at: "at 2 threads".into(),
+            at_count: Some(2.0),
+            label: "",
+            gap: 0.3,
+            gated: true,
+            baseline: Some("1 thread".into()),
+            waits,
+            oversubscribed: None,
+            hot: &[],
+            cpu_within_noise: None,
+            shares,
+        }
+    }
+
+    fn waiting(steady: f64, tail: f64) -> Item {
+        Item {
+            cause: Cause::Wait { class: Class::WaitForWork, object: "heap+0x444".into() },
+            core_s: steady + tail,
+            by_phase: BTreeMap::from([(Phase::Steady, steady), (Phase::Tail, tail)]),
+            shares: vec![0.7],
+            threads: 1,
+        }
+    }
+
+    #[test]
+    fn waiting_for_a_running_thread_is_starvation_in_the_run_and_imbalance_in_its_tail() {
+        let feeder = Feeder { name: "omp".into(), tid: Some(7), running: 0.96, busy: 0.97, ..Default::default() };
+        let around = Around { feeder: Some(feeder), finished: 0.9, ..Default::default() };
+        let waits = [Wait { name: "heap+0x444".into(), around: Some(around), ..Default::default() }];
+        let shares = |_: Class| None;
+        let scope = starved_scope(&waits, &shares);
+        let kind = |item: &Item| role(item, &scope).map(|r| r.0);
+        assert_eq!(kind(&waiting(0.09, 0.01)), Some(Kind::WaitForWork), "waits through the run: a feeder");
+        // An OpenMP static loop under load: the thread with the cheap half waits at the loop's end
+        // while the other still runs; that thread is a peer, not a feeder.
+        assert_eq!(kind(&waiting(0.005, 0.09)), Some(Kind::LoadImbalance));
     }
 }

@@ -28,6 +28,9 @@ pub struct Behaviour {
     /// What the threads that never wait on it were waiting on while they waited, largest first:
     /// `(track, label, share of the waiting time)` (a feeder blocked on its own input).
     pub meanwhile: Vec<(usize, u32, f64)>,
+    /// Share of the waiting done after the waiter last ran: threads done with their work waiting
+    /// for the others (at a barrier, or for the end), rather than waiting between pieces of work.
+    pub finished: f64,
 }
 
 /// The behaviour around `label`; `None` when nobody waited on it.
@@ -48,6 +51,11 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
     let wait_s: f64 = per_track.iter().sum();
     if wait_s <= 0.0 {
         return None;
+    }
+    let last_ran: Vec<Option<usize>> = h.tracks.iter().map(|t| t.on.iter().rposition(|&v| v > 0.0)).collect();
+    let mut finished = 0.0;
+    for (b, waits) in wait.iter().enumerate() {
+        finished += waits.iter().filter(|&&(i, _)| last_ran[i].is_none_or(|l| b > l)).map(|x| x.1).sum::<f64>();
     }
     let member: Vec<bool> = per_track.iter().map(|&s| s >= MEMBER_SHARE * wait_s).collect();
     let members: Vec<usize> = (0..n).filter(|&j| member[j]).collect();
@@ -108,6 +116,7 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
         feeder,
         members_peak,
         meanwhile,
+        finished: finished / wait_s,
     })
 }
 
@@ -134,5 +143,13 @@ mod tests {
         assert_eq!(feeder, 2);
         assert!(share > 0.99 && b.members_running < 0.3, "{b:?}");
         assert_eq!((b.meanwhile[0].0, b.meanwhile[0].1), (3, 9), "what the idle helper waited on: {b:?}");
+        assert!(b.finished < 0.5, "they wait between pieces of work, and a while at the end: {b:?}");
+    }
+
+    #[test]
+    fn a_thread_done_with_its_share_waits_finished() {
+        let h = history(&["rrrrrrrrrr", "rrrr111111"]);
+        let b = of(&h, 1).unwrap();
+        assert!(b.finished > 0.99, "{b:?}");
     }
 }

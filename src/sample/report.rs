@@ -213,6 +213,15 @@ pub struct Around {
     /// (`'pigz' on read in pipe_read (80% of the time)`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub meanwhile: Vec<String>,
+    /// Share of the waiting done after the waiter last ran: threads done with their work waiting
+    /// for the others, rather than waiting between pieces of work (absent in documents from
+    /// before it was recorded).
+    #[serde(default, skip_serializing_if = "is_none_finished")]
+    pub finished: f64,
+}
+
+fn is_none_finished(share: &f64) -> bool {
+    *share == 0.0
 }
 
 /// A thread that runs while others wait for it.

@@ -371,12 +371,24 @@ pub fn wait_site<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>, callers
     let lib = |f: &Frame| is_runtime(f);
     // The innermost run of library frames ends at the entry point the program called.
     let run = if lib(first) { inner.iter().take_while(|f| lib(f)).count() } else { 0 };
+    if run == inner.len() {
+        // Nothing but runtime (a thread of the OpenMP runtime waiting in it): named by its
+        // innermost frames outside the C library, not by the thread start at the bottom.
+        let own: Vec<String> =
+            inner.iter().filter(|f| !is_c_library(f)).take(1 + callers).map(|f| f.function.clone()).collect();
+        return Some(if own.is_empty() { normalise(&first.function) } else { own.join(" ← ") });
+    }
     let mut parts = Vec::new();
     if run > 0 {
         parts.push(normalise(&inner[run - 1].function));
     }
     parts.extend(inner[run..].iter().take(callers + usize::from(run == 0)).map(|f| f.function.clone()));
     Some(parts.join(" ← "))
+}
+
+/// Frames of the C library itself (and the loader and the vDSO).
+fn is_c_library(f: &Frame) -> bool {
+    ["libc.so", "libpthread.so", "ld-linux", "libc-", "[vdso]"].iter().any(|l| f.module.starts_with(l))
 }
 
 /// Frames of the C library and the language runtimes: where a wait's name starts.
@@ -429,6 +441,13 @@ mod tests {
         let own = [f("main", "prog"), f("spin_wait", "prog")];
         assert_eq!(wait_site(own.iter(), 2).unwrap(), "spin_wait ← main");
         assert_eq!(wait_site([].iter(), 2), None);
+        let pool = [
+            f("clone3", "libc.so.6"),
+            f("start_thread", "libc.so.6"),
+            f("libgomp.so.1+0x1b9aa", "libgomp.so.1"),
+            f("libgomp.so.1+0x1d2c5", "libgomp.so.1"),
+        ];
+        assert_eq!(wait_site(pool.iter(), 2).unwrap(), "libgomp.so.1+0x1d2c5 ← libgomp.so.1+0x1b9aa");
     }
 
     #[test]

@@ -239,6 +239,7 @@ fn around(
         members_running: b.members_running,
         others_running: b.others_running,
         members_peak: b.members_peak,
+        finished: b.finished,
         feeder,
         meanwhile,
     })
