@@ -20,6 +20,10 @@ pub use summary::{Options, analyze};
 /// `1 thread`, `4 threads`, `1 copy`, `2.5 GB`: a count and its parameter's name, singular for one.
 pub fn count_label(n: f64, name: &str) -> String {
     let shown = if n.fract() == 0.0 && n.abs() < 1e15 { format!("{n:.0}") } else { format!("{n}") };
+    // A one- or two-letter name (`p`, `np`) is no unit: `p=2`, not `2 p`.
+    if name.chars().count() <= 2 {
+        return format!("{name}={shown}");
+    }
     let singular =
         name.strip_suffix("ies").map(|s| format!("{s}y")).or_else(|| name.strip_suffix('s').map(String::from));
     match singular {
@@ -41,4 +45,18 @@ pub fn analyze_results(doc: &Results, axis: &Axis, opts: &Options) -> Result<Ana
         ..opts.clone()
     };
     analyze(&observations::from_results(doc, axis), &opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_label;
+
+    #[test]
+    fn counts_read_as_words_and_short_names_as_settings() {
+        assert_eq!(count_label(1.0, "threads"), "1 thread");
+        assert_eq!(count_label(4.0, "copies"), "4 copies");
+        assert_eq!(count_label(1.0, "copies"), "1 copy");
+        assert_eq!(count_label(2.0, "p"), "p=2");
+        assert_eq!(count_label(2.5, "np"), "np=2.5");
+    }
 }

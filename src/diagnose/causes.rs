@@ -406,7 +406,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             if let (Some(a), None) = (around, known) {
                 evidence.push(if a.members_running >= TURNS {
                     format!(
-                        "while one waits, {:.2} threads that also wait on it run on average ({:.1} in the busiest tenth of the run): {}",
+                        "while one waits, {:.2} of the other threads that wait on it run on average, and {:.1} of its waiters run at once at most (90th percentile over time): {}",
                         a.members_running,
                         a.members_peak,
                         if a.members_peak <= SERIALISED { "they take turns (serialised)" } else { "contended" }
@@ -428,7 +428,11 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 None => first_object.to_string(),
             };
             (
-                format!("{at_}threads are serialised on one lock while CPUs are idle{phase_text}: {what}"),
+                if extra > idle_s {
+                    format!("{at_}threads are serialised on one lock, and handing it over costs more CPU than the idle time it leaves{phase_text}: {what}")
+                } else {
+                    format!("{at_}threads are serialised on one lock while CPUs are idle{phase_text}: {what}")
+                },
                 known.map_or("shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure".to_string(), |k| k.advice.to_string()),
             )
         }

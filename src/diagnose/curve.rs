@@ -278,7 +278,7 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
             kind: Kind::NoisyMeasurement,
             severity: Severity::Low,
             summary: format!(
-                "run-to-run variation above 10% at {} point(s): small differences are not real",
+                "run-to-run variation above 10% at {} point(s): small differences may not be real",
                 noisy.len()
             ),
             evidence: noisy,
