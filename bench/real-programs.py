@@ -64,7 +64,8 @@ def cases(d):
         ("pigz on 1 MB", ["pigz"], ["-r", "5"], ["pigz", "-p", "{threads}", "-c", f1], "startup-dominated"),
         ("dd, evicted", ["dd"], ["--param", "bs=64K,1M", "--evict", f"{d}/big.bin"],
          ["dd", f"if={d}/big.bin", "of=/dev/null", "bs={bs}"], "io-bound"),
-        ("fio randread, evicted", ["fio"], ["--evict", f"{d}/big.bin"],
+        # Each job reads --io_size: the work grows with the jobs (--weak).
+        ("fio randread, evicted", ["fio"], ["--weak", "--evict", f"{d}/big.bin"],
          ["fio", "--name=r", f"--filename={d}/big.bin", "--rw=randread", "--bs=4k", "--size=400M",
           "--io_size=40M", "--numjobs={threads}", "--ioengine=psync", "--group_reporting", "--thread"],
          "io-bound"),
