@@ -79,6 +79,25 @@ pub struct Scope<'a> {
     /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
     /// series has several points.
     pub shares: &'a dyn Fn(Class) -> Option<String>,
+    /// The count against the baseline's (2 for 2 threads against 1) when the sweep is taken as
+    /// strong scaling: CPU time grown as much says the work may grow with the count.
+    pub strong_ratio: Option<f64>,
+}
+
+/// CPU time grown by the count's growth, within this factor either way, reads as work per thread
+/// (beyond it, as with false sharing, the CPU is spent on something else).
+const PER_THREAD: f64 = 1.25;
+
+/// `the CPU time grew 2.0× with 2× the threads: …`, when extra CPU may be work that grows with
+/// the count in a sweep taken as strong scaling.
+fn work_per_thread(scope: &Scope, l: &Ledger) -> Option<String> {
+    let r = scope.strong_ratio.filter(|&r| r >= 1.5)?;
+    let grew = l.cpu_s / l.useful_s.max(1e-9);
+    (grew >= r / PER_THREAD && grew <= r * PER_THREAD).then(|| {
+        format!(
+            "the CPU time grew {grew:.1}× for a count {r:.0}× the baseline's: if each thread or process does a fixed amount of work, the work grows with the count (declare it with --weak) and this is not extra CPU"
+        )
+    })
 }
 
 /// How one ledger item reads.
@@ -398,6 +417,9 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             scope.baseline.as_deref().unwrap_or("the baseline")
         ));
     }
+    let per_thread = d.items.iter().any(|i| i.cause.is_extra()).then(|| work_per_thread(scope, l)).flatten();
+    let mistaken = per_thread.is_some() && matches!(d.role, Role::ExtraUser | Role::Kernel);
+    evidence.extend(per_thread);
     let (summary, advice) = match &d.role {
         Role::Lock(known, around) => {
             evidence.push(idle_line);
@@ -592,6 +614,11 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             "measure on a quiet machine or on reserved CPUs; --order interleaved spreads the disturbance over all points".into(),
         ),
     };
+    let advice = if mistaken {
+        format!("if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}")
+    } else {
+        advice
+    };
     Finding {
         kind: d.kind,
         severity,
@@ -629,6 +656,7 @@ mod tests {
             hot: &[],
             cpu_within_noise: None,
             shares,
+            strong_ratio: Some(2.0),
         }
     }
 
@@ -640,6 +668,38 @@ mod tests {
             shares: vec![0.7],
             threads: 1,
         }
+    }
+
+    fn ledger(cpu_s: f64, useful_s: f64) -> Ledger {
+        Ledger {
+            capacity: 2.0,
+            wall_s: 1.0,
+            cpu_s,
+            useful_s,
+            lost_s: 2.0 - useful_s,
+            gap: 1.0 - useful_s / 2.0,
+            items: Vec::new(),
+            unexplained: 0.0,
+            over_s: 0.0,
+            work_threads: 2.0,
+            peak_work_threads: 2,
+            demand: 2.0,
+            coverage: 1.0,
+            startup_s: 0.0,
+            tail_s: 0.0,
+            runs: 3,
+        }
+    }
+
+    #[test]
+    fn cpu_grown_with_the_count_hints_at_work_per_thread() {
+        let shares = |_: Class| None;
+        let scope = starved_scope(&[], &shares);
+        // Each thread does a fixed amount of work: 2 threads did twice the work.
+        let hint = work_per_thread(&scope, &ledger(1.9, 0.95)).expect("a hint");
+        assert!(hint.contains("--weak") && hint.contains("2.0×"), "{hint}");
+        assert_eq!(work_per_thread(&scope, &ledger(1.2, 0.95)), None, "25% more CPU is extra CPU");
+        assert_eq!(work_per_thread(&scope, &ledger(4.75, 0.95)), None, "5× the CPU is not the count's doing");
     }
 
     #[test]

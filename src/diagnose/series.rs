@@ -50,6 +50,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                 oversubscribed: None,
                 cpu_within_noise: None,
                 shares: &shares,
+                strong_ratio: None,
             };
             causes::findings(&scope, &l, out);
         }
@@ -92,6 +93,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             oversubscribed,
             cpu_within_noise: cpu_within_noise(&doc.points[base.index], &doc.points[top.index], ratio),
             shares: &shares,
+            strong_ratio: (a.axis.scaling == Scaling::Strong).then(|| top.count / base.count),
         };
         causes::findings(&scope, l, out);
     }
@@ -197,6 +199,7 @@ pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
         oversubscribed: None,
         cpu_within_noise: None,
         shares: &none,
+        strong_ratio: None,
     };
     causes::findings(&scope, &l, out);
 }
