@@ -324,10 +324,14 @@ fn an_openmp_critical_section_spun_on_is_lock_contention_with_the_lock_code_name
 fn an_openmp_loop_with_uneven_iterations_on_a_static_schedule_is_load_imbalance() {
     // The thread with the cheap half waits at the loop's end while the other runs: no feeder.
     let f = openmp("static");
-    let imbalance = first(&f, Kind::LoadImbalance);
-    assert!(imbalance.severity >= Severity::Medium, "{imbalance:?}");
+    // Runs too varied to tell (a busy machine) leave the cause at info, after "cannot tell".
+    let undecided = f.iter().any(|x| x.kind == Kind::NoisyMeasurement && x.summary.contains("cannot tell"));
+    let causes: Vec<Finding> = f.iter().filter(|x| x.kind != Kind::NoisyMeasurement).cloned().collect();
+    let imbalance = first(&causes, Kind::LoadImbalance);
+    assert!(undecided || imbalance.severity >= Severity::Medium, "{imbalance:?}");
     assert!(imbalance.summary.contains("the last"), "{imbalance:?}");
-    assert_eq!(serious_causes(&f), [Kind::LoadImbalance], "{:?}", kinds(&f));
+    assert!(serious_causes(&f).iter().all(|k| *k == Kind::LoadImbalance), "{:?}", kinds(&f));
+    assert!(!f.iter().any(|x| x.kind == Kind::WaitForWork), "no feeder: {:?}", kinds(&f));
     // Handed out dynamically, the same iterations keep both CPUs busy to the end.
     let fixed = openmp("dynamic");
     nothing_serious_but(&fixed, &[]);
