@@ -33,13 +33,18 @@ fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
     doc.findings.into_iter().filter(|f| f.kind != Kind::NoisyMeasurement || f.summary.contains("cannot tell")).collect()
 }
 
+/// Whether a `noisy-measurement` says the runs cannot tell whether it scales.
+fn cannot_tell(f: &[Finding]) -> bool {
+    f.iter().any(|x| x.kind == Kind::NoisyMeasurement && x.summary.contains("cannot tell"))
+}
+
 /// A fixed variant scales: scales-well leads; or, on a noisy machine, its runs could not tell and
 /// say so, with nothing raised above `low`.
 fn scales_or_cannot_tell(f: &[Finding]) {
     if f.first().map(|x| x.kind) == Some(Kind::ScalesWell) {
         return;
     }
-    let undecided = f.iter().any(|x| x.kind == Kind::NoisyMeasurement && x.summary.contains("cannot tell"));
+    let undecided = cannot_tell(f);
     assert!(
         undecided && f.iter().all(|x| x.severity <= Severity::Low),
         "neither scales-well nor undecided: {:?}",
@@ -325,7 +330,7 @@ fn an_openmp_loop_with_uneven_iterations_on_a_static_schedule_is_load_imbalance(
     // The thread with the cheap half waits at the loop's end while the other runs: no feeder.
     let f = openmp("static");
     // Runs too varied to tell (a busy machine) leave the cause at info, after "cannot tell".
-    let undecided = f.iter().any(|x| x.kind == Kind::NoisyMeasurement && x.summary.contains("cannot tell"));
+    let undecided = cannot_tell(&f);
     let causes: Vec<Finding> = f.iter().filter(|x| x.kind != Kind::NoisyMeasurement).cloned().collect();
     let imbalance = first(&causes, Kind::LoadImbalance);
     assert!(undecided || imbalance.severity >= Severity::Medium, "{imbalance:?}");

@@ -671,24 +671,7 @@ mod tests {
     }
 
     fn ledger(cpu_s: f64, useful_s: f64) -> Ledger {
-        Ledger {
-            capacity: 2.0,
-            wall_s: 1.0,
-            cpu_s,
-            useful_s,
-            lost_s: 2.0 - useful_s,
-            gap: 1.0 - useful_s / 2.0,
-            items: Vec::new(),
-            unexplained: 0.0,
-            over_s: 0.0,
-            work_threads: 2.0,
-            peak_work_threads: 2,
-            demand: 2.0,
-            coverage: 1.0,
-            startup_s: 0.0,
-            tail_s: 0.0,
-            runs: 3,
-        }
+        Ledger { capacity: 2.0, wall_s: 1.0, cpu_s, useful_s, ..Default::default() }
     }
 
     #[test]

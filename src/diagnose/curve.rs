@@ -358,24 +358,7 @@ mod tests {
     }
 
     fn ledger(peak_work_threads: usize) -> Ledger {
-        Ledger {
-            capacity: 2.0,
-            wall_s: 1.0,
-            cpu_s: 0.5,
-            useful_s: 0.5,
-            lost_s: 1.5,
-            gap: 0.75,
-            items: Vec::new(),
-            unexplained: 0.0,
-            over_s: 0.0,
-            work_threads: peak_work_threads as f64,
-            peak_work_threads,
-            demand: 0.5,
-            coverage: 1.0,
-            startup_s: 0.0,
-            tail_s: 0.0,
-            runs: 3,
-        }
+        Ledger { peak_work_threads, demand: 0.5, ..Default::default() }
     }
 
     #[test]

@@ -73,7 +73,7 @@ impl Item {
 }
 
 /// The ledger of one point.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ledger {
     /// CPUs the job could use at once (mean over runs).
     pub capacity: f64,

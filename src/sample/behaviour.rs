@@ -52,15 +52,11 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
     if wait_s <= 0.0 {
         return None;
     }
-    let last_ran: Vec<Option<usize>> = h.tracks.iter().map(|t| t.on.iter().rposition(|&v| v > 0.0)).collect();
-    let mut finished = 0.0;
-    for (b, waits) in wait.iter().enumerate() {
-        finished += waits.iter().filter(|&&(i, _)| last_ran[i].is_none_or(|l| b > l)).map(|x| x.1).sum::<f64>();
-    }
     let member: Vec<bool> = per_track.iter().map(|&s| s >= MEMBER_SHARE * wait_s).collect();
     let members: Vec<usize> = (0..n).filter(|&j| member[j]).collect();
     let on = |j: usize, b: usize| h.tracks[j].on.get(b).copied().unwrap_or(0.0) as f64 / w;
-    let mut members_running = 0.0;
+    let last_ran: Vec<Option<usize>> = h.tracks.iter().map(|t| t.on.iter().rposition(|&v| v > 0.0)).collect();
+    let (mut members_running, mut finished) = (0.0, 0.0);
     let mut peaks: Vec<f64> = Vec::new();
     // Thread-seconds waited on it, per bin.
     let mut waiting = vec![0.0f64; bins];
@@ -72,6 +68,9 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
         for &(i, s) in waits {
             // The waiter itself may have run in another part of the bin: not turn-taking.
             members_running += s * (set - if member[i] { on(i, b) } else { 0.0 }).max(0.0);
+            if last_ran[i].is_none_or(|l| b > l) {
+                finished += s;
+            }
         }
         waiting[b] = waits.iter().map(|x| x.1).sum();
     }

@@ -386,25 +386,20 @@ pub fn wait_site<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>, callers
     Some(parts.join(" ← "))
 }
 
+/// Modules of the C library itself, the loader and the vDSO.
+const C_LIBRARY: [&str; 5] = ["libc.so", "libpthread.so", "ld-linux", "libc-", "[vdso]"];
+/// Language runtimes besides the C library.
+const RUNTIMES: [&str; 4] = ["libstdc++.so", "libc++.so", "libgcc_s.so", "libgomp.so"];
+
 /// Frames of the C library itself (and the loader and the vDSO).
 fn is_c_library(f: &Frame) -> bool {
-    ["libc.so", "libpthread.so", "ld-linux", "libc-", "[vdso]"].iter().any(|l| f.module.starts_with(l))
+    C_LIBRARY.iter().any(|l| f.module.starts_with(l))
 }
 
 /// Frames of the C library and the language runtimes: where a wait's name starts.
 pub fn is_runtime(f: &Frame) -> bool {
-    const LIBS: [&str; 9] = [
-        "libc.so",
-        "libpthread.so",
-        "ld-linux",
-        "libc-",
-        "libstdc++.so",
-        "libc++.so",
-        "libgcc_s.so",
-        "libgomp.so",
-        "[vdso]",
-    ];
-    LIBS.iter().any(|l| f.module.starts_with(l))
+    is_c_library(f)
+        || RUNTIMES.iter().any(|l| f.module.starts_with(l))
         || ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::"].iter().any(|p| f.function.starts_with(p))
 }
 
