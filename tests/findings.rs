@@ -298,13 +298,21 @@ fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
 
 /// Sweeps tests/workloads/critical.c (`critical` or `reduction`) over OMP_NUM_THREADS=1,2.
 fn openmp(variant: &str) -> Vec<Finding> {
+    openmp_with(variant, "")
+}
+
+/// [`openmp`] with more options for `scalescope run`.
+fn openmp_with(variant: &str, options: &str) -> Vec<Finding> {
     let exe = critical().to_string_lossy().into_owned();
     let iterations = match variant {
         "critical" => "4000000",
         "static" | "dynamic" => "20000000",
         _ => "40000000",
     };
-    swept("-r 3 -w 0 --param threads=1,2 --env OMP_NUM_THREADS={threads}", &[&exe, variant, iterations])
+    swept(
+        &format!("-r 3 -w 0 --param threads=1,2 --env OMP_NUM_THREADS={{threads}} {options}"),
+        &[&exe, variant, iterations],
+    )
 }
 
 #[test]
@@ -340,6 +348,23 @@ fn an_openmp_loop_with_uneven_iterations_on_a_static_schedule_is_load_imbalance(
     // Handed out dynamically, the same iterations keep both CPUs busy to the end.
     let fixed = openmp("dynamic");
     nothing_serious_but(&fixed, &[]);
+}
+
+#[test]
+#[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2) to see the runtime's code on the CPUs; .ci/run runs it"]
+fn threads_spinning_in_the_openmp_runtime_are_said_to_hide_their_wait_not_taken_for_false_sharing() {
+    // OMP_WAIT_POLICY=active: the thread done with its share spins at the barrier instead of sleeping.
+    let f = openmp_with("static", "--env OMP_WAIT_POLICY=active");
+    let spin = f.iter().find(|x| x.summary.contains("spin in the parallel runtime")).unwrap_or_else(|| panic!("{f:?}"));
+    assert!(cannot_tell(&f) || spin.severity >= Severity::Medium, "{spin:?}");
+    assert!(spin.summary.contains("libgomp") && spin.advice.contains("OMP_WAIT_POLICY=passive"), "{spin:?}");
+    assert!(!f.iter().any(|x| x.advice.contains("false sharing")), "{:?}", kinds(&f));
+    assert!(!f.iter().any(|x| x.kind == Kind::WaitForWork), "no feeder: {:?}", kinds(&f));
+    // Spinning a while before sleeping (as on CPUs with a slow pause instruction): the spin is the
+    // tail's cost, not a second cause.
+    let f = openmp_with("static", "--env GOMP_SPINCOUNT=3000000");
+    assert!(serious_causes(&f).iter().all(|k| *k == Kind::LoadImbalance), "{:?}", kinds(&f));
+    assert!(!f.iter().any(|x| x.advice.contains("false sharing")), "{:?}", kinds(&f));
 }
 
 #[test]

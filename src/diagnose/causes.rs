@@ -136,6 +136,9 @@ enum Role {
     /// Busy CPUs in lock code without a lock wait to fold into: the lock functions and their share
     /// of the on-CPU samples.
     Spin(Vec<String>, f64),
+    /// Busy CPUs in a parallel runtime's wait code with no wait seen: the functions and their share
+    /// of the on-CPU samples.
+    RuntimeSpin(Vec<String>, f64),
     Oversubscribed(usize, f64),
 }
 
@@ -233,7 +236,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
         }
     }
     let share = |d: &Draft| d.items.iter().map(|i| i.share()).sum::<f64>();
-    fold_extra_cpu(&mut drafts, &share, scope.hot);
+    fold_extra_cpu(&mut drafts, &share, scope.hot, ledger.cpu_s);
     let capacity = (ledger.capacity * ledger.wall_s).max(1e-12);
     drafts.retain(|d| {
         share(d) >= REPORTED && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
@@ -265,13 +268,18 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
 
 /// Threads contending on a lock or a queue also burn CPU on it: futex calls in the kernel, spinning
 /// before they sleep, the lock's cache line moving between CPUs. When such a wait is the largest
-/// cause, the extra CPU for the same work is its cost too, not a cause of its own.
-fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &[Hot]) {
+/// cause, the extra CPU for the same work is its cost too, not a cause of its own. Threads of a
+/// parallel runtime spin before they sleep at a barrier: when its code holds most of the extra
+/// CPU, that CPU belongs to what they wait for (the tail, the synchronisation point).
+fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &[Hot], cpu_s: f64) {
     let largest = |drafts: &[Draft], pick: &dyn Fn(&Draft) -> bool| {
         (0..drafts.len()).filter(|&i| pick(&drafts[i])).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b])))
     };
     let waits = |d: &Draft| matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_));
     let Some(top) = largest(drafts, &|_| true) else { return };
+    let extra_s: f64 = drafts.iter().flat_map(|d| &d.items).filter(|i| i.cause.is_extra()).map(|i| i.core_s).sum();
+    let (spin, spin_names) = runtime_wait_code(hot);
+    let spinning = extra_s > 0.0 && spin * cpu_s >= SPIN_EXPLAINS * extra_s;
     // The largest cause is a wait on a lock or a queue; or threads on a CPU in lock code
     // (spinning, handing the lock over) burn the extra CPU there.
     let target = if waits(&drafts[top]) {
@@ -293,6 +301,20 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
                 None => return,
             },
         }
+    } else if spinning {
+        let waited = |d: &Draft| matches!(d.role, Role::Tail | Role::Sync(_)) && share(d) >= REPORTED;
+        match largest(drafts, &waited) {
+            Some(t) => t,
+            // Spinning the whole time, they never sleep: what they wait for is hidden.
+            None => match largest(drafts, &|d| d.extra_only()) {
+                Some(x) => {
+                    drafts[x].key = "runtime-spin".into();
+                    drafts[x].role = Role::RuntimeSpin(spin_names, spin);
+                    x
+                }
+                None => return,
+            },
+        }
     } else {
         return;
     };
@@ -309,6 +331,24 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
         i += 1;
         keep
     });
+}
+
+/// Extra CPU is spinning in a parallel runtime when its code holds at least this share of it.
+const SPIN_EXPLAINS: f64 = 0.5;
+
+/// Parallel runtimes whose threads spin before they sleep when they wait for each other: GCC's
+/// and LLVM's/Intel's OpenMP, oneTBB; and the runtimes' wait functions where they are linked in.
+const SPINNING_RUNTIMES: [&str; 7] =
+    ["libgomp.so", "libomp.so", "libiomp5.so", "libtbb.so", "gomp_barrier", "gomp_team_barrier", "__kmp_"];
+
+/// Share of on-CPU samples in a parallel runtime's own code outside its lock functions (threads
+/// waiting for each other on a CPU), and the first three such functions.
+fn runtime_wait_code(hot: &[Hot]) -> (f64, Vec<String>) {
+    let spins = |h: &&Hot| !is_lock_code(&h.name) && SPINNING_RUNTIMES.iter().any(|r| h.name.contains(r));
+    (
+        hot.iter().filter(spins).map(|h| h.share).sum(),
+        hot.iter().filter(spins).take(3).map(|h| h.name.clone()).collect(),
+    )
 }
 
 /// Share of on-CPU samples in lock code: mutex and futex functions, spin locks, OpenMP's critical
@@ -415,6 +455,15 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         evidence.push(format!(
             "the same work also took {extra:.3} s more CPU than at {} (futex calls, spinning, the shared cache line), counted in this cause",
             scope.baseline.as_deref().unwrap_or("the baseline")
+        ));
+    }
+    if extra >= 0.01 * l.cpu_s && matches!(d.role, Role::Tail | Role::Sync(_)) {
+        let (spin, names) = runtime_wait_code(scope.hot);
+        evidence.push(format!(
+            "they spin in the parallel runtime before they sleep: the same work took {extra:.3} s more CPU than at {}, {} of the CPU samples in {}, counted in this cause",
+            scope.baseline.as_deref().unwrap_or("the baseline"),
+            pct(spin),
+            names.join(", ")
         ));
     }
     let per_thread = d.items.iter().any(|i| i.cause.is_extra()).then(|| work_per_thread(scope, l)).flatten();
@@ -549,6 +598,18 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 "take the lock less often (per-thread partial results merged once at the end, a reduction clause in OpenMP), or shorten what it protects".into(),
             )
         }
+        Role::RuntimeSpin(names, code) => {
+            evidence.push(cpu_line(l, at));
+            evidence.push(format!("{} of the on-CPU samples in the runtime's own code, outside its locks: {}", pct(*code), names.join(", ")));
+            (
+                format!(
+                    "{at_}busy CPUs spin in the parallel runtime instead of working: {} of the CPU samples are in its code ({}), threads waiting for each other on a CPU",
+                    pct(*code),
+                    names.first().map(String::as_str).unwrap_or("the runtime")
+                ),
+                "spinning hides what the threads wait for (a barrier, the end of an uneven loop, a serial part between parallel regions): sweep again with OMP_WAIT_POLICY=passive (KMP_BLOCKTIME=0 for LLVM's or Intel's OpenMP) so they sleep and the wait is named".into(),
+            )
+        }
         Role::ExtraUser => {
             evidence.push(cpu_line(l, at));
             if let Some([lo, hi]) = scope.cpu_within_noise {
@@ -672,6 +733,54 @@ mod tests {
 
     fn ledger(cpu_s: f64, useful_s: f64) -> Ledger {
         Ledger { capacity: 2.0, wall_s: 1.0, cpu_s, useful_s, ..Default::default() }
+    }
+
+    fn item(cause: Cause, core_s: f64, share: f64) -> Item {
+        Item { cause, core_s, by_phase: BTreeMap::new(), shares: vec![share], threads: 1 }
+    }
+
+    fn libgomp(share: f64) -> Vec<Hot> {
+        vec![
+            Hot { name: "omp!work".into(), samples: 90, share: 1.0 - share },
+            Hot { name: "libgomp.so.1.0.0+0x1f7da".into(), samples: 10, share },
+        ]
+    }
+
+    #[test]
+    fn spinning_in_an_openmp_runtime_is_the_cost_of_what_the_threads_wait_for() {
+        let shares = |_: Class| None;
+        // A static loop with uneven halves: the thread done first spins at the barrier, then sleeps.
+        let hot = libgomp(0.07);
+        let scope = Scope { hot: &hot, ..starved_scope(&[], &shares) };
+        let tail = Ledger {
+            lost_s: 0.3,
+            gap: 0.33,
+            items: vec![item(Cause::NoWork(Phase::Tail), 0.25, 0.83), item(Cause::ExtraUser, 0.05, 0.17)],
+            ..ledger(0.66, 0.61)
+        };
+        let mut out = Vec::new();
+        findings(&scope, &tail, &mut out);
+        assert_eq!(out.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::LoadImbalance], "{out:?}");
+        assert!(out[0].evidence.iter().any(|e| e.contains("spin in the parallel runtime")), "{out:?}");
+        // Spinning the whole time (OMP_WAIT_POLICY=active): no wait is seen, the runtime's code is hot.
+        let hot = libgomp(0.3);
+        let scope = Scope { hot: &hot, ..starved_scope(&[], &shares) };
+        let spun =
+            Ledger { lost_s: 0.3, gap: 0.33, items: vec![item(Cause::ExtraUser, 0.3, 1.0)], ..ledger(0.92, 0.62) };
+        let mut out = Vec::new();
+        findings(&scope, &spun, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(
+            out[0].summary.contains("spin in the parallel runtime")
+                && out[0].advice.contains("OMP_WAIT_POLICY=passive"),
+            "{out:?}"
+        );
+        // Extra CPU in the program's own code stays extra CPU.
+        let hot = libgomp(0.01);
+        let scope = Scope { hot: &hot, ..starved_scope(&[], &shares) };
+        let mut out = Vec::new();
+        findings(&scope, &spun, &mut out);
+        assert!(out[0].advice.contains("false sharing"), "{out:?}");
     }
 
     #[test]
