@@ -169,8 +169,14 @@ fn the_ceiling_is_the_best_way_of_reading_and_bounds_a_job_reading_the_same_file
 fn probe_mistakes_get_one_sentence_and_exit_2() {
     let d = tmp();
     std::fs::write(d.path().join("notes.txt"), "plain text, not events ".repeat(1000)).unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["probe", "readspeed", "--block", "1000", "--files", "notes.txt"], "multiple of 4 KiB"),
+        (&["probe", "readspeed", "--chunk", "5000", "--files", "notes.txt"], "multiple of the block size (1 MiB)"),
+        (&["agent", "--parts", "parts", "--", "no-such-program-xyz"], "agent: cannot run 'no-such-program-xyz'"),
+        (
+            &["agent", "--parts", "parts", "--metric", "x=(", "--", "true"],
+            "agent: a --metric regex does not compile: error: unclosed group",
+        ),
         (&["probe", "readspeed", "--block", "lots", "--files", "notes.txt"], "give a size like"),
         (&["probe", "wordcount", "--files", "missing.txt"], "--files missing.txt"),
         (&["probe", "overlap", "--files", "notes.txt"], "not an event file"),

@@ -133,7 +133,11 @@ fn user_mistake(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
         Some(x.is_user_mistake())
     } else if let Some(x) = e.downcast_ref::<CeilingError>() {
         Some(x.is_user_mistake())
-    } else if e.is::<HookFailed>() {
+    } else if let Some(x) = e.downcast_ref::<crate::probes::error::ProbeError>() {
+        Some(x.is_user_mistake())
+    } else if let Some(x) = e.downcast_ref::<crate::launch::agent::AgentError>() {
+        Some(x.is_user_mistake())
+    } else if e.is::<HookFailed>() || e.is::<crate::sample::tracer::TracerRefused>() {
         Some(false)
     } else {
         None
@@ -164,6 +168,6 @@ fn agent(a: &args::AgentArgs) -> anyhow::Result<Exit> {
             let _ = std::io::stdout().flush();
             std::process::exit(code)
         }
-        Err(e) => Err(anyhow::anyhow!("agent: {e}")),
+        Err(e) => Err(anyhow::Error::from(e).context("agent")),
     }
 }

@@ -74,7 +74,7 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
                 compute_ns_per_kib: non_negative("--compute", *compute)?,
                 checksum: *checksum,
             };
-            let out = readspeed::run(&files, &o).map_err(Usage)?;
+            let out = readspeed::run(&files, &o)?;
             readspeed::print(&o, &out)?;
         }
         ProbeCommand::Wordcount { threads, files, chunk, top } => {
@@ -101,7 +101,7 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
                 cost_ns: non_negative("--cost", *cost)?,
                 overlap: *overlap == Switch::On,
             };
-            let out = overlap::run(&files, &o).map_err(Usage)?;
+            let out = overlap::run(&files, &o)?;
             overlap::print(&o, &out)?;
         }
         ProbeCommand::Membw { threads, mib, passes } => {

@@ -2,7 +2,7 @@
 //! copies of itself), it runs the command, measures and samples it locally, echoes its output, and
 //! writes its part into the run's parts folder. It exits as the command did.
 
-use crate::exec::child::{Executor, Processes, Spec};
+use crate::exec::child::{Executor, Processes, SpawnError, Spec};
 use crate::exec::metrics::Scanner;
 use crate::exec::ranks;
 use crate::exec::record::RankPart;
@@ -26,14 +26,50 @@ pub struct Options {
     pub command: Vec<String>,
 }
 
+/// Why the agent could not run its command or record it.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// A `--metric` regular expression does not compile: the regex crate's last line says why.
+    #[error("a --metric regex does not compile: {0}")]
+    Metric(String),
+    /// The command could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// The part could not be written.
+    #[error("cannot write its part into {path}")]
+    Part {
+        /// The parts folder.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--copies`: scalescope could not start or wait for a copy of itself.
+    #[error("cannot {0} a copy of itself")]
+    Copy(&'static str, #[source] std::io::Error),
+}
+
+impl AgentError {
+    /// Whether the user can fix it by asking differently (exit code 2).
+    pub fn is_user_mistake(&self) -> bool {
+        match self {
+            AgentError::Metric(_) => true,
+            AgentError::Spawn(e) => e.is_user_mistake(),
+            AgentError::Part { .. } | AgentError::Copy(..) => false,
+        }
+    }
+}
+
 /// Runs the agent; returns the exit code to leave with.
-pub fn run(o: &Options) -> Result<i32, String> {
+pub fn run(o: &Options) -> Result<i32, AgentError> {
     signals::install();
     if o.copies > 0 && std::env::var_os("SCALESCOPE_RANK").is_none() {
         return fan_out(o);
     }
     let rank = super::rank_from_env().unwrap_or(0);
-    let scanner = Arc::new(Scanner::new(&o.metrics).map_err(|e| e.to_string())?);
+    let scanner = Arc::new(Scanner::new(&o.metrics).map_err(|e| {
+        AgentError::Metric(e.to_string().lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().to_string())
+    })?);
     let env = vec![("SCALESCOPE_RANK".to_string(), rank.to_string())];
     let spec = Spec {
         argv: &o.command,
@@ -44,7 +80,7 @@ pub fn run(o: &Options) -> Result<i32, String> {
         sample: o.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() }),
         kill_leftovers: true,
     };
-    let out = Processes::new().run(&spec).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+    let out = Processes::new().run(&spec)?;
     let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);
     let part = RankPart {
         rank,
@@ -60,7 +96,7 @@ pub fn run(o: &Options) -> Result<i32, String> {
         metrics,
         threads: out.threads,
     };
-    ranks::write(&o.parts, &part).map_err(|e| format!("cannot write its part into {}: {e}", o.parts.display()))?;
+    ranks::write(&o.parts, &part).map_err(|source| AgentError::Part { path: o.parts.clone(), source })?;
     Ok(match (out.exit_code, out.signal) {
         (Some(c), _) => c,
         (_, Some(s)) => 128 + s,
@@ -70,16 +106,16 @@ pub fn run(o: &Options) -> Result<i32, String> {
 
 /// Starts `copies` agents at once, each with its rank in SCALESCOPE_RANK, and waits for all;
 /// returns the first non-zero exit code.
-fn fan_out(o: &Options) -> Result<i32, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find scalescope itself: {e}"))?;
+fn fan_out(o: &Options) -> Result<i32, AgentError> {
+    let exe = std::env::current_exe().map_err(|e| AgentError::Copy("find", e))?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let children = (0..o.copies)
         .map(|i| std::process::Command::new(&exe).args(&args).env("SCALESCOPE_RANK", i.to_string()).spawn())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot start a copy: {e}"))?;
+        .map_err(|e| AgentError::Copy("start", e))?;
     let mut code = 0;
     for mut c in children {
-        let status = c.wait().map_err(|e| e.to_string())?;
+        let status = c.wait().map_err(|e| AgentError::Copy("wait for", e))?;
         let this =
             status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0));
         if code == 0 {

@@ -1,6 +1,7 @@
 //! Work cut into chunks that threads take as they become free, so a slow thread never idles the
 //! others; and input files opened with their lengths. Shared by readspeed, wordcount and overlap.
 
+use super::error::ProbeError;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
@@ -31,20 +32,17 @@ impl Chunks {
 }
 
 /// Opens every file (with extra `open` flags) and reads its length; errors name the file.
-pub fn open_all(files: &[PathBuf], flags: i32) -> Result<Vec<(File, u64)>, String> {
+pub fn open_all(files: &[PathBuf], flags: i32) -> Result<Vec<(File, u64)>, ProbeError> {
     files
         .iter()
         .map(|p| {
             let f = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(p).map_err(|e| {
                 match e.raw_os_error() {
-                    Some(libc::EINVAL) if flags & libc::O_DIRECT != 0 => format!(
-                        "the filesystem holding {} refuses O_DIRECT (tmpfs does); use --mode pread or --mode mmap",
-                        p.display()
-                    ),
-                    _ => format!("cannot open {}: {e}", p.display()),
+                    Some(libc::EINVAL) if flags & libc::O_DIRECT != 0 => ProbeError::NoDirect(p.clone()),
+                    _ => ProbeError::Open { what: "open", path: p.clone(), source: e },
                 }
             })?;
-            let len = f.metadata().map_err(|e| format!("{}: {e}", p.display()))?.len();
+            let len = f.metadata().map_err(|e| ProbeError::Open { what: "measure", path: p.clone(), source: e })?.len();
             Ok((f, len))
         })
         .collect()

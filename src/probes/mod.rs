@@ -2,6 +2,7 @@
 //! a `scalescope-metric throughput …` line that the harness reads without any flag.
 
 pub mod chunks;
+pub mod error;
 pub mod events;
 pub mod inputs;
 pub mod overlap;

@@ -5,6 +5,7 @@
 //! buffering), so reading hides behind building.
 
 use super::chunks::{Chunks, open_all};
+use super::error::ProbeError;
 use super::events;
 use super::spin::Spin;
 use std::io::Write;
@@ -42,20 +43,20 @@ pub struct Outcome {
 type Chunk = (usize, u64);
 
 /// Reads and builds every event of `files`.
-pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
+pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
     if o.chunk == 0 || !o.chunk.is_multiple_of(events::BLOCK) {
-        return Err(format!("--chunk {}: give a multiple of the 1 MiB event block, e.g. 4MiB", o.chunk));
+        return Err(ProbeError::Chunk { chunk: o.chunk as u64, unit: "the 1 MiB event block, e.g. 4MiB".into() });
     }
     let opened = open_all(files, 0)?;
     let chunks = Chunks::new(opened.iter().map(|(_, len)| *len), o.chunk as u64);
     let spin = Spin::calibrate();
     let take = || chunks.take();
-    let read = |(i, at): Chunk, buf: &mut Vec<u8>| -> Result<(), String> {
+    let read = |(i, at): Chunk, buf: &mut Vec<u8>| -> Result<(), ProbeError> {
         let len = (opened[i].1 - at).min(o.chunk as u64) as usize;
         buf.resize(len, 0);
-        opened[i].0.read_exact_at(buf, at).map_err(|e| format!("reading {}: {e}", files[i].display()))
+        opened[i].0.read_exact_at(buf, at).map_err(|e| ProbeError::Read { path: files[i].clone(), source: e })
     };
-    let build = |(i, at): Chunk, buf: &[u8], acc: &mut Outcome| -> Result<(), String> {
+    let build = |(i, at): Chunk, buf: &[u8], acc: &mut Outcome| -> Result<(), ProbeError> {
         let mut sum = 0u64;
         let n = events::for_each(buf, |e| {
             let payload = e.payload.chunks(8).fold(0u64, |a, w| {
@@ -66,20 +67,14 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
             std::hint::black_box(spin.burn(o.cost_ns, payload));
             sum = sum.wrapping_add(e.id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ payload);
         })
-        .map_err(|off| {
-            format!(
-                "{} at byte {}: not an event file (make some with: scalescope gen files --dir DIR)",
-                files[i].display(),
-                at + off as u64
-            )
-        })?;
+        .map_err(|off| ProbeError::NotEvents { path: files[i].clone(), at: at + off as u64 })?;
         acc.events += n;
         acc.bytes += buf.len() as u64;
         acc.checksum = acc.checksum.wrapping_add(sum);
         Ok(())
     };
     let start = Instant::now();
-    let parts: Vec<Result<Outcome, String>> = std::thread::scope(|s| {
+    let parts: Vec<Result<Outcome, ProbeError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..o.threads.max(1))
             .map(|_| {
                 s.spawn(|| {
@@ -92,7 +87,7 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
                         }
                         return Ok(acc);
                     }
-                    let (full_tx, full_rx) = sync_channel::<Result<(Chunk, Vec<u8>), String>>(1);
+                    let (full_tx, full_rx) = sync_channel::<Result<(Chunk, Vec<u8>), ProbeError>>(1);
                     let (free_tx, free_rx) = sync_channel::<Vec<u8>>(2);
                     let (take, read) = (&take, &read);
                     free_tx.send(Vec::new()).ok();
@@ -121,7 +116,7 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a builder thread panicked".into()))).collect()
+        handles.into_iter().map(|h| h.join().unwrap_or(Err(ProbeError::Panicked("builder")))).collect()
     });
     let mut total = Outcome { events: 0, bytes: 0, checksum: 0, seconds: start.elapsed().as_secs_f64() };
     for p in parts {
@@ -182,7 +177,7 @@ mod tests {
         for overlap in [false, true] {
             let e = run(std::slice::from_ref(&p), &Options { threads: 1, chunk: events::BLOCK, cost_ns: 0.0, overlap })
                 .unwrap_err();
-            assert!(e.contains("text at byte 0: not an event file"), "{e}");
+            assert!(matches!(&e, ProbeError::NotEvents { path, at: 0 } if *path == p), "{e}");
         }
     }
 }

@@ -4,6 +4,7 @@
 //! model of an event loop.
 
 use super::chunks::{Chunks, open_all};
+use super::error::ProbeError;
 use super::spin::Spin;
 use crate::mapped::Mapped;
 use std::fs::File;
@@ -53,25 +54,34 @@ pub struct Outcome {
 }
 
 /// Reads every byte of `files` once.
-pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
+pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
     if o.block == 0 || !o.block.is_multiple_of(4096) {
-        return Err(format!("--block {}: give a multiple of 4 KiB, e.g. 256KiB", o.block));
+        return Err(ProbeError::Block(o.block));
     }
     if o.chunk == 0 || !o.chunk.is_multiple_of(o.block as u64) {
-        return Err(format!("--chunk {}: give a multiple of the block size ({})", o.chunk, o.block));
+        return Err(ProbeError::Chunk {
+            chunk: o.chunk,
+            unit: format!("the block size ({})", super::binary_size(o.block as u64)),
+        });
     }
     let opened = open_all(files, if o.mode == Mode::Direct { libc::O_DIRECT } else { 0 })?;
     let maps = match o.mode {
         Mode::Mmap => files
             .iter()
-            .map(|p| Mapped::open(p).map(Mapped::sequential).map_err(|e| format!("cannot map {}: {e}", p.display())))
+            .map(|p| {
+                Mapped::open(p).map(Mapped::sequential).map_err(|e| ProbeError::Open {
+                    what: "map",
+                    path: p.clone(),
+                    source: e,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?,
         _ => Vec::new(),
     };
     let chunks = Chunks::new(opened.iter().map(|(_, len)| *len), o.chunk);
     let spin = (o.compute_ns_per_kib > 0.0).then(Spin::calibrate);
     let start = Instant::now();
-    let results: Vec<Result<(u64, u64), String>> = std::thread::scope(|s| {
+    let results: Vec<Result<(u64, u64), ProbeError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..o.threads.max(1))
             .map(|_| {
                 s.spawn(|| {
@@ -82,7 +92,7 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
                         let (b, c) = match o.mode {
                             Mode::Mmap => touch(&maps[i].bytes()[at as usize..end as usize], i, at, o, spin),
                             _ => read_range(&opened[i].0, buf.as_mut(), i, at, end, o, spin)
-                                .map_err(|e| format!("reading {}: {e}", files[i].display()))?,
+                                .map_err(|e| ProbeError::Read { path: files[i].clone(), source: e })?,
                         };
                         bytes += b;
                         sum = sum.wrapping_add(c);
@@ -91,7 +101,7 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, String> {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a reader thread panicked".into()))).collect()
+        handles.into_iter().map(|h| h.join().unwrap_or(Err(ProbeError::Panicked("reader")))).collect()
     });
     let seconds = start.elapsed().as_secs_f64();
     let (mut bytes, mut sum) = (0u64, 0u64);
@@ -265,7 +275,7 @@ mod tests {
             for threads in [1, 3] {
                 match run(&files, &options(mode, threads)) {
                     Ok(o) => assert_eq!((o.bytes, o.checksum), (300_009, Some(want)), "{mode:?} {threads}"),
-                    Err(e) if mode == Mode::Direct => assert!(e.contains("O_DIRECT"), "{e}"),
+                    Err(ProbeError::NoDirect(_)) if mode == Mode::Direct => {}
                     Err(e) => panic!("{mode:?}: {e}"),
                 }
             }
@@ -286,9 +296,9 @@ mod tests {
     fn bad_sizes_are_refused_with_a_reason() {
         let mut o = options(Mode::Pread, 1);
         o.block = 1000;
-        assert!(run(&[], &o).unwrap_err().contains("multiple of 4 KiB"));
+        assert!(matches!(run(&[], &o), Err(ProbeError::Block(1000))));
         o.block = 8192;
         o.chunk = 10_000;
-        assert!(run(&[], &o).unwrap_err().contains("multiple of the block"));
+        assert!(matches!(run(&[], &o), Err(ProbeError::Chunk { chunk: 10_000, .. })));
     }
 }

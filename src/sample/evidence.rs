@@ -45,8 +45,8 @@ impl Evidence {
                 limits.extend(t.limits().iter().cloned());
                 Some(t)
             }
-            Err(line) => {
-                limits.push(line);
+            Err(refused) => {
+                limits.push(refused.to_string());
                 None
             }
         };

@@ -157,8 +157,7 @@ const COVER_ROUNDS: usize = 5;
 
 impl Tracer {
     /// Starts tracing the process `pid` (just spawned or long running) and its descendants.
-    /// `Err` is the limits line saying why the kernel refused.
-    pub fn start(pid: i32, config: &TracerConfig) -> Result<Tracer, String> {
+    pub fn start(pid: i32, config: &TracerConfig) -> Result<Tracer, TracerRefused> {
         let cpu0 = procfs::thread_cpu_s();
         let before = procfs::tree_tasks(pid);
         let cpus = perf::allowed_cpus(pid);
@@ -169,7 +168,7 @@ impl Tracer {
         for &cpu in &cpus {
             let event = match Event::open(&attr, pid, cpu) {
                 Ok(e) => e,
-                Err(e) if rings.is_empty() => return Err(refusal("perf_event_open", &e)),
+                Err(e) if rings.is_empty() => return Err(refusal("perf_event_open", e)),
                 Err(e) => {
                     limits.push(format!("tracer: CPU {cpu} not covered (perf_event_open: {e})"));
                     continue;
@@ -183,7 +182,7 @@ impl Tracer {
                         event = Some(ev);
                         pages /= 2;
                     }
-                    Err((_, e)) if rings.is_empty() => return Err(refusal("mmap of the perf buffer", &e)),
+                    Err((_, e)) if rings.is_empty() => return Err(refusal("mmap of the perf buffer", e)),
                     Err((_, e)) => {
                         limits.push(format!(
                             "tracer: CPU {cpu} not covered (no buffer: {e}; see kernel.perf_event_mlock_kb)"
@@ -456,12 +455,21 @@ fn attr(config: &TracerConfig) -> Attr {
 }
 
 /// The limits line for a refusal.
-fn refusal(what: &str, e: &std::io::Error) -> String {
+/// Why the kernel refused the tracer; its text is the run's limits line, and the /proc sampler
+/// carries on without it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "tracer unavailable ({what}: {cause}; kernel.perf_event_paranoid = {paranoid}; a seccomp filter or container may forbid it): no exact switch intervals or on-CPU stacks, /proc sampling only"
+)]
+pub struct TracerRefused {
+    what: &'static str,
+    cause: std::io::Error,
+    paranoid: String,
+}
+
+fn refusal(what: &'static str, cause: std::io::Error) -> TracerRefused {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
-    format!(
-        "tracer unavailable ({what}: {e}; kernel.perf_event_paranoid = {}; a seccomp filter or container may forbid it): no exact switch intervals or on-CPU stacks, /proc sampling only",
-        paranoid.trim()
-    )
+    TracerRefused { what, cause, paranoid: paranoid.trim().to_string() }
 }
 
 /// Now on CLOCK_MONOTONIC, in nanoseconds.
