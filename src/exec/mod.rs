@@ -8,6 +8,7 @@ pub mod child;
 pub mod metrics;
 pub mod ranks;
 pub mod record;
+mod shed;
 pub mod signals;
 mod spawner;
 mod strays;

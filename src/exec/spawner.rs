@@ -2,9 +2,10 @@
 //! memory of the image it replaces as part of the new program's peak (`ru_maxrss`): a run forked
 //! or vforked from scalescope itself would report at least scalescope's own memory, which grows
 //! with a long sweep. So scalescope starts one helper (itself, exec'd anew, doing nothing else)
-//! that forks every run: a run's peak memory is then its own, as GNU time reports it. The helper
-//! also takes the clock, as late and as early as possible: from just before the fork to the
-//! moment the run has exited, and collects its resource usage with `wait4`.
+//! that starts every run with `posix_spawn` after shedding its own pages (see [`super::shed`]), or
+//! forks it where /proc does not allow that: a run's peak memory is then its own, as GNU time
+//! reports it. The helper also takes the clock, as late and as early as possible: from just before
+//! the spawn to the moment the run has exited, and collects its resource usage with `wait4`.
 //!
 //! The two talk over a pair of pipes. The run's output pipes stay scalescope's: the helper opens
 //! their write ends through `/proc/<scalescope>/fd/N` (no socket, no descriptor passing).
@@ -17,6 +18,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
+
+use super::shed::Shed;
 
 /// The name the helper runs under (its `argv[0]`); `scalescope` started so serves runs.
 const HELPER_NAME: &str = "scalescope-spawner";
@@ -205,6 +208,7 @@ fn serve(parent: i32) -> io::Result<()> {
     if unsafe { libc::getppid() } != parent {
         return Ok(());
     }
+    let mut shed = Shed::prepare();
     let null = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_CLOEXEC).open("/dev/null")?;
     let base: Vec<Vec<u8>> = std::env::vars_os()
         .map(|(k, v)| {
@@ -244,7 +248,12 @@ fn serve(parent: i32) -> io::Result<()> {
             refuse(&mut to, e)?;
             continue;
         };
-        match start(&program, &argv, &env, [null.as_raw_fd(), out.as_raw_fd(), err.as_raw_fd()]) {
+        let fds = [null.as_raw_fd(), out.as_raw_fd(), err.as_raw_fd()];
+        let started = match &mut shed {
+            Some(shed) => launch(&program, &argv, &env, fds, shed),
+            None => start(&program, &argv, &env, fds),
+        };
+        match started {
             Err(errno) => refuse(&mut to, errno)?,
             Ok((pid, t0)) => {
                 drop((out, err));
@@ -281,6 +290,52 @@ fn now_ns() -> u64 {
     let mut t: libc::timespec = unsafe { std::mem::zeroed() };
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Starts the program with `posix_spawn` (a vfork) in a new process group with `fds` as its stdin,
+/// stdout and stderr, the helper's pages shed first (see [`super::shed`]); returns its pid and the
+/// clock reading taken just before, once it has exec'd.
+fn launch(
+    program: &CString,
+    argv: &[CString],
+    env: &[CString],
+    fds: [RawFd; 3],
+    shed: &mut Shed,
+) -> Result<(i32, u64), i32> {
+    let mut argp: Vec<*mut libc::c_char> = argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    argp.push(std::ptr::null_mut());
+    let mut envp: Vec<*mut libc::c_char> = env.iter().map(|e| e.as_ptr().cast_mut()).collect();
+    envp.push(std::ptr::null_mut());
+    // SAFETY: the attributes and actions are initialised before use and destroyed after; every
+    // pointer handed to posix_spawn outlives the call.
+    unsafe {
+        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        libc::posix_spawnattr_init(&mut attr);
+        libc::posix_spawn_file_actions_init(&mut actions);
+        for (i, &fd) in fds.iter().enumerate() {
+            libc::posix_spawn_file_actions_adddup2(&mut actions, fd, i as libc::c_int);
+        }
+        let mut defaults: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut defaults);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+            libc::sigaddset(&mut defaults, sig);
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::posix_spawnattr_setsigdefault(&mut attr, &defaults);
+        libc::posix_spawnattr_setsigmask(&mut attr, &none);
+        libc::posix_spawnattr_setpgroup(&mut attr, 0);
+        let flags = libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK;
+        libc::posix_spawnattr_setflags(&mut attr, flags as libc::c_short);
+        shed.now();
+        let mut pid = 0;
+        let t0 = now_ns();
+        let rc = libc::posix_spawn(&mut pid, program.as_ptr(), &actions, &attr, argp.as_ptr(), envp.as_ptr());
+        libc::posix_spawn_file_actions_destroy(&mut actions);
+        libc::posix_spawnattr_destroy(&mut attr);
+        if rc != 0 { Err(rc) } else { Ok((pid, t0)) }
+    }
 }
 
 /// Forks and execs the program in a new process group with `fds` as its stdin, stdout and stderr;
