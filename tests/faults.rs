@@ -55,8 +55,11 @@ fn crashes_are_recorded_as_what_they_were() {
     let _ = std::fs::remove_dir_all(d.path().join("r"));
     let o = scalescope(d.path(), &["run", "-o", "r", "-r", "2", "-w", "0", "--no-sample", "--", &exe, "segv"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("killed by SIGSEGV"), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("scalescope: a run failed (killed by SIGSEGV)"), "{}", stderr(&o));
     assert_eq!(results(&d.path().join("r")).points[0].runs.len(), 1);
+    // Nothing measured: no table of dashes, no report to open.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("time (s)") && !out.contains("report:"), "{out}");
 }
 
 #[test]

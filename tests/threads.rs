@@ -104,8 +104,9 @@ fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
         names.iter().any(|n| ["mprotect", "mmap", "munmap", "page fault"].iter().any(|s| n.starts_with(s))),
         "{names:?}"
     );
+    // Kernel CPU is 6.7–9.4× user CPU on a quiet machine, 4.5× on a loaded one.
     assert!(
-        share(&t, Class::CpuKernel) > 5.0 * share(&t, Class::CpuUser),
+        share(&t, Class::CpuKernel) > 3.0 * share(&t, Class::CpuUser),
         "the storm runs in the kernel: {:?}",
         t.classes
     );

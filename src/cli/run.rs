@@ -59,8 +59,12 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
             (Status::Interrupted, Exit::Signal(sig), Some(msg))
         }
         Ok(Stop::Failed { point, outcome, printed, saved }) => {
-            let label = store.doc.points[point].label();
-            let mut msg = format!("a run of {label} failed ({outcome}); stopping (use --ignore-failure to keep going)");
+            let which = if store.doc.points.len() == 1 {
+                "a run".to_string()
+            } else {
+                format!("a run of {}", store.doc.points[point].label())
+            };
+            let mut msg = format!("{which} failed ({outcome}); stopping (use --ignore-failure to keep going)");
             if let Some(path) = saved {
                 msg.push_str(&format!("\nits output is in {}", store.dir().join(path).display()));
             }
@@ -80,8 +84,12 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
     }
     view::analyse(&mut store.doc, &args.view)?;
     store.finish(status)?;
-    let sections = Sections::of(&store.doc);
-    view::print_and_export(&store.doc, &sections, Some(store.dir()), &args.view)?;
+    // Stopped before any run succeeded: a table of dashes would say nothing the message does not.
+    let measured = store.doc.points.iter().flat_map(|p| &p.runs).any(|r| r.succeeded());
+    if status != Status::Failed || measured {
+        let sections = Sections::of(&store.doc);
+        view::print_and_export(&store.doc, &sections, Some(store.dir()), &args.view)?;
+    }
     if store.recreated.get() {
         eprintln!(
             "scalescope: warning: the results folder {} was deleted during the sweep; it was made again with every run",

@@ -100,6 +100,8 @@ pub(crate) struct State {
     busy_cpus: f64,
     /// CPU seconds spent on one-off work: discovery, opening new threads' files.
     oneoff_s: f64,
+    /// Whether the latest look for threads found new ones: the tree is still growing.
+    growing: bool,
     /// Threads given an on-CPU sampling event so far.
     cpu_events: usize,
     /// Whether the kernel refused on-CPU sampling.
@@ -133,6 +135,7 @@ impl State {
             syscall_unreadable: false,
             busy_cpus: 0.0,
             oneoff_s: 0.0,
+            growing: false,
             cpu_events: 0,
             cpu_refused: false,
             hot: HashMap::new(),
@@ -180,17 +183,21 @@ impl State {
         summary::report(self, wall_s, procfs::thread_cpu_s())
     }
 
-    /// Finds new processes (every fifth sweep: a one-off cost per process) and new threads.
+    /// Finds new processes (every fifth sweep: a one-off cost per process) and new threads (in a
+    /// big tree, every fifth sweep too, unless the latest look found some: at the 1 Hz floor a
+    /// program still creating its threads would otherwise be seen half-built for five seconds).
     fn discover(&mut self) {
         let t0 = procfs::thread_cpu_s();
         if self.samples.is_multiple_of(5) {
             self.tree.scan();
-        } else if self.threads.len() >= BIG_TREE {
+        } else if self.threads.len() >= BIG_TREE && !self.growing {
             return;
         }
+        self.growing = false;
         for (pid, tid) in self.tree.tasks() {
             if !self.threads.contains_key(&tid) {
                 self.open_thread(pid, tid);
+                self.growing = true;
             }
         }
         self.oneoff_s += procfs::thread_cpu_s() - t0;
