@@ -362,9 +362,11 @@ fn threads_spinning_in_the_openmp_runtime_are_said_to_hide_their_wait_not_taken_
     assert!(!f.iter().any(|x| x.kind == Kind::WaitForWork), "no feeder: {:?}", kinds(&f));
     // Spinning a while before sleeping (as on CPUs with a slow pause instruction): the spin is the
     // tail's cost, not a second cause.
+    // (Extra CPU within the runs' noise may still be described at info.)
     let f = openmp_with("static", "--env GOMP_SPINCOUNT=3000000");
     assert!(serious_causes(&f).iter().all(|k| *k == Kind::LoadImbalance), "{:?}", kinds(&f));
-    assert!(!f.iter().any(|x| x.advice.contains("false sharing")), "{:?}", kinds(&f));
+    let raised = |x: &&Finding| x.severity > Severity::Info;
+    assert!(!f.iter().filter(raised).any(|x| x.advice.contains("false sharing")), "{:?}", kinds(&f));
 }
 
 #[test]
