@@ -369,10 +369,25 @@ fn hot_from_stacks(p: &StackProfile) -> Vec<Hot> {
         } else {
             format!("{}!{}", leaf.module, leaf.function)
         };
-        *by_name.entry(thread_closure(name)).or_default() += s.samples;
+        *by_name.entry(thread_closure(without_offset(name))).or_default() += s.samples;
     }
     let total: u64 = by_name.values().sum();
     top_ten(by_name, total)
+}
+
+/// `liblzma.so.5.4.1 (no symbols)` for `liblzma.so.5.4.1+0x15a20`: without symbols every
+/// instruction would be a place of its own, and ten of one module's would fill the list.
+fn without_offset(name: String) -> String {
+    match name.rsplit_once("+0x") {
+        Some((module, hex))
+            if !module.is_empty()
+                && !module.contains(['!', ':', ' '])
+                && hex.chars().all(|c| c.is_ascii_hexdigit()) =>
+        {
+            format!("{module} (no symbols)")
+        }
+        _ => name,
+    }
 }
 
 /// Samples by name as shares of `total`, largest first, the top ten.
@@ -409,9 +424,23 @@ fn hot_functions(places: &HashMap<Place, u64>, namer: &mut Namer) -> Vec<Hot> {
             {
                 f.to_string()
             }
+            _ if matches!(place, Place::Module { .. }) => without_offset(name),
             _ => name,
         };
         *by_name.entry(function).or_default() += n;
     }
     top_ten(by_name, total)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn places_without_symbols_are_grouped_by_module() {
+        let group = |n: &str| super::without_offset(n.to_string());
+        assert_eq!(group("liblzma.so.5.4.1+0x15a20"), "liblzma.so.5.4.1 (no symbols)");
+        assert_eq!(group("libgomp.so.1.0.0!GOMP_critical_end"), "libgomp.so.1.0.0!GOMP_critical_end");
+        assert_eq!(group("histogram!update_histogram+0x1a"), "histogram!update_histogram+0x1a");
+        assert_eq!(group("heap 0x7f00"), "heap 0x7f00");
+        assert_eq!(group("std::sync::Mutex::lock+0x10"), "std::sync::Mutex::lock+0x10");
+    }
 }
