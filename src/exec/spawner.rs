@@ -292,6 +292,11 @@ fn now_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// The pointers of `strings` followed by a null pointer, as `execve` and `posix_spawn` want them.
+fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
+    strings.iter().map(|s| s.as_ptr().cast_mut()).chain([std::ptr::null_mut()]).collect()
+}
+
 /// Starts the program with `posix_spawn` (a vfork) in a new process group with `fds` as its stdin,
 /// stdout and stderr, the helper's pages shed first (see [`super::shed`]); returns its pid and the
 /// clock reading taken just before, once it has exec'd.
@@ -302,10 +307,7 @@ fn launch(
     fds: [RawFd; 3],
     shed: &mut Shed,
 ) -> Result<(i32, u64), i32> {
-    let mut argp: Vec<*mut libc::c_char> = argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
-    argp.push(std::ptr::null_mut());
-    let mut envp: Vec<*mut libc::c_char> = env.iter().map(|e| e.as_ptr().cast_mut()).collect();
-    envp.push(std::ptr::null_mut());
+    let (argp, envp) = (null_terminated(argv), null_terminated(env));
     // SAFETY: the attributes and actions are initialised before use and destroyed after; every
     // pointer handed to posix_spawn outlives the call.
     unsafe {
@@ -341,10 +343,7 @@ fn launch(
 /// Forks and execs the program in a new process group with `fds` as its stdin, stdout and stderr;
 /// returns its pid and the clock reading taken just before the fork, once it has exec'd.
 fn start(program: &CString, argv: &[CString], env: &[CString], fds: [RawFd; 3]) -> Result<(i32, u64), i32> {
-    let mut argp: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argp.push(std::ptr::null());
-    let mut envp: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
-    envp.push(std::ptr::null());
+    let (argp, envp) = (null_terminated(argv), null_terminated(env));
     let mut report = [0 as libc::c_int; 2];
     // SAFETY: a pipe whose descriptors this function owns and closes.
     if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -366,7 +365,7 @@ fn start(program: &CString, argv: &[CString], env: &[CString], fds: [RawFd; 3]) 
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);
             libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-            libc::execve(program.as_ptr(), argp.as_ptr(), envp.as_ptr());
+            libc::execve(program.as_ptr(), argp.as_ptr().cast(), envp.as_ptr().cast());
             let errno = *libc::__errno_location();
             libc::write(report[1], (&errno as *const libc::c_int).cast(), 4);
             libc::_exit(127);

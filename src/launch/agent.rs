@@ -7,7 +7,7 @@ use crate::exec::metrics::Scanner;
 use crate::exec::ranks;
 use crate::exec::record::RankPart;
 use crate::exec::signals;
-use crate::plan::MetricSpec;
+use crate::plan::{MetricSpec, last_line};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -67,9 +67,7 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         return fan_out(o);
     }
     let rank = super::rank_from_env().unwrap_or(0);
-    let scanner = Arc::new(Scanner::new(&o.metrics).map_err(|e| {
-        AgentError::Metric(e.to_string().lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().to_string())
-    })?);
+    let scanner = Arc::new(Scanner::new(&o.metrics).map_err(|e| AgentError::Metric(last_line(&e.to_string())))?);
     let env = vec![("SCALESCOPE_RANK".to_string(), rank.to_string())];
     let spec = Spec {
         argv: &o.command,

@@ -105,7 +105,8 @@ impl Plan {
     }
 }
 
-fn last_line(s: &str) -> String {
+/// The last non-empty line of a message (the regex crate's says why on its last line).
+pub(crate) fn last_line(s: &str) -> String {
     s.lines().rfind(|l| !l.trim().is_empty()).unwrap_or(s).trim().to_string()
 }
 

@@ -6,6 +6,7 @@
 pub mod axis;
 pub mod build;
 mod check;
+pub(crate) use check::last_line;
 mod duration;
 mod error;
 pub mod grid;
