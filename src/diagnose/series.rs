@@ -67,8 +67,10 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
     let eff = top.efficiency.unwrap_or(1.0);
     let eff_hi = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[1]);
-    // The gap is real only when even the optimistic end of the efficiency's interval falls short.
-    let gated = eff_hi < 1.0 - MEDIUM;
+    // The gap is real when even the optimistic end of the efficiency's interval falls short, or
+    // when the point itself measured its work threads waiting while much of the capacity sat idle.
+    let gated =
+        eff_hi < 1.0 - MEDIUM || (eff < 1.0 - MEDIUM && lt.as_ref().is_some_and(|l| idle_in_waits(l) >= IDLE_IN_WAITS));
     let base_label = count_label(base.count, name);
     let local = a.axis.counts == Counts::Workers;
     if local && !doc.plan.mentions(name) {
@@ -155,6 +157,18 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
         out.extend(curve::scales_well(s, top, name, eff_hi, &label));
     }
+}
+
+/// Work threads waiting while this share of the capacity sat idle, measured at the point itself,
+/// make a gap below 90% real even when the efficiency's interval reaches 90%: the runs' spread in
+/// wall time cannot explain a fifth of the CPUs idle with threads waiting on something named.
+const IDLE_IN_WAITS: f64 = 0.2;
+
+/// The share of a point's capacity that sat idle while its work threads waited (on a lock, I/O,
+/// work, a timer…), not counting other processes' load, missing work or unlabelled time.
+fn idle_in_waits(l: &ledger::Ledger) -> f64 {
+    let waited: f64 = l.items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).map(|i| i.core_s).sum();
+    waited / (l.capacity * l.wall_s).max(1e-12)
 }
 
 fn share(t: &PointThreads, c: Class) -> f64 {
