@@ -201,6 +201,24 @@ fn on_cpu_code_is_named_where_the_kernel_allows_it() {
 }
 
 #[test]
+#[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2, no seccomp filter); .ci/run runs it"]
+fn at_two_sweeps_a_second_the_switch_intervals_say_which_waits_left_a_cpu_idle() {
+    // Two threads run while a third polls (both CPUs busy: its wait costs nothing), then the third
+    // runs while the two sleep (a CPU idle): 0.2 s turns, five times shorter than a window.
+    let (t, _) = sample(&["--sample-rate", "2"], &["turns"]);
+    let limits = t.limits.join("; ");
+    assert!(t.tracer.is_some(), "the kernel refuses perf_event_open here: {limits}");
+    assert!(t.sample_rate_hz < 5.0, "{}", t.sample_rate_hz);
+    let c = t.capacity.expect("the accounting");
+    let idle = |class: Class| -> f64 { c.idle.iter().filter(|i| i.class == Some(class)).map(|i| i.core_s).sum() };
+    let (sleep, poll) = (idle(Class::Sleep), idle(Class::Ipc));
+    // Four turns of 0.2 s with one CPU idle: 0.8 core-seconds, all the sleepers'. Spread evenly
+    // over each window, the poller's wait would take about 40% of it.
+    assert!(sleep > 0.4, "{:?}", c.idle);
+    assert!(poll < 0.15 * sleep, "the poller waited only while both CPUs were busy: {:?}", c.idle);
+}
+
+#[test]
 fn max_rss_is_the_workloads_not_scalescopes() {
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();

@@ -18,6 +18,7 @@ pub mod report;
 pub mod sampler;
 pub mod stacks;
 mod summary;
+mod switches;
 pub mod symbols;
 mod thread;
 pub mod tracer;

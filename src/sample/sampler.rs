@@ -9,9 +9,10 @@ use super::history::{History, Interval, Label};
 use super::procfs::{self, ProcFile};
 use super::report::ThreadReport;
 use super::summary;
+use super::switches::Switches;
 use super::symbols::{self, Place};
 use super::thread::Thread;
-use super::tracer::TracerConfig;
+use super::tracer::{self, TracerConfig};
 use super::tree::Tree;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -113,6 +114,8 @@ pub(crate) struct State {
     /// Per wait label, where it was taken (`pthread_mutex_lock ← update_histogram ← worker`) and
     /// how often.
     pub taken_at: HashMap<u32, HashMap<String, u32>>,
+    /// The tracer's switch intervals, which lay out each window of a traced thread.
+    switches: Switches,
 }
 
 impl State {
@@ -121,6 +124,7 @@ impl State {
             config,
             tick: procfs::ticks_per_second(),
             started: Instant::now(),
+            switches: Switches::new(tracer::monotonic_ns()),
             started_boot: procfs::boot_seconds(),
             tree: Tree::new(root),
             threads: HashMap::new(),
@@ -151,13 +155,9 @@ impl State {
             let oneoff0 = self.oneoff_s;
             let loads0 = self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s);
             self.discover();
+            self.drain_tracer();
             self.sweep();
             self.drain_cpu();
-            if let Some(e) = self.evidence.as_mut() {
-                let t0 = procfs::thread_cpu_s();
-                e.sweep();
-                self.oneoff_s += procfs::thread_cpu_s() - t0;
-            }
             self.samples += 1;
             // Stay within the CPU budget on the smoothed cost of a sweep; opening a new thread's
             // files and a module's first use by the stacks are one-offs, and the tracer's drain
@@ -177,10 +177,23 @@ impl State {
             std::thread::park_timeout(Duration::from_secs_f64(interval));
         }
         // The last stretch, up to the moment sampling stopped.
+        self.drain_tracer();
         self.sweep();
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
         summary::report(self, wall_s, procfs::thread_cpu_s())
+    }
+
+    /// Drains the tracer, when it runs, before the counters are read: the windows they close are
+    /// laid out on the switch intervals it found. Its cost is counted apart (the job's switches
+    /// make it, whatever the rate).
+    fn drain_tracer(&mut self) {
+        if let Some(e) = self.evidence.as_mut() {
+            let t0 = procfs::thread_cpu_s();
+            let drained = e.sweep();
+            self.switches.add(&drained);
+            self.oneoff_s += procfs::thread_cpu_s() - t0;
+        }
     }
 
     /// Finds new processes (every fifth sweep: a one-off cost per process) and new threads (in a
@@ -364,7 +377,9 @@ impl State {
             (on, runq) = (on * fit, runq * fit);
         }
         let iv = Interval { from, to: now, on, runq, off: (span - on - runq).max(0.0), label };
-        self.history.record(track, &iv);
+        for part in self.switches.lay_out(tid, &iv) {
+            self.history.record(track, &part);
+        }
         Some(if span > 0.0 { on / span } else { 0.0 })
     }
 

@@ -69,6 +69,10 @@ pub struct Drained {
     pub intervals: Vec<Interval>,
     /// On-CPU samples since the last drain.
     pub samples: Vec<StackSample>,
+    /// The records read stop here (nanoseconds on CLOCK_MONOTONIC; 0 when nothing was traced).
+    pub through_ns: u64,
+    /// Each thread's interval still in progress at `through_ns`, cut there (it goes on).
+    pub open: Vec<Interval>,
 }
 
 /// One traced thread's exact totals.
@@ -297,7 +301,9 @@ impl Tracer {
         let cpu0 = procfs::thread_cpu_s();
         let settled = monotonic_ns().saturating_sub(SETTLE_NS);
         self.read_rings();
-        let out = self.process(stacks, Some(settled));
+        let mut out = self.process(stacks, Some(settled));
+        out.through_ns = settled;
+        out.open = self.threads.iter().filter_map(|(&tid, t)| close(t.pid, tid, t.state, settled)).collect();
         self.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         out
     }
@@ -308,6 +314,7 @@ impl Tracer {
         self.read_rings();
         let mut out = self.process(stacks, None);
         let now = monotonic_ns();
+        out.through_ns = now;
         for (&tid, t) in &mut self.threads {
             if let Some(i) = close(t.pid, tid, t.state, now) {
                 add(&mut t.totals, &i);

@@ -10,9 +10,12 @@
  *   churn           10,000 short-lived threads a second, for one second
  *   idle N [S]      N threads blocked for S seconds (default 1)
  *   alloc MB        touch MB megabytes of memory, then exit
+ *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
+ *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +49,25 @@ static void *locker(void *a) {
         pthread_mutex_lock(&queue_lock);
         for (volatile int k = 0; k < 200000; k++) sink++;
         pthread_mutex_unlock(&queue_lock);
+    }
+    return 0;
+}
+
+static double turns_t0;
+
+/* Turn k ends at turns_t0 + 0.2 (k + 1): the pair runs in even turns, the third in odd ones. */
+static void *turn_taker(void *a) {
+    int odd = a != 0;
+    for (int k = 0; k < 8; k++) {
+        double end = turns_t0 + 0.2 * (k + 1);
+        if ((k % 2 == 1) == odd) {
+            spin(end - now());
+        } else if (odd) {
+            while (now() < end) poll(0, 0, (int)((end - now()) * 1e3) + 1);
+        } else {
+            struct timespec ts = {(time_t)end, (long)((end - (time_t)end) * 1e9)};
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, 0)) {}
+        }
     }
     return 0;
 }
@@ -186,6 +208,11 @@ int main(int argc, char **argv) {
         pthread_cond_broadcast(&cv);
         pthread_mutex_unlock(&cv_lock);
         for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+    } else if (!strcmp(mode, "turns")) {
+        pthread_t t[3];
+        turns_t0 = now() + 0.05;
+        for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, turn_taker, i == 2 ? (void *)1 : 0);
+        for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
     } else if (!strcmp(mode, "alloc") && argc > 2) {
         size_t len = (size_t)atol(argv[2]) << 20;
         char *p = malloc(len);
