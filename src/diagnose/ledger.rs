@@ -107,12 +107,21 @@ pub struct Ledger {
     pub tail_s: f64,
     /// Runs behind it.
     pub runs: usize,
+    /// Per run, the share of the capacity idle while the job's work threads waited or had no
+    /// work (other processes' load left out).
+    pub idle_shares: Vec<f64>,
 }
 
 impl Ledger {
     /// The item of a cause.
     pub fn item(&self, cause: &Cause) -> Option<&Item> {
         self.items.iter().find(|i| &i.cause == cause)
+    }
+
+    /// The low end of the 95% interval over runs of the capacity idle while the job's work threads
+    /// waited or had no work (the one run's value when there is one).
+    pub fn idle_low(&self) -> f64 {
+        Summary::of(&self.idle_shares).map_or(0.0, |s| s.ci95.map_or(s.mean, |c| c[0]))
     }
 }
 
@@ -160,6 +169,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     let mut peak = 0;
     let mut lost_sum = 0.0;
     let mut useful_sum = 0.0;
+    let mut idle_shares = Vec::with_capacity(runs.len());
     for (k, (r, t)) in runs.iter().enumerate() {
         let c = t.capacity.as_ref().expect("filtered");
         let cpu = r.user_s + r.sys_s;
@@ -190,6 +200,8 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
             causes.push((Cause::ExtraUser, Phase::Steady, extra * xu / (xu + xk), 0));
             causes.push((Cause::ExtraKernel, Phase::Steady, extra * xk / (xu + xk), 0));
         }
+        let idle: f64 = causes.iter().filter(|c| !c.0.is_extra() && c.0 != Cause::OtherLoad).map(|c| c.2).sum();
+        idle_shares.push(idle / (c.cpus * r.wall_s).max(1e-12));
         let explained: f64 = causes.iter().map(|c| c.2).sum();
         let denominator = lost.max(explained).max(1e-12);
         for (cause, phase, core_s, threads) in causes {
@@ -246,5 +258,6 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         startup_s: totals.6,
         tail_s: totals.7,
         runs: runs.len(),
+        idle_shares,
     })
 }
