@@ -37,8 +37,9 @@ pub struct Findings {
 
 impl Evidence {
     /// Starts on process `pid` (just spawned, or running for long: its existing threads are
-    /// covered too). A refused tracer leaves a limits line and stack capture of blocked threads.
-    pub fn start(pid: i32, config: &TracerConfig) -> Evidence {
+    /// covered too); the profile's clock starts at `origin_ns` (CLOCK_MONOTONIC, the sampler's time
+    /// 0). A refused tracer leaves a limits line and stack capture of blocked threads.
+    pub fn start(pid: i32, config: &TracerConfig, origin_ns: u64) -> Evidence {
         let mut limits = Vec::new();
         let tracer = match Tracer::start(pid, config) {
             Ok(t) => {
@@ -50,11 +51,10 @@ impl Evidence {
                 None
             }
         };
-        let start_ns = tracer.as_ref().map_or_else(tracer::monotonic_ns, Tracer::start_ns);
         Evidence {
             stacks: Stacks::new(),
             tracer,
-            builder: ProfileBuilder::new(start_ns, config.period_ns),
+            builder: ProfileBuilder::new(origin_ns, config.period_ns),
             sites: HashMap::new(),
             limits,
         }

@@ -62,6 +62,11 @@ impl Switches {
         Switches { origin_ns, ..Switches::default() }
     }
 
+    /// The sampler's time 0, nanoseconds on CLOCK_MONOTONIC.
+    pub fn origin_ns(&self) -> u64 {
+        self.origin_ns
+    }
+
     /// Takes what a drain of the tracer found.
     pub fn add(&mut self, d: &Drained) {
         for i in &d.intervals {
