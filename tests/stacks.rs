@@ -176,6 +176,36 @@ fn the_tracer_finds_the_critical_section_on_cpu() {
 }
 
 #[test]
+#[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2, no seccomp filter); .ci/run runs it"]
+fn a_function_inlined_into_its_caller_is_named_from_the_debug_information() {
+    let _guard = common::measuring();
+    if std::env::var_os(INNER).is_some() {
+        return;
+    }
+    // update_histogram is inlined into worker: only DWARF knows it is there.
+    let d = tempfile::tempdir().unwrap();
+    let exe = common::histogram_inlined().to_str().unwrap().to_string();
+    let o = common::sweep(d.path(), "-r 1 -w 0", &[&exe, "contend", "4", "0.6"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let out = common::stdout(&o);
+    assert!(out.contains("lock at pthread_mutex_lock ← update_histogram ← worker"), "{out}");
+    let doc = common::results(&d.path().join("r"));
+    let t = doc.points[0].runs[0].threads.as_ref().expect("the run is sampled");
+    assert!(t.tracer.is_some(), "the kernel refuses perf_event_open here: {:?}", t.limits);
+    let p = t.stacks.as_ref().expect("the sampler stores stacks");
+    let samples = |f: &dyn Fn(&str) -> bool| -> u64 {
+        p.on_cpu
+            .iter()
+            .filter(|s| p.frames_of(s.stack).last().is_some_and(|fr| f(&fr.function)))
+            .map(|s| s.samples)
+            .sum()
+    };
+    let all = samples(&|_| true);
+    let inlined = samples(&|f| f == "update_histogram");
+    assert!(inlined * 2 > all, "the critical section, inlined, holds most CPU samples: {inlined} of {all}");
+}
+
+#[test]
 fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
     let _guard = common::measuring();
     if std::env::var_os(INNER).is_some() {

@@ -1,8 +1,9 @@
 //! ELF files as the unwinder and the namer need them, mapped once and shared: the unwind
 //! sections (`.eh_frame`, `.eh_frame_hdr`, `.debug_frame`) handed to framehop without copying, the
-//! load segments (to turn a mapping into a load bias), the build id, and a symbol table that
+//! load segments (to turn a mapping into a load bias), the build id, a symbol table that
 //! prefers sized functions and objects over markers and never names an address past a
-//! symbol's end. Names are demangled (Rust, then C++).
+//! symbol's end, and the functions inlined at an address (DWARF, through addr2line, where the
+//! file has uncompressed debug information). Names are demangled (Rust, then C++).
 
 use crate::mapped::Mapped;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
@@ -42,6 +43,25 @@ impl Deref for Section {
     }
 }
 
+impl std::fmt::Debug for Section {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "Section({:?})", self.range)
+    }
+}
+
+// SAFETY: a section derefs into bytes that an `Arc` keeps alive and never moves (a read-only
+// mapping, or a vector never changed after the image was copied), and its clones share them.
+unsafe impl gimli::StableDeref for Section {}
+// SAFETY: as above; a clone derefs to the same bytes.
+unsafe impl gimli::CloneStableDeref for Section {}
+
+/// DWARF read straight from the mapped sections.
+type Reader = gimli::EndianReader<gimli::RunTimeEndian, Section>;
+
+/// The DWARF of a file, for inlined functions: addr2line's context, which fills its caches as it
+/// is used (hence the lock).
+struct Dwarf(std::sync::Mutex<addr2line::Context<Reader>>);
+
 /// One ELF file.
 pub struct Elf {
     map: Arc<Bytes>,
@@ -52,6 +72,10 @@ pub struct Elf {
     /// Sections by name: (address range, file range).
     sections: HashMap<Vec<u8>, (Range<u64>, Range<usize>)>,
     symbols: OnceLock<SymbolTable>,
+    /// Whether the debug information is there to be read (present and not compressed).
+    has_dwarf: bool,
+    little_endian: bool,
+    dwarf: OnceLock<Option<Dwarf>>,
 }
 
 impl Elf {
@@ -74,6 +98,10 @@ impl Elf {
                 (s.address(), off, size, exec)
             })
             .collect();
+        let has_dwarf = file
+            .section_by_name(".debug_info")
+            .is_some_and(|s| s.compressed_file_range().is_ok_and(|r| r.format == object::CompressionFormat::None));
+        let little_endian = file.is_little_endian();
         let sections = file
             .sections()
             .filter_map(|s| {
@@ -83,7 +111,16 @@ impl Elf {
                 Some((name, (s.address()..s.address() + s.size(), file)))
             })
             .collect();
-        Some(Elf { map, build_id, segments, sections, symbols: OnceLock::new() })
+        Some(Elf {
+            map,
+            build_id,
+            segments,
+            sections,
+            symbols: OnceLock::new(),
+            has_dwarf,
+            little_endian,
+            dwarf: OnceLock::new(),
+        })
     }
 
     /// The load bias of a mapping of file offset `pgoff` at `start` (executable or not): the
@@ -99,6 +136,52 @@ impl Elf {
     /// The symbol table, parsed on first use.
     pub fn symbols(&self) -> &SymbolTable {
         self.symbols.get_or_init(|| SymbolTable::parse(self.map.bytes()).unwrap_or_default())
+    }
+
+    /// The functions inlined at `svma` (an address in the file's own terms), outermost first,
+    /// demangled; empty where nothing is inlined there or the file has no readable DWARF.
+    pub fn inlined(&self, svma: u64) -> Vec<String> {
+        let Some(Dwarf(ctx)) = self.dwarf.get_or_init(|| self.load_dwarf()).as_ref() else { return Vec::new() };
+        let ctx = ctx.lock().unwrap_or_else(|e| e.into_inner());
+        let Ok(mut frames) = ctx.find_frames(svma).skip_all_loads() else { return Vec::new() };
+        let mut names = Vec::new();
+        while let Ok(Some(f)) = frames.next() {
+            let Some(name) = f.function.as_ref().and_then(|n| n.raw_name().ok()).map(|n| demangle(&n)) else {
+                return Vec::new();
+            };
+            // An inlined Rust generic has a bare DWARF name (`atomic_add<u64, u64>`); the file it
+            // was written in says whether it comes from the standard library.
+            let file = f.location.and_then(|l| l.file);
+            names.push(match file.and_then(rust_library) {
+                Some(lib) if !name.contains("::") => format!("{lib}::{name}"),
+                // A closure's bare name (`{closure#2}`) says where it is written.
+                _ if name.starts_with("{closure") => match file.and_then(|f| f.rsplit('/').next()) {
+                    Some(base) => format!("{name} in {base}"),
+                    None => name,
+                },
+                _ => name,
+            });
+        }
+        // addr2line gives the innermost first and ends with the function the code is in.
+        names.pop();
+        names.reverse();
+        names
+    }
+
+    fn load_dwarf(&self) -> Option<Dwarf> {
+        if !self.has_dwarf {
+            return None;
+        }
+        let endian = if self.little_endian { gimli::RunTimeEndian::Little } else { gimli::RunTimeEndian::Big };
+        let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+            let range = match self.sections.get(id.name().as_bytes()) {
+                Some((_, file)) if file.end <= self.map.bytes().len() => file.clone(),
+                _ => 0..0,
+            };
+            Ok(gimli::EndianReader::new(Section { map: self.map.clone(), range }, endian))
+        };
+        let dwarf = gimli::Dwarf::load(section).ok()?;
+        addr2line::Context::from_dwarf(dwarf).ok().map(|c| Dwarf(std::sync::Mutex::new(c)))
     }
 
     /// The unwind sections for framehop.
@@ -162,6 +245,12 @@ impl SymbolTable {
             (off < *size || off == 0).then_some((name.as_str(), off))
         })
     }
+}
+
+/// `core`, `alloc` or `std` for a source file of Rust's standard library
+/// (`/rustc/<hash>/library/core/src/sync/atomic.rs`).
+fn rust_library(file: &str) -> Option<&'static str> {
+    ["core", "alloc", "std"].into_iter().find(|lib| file.contains(&format!("/library/{lib}/src/")))
 }
 
 /// A symbol's readable name: Rust (legacy and v0) and C++ (Itanium) demangled, without C++

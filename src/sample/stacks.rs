@@ -55,8 +55,9 @@ pub struct Stacks {
     frame_ids: HashMap<Frame, u32>,
     stacks: Vec<Vec<u32>>,
     stack_ids: HashMap<Vec<u32>, StackId>,
-    /// Named addresses: (process, address for lookup) → frame.
-    named: HashMap<(i32, u64), u32>,
+    /// Named addresses: (process, address for lookup) → frames, outermost first (the function
+    /// the address is in, then the functions inlined there).
+    named: HashMap<(i32, u64), Vec<u32>>,
     blocked: HashMap<(i32, u64, u64), Option<StackId>>,
     /// Why a blocked thread's stack could not be read, once.
     pub refusal: Option<String>,
@@ -142,7 +143,10 @@ impl Stacks {
         if addrs.is_empty() {
             return None;
         }
-        let mut frames: Vec<u32> = addrs.iter().rev().map(|&a| self.frame_at(pid, a)).collect();
+        let mut frames: Vec<u32> = Vec::with_capacity(addrs.len());
+        for &a in addrs.iter().rev() {
+            frames.extend(self.frames_at(pid, a));
+        }
         frames.dedup_by(|a, b| a == b && self.frames[*a as usize].function.contains("+0x"));
         Some(self.intern(frames))
     }
@@ -247,30 +251,41 @@ impl Stacks {
         self.named.retain(|(p, _), _| *p != pid);
     }
 
-    fn frame_at(&mut self, pid: i32, addr: u64) -> u32 {
-        if let Some(&f) = self.named.get(&(pid, addr)) {
-            return f;
+    /// The frames of an address, outermost first: the function it is in (by ELF symbol), then
+    /// the functions inlined there (by DWARF, where the file has it).
+    fn frames_at(&mut self, pid: i32, addr: u64) -> Vec<u32> {
+        if let Some(f) = self.named.get(&(pid, addr)) {
+            return f.clone();
         }
-        let frame = match self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr))) {
+        let mut frames = Vec::new();
+        match self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr))) {
             Some(m) => {
                 let svma = addr.wrapping_sub(m.bias);
                 let function = match m.elf.symbols().lookup(svma) {
                     Some((name, _)) => name.to_string(),
                     None => format!("{}+{svma:#x}", m.name),
                 };
-                Frame { function, module: m.name.clone() }
+                let module = m.name.clone();
+                let inlined = m.elf.inlined(svma);
+                frames.push(Frame { function, module: module.clone() });
+                frames.extend(inlined.into_iter().map(|function| Frame { function, module: module.clone() }));
             }
-            None => Frame { function: format!("{addr:#x}"), module: "?".into() },
+            None => frames.push(Frame { function: format!("{addr:#x}"), module: "?".into() }),
         };
-        let known = frame.module != "?";
+        let known = frames[0].module != "?";
+        let ids: Vec<u32> = frames.into_iter().map(|f| self.frame_id(f)).collect();
+        // An address outside every known module may be named once its module is known.
+        if known {
+            self.named.insert((pid, addr), ids.clone());
+        }
+        ids
+    }
+
+    fn frame_id(&mut self, frame: Frame) -> u32 {
         let next = self.frames.len() as u32;
         let id = *self.frame_ids.entry(frame.clone()).or_insert(next);
         if id == next {
             self.frames.push(frame);
-        }
-        // An address outside every known module may be named once its module is known.
-        if known {
-            self.named.insert((pid, addr), id);
         }
         id
     }
@@ -287,17 +302,7 @@ impl Stacks {
 
     /// Interns a stack of given frames (outermost first): for stacks made of labels.
     pub fn intern_frames(&mut self, frames: &[Frame]) -> StackId {
-        let ids: Vec<u32> = frames
-            .iter()
-            .map(|f| {
-                let next = self.frames.len() as u32;
-                let id = *self.frame_ids.entry(f.clone()).or_insert(next);
-                if id == next {
-                    self.frames.push(f.clone());
-                }
-                id
-            })
-            .collect();
+        let ids: Vec<u32> = frames.iter().map(|f| self.frame_id(f.clone())).collect();
         self.intern(ids)
     }
 

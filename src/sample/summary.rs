@@ -359,11 +359,26 @@ fn taken_at(s: &State, names: &[String], name: &str) -> Option<String> {
     by.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(site, _)| site.to_string())
 }
 
-/// On-CPU time by innermost function from the tracer's stacks, largest first, the top ten.
+/// Rust's `core` and `alloc` helpers (indexing, iterators, atomics, methods of primitive types
+/// such as `<u64>::unchecked_add`), inlined into the code that calls them: their time is counted
+/// in that code's.
+fn core_helper(function: &str) -> bool {
+    let primitive = function
+        .strip_prefix('<')
+        .and_then(|rest| rest.split_once(">::"))
+        .is_some_and(|(ty, _)| !ty.contains("::") && !ty.contains(" as "));
+    primitive
+        || ["core::", "<core::", "alloc::", "<alloc::"].iter().any(|p| function.starts_with(p))
+        || [" as core::", " as alloc::"].iter().any(|p| function.contains(p))
+}
+
+/// On-CPU time by innermost function (Rust's core helpers counted in their caller) from the
+/// tracer's stacks, largest first, the top ten.
 fn hot_from_stacks(p: &StackProfile) -> Vec<Hot> {
     let mut by_name: HashMap<String, u64> = HashMap::new();
     for s in &p.on_cpu {
-        let Some(leaf) = p.frames_of(s.stack).last() else { continue };
+        let frames: Vec<_> = p.frames_of(s.stack).collect();
+        let Some(leaf) = frames.iter().rev().find(|f| !core_helper(&f.function)).or(frames.last()) else { continue };
         let name = if leaf.function.contains("::") || leaf.function.starts_with(&leaf.module) {
             leaf.function.clone()
         } else {
@@ -442,5 +457,26 @@ mod tests {
         assert_eq!(group("histogram!update_histogram+0x1a"), "histogram!update_histogram+0x1a");
         assert_eq!(group("heap 0x7f00"), "heap 0x7f00");
         assert_eq!(group("std::sync::Mutex::lock+0x10"), "std::sync::Mutex::lock+0x10");
+    }
+
+    #[test]
+    fn rust_core_helpers_count_in_their_caller() {
+        for helper in [
+            "<u64>::unchecked_add",
+            "<usize as core::slice::index::SliceIndex<[T]>>::index_mut",
+            "core::ptr::write",
+            "<alloc::vec::Vec<T>>::push",
+        ] {
+            assert!(super::core_helper(helper), "{helper}");
+        }
+        for own in [
+            "m::update_histogram",
+            "<m::Histogram>::add",
+            "<m::Bins as m::Update>::update",
+            "update_histogram",
+            "memcpy",
+        ] {
+            assert!(!super::core_helper(own), "{own}");
+        }
     }
 }

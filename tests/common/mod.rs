@@ -80,6 +80,12 @@ pub fn histogram() -> &'static Path {
     BIN.get_or_init(|| build_workload("histogram"))
 }
 
+/// tests/workloads/histogram.c with update_histogram inlined into its callers, and DWARF (-g).
+pub fn histogram_inlined() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| build_workload_with("histogram", &["-g", "-DINLINED"]))
+}
+
 /// tests/workloads/critical.c (an OpenMP loop with a critical section, or a reduction), built once
 /// per test binary with the system C compiler and its OpenMP runtime.
 pub fn critical() -> &'static Path {
@@ -95,8 +101,10 @@ fn build_workload(name: &str) -> PathBuf {
 
 /// The same with more compiler flags.
 fn build_workload_with(name: &str, flags: &[&str]) -> PathBuf {
-    // One folder per test binary (they build at the same time); the program keeps its name.
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    // One folder per test binary (they build at the same time) and variant; the program keeps
+    // its name.
+    let variant: String = flags.concat().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}{variant}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a folder for the workload");
     let out = dir.join(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/workloads/{name}.c"));
