@@ -200,6 +200,15 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
             causes.push((Cause::ExtraUser, Phase::Steady, extra * xu / (xu + xk), 0));
             causes.push((Cause::ExtraKernel, Phase::Steady, extra * xk / (xu + xk), 0));
         }
+        // The bins can only see threads the sampler found: processes too short-lived for a sweep
+        // ran on capacity the bins count as idle. The run's own CPU time (rusage, every process)
+        // bounds the idle capacity: what the bins say is idle beyond it is cut, every cause alike.
+        let free = (c.cpus * r.wall_s - (cpu - c.over_s * scale)).max(0.0);
+        let binned: f64 = causes.iter().filter(|c| !c.0.is_extra()).map(|c| c.2).sum();
+        if binned > free {
+            let keep = free / binned;
+            causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
+        }
         let idle: f64 = causes.iter().filter(|c| !c.0.is_extra() && c.0 != Cause::OtherLoad).map(|c| c.2).sum();
         idle_shares.push(idle / (c.cpus * r.wall_s).max(1e-12));
         let explained: f64 = causes.iter().map(|c| c.2).sum();

@@ -36,18 +36,7 @@ pub fn capacity_cell(p: &PointResult) -> Option<String> {
         .take(3)
         .map(|(n, s)| format!("{n} {:.0}%", 100.0 * s / cap))
         .collect();
-    // Busy from the accounting itself, as the idle parts are: the run's rusage also counts CPU
-    // before the sampler saw the process and after it last read it, and would not add up with them.
-    let busy: Vec<f64> = p
-        .runs
-        .iter()
-        .filter(|r| r.succeeded())
-        .filter_map(|r| r.threads.as_ref()?.capacity.as_ref())
-        .filter(|c| c.cpus * c.span_s > 0.0)
-        .map(|c| (c.cpu_s - c.over_s) / (c.cpus * c.span_s))
-        .collect();
-    let busy = if busy.is_empty() { (l.cpu_s - l.over_s) / cap } else { busy.iter().sum::<f64>() / busy.len() as f64 };
-    let busy = format!("busy {:.0}%", (100.0 * busy).clamp(0.0, 100.0));
+    let busy = format!("busy {:.0}%", (100.0 * (l.cpu_s - l.over_s) / cap).clamp(0.0, 100.0));
     Some(if parts.is_empty() { busy } else { format!("{busy} · idle: {}", parts.join(", ")) })
 }
 
