@@ -139,7 +139,7 @@ pub struct AgentArgs {
 /// Formats of `scalescope report`.
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReportFormat {
-    /// One self-contained HTML file (inline SVG charts, no script, no network).
+    /// One self-contained HTML file (inline SVG charts, no network; a small inline script adds zoom and search to the flame graphs).
     #[default]
     Html,
     /// GitHub-flavoured Markdown, ready to paste into an issue or a forum post.

@@ -92,6 +92,12 @@ const PER_THREAD: f64 = 1.25;
 /// the count in a sweep taken as strong scaling.
 fn work_per_thread(scope: &Scope, l: &Ledger) -> Option<String> {
     let r = scope.strong_ratio.filter(|&r| r >= 1.5)?;
+    // Work done per thread grows the CPU in the program's own code; CPU grown mostly in the
+    // kernel is futex calls and switches (threads contending), not more work.
+    let extra = |c: Cause| l.item(&c).map_or(0.0, |i| i.core_s);
+    if extra(Cause::ExtraKernel) > extra(Cause::ExtraUser) {
+        return None;
+    }
     let grew = l.cpu_s / l.useful_s.max(1e-9);
     (grew >= r / PER_THREAD && grew <= r * PER_THREAD).then(|| {
         format!(
@@ -675,7 +681,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                     "the figures include the machine's load"
                 }
             ),
-            "measure on a quiet machine or on reserved CPUs; --order interleaved spreads the disturbance over all points".into(),
+            "measure on a quiet machine or on reserved CPUs, with more runs (-r); the default interleaved order spreads the disturbance over all points (not with --order sequential)".into(),
         ),
     };
     let advice = if mistaken {
@@ -795,6 +801,11 @@ mod tests {
         assert!(hint.contains("--weak") && hint.contains("2.0×"), "{hint}");
         assert_eq!(work_per_thread(&scope, &ledger(1.2, 0.95)), None, "25% more CPU is extra CPU");
         assert_eq!(work_per_thread(&scope, &ledger(4.75, 0.95)), None, "5× the CPU is not the count's doing");
+        let in_kernel = Ledger {
+            items: vec![item(Cause::ExtraKernel, 0.6, 0.7), item(Cause::ExtraUser, 0.35, 0.3)],
+            ..ledger(1.9, 0.95)
+        };
+        assert_eq!(work_per_thread(&scope, &in_kernel), None, "CPU grown in the kernel is contention, not work");
     }
 
     #[test]

@@ -23,7 +23,13 @@ pub fn efficiency_interval(p: &PointScaling, base_count: f64) -> Option<[f64; 2]
 pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, eff_hi: f64, label: &str) -> Option<Finding> {
     let eff = top.efficiency?;
     let within = if eff < GOOD_EFFICIENCY {
-        format!(", within the runs' noise of {:.0}% (up to {:.0}%)", 100.0 * GOOD_EFFICIENCY, 100.0 * eff_hi)
+        // One decimal where whole percents would read "of 90% (up to 90%)".
+        let hi = if (100.0 * eff_hi).round() == (100.0 * GOOD_EFFICIENCY).round() {
+            format!("{:.1}", 100.0 * eff_hi)
+        } else {
+            format!("{:.0}", 100.0 * eff_hi)
+        };
+        format!(", within the runs' noise of {:.0}% (up to {hi}%)", 100.0 * GOOD_EFFICIENCY)
     } else {
         String::new()
     };
@@ -224,7 +230,7 @@ pub fn startup_dominated(
         kind: Kind::StartupDominated,
         severity: Severity::High,
         summary: format!(
-            "runs at {} take {:.1} ms: process start-up and thread creation dominate{label}",
+            "runs at {} take {:.1} ms: too short for their scaling to say much (process start-up, thread creation and the first and last pieces of work weigh on every run){label}",
             count_label(top.count, name),
             wall * 1e3
         ),
