@@ -258,10 +258,12 @@ fn wildly_varying_runs_are_noisy_measurement() {
 }
 
 #[test]
-fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
+fn runs_too_varied_to_tell_say_so_and_blame_only_what_each_run_shows() {
     // A scalable program after a sleep of 0.05 to 0.65 s (by process id), throughput by wall time:
-    // three runs a point cannot tell how it scales, and nothing may be blamed (speed-ups near 1
-    // once gave threads-ignored [high] with an interval reaching 3.2×).
+    // three runs a point cannot tell how fast it scales (speed-ups near 1 once gave
+    // threads-ignored [high] with an interval reaching 3.2×). What every run does show is the
+    // serial sleep, half or more of each run with the CPUs idle and no thread to run: that may be
+    // raised, nothing else.
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
@@ -288,12 +290,22 @@ fn runs_too_varied_to_tell_say_so_and_raise_nothing() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let k = kinds(&doc.findings);
-    assert!(doc.findings.iter().all(|x| x.severity <= Severity::Low), "nothing raised: {k:?}");
     let [lo, hi] = doc.analysis.as_ref().unwrap().series[0].points[1].speedup_ci95.expect("runs give an interval");
     assert!(lo / 2.0 < 0.75 && hi / 2.0 >= 0.9, "the sleeps made the efficiency uncertain: [{lo}, {hi}]");
-    let u = doc.findings.iter().find(|x| x.summary.contains("cannot tell")).unwrap_or_else(|| panic!("{k:?}"));
-    assert_eq!((u.kind, u.severity, u.at), (Kind::NoisyMeasurement, Severity::Low, Some(2.0)));
-    assert!(doc.findings.iter().all(|x| x.kind != Kind::ScalesWell), "{k:?}");
+    let raised: Vec<&Finding> = doc.findings.iter().filter(|x| x.severity > Severity::Low).collect();
+    if raised.is_empty() {
+        // The measured efficiency fell at 90% or above by chance: the interval says it all.
+        let u = doc.findings.iter().find(|x| x.summary.contains("cannot tell")).unwrap_or_else(|| panic!("{k:?}"));
+        assert_eq!((u.kind, u.severity, u.at), (Kind::NoisyMeasurement, Severity::Low, Some(2.0)));
+    } else {
+        for f in raised {
+            assert!(
+                matches!(f.kind, Kind::SerialFraction | Kind::SerialPhase),
+                "only the serial part each run measured may be raised: {k:?}"
+            );
+        }
+    }
+    assert!(doc.findings.iter().all(|x| !matches!(x.kind, Kind::ScalesWell | Kind::ThreadsIgnored)), "{k:?}");
 }
 
 /// Sweeps tests/workloads/critical.c (`critical` or `reduction`) over OMP_NUM_THREADS=1,2.
