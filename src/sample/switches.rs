@@ -35,7 +35,7 @@ struct Stretch {
 
 impl Stretch {
     fn of(i: &tracer::Interval, origin_ns: u64) -> Stretch {
-        let s = |ns: u64| ns.saturating_sub(origin_ns) as f64 * 1e-9;
+        let s = |ns: u64| seconds(ns, origin_ns);
         let state = match (i.on_cpu, i.preempted) {
             (true, _) => State::On,
             (false, true) => State::Runnable,
@@ -73,7 +73,7 @@ impl Switches {
             self.closed.entry(i.tid).or_default().push(Stretch::of(i, self.origin_ns));
         }
         self.open = d.open.iter().map(|i| (i.tid, Stretch::of(i, self.origin_ns))).collect();
-        let through = d.through_ns.saturating_sub(self.origin_ns) as f64 * 1e-9;
+        let through = seconds(d.through_ns, self.origin_ns);
         self.closed.retain(|_, v| {
             v.retain(|s| s.to >= through - KEEP_S);
             !v.is_empty()
@@ -96,6 +96,11 @@ impl Switches {
         }
         lay_out(iv, &parts)
     }
+}
+
+/// Nanoseconds on CLOCK_MONOTONIC as seconds since `origin_ns`.
+fn seconds(ns: u64, origin_ns: u64) -> f64 {
+    ns.saturating_sub(origin_ns) as f64 * 1e-9
 }
 
 /// The parts of `stretches` inside `[from, to]`.

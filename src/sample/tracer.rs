@@ -398,11 +398,6 @@ impl Tracer {
     pub fn limits(&self) -> &[String] {
         &self.summary.limits
     }
-
-    /// When tracing began, nanoseconds on CLOCK_MONOTONIC.
-    pub fn start_ns(&self) -> u64 {
-        self.start_ns
-    }
 }
 
 /// The state after a switch record, and the interval it ended (none for a repeated record).
