@@ -116,7 +116,7 @@ fn clap_error(e: &clap::Error) -> i32 {
 
 /// Whether an error is the user's to fix by changing what they asked for (exit code 2) rather than
 /// a workload, the system or the disk failing (exit code 1); `None` for a type not of this crate.
-/// Every error type of the crate is named here: tests/docs.rs fails on one that is not.
+/// Every error type of the crate is named here: tests/it/docs.rs fails on one that is not.
 fn user_mistake(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
     use crate::analysis::AnalysisError;
     use crate::exec::ceiling::CeilingError;

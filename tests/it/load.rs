@@ -1,8 +1,8 @@
 //! Load: a tree of 100 processes followed by the sampler, and a sweep of 1,000 points whose
 //! results file stays proportionate and still analyses and reports. (1,000 threads and 10,000
-//! thread births a second are in tests/threads.rs.)
+//! thread births a second are in tests/it/threads.rs.)
 
-mod common;
+use crate::common;
 
 use common::{results, scalescope, stderr, stdout};
 use scalescope::results::Results;

@@ -1,7 +1,7 @@
 //! The reference workloads from the command line: correct answers, stable metric lines, sweeps
 //! under `scalescope run`, the read ceiling, and one-sentence errors.
 
-mod common;
+use crate::common;
 
 use common::{bin, results, scalescope, stderr, stdout, sweep};
 use scalescope::results::findings::Kind;
@@ -119,6 +119,7 @@ fn each_probe_sweeps_under_run_and_reports_throughput() {
 
 #[test]
 fn the_ceiling_is_the_best_way_of_reading_and_bounds_a_job_reading_the_same_files() {
+    let _g = common::measuring();
     let d = tmp();
     ok(d.path(), &["gen", "files", "--dir", "in", "--count", "2", "--size", "200MB"]);
     let exe = bin().display().to_string();

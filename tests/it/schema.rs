@@ -3,7 +3,7 @@
 //! back unchanged through the types; files of schema version 1 still load, their axis, analysis
 //! and findings made again.
 
-mod common;
+use crate::common;
 #[path = "schema/validate.rs"]
 mod validate;
 

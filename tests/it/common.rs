@@ -1,19 +1,59 @@
 //! Helpers shared by the integration tests: the binary, temporary folders, results documents.
-#![allow(dead_code)]
 
 use scalescope::results::Results;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// Serialises the tests of one test binary whose figures need the CPUs to themselves: the harness
-/// runs a binary's tests in parallel, and two sweeps at once on 2 CPUs measure each other.
-pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+/// The machine: shared by the tests that run scalescope or build a workload, held alone by those
+/// whose figures need the CPUs to themselves (the harness runs tests in parallel, and two sweeps
+/// at once on 2 CPUs measure each other).
+static MACHINE: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    /// This test's share of the machine, taken when it first runs scalescope or builds a workload
+    /// and kept until the test ends: the harness runs each test on a thread of its own, whose end
+    /// drops it. Tests must not call these helpers from threads they spawn while `measuring`.
+    static SHARE: RefCell<Option<RwLockReadGuard<'static, ()>>> = const { RefCell::new(None) };
+    /// Whether this test holds the machine alone.
+    static ALONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The machine to this test alone until the guard drops: no other test runs scalescope or
+/// builds a workload meanwhile.
+pub struct Alone {
+    _guard: RwLockWriteGuard<'static, ()>,
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        ALONE.set(false);
+    }
+}
+
+/// Waits until no other test uses the machine and keeps it for this test while the guard lives.
+pub fn measuring() -> Alone {
+    SHARE.with_borrow_mut(|s| *s = None);
+    let guard = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+    ALONE.set(true);
+    Alone { _guard: guard }
+}
+
+/// Takes this test's share of the machine, unless it holds it alone already.
+fn share() {
+    if !ALONE.get() {
+        SHARE.with_borrow_mut(|s| {
+            if s.is_none() {
+                *s = Some(MACHINE.read().unwrap_or_else(|e| e.into_inner()));
+            }
+        });
+    }
 }
 
 /// The scalescope binary under test.
 pub fn bin() -> PathBuf {
+    share();
     PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
 }
 
@@ -101,8 +141,9 @@ fn build_workload(name: &str) -> PathBuf {
 
 /// The same with more compiler flags.
 fn build_workload_with(name: &str, flags: &[&str]) -> PathBuf {
-    // One folder per test binary (they build at the same time) and variant; the program keeps
-    // its name.
+    share();
+    // One folder per run of the tests (two may build at the same time) and variant; the program
+    // keeps its name.
     let variant: String = flags.concat().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}{variant}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a folder for the workload");

@@ -3,7 +3,7 @@
 //! processes on the machine lower %CPU by any amount, so only what they cannot change is asserted:
 //! the ceiling, and the CPU time of a fixed amount of work.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -2,7 +2,7 @@
 //! tables give as sweeps, the round trip of `show --export-csv` through `analyze --csv`, and
 //! degenerate input.
 
-mod common;
+use crate::common;
 use common::*;
 use scalescope::plan::Counts;
 use scalescope::results::Results;

@@ -1,7 +1,7 @@
 //! Colour: on a terminal only, off with NO_COLOR or `--color never`, forced by `--color always`,
 //! and never in results, exports or reports.
 
-mod common;
+use crate::common;
 
 use common::{bin, stderr, stdout};
 use std::path::Path;

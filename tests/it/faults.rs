@@ -1,7 +1,7 @@
 //! Workload faults: each recorded as what it was, the sweep going on (with --ignore-failure) or
 //! stopping as asked; bounded capture of huge output with flat memory; nothing left running.
 
-mod common;
+use crate::common;
 
 use common::{behave, results, scalescope, stderr};
 use scalescope::exec::RunRecord;
@@ -72,16 +72,24 @@ fn a_gigabyte_of_output_is_captured_bounded_with_flat_memory() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id() as i32;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for the child spawned above, whose pid we own.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(rc, pid);
-    let _ = child.try_wait();
-    assert_eq!(libc::WEXITSTATUS(status), 0);
-    let max_rss_mib = usage.ru_maxrss as f64 / 1024.0;
+    // The peak of scalescope's own memory, read while it runs: wait4's ru_maxrss would also count
+    // this test process, whose pages the child shared until it started scalescope.
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0u64;
+    let status = loop {
+        if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        }) {
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert!(status.success());
+    let max_rss_mib = peak_kib as f64 / 1024.0;
+    assert!(peak_kib > 0, "scalescope's peak memory was read");
     assert!(max_rss_mib < 64.0, "scalescope grew to {max_rss_mib:.0} MiB reading 1 GB of output");
     let doc = results(&d.path().join("r"));
     let out = doc.points[0].runs[0].stdout.as_ref().expect("the output is saved");

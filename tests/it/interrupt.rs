@@ -1,7 +1,7 @@
 //! Ctrl-C and SIGTERM during a sweep: the workload's group is stopped, results.json stays valid
 //! with every finished run, and `--resume` completes the sweep without repeating runs.
 
-mod common;
+use crate::common;
 use common::*;
 use scalescope::results::{Results, SCHEMA_VERSION, Status};
 use std::process::{Command, Stdio};

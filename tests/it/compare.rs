@@ -2,7 +2,7 @@
 //! different machines, the why from real sampler data, published tables, exports against their
 //! golden files, and mistakes.
 
-mod common;
+use crate::common;
 
 use common::{argv, bin, golden, in_fixtures, results, scalescope, stderr, stdout, sweep};
 use scalescope::results::Results;
@@ -120,6 +120,7 @@ fn unmatched_points_and_other_machines_are_said() {
 
 #[test]
 fn a_lock_that_went_away_is_the_why() {
+    let _g = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().display().to_string();
     for (name, critical) in [("locked", "0.8"), ("free", "0")] {

@@ -1,7 +1,7 @@
 //! docs/python.md: its recipes run as written (a sweep from Python, results.json and the CSV
 //! export in pandas, the report in a notebook's display) against the binary under test.
 
-mod common;
+use crate::common;
 
 use common::{bin, scalescope, stderr, stdout};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! a real headless browser, escaping of hostile command lines, and every export of two recorded
 //! sweeps (unsampled, and sampled with findings, waits and notes) against its golden file.
 
-mod common;
+use crate::common;
 
 use common::{argv, bin, golden, in_fixtures, results, scalescope, stderr, stdout};
 use scalescope::results::Results;
@@ -84,7 +84,7 @@ fn every_results_folder_gets_a_report_with_every_chart_drawn() {
             + fig.matches("class=\"area\"").count();
         assert!(marks > 0 && !fig.contains("no data"), "{id} is empty");
     }
-    // Which findings a busy machine lets through varies (tests/findings.rs judges them); each has
+    // Which findings a busy machine lets through varies (tests/it/findings.rs judges them); each has
     // its block, and the lock is named among the waits.
     finding_blocks(&page, &results(Path::new(r)));
     let waits = &page[page.find("<h2>Top waits").expect("a waits section")..];

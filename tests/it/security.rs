@@ -1,7 +1,7 @@
 //! Security: values never reach a shell unless asked, files follow the user's umask and are never
 //! written through a planted symlink, no socket is ever opened, and no privilege is needed.
 
-mod common;
+use crate::common;
 
 use common::{argv, bin, results, scalescope, stderr};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

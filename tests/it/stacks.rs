@@ -3,7 +3,7 @@
 //! tracer's exact intervals and on-CPU stacks, and the /proc evidence alone when a seccomp filter
 //! refuses perf_event_open.
 
-mod common;
+use crate::common;
 
 use common::histogram;
 use scalescope::sample::evidence::{Evidence, Findings};
@@ -53,7 +53,9 @@ fn rerun(name: &str, refuse_perf: bool) -> bool {
         }
         Command::new(&exe)
     };
-    cmd.args(["--exact", name, "--include-ignored", "--nocapture", "--test-threads", "1"])
+    // Inside the one test binary, a test's name starts with its module's (`stacks::…`).
+    let full = format!("{}::{name}", module_path!().split_once("::").map_or(module_path!(), |(_, m)| m));
+    cmd.args(["--exact", &full, "--include-ignored", "--nocapture", "--test-threads", "1"])
         .env(INNER, "1")
         .env(WORKLOAD, &workload);
     if refuse_perf {

@@ -2,7 +2,7 @@
 //! under a running sweep. The first two need root to mount a small tmpfs: they are ignored unless
 //! asked for (`cargo test -- --include-ignored`, as .ci/run does as root).
 
-mod common;
+use crate::common;
 
 use common::{results, scalescope, stderr};
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! `scalescope` with no arguments runs the demo sweep and writes a results folder.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

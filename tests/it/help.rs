@@ -1,7 +1,7 @@
 //! Shell completions and the man page know every subcommand and flag that `--help` lists: bash
 //! completes them, and `man ./scalescope.1` renders a section for every subcommand.
 
-mod common;
+use crate::common;
 
 use common::{scalescope, stderr, stdout};
 use std::collections::BTreeMap;

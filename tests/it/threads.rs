@@ -2,7 +2,7 @@
 //! with the system C compiler): the dominant class, its share, the wait named, and unrelated
 //! classes staying small. Serialised, so CPU-bound cases are not disturbed by each other.
 
-mod common;
+use crate::common;
 use common::*;
 use scalescope::sample::{Class, ThreadReport, Wait};
 

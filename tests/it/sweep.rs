@@ -1,7 +1,7 @@
 //! `scalescope run` on real processes: grids, substitution, hooks, order, metrics, work,
 //! failures, timeouts, eviction, exports.
 
-mod common;
+use crate::common;
 use common::*;
 use scalescope::results::{SCHEMA_VERSION, Status};
 

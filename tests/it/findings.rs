@@ -4,7 +4,7 @@
 //! must raise nothing above `info` but what the test allows; and the shares of the lost capacity
 //! at one count never add up past 100%. Serialised: the probes are CPU-bound and timing-sensitive.
 
-mod common;
+use crate::common;
 use common::*;
 use scalescope::results::findings::{Finding, Kind, Severity};
 

@@ -1,6 +1,6 @@
 //! Every user mistake gets one clear sentence on stderr and exit code 2, and nothing runs.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -3,7 +3,7 @@
 //! zipped ranks × threads grids. The SLURM and MPI tests are ignored unless asked for (`cargo test
 //! -- --include-ignored`); `.ci/run` starts SLURM and runs them.
 
-mod common;
+use crate::common;
 
 use common::{bin, results, scalescope, stderr, stdout};
 use scalescope::plan::LauncherKind;
