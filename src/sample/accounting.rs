@@ -18,6 +18,9 @@ const WORK_SHARE: f64 = 0.1;
 const WORK_MIN_S: f64 = 0.002;
 /// A bin counts as using the capacity fully when this share of it runs.
 const FULL: f64 = 0.75;
+/// Full bins in a row that begin (or end) the steady phase: one full bin amid a contended
+/// start-up, two loaders handing a lock back and forth, is not yet the steady state.
+const SUSTAINED: usize = 3;
 
 /// What idle capacity is put down to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -128,6 +131,19 @@ fn coordination(h: &History, work: &[bool], span_s: f64) -> HashSet<(usize, u32)
     out
 }
 
+/// The first and last bins of the steady phase: the edges of the first and last stretches of
+/// [`SUSTAINED`] full bins, or the first and last full bins when no stretch is that long.
+fn steady_edges(full: &[bool]) -> (Option<usize>, Option<usize>) {
+    let stretch = |at: usize| at + SUSTAINED <= full.len() && full[at..at + SUSTAINED].iter().all(|&f| f);
+    let first = (0..full.len()).find(|&b| stretch(b)).or_else(|| full.iter().position(|&f| f));
+    let last = (0..full.len())
+        .rev()
+        .find(|&b| stretch(b))
+        .map(|b| b + SUSTAINED - 1)
+        .or_else(|| full.iter().rposition(|&f| f));
+    (first, last)
+}
+
 /// Accounts for a run of `span_s` seconds. `capacity` is `min(N, CPUs)` when the sweep counts
 /// workers; without it the capacity is the most work threads alive at once, at most `cpus`.
 pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Accounting {
@@ -152,8 +168,7 @@ pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Ac
     };
     let running = |b: usize| h.tracks.iter().map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64).sum::<f64>();
     let full: Vec<bool> = (0..bins).map(|b| width(b) > 0.0 && running(b) >= FULL * cap * width(b)).collect();
-    let first = full.iter().position(|&f| f);
-    let last = full.iter().rposition(|&f| f);
+    let (first, last) = steady_edges(&full);
     let phase = |b: usize| match (first, last) {
         (Some(f), _) if b < f => Phase::Startup,
         (_, Some(l)) if b > l => Phase::Tail,
@@ -226,6 +241,15 @@ mod tests {
 
     fn idle(a: &Accounting, c: Cause) -> f64 {
         a.idle.iter().filter(|((k, _), _)| *k == c).map(|(_, v)| v).sum()
+    }
+
+    #[test]
+    fn one_full_bin_amid_a_contended_start_up_does_not_begin_the_steady_phase() {
+        let f = |s: &str| s.chars().map(|c| c == '#').collect::<Vec<bool>>();
+        assert_eq!(steady_edges(&f("..#..####..#.###.#.")), (Some(5), Some(15)));
+        // No stretch that long (a short run): the first and last full bins.
+        assert_eq!(steady_edges(&f("..#.##.")), (Some(2), Some(5)));
+        assert_eq!(steady_edges(&f("....")), (None, None));
     }
 
     #[test]
