@@ -228,7 +228,7 @@ impl State {
     fn discover(&mut self) {
         let t0 = procfs::thread_cpu_s();
         if self.samples.is_multiple_of(5) {
-            self.tree.scan();
+            self.tree.scan(self.threads.len(), BIG_TREE);
         } else if self.threads.len() >= BIG_TREE && !self.growing {
             return;
         }

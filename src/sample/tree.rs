@@ -1,5 +1,6 @@
-//! Finding the run's processes and threads: new PIDs in /proc whose parent is in the tree, and the
-//! tasks of every process known.
+//! Finding the run's processes and threads: the children of every task of the processes known
+//! (or, for a big tree, new PIDs in /proc whose parent is in the tree), and the tasks of every
+//! process known.
 
 use super::procfs;
 use std::collections::HashSet;
@@ -19,8 +20,37 @@ impl Tree {
         Tree { pids: HashSet::from([root]), outside: HashSet::new() }
     }
 
-    /// Adds the processes born since the last scan whose parent is in the tree.
-    pub fn scan(&mut self) {
+    /// Adds the processes born since the last look whose parent is in the tree. A tree of fewer
+    /// than `walk_below` tasks is walked through its tasks' `children` files, which costs in
+    /// proportion to the tree: the first look at /proc reads the status of every process on the
+    /// machine (thousands on a big node), at the very start of the run it measures.
+    pub fn scan(&mut self, tasks: usize, walk_below: usize) {
+        if tasks < walk_below && children_listed() {
+            self.walk();
+        } else {
+            self.scan_proc();
+        }
+    }
+
+    /// Adds every descendant of the processes known, through their tasks' `children` files.
+    /// Processes once found stay (an orphan reparented to scalescope is still the run's).
+    fn walk(&mut self) {
+        let mut todo: Vec<i32> = self.pids.iter().copied().collect();
+        while let Some(pid) = todo.pop() {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+            for task in tasks.flatten() {
+                let Ok(children) = std::fs::read_to_string(task.path().join("children")) else { continue };
+                for child in children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+                    if self.pids.insert(child) {
+                        todo.push(child);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds the new PIDs in /proc whose parent is in the tree.
+    fn scan_proc(&mut self) {
         let Ok(dir) = std::fs::read_dir("/proc") else { return };
         let mut fresh: Vec<(i32, i32)> = dir
             .flatten()
@@ -61,5 +91,46 @@ impl Tree {
             );
         }
         out
+    }
+}
+
+/// Whether the kernel lists a task's children in /proc (CONFIG_PROC_CHILDREN).
+fn children_listed() -> bool {
+    static LISTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LISTED.get_or_init(|| std::path::Path::new("/proc/thread-self/children").exists())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn descendants(tree: &Tree, root: i32) -> Vec<i32> {
+        let mut pids: Vec<i32> = tree.pids.iter().copied().filter(|&p| p != root).collect();
+        pids.sort();
+        pids
+    }
+
+    #[test]
+    fn walking_the_children_finds_what_scanning_proc_finds() {
+        // sh starts a child that starts a grandchild; both sleep while the tree is looked at.
+        let mut sh =
+            std::process::Command::new("sh").args(["-c", "sleep 5 & sh -c 'sleep 5 & wait' & wait"]).spawn().unwrap();
+        let root = sh.id() as i32;
+        let (mut walked, mut scanned) = (Tree::new(root), Tree::new(root));
+        for _ in 0..200 {
+            walked.scan(0, usize::MAX);
+            if walked.pids.len() >= 4 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        scanned.scan(0, 0);
+        // SAFETY: kill on the processes this test started.
+        for &pid in &walked.pids {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = sh.wait();
+        assert_eq!(walked.pids.len(), 4, "sh, a sleep, a sh and its sleep: {:?}", walked.pids);
+        assert_eq!(descendants(&walked, root), descendants(&scanned, root));
     }
 }
