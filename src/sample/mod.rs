@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod elf;
 pub mod evidence;
 pub mod history;
+mod pause;
 pub mod perf;
 pub mod procfs;
 pub mod profile;

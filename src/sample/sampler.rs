@@ -6,6 +6,7 @@ use super::classify::{self, Class, Site};
 use super::cpu::CpuSampler;
 use super::evidence::Evidence;
 use super::history::{History, Interval, Label};
+use super::pause::{Pause, Woken};
 use super::procfs::{self, ProcFile};
 use super::report::ThreadReport;
 use super::summary;
@@ -60,25 +61,30 @@ impl Default for Config {
 /// A running sampler.
 pub struct Sampler {
     stop: Arc<AtomicBool>,
+    pause: Option<Arc<Pause>>,
     handle: std::thread::JoinHandle<ThreadReport>,
 }
 
 impl Sampler {
-    /// Starts sampling the tree rooted at `root`.
+    /// Starts sampling the tree rooted at `root`, until stopped or until `root` exits.
     pub fn start(root: i32, config: Config) -> Option<Sampler> {
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let pause = Pause::new(root).map(Arc::new);
+        let (flag, waits) = (stop.clone(), pause.clone());
         let handle = std::thread::Builder::new()
             .name("scalescope-sampler".into())
-            .spawn(move || State::new(root, config).run(&flag))
+            .spawn(move || State::new(root, config).run(&flag, waits.as_deref()))
             .ok()?;
-        Some(Sampler { stop, handle })
+        Some(Sampler { stop, pause, handle })
     }
 
     /// Stops sampling and returns the report.
     pub fn stop(self) -> ThreadReport {
         self.stop.store(true, Ordering::SeqCst);
-        self.handle.thread().unpark();
+        match &self.pause {
+            Some(p) => p.wake(),
+            None => self.handle.thread().unpark(),
+        }
         self.handle.join().unwrap_or_default()
     }
 }
@@ -160,7 +166,7 @@ impl State {
         }
     }
 
-    fn run(mut self, stop: &AtomicBool) -> ThreadReport {
+    fn run(mut self, stop: &AtomicBool, pause: Option<&Pause>) -> ThreadReport {
         let mut cost_avg: Option<f64> = None;
         while !stop.load(Ordering::SeqCst) {
             let cpu0 = procfs::thread_cpu_s();
@@ -190,7 +196,14 @@ impl State {
             if let Some(at) = self.trace_at {
                 interval = interval.min((at - self.started.elapsed().as_secs_f64()).max(0.0));
             }
-            std::thread::park_timeout(Duration::from_secs_f64(interval));
+            let interval = Duration::from_secs_f64(interval);
+            match pause {
+                // The root has exited (or a stop was asked): the last stretch and the report are
+                // made while scalescope is told the run is over.
+                Some(p) if p.sleep(interval) == Woken::End => break,
+                Some(_) => {}
+                None => std::thread::park_timeout(interval),
+            }
         }
         // The last stretch, up to the moment sampling stopped.
         self.drain_tracer();
