@@ -14,7 +14,7 @@ use super::switches::Switches;
 use super::symbols::{self, Place};
 use super::thread::Thread;
 use super::tracer::{self, TracerConfig};
-use super::tree::Tree;
+use super::tree::{self, Tree};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 const MAX_INTERVAL_S: f64 = 1.0;
 /// With this many threads, new ones are looked for every fifth sweep only.
 const BIG_TREE: usize = 256;
+/// Up to this many threads, new processes are looked for at every sweep (a shell script's
+/// children are found as they start, not up to five sweeps later).
+const SMALL_TREE: usize = 32;
 /// Share of the workload's own CPU use the sampler may take when that exceeds the base budget.
 const WORKLOAD_SHARE: f64 = 0.005;
 /// The tracer starts this far into a run, whatever the sweep rate. A shorter run would get no
@@ -235,12 +238,14 @@ impl State {
         }
     }
 
-    /// Finds new processes (every fifth sweep: a one-off cost per process) and new threads (in a
-    /// big tree, every fifth sweep too, unless the latest look found some: at the 1 Hz floor a
-    /// program still creating its threads would otherwise be seen half-built for five seconds).
+    /// Finds new processes (every sweep in a small tree, whose children files cost little to
+    /// read; else every fifth sweep: a one-off cost per process) and new threads (in a big tree,
+    /// every fifth sweep too, unless the latest look found some: at the 1 Hz floor a program still
+    /// creating its threads would otherwise be seen half-built for five seconds).
     fn discover(&mut self) {
         let t0 = procfs::thread_cpu_s();
-        if self.samples.is_multiple_of(5) {
+        let small = self.threads.len() <= SMALL_TREE && tree::children_listed();
+        if small || self.samples.is_multiple_of(5) {
             self.tree.scan(self.threads.len(), BIG_TREE);
         } else if self.threads.len() >= BIG_TREE && !self.growing {
             return;

@@ -95,7 +95,7 @@ impl Tree {
 }
 
 /// Whether the kernel lists a task's children in /proc (CONFIG_PROC_CHILDREN).
-fn children_listed() -> bool {
+pub(crate) fn children_listed() -> bool {
     static LISTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *LISTED.get_or_init(|| std::path::Path::new("/proc/thread-self/children").exists())
 }
