@@ -148,11 +148,11 @@ pub fn io(text: &str) -> Option<(u64, u64)> {
     Some((get("read_bytes:")?, get("write_bytes:")?))
 }
 
-/// (pid, tid) of every thread of `root` and of its descendants (through each thread's
+/// (pid, tid) of every thread of the `roots` and of their descendants (through each thread's
 /// `children` file).
-pub fn tree_tasks(root: i32) -> Vec<(i32, i32)> {
+pub fn tree_tasks(roots: impl IntoIterator<Item = i32>) -> Vec<(i32, i32)> {
     let mut out = Vec::new();
-    let mut pids = vec![root];
+    let mut pids: Vec<i32> = roots.into_iter().collect();
     let mut seen = std::collections::HashSet::new();
     while let Some(pid) = pids.pop() {
         if !seen.insert(pid) {

@@ -245,13 +245,15 @@ impl State {
     fn discover(&mut self) {
         let t0 = procfs::thread_cpu_s();
         let small = self.threads.len() <= SMALL_TREE && tree::children_listed();
-        if small || self.samples.is_multiple_of(5) {
-            self.tree.scan(self.threads.len(), BIG_TREE);
+        let walked = if small || self.samples.is_multiple_of(5) {
+            self.tree.scan(self.threads.len(), BIG_TREE)
         } else if self.threads.len() >= BIG_TREE && !self.growing {
             return;
-        }
+        } else {
+            None
+        };
         self.growing = false;
-        for (pid, tid) in self.tree.tasks() {
+        for (pid, tid) in walked.unwrap_or_else(|| self.tree.tasks()) {
             if !self.threads.contains_key(&tid) {
                 self.open_thread(pid, tid);
                 self.growing = true;

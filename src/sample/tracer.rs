@@ -163,7 +163,7 @@ impl Tracer {
     /// Starts tracing the process `pid` (just spawned or long running) and its descendants.
     pub fn start(pid: i32, config: &TracerConfig) -> Result<Tracer, TracerRefused> {
         let cpu0 = procfs::thread_cpu_s();
-        let before = procfs::tree_tasks(pid);
+        let before = procfs::tree_tasks([pid]);
         let cpus = perf::allowed_cpus(pid);
         let attr = attr(config);
         let mut rings = Vec::new();
@@ -259,7 +259,7 @@ impl Tracer {
                 .iter()
                 .filter_map(|r| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None })
                 .collect();
-            todo = procfs::tree_tasks(root)
+            todo = procfs::tree_tasks([root])
                 .into_iter()
                 .filter(|(_, tid)| !covered.contains(tid) && !forked.contains(tid))
                 .collect();

@@ -23,29 +23,17 @@ impl Tree {
     /// Adds the processes born since the last look whose parent is in the tree. A tree of fewer
     /// than `walk_below` tasks is walked through its tasks' `children` files, which costs in
     /// proportion to the tree: the first look at /proc reads the status of every process on the
-    /// machine (thousands on a big node), at the very start of the run it measures.
-    pub fn scan(&mut self, tasks: usize, walk_below: usize) {
+    /// machine (thousands on a big node), at the very start of the run it measures. A walk
+    /// returns the tasks it went through: every task of the tree.
+    pub fn scan(&mut self, tasks: usize, walk_below: usize) -> Option<Vec<(i32, i32)>> {
         if tasks < walk_below && children_listed() {
-            self.walk();
+            // Processes once found stay (an orphan reparented to scalescope is still the run's).
+            let tasks = procfs::tree_tasks(self.pids.iter().copied());
+            self.pids.extend(tasks.iter().map(|&(pid, _)| pid));
+            Some(tasks)
         } else {
             self.scan_proc();
-        }
-    }
-
-    /// Adds every descendant of the processes known, through their tasks' `children` files.
-    /// Processes once found stay (an orphan reparented to scalescope is still the run's).
-    fn walk(&mut self) {
-        let mut todo: Vec<i32> = self.pids.iter().copied().collect();
-        while let Some(pid) = todo.pop() {
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
-            for task in tasks.flatten() {
-                let Ok(children) = std::fs::read_to_string(task.path().join("children")) else { continue };
-                for child in children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
-                    if self.pids.insert(child) {
-                        todo.push(child);
-                    }
-                }
-            }
+            None
         }
     }
 
