@@ -74,8 +74,8 @@ pub struct Scope<'a> {
     /// Where the point's threads were on a CPU, by function (when on-CPU sampling was allowed).
     pub hot: &'a [Hot],
     /// When the job's CPU time at this point is not above the baseline's beyond the runs' noise:
-    /// the interval of the ratio (its low end, its high end). Extra CPU is then not raised.
-    pub cpu_within_noise: Option<[f64; 2]>,
+    /// the ratio's interval and its fastest runs' ratio. Extra CPU is then not raised.
+    pub cpu_within_noise: Option<CpuNoise>,
     /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
     /// series has several points.
     pub shares: &'a dyn Fn(Class) -> Option<String>,
@@ -104,6 +104,17 @@ fn work_per_thread(scope: &Scope, l: &Ledger) -> Option<String> {
             "the CPU time grew {grew:.1}× for a count {r:.0}× the baseline's: if each thread or process does a fixed amount of work, the work grows with the count (declare it with --weak) and this is not extra CPU"
         )
     })
+}
+
+/// The job's CPU time per unit of work at a point against the baseline's, when the extra is
+/// within the runs' noise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CpuNoise {
+    /// The 95% interval of the ratio of the means (low end, high end).
+    pub interval: [f64; 2],
+    /// The ratio of the fastest runs' CPU time: a machine that only ever slows runs down (another
+    /// tenant, a slower core) leaves the fastest runs alike when the program costs the same.
+    pub fastest: f64,
 }
 
 /// How one ledger item reads.
@@ -621,9 +632,9 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         }
         Role::ExtraUser => {
             evidence.push(cpu_line(l, at));
-            if let Some([lo, hi]) = scope.cpu_within_noise {
+            if let Some(CpuNoise { interval: [lo, hi], fastest }) = scope.cpu_within_noise {
                 evidence.push(format!(
-                    "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval), so this may be the machine, not the program"
+                    "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval) and {fastest:.2}× in the fastest runs, so this may be the machine, not the program"
                 ));
             }
             (

@@ -4,7 +4,7 @@
 //! does the whole work, and whether they slow each other is the question. On any other axis
 //! (block size, files, input, build) every point gets the causes of its own idle capacity.
 
-use super::causes::{self, MEDIUM, Scope};
+use super::causes::{self, CpuNoise, MEDIUM, Scope};
 use super::ledger::{self, Cause, Useful};
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
@@ -174,10 +174,15 @@ fn trim(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 { format!("{x:.0}") } else { format!("{x}") }
 }
 
-/// The interval of the job's CPU time per unit of work at `top` against `base`, when it reaches 1
-/// (the extra CPU is within the runs' noise). `None` when the CPU grew beyond it, or with fewer
-/// than two successful runs a side (nothing to judge the noise by).
-fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<[f64; 2]> {
+/// Extra CPU in the fastest runs below this share is taken as the machine's noise.
+const FASTEST_WITHIN: f64 = 0.05;
+
+/// The job's CPU time per unit of work at `top` against `base` when the extra is within the runs'
+/// noise: the interval of the ratio reaches 1, or the fastest runs differ by less than
+/// [`FASTEST_WITHIN`] (a machine whose speed drifts in steps can slow every run of one point, a
+/// program that costs more does so in every run). `None` when the CPU grew beyond both, or with
+/// fewer than two successful runs a side (nothing to judge the noise by).
+fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<CpuNoise> {
     let cpu = |p: &PointResult, per: f64| -> Vec<f64> {
         p.runs.iter().filter(|r| r.succeeded()).map(|r| (r.user_s + r.sys_s) / per).collect()
     };
@@ -185,7 +190,9 @@ fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> O
     let h = log_ratio_halfwidth(&b, &t)?;
     let ratio = Summary::of(&t)?.mean / Summary::of(&b)?.mean;
     let [lo, hi] = [ratio * (-h).exp(), ratio * h.exp()];
-    (lo <= 1.0).then_some([lo, hi])
+    let least = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let fastest = least(&t) / least(&b).max(1e-12);
+    (lo <= 1.0 || fastest <= 1.0 + FASTEST_WITHIN).then_some(CpuNoise { interval: [lo, hi], fastest })
 }
 
 /// Findings for a point outside any series (a single point, or a sweep over text values).
@@ -227,5 +234,28 @@ mod tests {
         assert!(!gap_is_real(0.85, 0.93, Some(&idle(&[0.02, 0.20, 0.05]))));
         // 92% is no gap, whatever sat idle.
         assert!(!gap_is_real(0.92, 0.97, Some(&idle(&[0.11, 0.12, 0.115]))));
+    }
+
+    fn point(cpu: &[f64]) -> PointResult {
+        let runs = cpu
+            .iter()
+            .map(|&c| crate::exec::RunRecord { wall_s: c, user_s: c, exit_code: Some(0), ..Default::default() })
+            .collect();
+        PointResult { params: Default::default(), command: vec![], target_runs: None, runs }
+    }
+
+    #[test]
+    fn extra_cpu_is_noise_when_its_interval_reaches_one_or_the_fastest_runs_agree() {
+        // Every run 20% dearer: the program's.
+        assert_eq!(cpu_within_noise(&point(&[1.0, 1.01, 0.99]), &point(&[1.2, 1.21, 1.19]), 1.0), None);
+        // A machine that ran the top's runs slow but one: its interval is above 1, its fastest run
+        // costs what the baseline's do.
+        let slow = [0.79, 0.78, 0.79, 0.78, 0.79, 0.78, 0.79, 0.78, 0.79, 0.48];
+        let n = cpu_within_noise(&point(&[0.48, 0.47, 0.48, 0.47, 0.48]), &point(&slow), 1.0).expect("noise");
+        assert!(n.interval[0] > 1.0 && (n.fastest - 1.02).abs() < 0.01, "{n:?}");
+        // Spread wide enough for the interval to reach 1.
+        assert!(cpu_within_noise(&point(&[0.5, 0.8, 0.6]), &point(&[0.7, 0.9, 0.6]), 1.0).is_some());
+        // Under weak scaling the top does twice the work.
+        assert!(cpu_within_noise(&point(&[1.0, 1.0]), &point(&[2.0, 2.02]), 2.0).is_some());
     }
 }
