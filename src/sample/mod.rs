@@ -19,6 +19,7 @@ pub mod report;
 pub mod sampler;
 pub mod stacks;
 mod summary;
+mod switch_cost;
 mod switches;
 pub mod symbols;
 mod thread;

@@ -156,6 +156,10 @@ pub struct TracerReport {
     pub off_cpu_preempted_s: f64,
     /// Every CPU covered and nothing lost: the intervals are exact.
     pub exact: bool,
+    /// The kernel's typical switch from one traced thread to another (median, microseconds),
+    /// counted on the CPU as schedstat counts it; absent (0) when too few were seen.
+    #[serde(default, skip_serializing_if = "unmeasured")]
+    pub switch_us: f64,
     /// CPUs with a buffer, of those the job may use.
     pub cpus_covered: usize,
     /// See `cpus_covered`.
@@ -165,6 +169,11 @@ pub struct TracerReport {
     /// The threads with the most time on a CPU (up to 16), exact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<TracedThread>,
+}
+
+/// Whether a figure was never measured (0).
+fn unmeasured(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// One traced thread's exact times.
@@ -198,6 +207,7 @@ impl TracerReport {
             off_cpu_waiting_s: sum(&|t| t.off_waiting_ns) as f64 * 1e-9,
             off_cpu_preempted_s: sum(&|t| t.off_preempted_ns) as f64 * 1e-9,
             exact: s.exact,
+            switch_us: s.switch_ns as f64 * 1e-3,
             cpus_covered: s.cpus_covered,
             cpus_wanted: s.cpus_wanted,
             buffer_kib: s.buffer_bytes / 1024,
@@ -216,6 +226,7 @@ impl TracerReport {
         self.off_cpu_waiting_s += o.off_cpu_waiting_s;
         self.off_cpu_preempted_s += o.off_cpu_preempted_s;
         self.exact &= o.exact;
+        self.switch_us = self.switch_us.max(o.switch_us);
         self.threads.extend(o.threads.iter().cloned());
     }
 }

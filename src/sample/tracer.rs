@@ -12,6 +12,7 @@ use super::perf::{self, Attr, Event, Ring};
 use super::procfs;
 use super::records::{self, Record};
 use super::stacks::{StackId, Stacks};
+use super::switch_cost::SwitchCost;
 use std::collections::{HashMap, HashSet};
 
 /// How the tracer runs.
@@ -117,6 +118,9 @@ pub struct TraceSummary {
     pub buffer_bytes: usize,
     /// Whether every interval is exact: every CPU covered and no record lost.
     pub exact: bool,
+    /// The kernel's typical switch between two traced threads, moved from their time off a CPU
+    /// to their time on it (nanoseconds; 0 when too few were seen).
+    pub switch_ns: u64,
     /// Every traced thread's totals.
     pub threads: Vec<ThreadTotals>,
     /// What could not be traced, one line each.
@@ -147,8 +151,10 @@ pub struct Tracer {
     rings: Vec<Ring>,
     /// Events of threads that existed before the inherited ones, by thread.
     extra: HashMap<i32, Vec<Event>>,
-    pending: Vec<Record>,
+    /// Records read and not yet turned into intervals, with the ring (CPU) each came from.
+    pending: Vec<(Record, usize)>,
     threads: HashMap<i32, Thread>,
+    cost: SwitchCost,
     start_ns: u64,
     summary: TraceSummary,
 }
@@ -210,6 +216,7 @@ impl Tracer {
             extra: HashMap::new(),
             pending: Vec::new(),
             threads: HashMap::new(),
+            cost: SwitchCost::new(rings.len()),
             start_ns: monotonic_ns(),
             summary: TraceSummary {
                 cpus_covered: rings.len(),
@@ -257,7 +264,7 @@ impl Tracer {
             let forked: HashSet<i32> = self
                 .pending
                 .iter()
-                .filter_map(|r| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None })
+                .filter_map(|(r, _)| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None })
                 .collect();
             todo = procfs::tree_tasks([root])
                 .into_iter()
@@ -287,11 +294,12 @@ impl Tracer {
 
     fn read_rings(&mut self) {
         let mut raw = Vec::new();
-        for r in &mut self.rings {
+        for (k, r) in self.rings.iter_mut().enumerate() {
+            raw.clear();
             r.drain(&mut raw);
+            self.summary.records += raw.len() as u64;
+            self.pending.extend(raw.iter().filter_map(|b| Some((records::decode(b)?, k))));
         }
-        self.summary.records += raw.len() as u64;
-        self.pending.extend(raw.iter().filter_map(|b| records::decode(b)));
     }
 
     /// Reads every buffer and returns the intervals that ended and the samples taken since the
@@ -324,6 +332,7 @@ impl Tracer {
         self.rings.clear();
         self.extra.clear();
         let mut s = std::mem::take(&mut self.summary);
+        s.switch_ns = self.cost.ns();
         s.exact = s.cpus_covered == s.cpus_wanted && s.lost == 0;
         if s.lost > 0 {
             s.limits.push(format!(
@@ -341,16 +350,20 @@ impl Tracer {
     /// Turns the pending records up to `until` (all without a bound) into intervals and samples.
     fn process(&mut self, stacks: &mut Stacks, until: Option<u64>) -> Drained {
         let mut recs = std::mem::take(&mut self.pending);
-        recs.sort_by_key(|r| r.time().unwrap_or(0));
-        let cut = until.map_or(recs.len(), |u| recs.partition_point(|r| r.time().unwrap_or(0) <= u));
+        recs.sort_by_key(|(r, _)| r.time().unwrap_or(0));
+        let cut = until.map_or(recs.len(), |u| recs.partition_point(|(r, _)| r.time().unwrap_or(0) <= u));
         self.pending = recs.split_off(cut);
         let mut out = Drained::default();
-        for r in recs {
+        for (r, ring) in recs {
             match r {
                 Record::Switch { pid, tid, time, out: leaving, preempted } => {
+                    self.cost.see(ring, tid, time, leaving);
+                    // The switch-in record comes after the kernel's switch, which schedstat
+                    // counts on the CPU: the typical switch moves there.
+                    let at = if leaving { time } else { time.saturating_sub(self.cost.ns()) };
                     let t = self.thread(pid, tid, time);
                     t.totals.last_ns = time;
-                    let (next, ended) = switch(pid, tid, t.state, time, leaving, preempted);
+                    let (next, ended) = switch(pid, tid, t.state, at, leaving, preempted);
                     t.state = next;
                     if leaving && ended.is_some() {
                         t.totals.switches += 1;
@@ -405,7 +418,11 @@ fn switch(pid: i32, tid: i32, state: State, time: u64, leaving: bool, preempted:
     let iv = |start_ns, on_cpu, preempted| Some(Interval { pid, tid, start_ns, end_ns: time, on_cpu, preempted });
     match (state, leaving) {
         (State::On(s) | State::Unknown(s), true) => (State::Off { since: time, preempted }, iv(s, true, false)),
-        (State::Off { since, preempted: p }, false) => (State::On(time), iv(since, false, p)),
+        (State::Off { since, preempted: p }, false) => {
+            // Moved back by the switch's cost, a switch-in never comes before its switch-out.
+            let time = time.max(since);
+            (State::On(time), Some(Interval { pid, tid, start_ns: since, end_ns: time, on_cpu: false, preempted: p }))
+        }
         (State::Unknown(s), false) => (State::On(time), iv(s, false, false)),
         (State::Gone, _) => (State::Gone, None),
         (s, _) => (s, None),
