@@ -188,10 +188,10 @@ fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> O
     };
     let (b, t) = (cpu(base, 1.0), cpu(top, work_ratio));
     let h = log_ratio_halfwidth(&b, &t)?;
-    let ratio = Summary::of(&t)?.mean / Summary::of(&b)?.mean;
+    let (top, base) = (Summary::of(&t)?, Summary::of(&b)?);
+    let ratio = top.mean / base.mean;
     let [lo, hi] = [ratio * (-h).exp(), ratio * h.exp()];
-    let least = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    let fastest = least(&t) / least(&b).max(1e-12);
+    let fastest = top.min / base.min.max(1e-12);
     (lo <= 1.0 || fastest <= 1.0 + FASTEST_WITHIN).then_some(CpuNoise { interval: [lo, hi], fastest })
 }
 

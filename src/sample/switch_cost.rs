@@ -44,8 +44,8 @@ impl SwitchCost {
             return;
         }
         let Some((left, at)) = slot.take() else { return };
-        let gap = time_ns.wrapping_sub(at);
-        if left == tid || time_ns < at || gap > MAX_GAP_NS {
+        let Some(gap) = time_ns.checked_sub(at) else { return };
+        if left == tid || gap > MAX_GAP_NS {
             return;
         }
         if self.gaps.len() < KEPT {

@@ -415,15 +415,15 @@ impl Tracer {
 
 /// The state after a switch record, and the interval it ended (none for a repeated record).
 fn switch(pid: i32, tid: i32, state: State, time: u64, leaving: bool, preempted: bool) -> (State, Option<Interval>) {
-    let iv = |start_ns, on_cpu, preempted| Some(Interval { pid, tid, start_ns, end_ns: time, on_cpu, preempted });
+    let iv = |start_ns, end_ns, on_cpu, preempted| Some(Interval { pid, tid, start_ns, end_ns, on_cpu, preempted });
     match (state, leaving) {
-        (State::On(s) | State::Unknown(s), true) => (State::Off { since: time, preempted }, iv(s, true, false)),
+        (State::On(s) | State::Unknown(s), true) => (State::Off { since: time, preempted }, iv(s, time, true, false)),
         (State::Off { since, preempted: p }, false) => {
             // Moved back by the switch's cost, a switch-in never comes before its switch-out.
             let time = time.max(since);
-            (State::On(time), Some(Interval { pid, tid, start_ns: since, end_ns: time, on_cpu: false, preempted: p }))
+            (State::On(time), iv(since, time, false, p))
         }
-        (State::Unknown(s), false) => (State::On(time), iv(s, false, false)),
+        (State::Unknown(s), false) => (State::On(time), iv(s, time, false, false)),
         (State::Gone, _) => (State::Gone, None),
         (s, _) => (s, None),
     }
