@@ -127,7 +127,7 @@ fn a_lock_that_went_away_is_the_why() {
         let args = format!("-o {name} --param threads=1,2 -r 3 -w 0");
         let mut a: Vec<&str> = vec!["run"];
         a.extend(args.split_whitespace());
-        a.extend(["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "2000000", "--critical", critical]);
+        a.extend(["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "1000000", "--critical", critical]);
         let o = scalescope(d.path(), &a);
         assert!(o.status.success(), "{}", stderr(&o));
     }

@@ -170,10 +170,11 @@ fn one_producer_for_many_consumers_is_wait_for_work_and_the_producer_is_named() 
 
 #[test]
 fn counters_in_one_cache_line_are_on_cpu_inefficiency() {
-    let f = findings("1,2", &["false-sharing", "--threads", "{threads}"]);
+    // A third of the default work: two threads on one cache line run four to six times slower.
+    let f = findings("1,2", &["false-sharing", "--threads", "{threads}", "--ops", "300000"]);
     first(&f, Kind::OnCpuInefficiency);
     assert_eq!(serious_causes(&f), [Kind::OnCpuInefficiency], "{:?}", kinds(&f));
-    let fixed = fixed(&["false-sharing", "--threads", "{threads}", "--padded"], &[]);
+    let fixed = fixed(&["false-sharing", "--threads", "{threads}", "--ops", "300000", "--padded"], &[]);
     scales_or_cannot_tell(&fixed);
     nothing_serious_but(&fixed, &[]);
 }
@@ -190,24 +191,27 @@ fn an_mmap_storm_is_kernel_contention_with_the_syscalls_named() {
 #[test]
 fn more_threads_than_cores_is_oversubscription_and_not_an_alarm_when_the_program_scales() {
     let cpus = std::thread::available_parallelism().unwrap().get();
-    let f = findings(&format!("1,{cpus},{}", 4 * cpus), &["scalable", "--threads", "{threads}"]);
+    // Two thirds of the default work: a single thread still runs 0.3 s.
+    let f = findings(&format!("1,{cpus},{}", 4 * cpus), &["scalable", "--threads", "{threads}", "--ops", "200000000"]);
     first(&f, Kind::ScalesWell);
     let o = f.iter().find(|x| x.kind == Kind::CpuOversubscription).unwrap_or_else(|| panic!("{:?}", kinds(&f)));
     assert!(o.advice.contains(&format!("at most {cpus} threads")), "{o:?}");
     nothing_serious_but(&f, &[]);
-    let within = findings(&format!("1,{cpus}"), &["scalable", "--threads", "{threads}"]);
+    let within = findings(&format!("1,{cpus}"), &["scalable", "--threads", "{threads}", "--ops", "200000000"]);
     assert!(!within.iter().any(|x| x.kind == Kind::CpuOversubscription), "{:?}", kinds(&within));
 }
 
 #[test]
 fn a_program_that_ignores_the_parameter_is_threads_ignored() {
     // The parameter reaches the program (an environment variable) but the program ignores it.
-    let f = findings_with("-r 2 -w 0 --env IGNORED_COUNT={threads}", "1,2", &["scalable", "--threads", "1"]);
+    // Half the default work: every run is the same single thread, 0.2 s long.
+    let half = ["scalable", "--threads", "1", "--ops", "150000000"];
+    let f = findings_with("-r 2 -w 0 --env IGNORED_COUNT={threads}", "1,2", &half);
     let t = first(&f, Kind::ThreadsIgnored);
     assert!(t.summary.contains("does not change the concurrency: 1 work thread at most"), "{t:?}");
     assert_eq!(serious_causes(&f), [Kind::ThreadsIgnored], "{:?}", kinds(&f));
     // The parameter appears nowhere: every point ran the same program, whatever the drift says.
-    let f = findings("1,2", &["scalable", "--threads", "1"]);
+    let f = findings("1,2", &half);
     let t = first(&f, Kind::ThreadsIgnored);
     assert!(t.summary.contains("'threads' appears nowhere in the command"), "{t:?}");
     assert_eq!(f.len(), 1, "nothing else is said of the same program run twice: {:?}", kinds(&f));
@@ -229,7 +233,7 @@ fn cold_random_reads_are_io_bound_with_the_syscall_named() {
     drop(guard);
     assert!(o.status.success(), "{}", stderr(&o));
     let files = dir.to_str().unwrap();
-    let f = findings("1,2", &["io", "--threads", "{threads}", "--files", files, "--reads", "20000"]);
+    let f = findings("1,2", &["io", "--threads", "{threads}", "--files", files, "--reads", "10000"]);
     // A device that serves two reads at once lets two readers scale: then scales-well leads (it
     // needs an efficiency of 90% or more) and the I/O is still named, as information.
     // "The runs cannot tell" (low) may stand before an info io-bound: judged without it.

@@ -29,7 +29,7 @@ fn interrupt_then_resume(signal: i32, expected_code: i32) {
     let dir = d.path().join("r");
     let child = Command::new(bin())
         .args(["run", "-r", "3", "-w", "0", "-o", dir.to_str().unwrap(), "--param", "n=1,2,3", "--"])
-        .args(["sh", "-c", "sleep 0.3", "{n}"])
+        .args(["sh", "-c", "sleep 0.15", "{n}"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -56,7 +56,7 @@ fn interrupt_then_resume(signal: i32, expected_code: i32) {
 
     let o = scalescope(d.path(), &["run", "--resume", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("the command it recorded: sh -c 'sleep 0.3' {n}"), "as typed: {}", stderr(&o));
+    assert!(stderr(&o).contains("the command it recorded: sh -c 'sleep 0.15' {n}"), "as typed: {}", stderr(&o));
     let doc = results(&dir);
     assert_eq!(doc.status, Status::Complete);
     for (i, p) in doc.points.iter().enumerate() {

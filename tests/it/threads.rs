@@ -269,6 +269,8 @@ fn attach_counts_only_the_window_it_sampled() {
     let before = process_cpu_s(child.id());
     let o = scalescope(d.path(), &["attach", &child.id().to_string(), "--duration", "2s", "--export-json", "t.json"]);
     let during = process_cpu_s(child.id()) - before;
+    // It would burn CPU for seconds more: the window is over.
+    child.kill().unwrap();
     child.wait().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
