@@ -379,19 +379,23 @@ fn max_rss_is_the_workloads_own_as_gnu_time_says() {
         let mb_text = mb.to_string();
         let o = scalescope(
             d.path(),
-            &argv(&format!("run -r 1 -w 0 --no-sample -o {out} --"), &[&behave, "alloc", &mb_text]),
+            &argv(&format!("run -r 3 -w 0 --no-sample -o {out} --"), &[&behave, "alloc", &mb_text]),
         );
         assert!(o.status.success(), "{}", stderr(&o));
-        let ours = results(&d.path().join(format!("m{mb}"))).points[0].runs[0].max_rss_bytes as f64;
+        // The first run and the later ones, which the helper starts with the code it learnt a
+        // spawn uses already in memory (src/exec/shed.rs): none may count more of the helper.
+        let runs: Vec<f64> =
+            results(&d.path().join(format!("m{mb}"))).points[0].runs.iter().map(|r| r.max_rss_bytes as f64).collect();
+        let ours = runs.iter().copied().fold(0.0, f64::max);
         let mib = ours / (1 << 20) as f64;
-        assert!(mib >= mb as f64 && mib < mb as f64 * 1.05 + 3.0, "alloc {mb} MB: max RSS {mib:.1} MiB");
+        assert!(mib >= mb as f64 && mib < mb as f64 * 1.05 + 3.0, "alloc {mb} MB: max RSS {mib:.1} MiB ({runs:?})");
         let gnu =
             std::process::Command::new("/usr/bin/time").args(["-f", "%M", &behave, "alloc", &mb.to_string()]).output();
         match gnu {
             Ok(g) if g.status.success() => {
                 let kib: f64 = String::from_utf8_lossy(&g.stderr).trim().lines().last().unwrap().parse().unwrap();
                 let theirs = kib * 1024.0;
-                assert!((ours / theirs - 1.0).abs() <= 0.10, "alloc {mb} MB: {ours} bytes vs GNU time's {theirs}");
+                assert!((ours / theirs - 1.0).abs() <= 0.10, "alloc {mb} MB: {runs:?} bytes vs GNU time's {theirs}");
             }
             _ => eprintln!("note: GNU time is not installed (apt-get install time); compared with the allocation only"),
         }
