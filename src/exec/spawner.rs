@@ -256,11 +256,14 @@ fn serve(parent: i32) -> io::Result<()> {
         match started {
             Err(errno) => refuse(&mut to, errno)?,
             Ok((pid, t0)) => {
-                drop((out, err));
                 let mut r = vec![1u8];
                 put_i64(&mut r, pid.into());
                 send(&mut to, &r)?;
-                send(&mut to, &wait(pid, t0, kill_group))?;
+                // The output's write ends stay open here until the clock has stopped: the run's
+                // exit then wakes no reader of its output while it is timed.
+                let finished = wait(pid, t0, kill_group);
+                drop((out, err));
+                send(&mut to, &finished)?;
             }
         }
     }
@@ -334,6 +337,7 @@ fn launch(
         let mut pid = 0;
         let t0 = now_ns();
         let rc = libc::posix_spawn(&mut pid, program.as_ptr(), &actions, &attr, argp.as_ptr(), envp.as_ptr());
+        shed.learn();
         libc::posix_spawn_file_actions_destroy(&mut actions);
         libc::posix_spawnattr_destroy(&mut attr);
         if rc != 0 { Err(rc) } else { Ok((pid, t0)) }
