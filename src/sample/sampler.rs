@@ -126,6 +126,10 @@ pub(crate) struct State {
     cpu_events: usize,
     /// Whether the kernel refused on-CPU sampling.
     cpu_refused: bool,
+    /// Until this far into the run (seconds), threads get no on-CPU sampling event, as the tracer
+    /// starts no earlier: its ring buffer, allocated while the run is timed, would cost a run of
+    /// `true` 2% of its time for a sample it is too short to take. `None` once given.
+    cpu_late: Option<f64>,
     /// On-CPU samples by place (from the per-thread events, when the tracer does not run).
     pub hot: HashMap<Place, u64>,
     /// The tracer and the stacks of blocked threads.
@@ -161,6 +165,7 @@ impl State {
             growing: false,
             cpu_events: 0,
             cpu_refused: false,
+            cpu_late: Some(TRACER_DELAY_S),
             hot: HashMap::new(),
             trace_at: config.trace.then_some(TRACER_DELAY_S),
             root,
@@ -176,6 +181,7 @@ impl State {
             let oneoff0 = self.oneoff_s;
             let loads0 = self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s);
             self.start_tracer();
+            self.open_late_cpu();
             self.discover();
             self.drain_tracer();
             self.sweep();
@@ -196,14 +202,17 @@ impl State {
             let budget = self.config.budget.max(WORKLOAD_SHARE * self.busy_cpus).max(1e-4);
             let wanted = 1.0 / self.config.rate_hz.max(0.1);
             let mut interval = wanted.max((cost_avg.unwrap_or(0.0) / budget).min(MAX_INTERVAL_S.max(wanted)));
-            if let Some(at) = self.trace_at {
+            if let Some(at) = self.trace_at.or(self.cpu_late) {
                 interval = interval.min((at - self.started.elapsed().as_secs_f64()).max(0.0));
             }
             let interval = Duration::from_secs_f64(interval);
             match pause {
                 // The root has exited (or a stop was asked): the last stretch and the report are
                 // made while scalescope is told the run is over.
-                Some(p) if p.sleep(interval) == Woken::End => break,
+                Some(p) if p.sleep(interval) == Woken::End => {
+                    step_aside();
+                    break;
+                }
                 Some(_) => {}
                 None => std::thread::park_timeout(interval),
             }
@@ -270,10 +279,25 @@ impl State {
         self.threads.insert(tid, t);
     }
 
+    /// Gives the threads found so far their on-CPU sampling events, once the run is old enough.
+    fn open_late_cpu(&mut self) {
+        if self.cpu_late.is_some_and(|at| self.started.elapsed().as_secs_f64() >= at) {
+            self.cpu_late = None;
+            let waiting: Vec<i32> = self.threads.iter().filter(|(_, t)| t.cpu.is_none()).map(|(&tid, _)| tid).collect();
+            for tid in waiting {
+                let cpu = self.open_cpu(tid);
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.cpu = cpu;
+                }
+            }
+        }
+    }
+
     /// An on-CPU sampling event for a new thread, while allowed and under the cap, when the tracer
     /// (whose stacks say more) does not run.
     fn open_cpu(&mut self, tid: i32) -> Option<CpuSampler> {
         if self.cpu_refused
+            || self.cpu_late.is_some()
             || self.cpu_events >= super::cpu::MAX_THREADS
             || self.evidence.as_ref().is_some_and(Evidence::traced)
         {
@@ -481,4 +505,14 @@ impl State {
         }
         place
     }
+}
+
+/// Lets any other thread of the machine run before this one from now on (SCHED_IDLE, for this
+/// thread only; it ends with the run). The root's exit wakes the sampler just before it wakes the
+/// spawn helper, which stops the run's clock: the sampler's last sweep and report must not delay
+/// that on a machine with few CPUs.
+fn step_aside() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: changes the calling thread's policy; param is plain data.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
 }
