@@ -17,7 +17,7 @@ Exits 1 when accuracy is below 90% or any false alarm was raised. Cases whose pr
 installed are skipped, and said so.
 
 Packages: pigz pbzip2 lbzip2 xz-utils make gcc findutils parallel coreutils sysbench python3
-  graphicsmagick imagemagick pv fio
+  graphicsmagick pv fio
 
 Usage: bench/real-programs.py [--scalescope target/release/scalescope] [--repeat 1] [--only NAME]
 """
@@ -100,8 +100,10 @@ def prepare(exe, d):
             for i in range(60):
                 c.write(f"double f{i}(double x) {{ double s = 0; for (int i = 0; i < 100; i++) "
                         f"{{ s += sin(x*i+{i}) * cos(x/(i+1)) + {u}.{i}; }} return s; }}\n")
-    if have("convert") and not os.path.exists(f"{d}/big.png"):
-        run("convert", "-size", "2000x2000", "xc:", "+noise", "Random", f"{d}/big.png")
+    # The PNG for the GraphicsMagick case, made by GraphicsMagick itself (a `convert` on PATH may
+    # be something other than ImageMagick's).
+    if have("gm") and not os.path.exists(f"{d}/big.png"):
+        run("gm", "convert", "-size", "2000x2000", "xc:", "+noise", "Random", f"{d}/big.png")
     if not os.path.exists(f"{d}/big.bin"):
         run("dd", "if=/dev/urandom", f"of={d}/big.bin", "bs=1M", "count=400", stderr=subprocess.DEVNULL)
 
