@@ -6,6 +6,7 @@ pub mod accounting;
 pub mod behaviour;
 pub mod capacity;
 pub mod classify;
+mod collector;
 pub mod cpu;
 pub mod elf;
 pub mod evidence;

@@ -22,7 +22,7 @@ pub struct Attr {
     pub read_format: u64,
     /// The bitfield: see the `FLAG_*` constants.
     pub flags: u64,
-    /// Wake up after this many records.
+    /// Wake up after this many samples, or (with `FLAG_WATERMARK`) once this many bytes wait.
     pub wakeup_events: u32,
     /// Breakpoint type (unused).
     pub bp_type: u32,
@@ -66,6 +66,8 @@ pub const FLAG_MMAP: u64 = 1 << 8;
 pub const FLAG_COMM: u64 = 1 << 9;
 /// Flag: fork and exit records.
 pub const FLAG_TASK: u64 = 1 << 13;
+/// Flag: `wakeup_events` is a watermark in bytes.
+pub const FLAG_WATERMARK: u64 = 1 << 14;
 /// Flag: the sample_id trailer on every record.
 pub const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
 /// Flag: MMAP2 records (with inode and protection).
@@ -100,10 +102,11 @@ impl Event {
         Ok(Event { fd: fd as i32 })
     }
 
-    /// Sends this event's records into `ring`'s buffer (same CPU).
-    pub fn redirect(&self, ring: &Ring) -> std::io::Result<()> {
-        // SAFETY: both are perf event fds owned by live values.
-        let r = unsafe { libc::ioctl(self.fd, IOC_SET_OUTPUT as _, ring.event.fd) };
+    /// Sends this event's records into the buffer of the ring whose event is `ring` ([`Ring::fd`],
+    /// same CPU; the ring must outlive this event).
+    pub fn redirect(&self, ring: i32) -> std::io::Result<()> {
+        // SAFETY: plain ioctl on our perf event fd; the kernel checks that `ring` is one too.
+        let r = unsafe { libc::ioctl(self.fd, IOC_SET_OUTPUT as _, ring) };
         if r < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
     }
 }
@@ -138,6 +141,16 @@ impl Ring {
             return Err((event, std::io::Error::last_os_error()));
         }
         Ok(Ring { event, base: base as *mut u8, data_pages, tail: 0 })
+    }
+
+    /// The descriptor of the ring's event: poll it for the watermark, redirect other events to it.
+    pub fn fd(&self) -> i32 {
+        self.event.fd
+    }
+
+    /// Bytes of records waiting in the buffer.
+    pub fn pending(&self) -> usize {
+        (self.control(1024).load(Ordering::Acquire).saturating_sub(self.tail)) as usize
     }
 
     /// Bytes of buffer.

@@ -8,6 +8,7 @@
 //! unwound samples; nothing is silent: lost records, shrunken buffers and uncovered threads are
 //! limits lines.
 
+use super::collector::Collector;
 use super::perf::{self, Attr, Event, Ring};
 use super::procfs;
 use super::records::{self, Record};
@@ -148,7 +149,7 @@ struct Thread {
 
 /// A running tracer.
 pub struct Tracer {
-    rings: Vec<Ring>,
+    rings: Collector,
     /// Events of threads that existed before the inherited ones, by thread.
     extra: HashMap<i32, Vec<Event>>,
     /// Records read and not yet turned into intervals, with the ring (CPU) each came from.
@@ -171,25 +172,24 @@ impl Tracer {
         let cpu0 = procfs::thread_cpu_s();
         let before = procfs::tree_tasks([pid]);
         let cpus = perf::allowed_cpus(pid);
-        let attr = attr(config);
         let mut rings = Vec::new();
         let mut limits = Vec::new();
         let mut pages = config.data_pages.max(1).next_power_of_two();
         for &cpu in &cpus {
-            let event = match Event::open(&attr, pid, cpu) {
-                Ok(e) => e,
-                Err(e) if rings.is_empty() => return Err(refusal("perf_event_open", e)),
-                Err(e) => {
-                    limits.push(format!("tracer: CPU {cpu} not covered (perf_event_open: {e})"));
-                    continue;
-                }
-            };
-            let mut event = Some(event);
+            // A buffer the locked-memory limits refuse is asked again at half the size, its event
+            // opened anew for the watermark (a quarter of the buffer) to match.
             let ring = loop {
-                match Ring::map(event.take().expect("the event is handed back on failure"), pages) {
+                let event = match Event::open(&attr(config, pages), pid, cpu) {
+                    Ok(e) => e,
+                    Err(e) if rings.is_empty() => return Err(refusal("perf_event_open", e)),
+                    Err(e) => {
+                        limits.push(format!("tracer: CPU {cpu} not covered (perf_event_open: {e})"));
+                        break None;
+                    }
+                };
+                match Ring::map(event, pages) {
                     Ok(r) => break Some(r),
-                    Err((ev, e)) if pages > 1 && matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOMEM)) => {
-                        event = Some(ev);
+                    Err((_, e)) if pages > 1 && matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOMEM)) => {
                         pages /= 2;
                     }
                     Err((_, e)) if rings.is_empty() => return Err(refusal("mmap of the perf buffer", e)),
@@ -211,24 +211,24 @@ impl Tracer {
                 pages * 4
             ));
         }
+        let ring_cpus: Vec<i32> = rings.iter().map(|(c, _)| *c).collect();
         let mut t = Tracer {
-            rings: Vec::new(),
+            rings: Collector::new(rings.into_iter().map(|(_, r)| r).collect()),
             extra: HashMap::new(),
             pending: Vec::new(),
             threads: HashMap::new(),
-            cost: SwitchCost::new(rings.len()),
+            cost: SwitchCost::new(ring_cpus.len()),
             start_ns: monotonic_ns(),
             summary: TraceSummary {
-                cpus_covered: rings.len(),
+                cpus_covered: ring_cpus.len(),
                 cpus_wanted: cpus.len(),
                 buffer_bytes: pages * 4096,
                 limits,
                 ..Default::default()
             },
         };
-        let ring_cpus: Vec<i32> = rings.iter().map(|(c, _)| *c).collect();
-        t.rings = rings.into_iter().map(|(_, r)| r).collect();
-        t.cover(pid, before, &attr, &ring_cpus);
+        t.rings.watch();
+        t.cover(pid, before, &attr(config, pages), &ring_cpus);
         t.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         Ok(t)
     }
@@ -243,7 +243,7 @@ impl Tracer {
             for &(pid, tid) in &todo {
                 covered.insert(tid);
                 let mut events = Vec::new();
-                for (ring, &cpu) in self.rings.iter().zip(cpus) {
+                for (&ring, &cpu) in self.rings.fds().iter().zip(cpus) {
                     match Event::open(attr, tid, cpu).and_then(|e| e.redirect(ring).map(|_| e)) {
                         Ok(e) => events.push(e),
                         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => break,
@@ -293,10 +293,7 @@ impl Tracer {
     }
 
     fn read_rings(&mut self) {
-        let mut raw = Vec::new();
-        for (k, r) in self.rings.iter_mut().enumerate() {
-            raw.clear();
-            r.drain(&mut raw);
+        for (k, raw) in self.rings.take().into_iter().enumerate() {
             self.summary.records += raw.len() as u64;
             self.pending.extend(raw.iter().filter_map(|b| Some((records::decode(b)?, k))));
         }
@@ -319,6 +316,7 @@ impl Tracer {
     /// Stops tracing: the last records, the open intervals closed now, and the summary.
     pub fn finish(mut self, stacks: &mut Stacks) -> (Drained, TraceSummary) {
         let cpu0 = procfs::thread_cpu_s();
+        self.summary.cpu_s += self.rings.stop();
         self.read_rings();
         let mut out = self.process(stacks, None);
         let now = monotonic_ns();
@@ -329,7 +327,6 @@ impl Tracer {
                 out.intervals.push(i);
             }
         }
-        self.rings.clear();
         self.extra.clear();
         let mut s = std::mem::take(&mut self.summary);
         s.switch_ns = self.cost.ns();
@@ -449,7 +446,8 @@ fn add(t: &mut ThreadTotals, i: &Interval) {
     t.last_ns = t.last_ns.max(i.end_ns);
 }
 
-fn attr(config: &TracerConfig) -> Attr {
+/// The event: `pages` of buffer, whose watermark wakes the collector at a quarter full.
+fn attr(config: &TracerConfig, pages: usize) -> Attr {
     Attr {
         kind: perf::TYPE_SOFTWARE,
         config: perf::SW_TASK_CLOCK,
@@ -465,7 +463,9 @@ fn attr(config: &TracerConfig) -> Attr {
             | perf::FLAG_TASK
             | perf::FLAG_SAMPLE_ID_ALL
             | perf::FLAG_USE_CLOCKID
-            | perf::FLAG_CONTEXT_SWITCH,
+            | perf::FLAG_CONTEXT_SWITCH
+            | perf::FLAG_WATERMARK,
+        wakeup_events: (pages * 4096 / 4).max(1) as u32,
         sample_regs_user: records::REGS_MASK,
         sample_stack_user: config.stack_bytes.next_multiple_of(8).min(60_000),
         clockid: libc::CLOCK_MONOTONIC,
@@ -546,5 +546,32 @@ mod tests {
             .filter_map(|s| s.stack)
             .any(|id| stacks.frames(id).any(|f| f.module.starts_with("dash") || f.module.starts_with("bash")));
         assert!(named, "samples unwound into the shell's own code");
+    }
+
+    #[test]
+    fn records_are_kept_while_no_drain_comes_for_seconds() {
+        // Two busy shells for 1.5 s: about 300 samples of 8 KiB, three times what the rings hold,
+        // and no drain until the end, as when the sampler is starved of CPU.
+        let spin = "i=0; while [ $i -lt 1500000 ]; do i=$((i+1)); done";
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &format!("sleep 0.05; ({spin}) & {spin}; wait")])
+            .spawn()
+            .unwrap();
+        let mut stacks = Stacks::new();
+        let tracer = match Tracer::start(child.id() as i32, &TracerConfig::default()) {
+            Ok(t) => t,
+            Err(line) => {
+                eprintln!("{line}");
+                child.wait().unwrap();
+                return;
+            }
+        };
+        let t0 = std::time::Instant::now();
+        child.wait().unwrap();
+        let (_, summary) = tracer.finish(&mut stacks);
+        let on_s: f64 = summary.threads.iter().map(|t| t.on_ns as f64 * 1e-9).sum();
+        eprintln!("{:.2} s, {on_s:.2} s on a CPU: {summary:?}", t0.elapsed().as_secs_f64());
+        assert_eq!(summary.lost, 0, "{summary:?}");
+        assert!(summary.samples as f64 >= 0.8 * on_s / 0.01, "a sample per 10 ms on a CPU: {summary:?}");
     }
 }

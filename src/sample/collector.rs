@@ -1,0 +1,133 @@
+//! The tracer's ring buffers, emptied by a thread of their own.
+//!
+//! The sampler drains the rings on every sweep, but a job that keeps every CPU busy starves it:
+//! with 64 busy threads on two CPUs the sampler's fair share is 1/33 of a CPU, its first sweep
+//! over the new threads took 2.9 s of wall time, and the rings (512 KiB, about 60 samples with
+//! their stacks) overflowed meanwhile. The collector sleeps in `poll` until the kernel says a ring
+//! is a quarter full (the watermark set on its event), copies the records out, and sleeps again:
+//! a few microseconds of CPU a few times a second, which the scheduler grants at once. It starts
+//! with the tracer: the sampler's first sweep over a new process (reading its modules' symbol and
+//! unwind tables) is the longest, and records pile up fastest while the job starts its threads.
+
+use super::perf::Ring;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+
+/// The rings and the records copied out of them, one list per ring.
+struct Rings {
+    rings: Vec<Ring>,
+    taken: Vec<Vec<Vec<u8>>>,
+}
+
+impl Rings {
+    fn copy_out(&mut self) {
+        for (r, out) in self.rings.iter_mut().zip(&mut self.taken) {
+            r.drain(out);
+        }
+    }
+}
+
+/// The rings of one tracer: drained on demand, and by a thread once [`Collector::watch`] started it.
+pub struct Collector {
+    shared: Arc<Mutex<Rings>>,
+    fds: Vec<RawFd>,
+    thread: Option<(OwnedFd, JoinHandle<f64>)>,
+}
+
+impl Collector {
+    /// Holds `rings`; nothing runs yet.
+    pub fn new(rings: Vec<Ring>) -> Collector {
+        let fds = rings.iter().map(Ring::fd).collect();
+        let taken = vec![Vec::new(); rings.len()];
+        Collector { shared: Arc::new(Mutex::new(Rings { rings, taken })), fds, thread: None }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Rings> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The descriptors of the rings' events, for redirecting other events into them.
+    pub fn fds(&self) -> &[RawFd] {
+        &self.fds
+    }
+
+    /// Starts the collector thread (a no-op once it runs, and when no thread or eventfd can be
+    /// made: the sampler's drains remain).
+    pub fn watch(&mut self) {
+        if self.thread.is_some() {
+            return;
+        }
+        // SAFETY: eventfd returns a new descriptor or -1.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return;
+        }
+        // SAFETY: the descriptor is new and owned here.
+        let stop = unsafe { OwnedFd::from_raw_fd(fd) };
+        let (shared, fds, stop_fd) = (self.shared.clone(), self.fds.clone(), stop.as_raw_fd());
+        let spawned =
+            std::thread::Builder::new().name("scalescope-rings".into()).stack_size(64 * 1024).spawn(move || {
+                collect(&shared, fds, stop_fd);
+                super::procfs::thread_cpu_s()
+            });
+        if let Ok(h) = spawned {
+            self.thread = Some((stop, h));
+        }
+    }
+
+    /// Every record copied out so far and every one in the rings now, per ring, in order.
+    pub fn take(&mut self) -> Vec<Vec<Vec<u8>>> {
+        let mut r = self.lock();
+        r.copy_out();
+        let n = r.taken.len();
+        std::mem::replace(&mut r.taken, vec![Vec::new(); n])
+    }
+
+    /// Stops the thread and returns the CPU seconds it used; the rings stay until the
+    /// collector is dropped.
+    pub fn stop(&mut self) -> f64 {
+        let Some((stop, h)) = self.thread.take() else { return 0.0 };
+        let one: u64 = 1;
+        // SAFETY: writes eight bytes from a local to the eventfd owned here.
+        unsafe { libc::write(stop.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        h.join().unwrap_or(0.0)
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The thread: waits for a ring to reach its watermark (or for `stop`), copies every ring out.
+/// A ring whose event hung up (its task gone) is no longer waited on, but still copied out.
+fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd) {
+    loop {
+        let mut polled: Vec<libc::pollfd> = std::iter::once(stop)
+            .chain(fds.iter().copied())
+            .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+            .collect();
+        // SAFETY: `polled` is a valid array of pollfd for the call.
+        let n = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, -1) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if polled[0].revents != 0 {
+            return;
+        }
+        if polled[1..].iter().any(|p| p.revents & libc::POLLIN != 0) {
+            shared.lock().unwrap_or_else(PoisonError::into_inner).copy_out();
+        }
+        let hung: Vec<RawFd> = polled[1..]
+            .iter()
+            .filter(|p| p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0)
+            .map(|p| p.fd)
+            .collect();
+        fds.retain(|fd| !hung.contains(fd));
+    }
+}
