@@ -20,6 +20,8 @@ pub type StackId = u32;
 pub const BLOCKED_STACK_BYTES: usize = 32 * 1024;
 /// Frames kept per stack at most (the outermost are dropped past it).
 const MAX_FRAMES: usize = 128;
+/// Frame records tried as the frame pointer of a stack unwound without one.
+const FP_CANDIDATES: usize = 4;
 
 /// One frame: the function (or `module+0xoffset` without a symbol) and its module.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -152,8 +154,36 @@ impl Stacks {
     }
 
     /// Return addresses, innermost first, adjusted for lookup (a return address minus one).
+    ///
+    /// A blocked thread's frame pointer is not known (`/proc/<tid>/syscall` ends with sp and pc
+    /// only), and the unwinding stops at the first caller whose unwind rule needs it: code built
+    /// with frame pointers, such as Rust's standard library, whose `Mutex::lock_contended` then
+    /// hid the program's own frames. The frame pointer is then taken from the stack itself: the
+    /// lowest [`FP_CANDIDATES`] frame records above `sp` (a slot holding 0 or an address higher
+    /// up the stack, followed by a return address into a mapped module) are tried, and the
+    /// longest unwinding is kept.
     fn addresses(&mut self, pid: i32, regs: Regs, stack: &[u8]) -> Vec<u64> {
         self.ensure(pid, regs.pc);
+        let mut best = self.unwind_from(pid, regs, stack);
+        if regs.fp == 0 {
+            let records = self
+                .procs
+                .get(&pid)
+                .map(|p| frame_records(stack, regs.sp, |a| p.mods.iter().any(|m| m.range.contains(&a))));
+            for fp in records.unwrap_or_default() {
+                let tried = self.unwind_from(pid, Regs { fp, ..regs }, stack);
+                if tried.len() > best.len() {
+                    best = tried;
+                }
+            }
+        }
+        if best.is_empty() {
+            best.push(regs.pc);
+        }
+        best
+    }
+
+    fn unwind_from(&mut self, pid: i32, regs: Regs, stack: &[u8]) -> Vec<u64> {
         let Some(p) = self.procs.get(&pid) else { return vec![regs.pc] };
         let sp = regs.sp;
         let mut read = |addr: u64| -> Result<u64, ()> {
@@ -168,9 +198,6 @@ impl Stacks {
             if out.len() >= MAX_FRAMES {
                 break;
             }
-        }
-        if out.is_empty() {
-            out.push(regs.pc);
         }
         out
     }
@@ -331,6 +358,25 @@ fn native_regs(r: Regs) -> framehop::UnwindRegsNative {
     framehop::UnwindRegsNative::new(r.lr, r.sp, r.fp)
 }
 
+/// The lowest [`FP_CANDIDATES`] frame records in `stack` (read from `sp` up): 8-aligned slots
+/// whose word is 0 or an address further up this stack (the caller's frame pointer) and whose
+/// next word is a return address for which `code` holds.
+fn frame_records(stack: &[u8], sp: u64, code: impl Fn(u64) -> bool) -> Vec<u64> {
+    let word = |off: usize| stack.get(off..off + 8).map(|b| u64::from_le_bytes(b.try_into().expect("eight bytes")));
+    let top = sp + stack.len() as u64;
+    let first = (8 - (sp % 8) as usize) % 8;
+    (first..stack.len().saturating_sub(15))
+        .step_by(8)
+        .filter(|&off| {
+            let (Some(saved), Some(ret)) = (word(off), word(off + 8)) else { return false };
+            let at = sp + off as u64;
+            (saved == 0 || (saved > at && saved < top)) && ret > 0x1000 && code(ret)
+        })
+        .take(FP_CANDIDATES)
+        .map(|off| sp + off as u64)
+        .collect()
+}
+
 /// Reads up to `len` bytes of `pid`'s memory from `sp` up, stopping at the first unmapped page
 /// (the top of the stack).
 fn read_stack(pid: i32, sp: u64, len: usize) -> std::io::Result<Vec<u8>> {
@@ -448,6 +494,25 @@ mod tests {
             f("libgomp.so.1+0x1d2c5", "libgomp.so.1"),
         ];
         assert_eq!(wait_site(pool.iter(), 2).unwrap(), "libgomp.so.1+0x1d2c5 ← libgomp.so.1+0x1b9aa");
+    }
+
+    #[test]
+    fn frame_records_are_a_saved_frame_pointer_then_a_return_address() {
+        let sp = 0x7000_0000u64;
+        let words: [u64; 8] = [
+            0x5555_1234, // a return address with no saved frame pointer below it
+            sp + 0x30,   // a saved frame pointer further up…
+            0x5555_2000, // …then a return address: a record at sp + 16
+            sp - 8,      // below the slot: not a frame pointer
+            0x5555_3000,
+            0, // the outermost record (frame pointer 0)
+            0x5555_4000,
+            7, // neither 0 nor on the stack
+        ];
+        let stack: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let code = |a: u64| (0x5555_0000..0x5556_0000).contains(&a);
+        assert_eq!(frame_records(&stack, sp, code), vec![sp + 8, sp + 40]);
+        assert!(frame_records(&stack, sp, |_| false).is_empty());
     }
 
     #[test]

@@ -120,6 +120,27 @@ pub fn histogram() -> &'static Path {
     BIN.get_or_init(|| build_workload("histogram"))
 }
 
+/// tests/workloads/histogram.rs (workers contending on a `std::sync::Mutex`), built once per
+/// test binary with the toolchain's rustc, optimised, symbols kept.
+pub fn histogram_rust() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("histogram-rs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder for the workload");
+        let out = dir.join("histogram");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/histogram.rs");
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let st = std::process::Command::new(rustc)
+            .args(["--edition", "2021", "-C", "opt-level=2", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .expect("rustc runs");
+        assert!(st.success(), "rustc failed on {}", src.display());
+        out
+    })
+}
+
 /// tests/workloads/histogram.c with update_histogram inlined into its callers, and DWARF (-g).
 pub fn histogram_inlined() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();

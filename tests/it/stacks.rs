@@ -208,6 +208,25 @@ fn a_function_inlined_into_its_caller_is_named_from_the_debug_information() {
 }
 
 #[test]
+fn a_rust_mutex_is_named_where_it_is_taken() {
+    let _guard = common::measuring();
+    if std::env::var_os(INNER).is_some() {
+        return;
+    }
+    // The standard library's lock_contended keeps a frame pointer; /proc gives a blocked thread's
+    // sp and pc only, and the frame pointer is found on its stack.
+    let d = tempfile::tempdir().unwrap();
+    let exe = common::histogram_rust().to_str().unwrap().to_string();
+    let o = common::sweep(d.path(), "-r 1 -w 0", &[&exe, "4", "0.6"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let out = common::stdout(&o);
+    // Without debug information the inlined Mutex::lock is not named: the site starts at the
+    // standard library's lock_contended.
+    let site = "lock_contended ← histogram::update_histogram ← histogram::worker (heap+0x";
+    assert!(out.lines().any(|l| l.contains(": lock at ") && l.contains(site)), "{out}");
+}
+
+#[test]
 fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
     let _guard = common::measuring();
     if std::env::var_os(INNER).is_some() {
