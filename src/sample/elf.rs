@@ -3,13 +3,20 @@
 //! load segments (to turn a mapping into a load bias), the build id, a symbol table that
 //! prefers sized functions and objects over markers and never names an address past a
 //! symbol's end, and the functions inlined at an address (DWARF, through addr2line, where the
-//! file has uncompressed debug information). Names are demangled (Rust, then C++).
+//! file has uncompressed debug information). A stripped file takes its symbols (and DWARF) from
+//! its separate debug file where a distribution's debug package installed one. Names are
+//! demangled (Rust, then C++).
 
 use crate::mapped::Mapped;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::collections::HashMap;
 use std::ops::{Deref, Range};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+/// Where debug packages install separate debug files (`.build-id/xx/….debug`, or the file's own
+/// folder under it).
+pub const DEBUG_ROOT: &str = "/usr/lib/debug";
 
 /// The bytes of an ELF image: a mapped file, or a copy (the vDSO).
 pub enum Bytes {
@@ -76,12 +83,18 @@ pub struct Elf {
     has_dwarf: bool,
     little_endian: bool,
     dwarf: OnceLock<Option<Dwarf>>,
+    /// Where the file was read from, to find its separate debug file.
+    path: Option<PathBuf>,
+    /// The separate debug file (a distribution's `-dbg`/`-dbgsym` package), looked for on first use.
+    debug: OnceLock<Option<Box<Elf>>>,
 }
 
 impl Elf {
     /// Maps and indexes the file at `path`; `None` when it is not a readable ELF file.
     pub fn open(path: &str) -> Option<Elf> {
-        Elf::parse(Bytes::Mapped(Mapped::open(std::path::Path::new(path)).ok()?))
+        let mut elf = Elf::parse(Bytes::Mapped(Mapped::open(Path::new(path)).ok()?))?;
+        elf.path = Some(PathBuf::from(path));
+        Some(elf)
     }
 
     /// Indexes an image; `None` when it is not ELF.
@@ -120,6 +133,8 @@ impl Elf {
             has_dwarf,
             little_endian,
             dwarf: OnceLock::new(),
+            path: None,
+            debug: OnceLock::new(),
         })
     }
 
@@ -133,14 +148,54 @@ impl Elf {
         Some(start.wrapping_add(off.wrapping_sub(pgoff)).wrapping_sub(*vaddr))
     }
 
-    /// The symbol table, parsed on first use.
+    /// The symbol table, parsed on first use. A stripped file (no `.symtab`) takes the symbols of
+    /// its separate debug file too, where one is installed.
     pub fn symbols(&self) -> &SymbolTable {
-        self.symbols.get_or_init(|| SymbolTable::parse(self.map.bytes()).unwrap_or_default())
+        self.symbols.get_or_init(|| {
+            let debug = self.debug_file().filter(|_| !self.sections.contains_key(&b".symtab"[..]));
+            let images: Vec<&[u8]> = std::iter::once(self.map.bytes()).chain(debug.map(|d| d.map.bytes())).collect();
+            SymbolTable::parse(&images)
+        })
+    }
+
+    /// The separate debug file of a stripped file, as gdb finds it: by build id under
+    /// [`DEBUG_ROOT`]`/.build-id/`, or by the name in `.gnu_debuglink` next to the file, in its
+    /// `.debug/` folder or under [`DEBUG_ROOT`]. A file whose build id differs is not it.
+    fn debug_file(&self) -> Option<&Elf> {
+        self.debug
+            .get_or_init(|| {
+                let mut candidates = Vec::new();
+                if let Some(id) = self.build_id.as_deref().filter(|id| id.len() > 2) {
+                    candidates.push(Path::new(DEBUG_ROOT).join(format!(".build-id/{}/{}.debug", &id[..2], &id[2..])));
+                }
+                if let (Some(name), Some(dir)) = (self.debuglink(), self.path.as_deref().and_then(Path::parent)) {
+                    candidates.push(dir.join(&name));
+                    candidates.push(dir.join(".debug").join(&name));
+                    candidates.push(Path::new(DEBUG_ROOT).join(dir.strip_prefix("/").unwrap_or(dir)).join(&name));
+                }
+                candidates.into_iter().filter(|c| Some(c.as_path()) != self.path.as_deref()).find_map(|c| {
+                    let elf = Elf::parse(Bytes::Mapped(Mapped::open(&c).ok()?))?;
+                    (elf.build_id.is_none() || self.build_id.is_none() || elf.build_id == self.build_id)
+                        .then(|| Box::new(elf))
+                })
+            })
+            .as_deref()
+    }
+
+    /// The file name in `.gnu_debuglink` (up to its NUL), if any.
+    fn debuglink(&self) -> Option<String> {
+        let (_, file) = self.sections.get(&b".gnu_debuglink"[..])?;
+        let bytes = self.map.bytes().get(file.clone())?;
+        let name = &bytes[..bytes.iter().position(|&b| b == 0)?];
+        (!name.is_empty() && !name.contains(&b'/')).then(|| String::from_utf8_lossy(name).into_owned())
     }
 
     /// The functions inlined at `svma` (an address in the file's own terms), outermost first,
     /// demangled; empty where nothing is inlined there or the file has no readable DWARF.
     pub fn inlined(&self, svma: u64) -> Vec<String> {
+        if !self.has_dwarf {
+            return self.debug_file().filter(|d| d.has_dwarf).map_or_else(Vec::new, |d| d.inlined(svma));
+        }
         let Some(Dwarf(ctx)) = self.dwarf.get_or_init(|| self.load_dwarf()).as_ref() else { return Vec::new() };
         let ctx = ctx.lock().unwrap_or_else(|e| e.into_inner());
         let Ok(mut frames) = ctx.find_frames(svma).skip_all_loads() else { return Vec::new() };
@@ -215,14 +270,15 @@ pub struct SymbolTable {
 }
 
 impl SymbolTable {
-    /// Reads the symbol tables (`.symtab` and `.dynsym`) of an ELF image.
-    pub fn parse(data: &[u8]) -> Option<SymbolTable> {
-        let file = object::File::parse(data).ok()?;
+    /// Reads the symbol tables (`.symtab` and `.dynsym`) of ELF images of one file (the file and
+    /// its separate debug file, whose addresses are the same); an image that is not ELF adds none.
+    pub fn parse(images: &[&[u8]]) -> SymbolTable {
+        let files: Vec<object::File> = images.iter().filter_map(|d| object::File::parse(*d).ok()).collect();
         // At one address the best symbol wins: a sized function or object over a marker
         // (`_edata`, `__bss_start`, `__TMC_END__`), global over local (`completed.0`).
-        let mut all: Vec<(u64, u8, u64, &str)> = file
-            .symbols()
-            .chain(file.dynamic_symbols())
+        let mut all: Vec<(u64, u8, u64, &str)> = files
+            .iter()
+            .flat_map(|f| f.symbols().chain(f.dynamic_symbols()))
             .filter(|s| s.address() != 0 && s.is_definition())
             .filter_map(|s| {
                 let sized = s.size() > 0 && matches!(s.kind(), SymbolKind::Text | SymbolKind::Data);
@@ -232,7 +288,7 @@ impl SymbolTable {
             .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         all.dedup_by_key(|s| s.0);
-        Some(SymbolTable { by_addr: all.into_iter().map(|(a, _, size, n)| (a, size, demangle(n))).collect() })
+        SymbolTable { by_addr: all.into_iter().map(|(a, _, size, n)| (a, size, demangle(n))).collect() }
     }
 
     /// The symbol whose extent holds `vaddr` and the offset into it; a symbol without a size
@@ -336,6 +392,31 @@ mod tests {
         assert!(name.ends_with("demangles_rust_and_cpp_and_keeps_c"), "{name}");
         assert_eq!(off, 0);
         assert!(elf.sections.contains_key(&b".eh_frame"[..]));
+    }
+
+    #[test]
+    fn a_stripped_file_is_named_from_its_separate_debug_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, exe) = (dir.path().join("p.c"), dir.path().join("p"));
+        std::fs::write(&src, "static int __attribute__((noinline)) hidden_step(int x) { return x * 3; }\nint main(int c, char **v) { return hidden_step(c); }\n").unwrap();
+        let run = |cmd: &str, args: &[&std::ffi::OsStr]| {
+            let st = std::process::Command::new(cmd).args(args).current_dir(dir.path()).status();
+            assert!(st.is_ok_and(|s| s.success()), "{cmd} {args:?}");
+        };
+        let os = |s: &'static str| std::ffi::OsStr::new(s);
+        run("cc", &[os("-O1"), os("-o"), exe.as_os_str(), src.as_os_str()]);
+        let hidden = |path: &std::path::Path| -> bool {
+            let elf = Elf::open(path.to_str().unwrap()).unwrap();
+            elf.symbols().by_addr.iter().any(|(_, _, n)| n == "hidden_step")
+        };
+        assert!(hidden(&exe), "a static function is in .symtab");
+        run("objcopy", &[os("--only-keep-debug"), os("p"), os("p.debug")]);
+        run("strip", &[os("--strip-all"), os("p")]);
+        std::fs::rename(dir.path().join("p.debug"), dir.path().join("elsewhere.debug")).unwrap();
+        assert!(!hidden(&exe), "stripped, and no debug file found");
+        std::fs::rename(dir.path().join("elsewhere.debug"), dir.path().join("p.debug")).unwrap();
+        run("objcopy", &[os("--add-gnu-debuglink=p.debug"), os("p")]);
+        assert!(hidden(&exe), "named from p.debug, found by .gnu_debuglink");
     }
 
     #[test]
