@@ -158,6 +158,11 @@ impl Elf {
         })
     }
 
+    /// Whether the symbol table and the DWARF have been read (their first use costs the most).
+    pub fn names_loaded(&self) -> bool {
+        self.symbols.get().is_some() && (!self.has_dwarf || self.dwarf.get().is_some())
+    }
+
     /// The separate debug file of a stripped file, as gdb finds it: by build id under
     /// [`DEBUG_ROOT`]`/.build-id/`, or by the name in `.gnu_debuglink` next to the file, in its
     /// `.debug/` folder or under [`DEBUG_ROOT`]. A file whose build id differs is not it.

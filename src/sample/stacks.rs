@@ -285,8 +285,12 @@ impl Stacks {
             return f.clone();
         }
         let mut frames = Vec::new();
+        // A file's first lookup reads its symbol table (and its debug file's) and its DWARF: a
+        // one-off, counted apart from the sweeps' cost like opening the file.
+        let mut first_use_s = 0.0;
         match self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr))) {
             Some(m) => {
+                let cpu0 = (!m.elf.names_loaded()).then(super::procfs::thread_cpu_s);
                 let svma = addr.wrapping_sub(m.bias);
                 let function = match m.elf.symbols().lookup(svma) {
                     Some((name, _)) => name.to_string(),
@@ -294,11 +298,13 @@ impl Stacks {
                 };
                 let module = m.name.clone();
                 let inlined = m.elf.inlined(svma);
+                first_use_s = cpu0.map_or(0.0, |c| super::procfs::thread_cpu_s() - c);
                 frames.push(Frame { function, module: module.clone() });
                 frames.extend(inlined.into_iter().map(|function| Frame { function, module: module.clone() }));
             }
             None => frames.push(Frame { function: format!("{addr:#x}"), module: "?".into() }),
         };
+        self.load_cpu_s += first_use_s;
         let known = frames[0].module != "?";
         let ids: Vec<u32> = frames.into_iter().map(|f| self.frame_id(f)).collect();
         // An address outside every known module may be named once its module is known.
