@@ -109,7 +109,20 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs).
     let loaded =
         gated && lt.as_ref().and_then(|l| l.item(&Cause::OtherLoad)).is_some_and(|i| i.share() >= causes::LOADED);
-    out.extend(curve::retrograde(s, name, cpus, local, &label));
+    // The ledger's own word: other processes explain most of the loss at this count.
+    let load_said = out.iter().any(|f| {
+        f.kind == Kind::NoisyMeasurement
+            && f.at == Some(top.count)
+            && f.cost_pct.is_some_and(|c| c >= 100.0 * causes::LOADED)
+    });
+    // A slowdown measured while other processes held the CPUs may be theirs: said, not raised.
+    out.extend(curve::retrograde(s, name, cpus, local, &label).map(|mut f| {
+        if loaded || load_said {
+            f.severity = Severity::Low;
+            f.evidence.push("other processes held the CPUs for most of the lost capacity: the machine's load may make it slower, not the count".into());
+        }
+        f
+    }));
     if local {
         out.extend(curve::oversubscription(doc, s, name, cpus, &label));
         let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count));
@@ -124,7 +137,10 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             && !f.kind.describes_curve()
             && f.kind != Kind::NoisyMeasurement
     });
-    let ignored = curve::threads_ignored(base, top, (lb.as_ref(), lt.as_ref()), cpus, name, &label).filter(|_| !caused);
+    // Nor when other processes held the CPUs for most of the loss: they alone can flatten the
+    // speed-up that the finding stands on.
+    let ignored = curve::threads_ignored(base, top, (lb.as_ref(), lt.as_ref()), cpus, name, &label)
+        .filter(|_| !caused && !loaded && !load_said);
     if let Some(f) = ignored {
         // The idle CPUs with no work are what an ignored parameter looks like: said once.
         out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(top.count)));

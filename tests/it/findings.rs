@@ -218,6 +218,23 @@ fn a_program_that_ignores_the_parameter_is_threads_ignored() {
 }
 
 #[test]
+fn a_flat_curve_while_other_processes_held_the_cpus_is_not_blamed_on_the_program() {
+    // Real sweeps taken while other builds held the CPUs: the load explains most of the loss, so
+    // the slowdown is said at low severity with why, and the flat speed-up is not threads-ignored.
+    for (case, claim) in [("pbzip2", "[high] retrograde"), ("xargs", "threads-ignored")] {
+        let o = in_fixtures(&["show", &format!("loaded/{case}"), "--color", "never"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(!out.contains(claim), "{case}: {out}");
+        assert!(out.contains("other processes held the CPUs"), "{case}: {out}");
+        assert!(!out.contains("[high]"), "{case}: {out}");
+    }
+    let out = stdout(&in_fixtures(&["show", "loaded/pbzip2", "--color", "never"]));
+    assert!(out.contains("[low] retrograde"), "{out}");
+    assert!(out.contains("the machine's load may make it slower"), "{out}");
+}
+
+#[test]
 fn runs_of_a_few_milliseconds_are_startup_dominated() {
     let f = findings("1,2", &["scalable", "--threads", "{threads}", "--ops", "10000"]);
     assert!(f.iter().any(|x| x.kind == Kind::StartupDominated), "{:?}", kinds(&f));
