@@ -92,7 +92,10 @@ pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label:
             r.change_pct
         ),
         evidence: vec![format!("best: {}", count_label(r.beyond, name)), format!("judged by: {}", r.judged_by)],
-        advice: format!("run at {}; the causes above say what grows with the count", count_label(r.beyond, name)),
+        advice: format!(
+            "run at {}; the cause findings of this sweep, where there are any, say what grows with the count",
+            count_label(r.beyond, name)
+        ),
         cost_pct: None,
         at: Some(r.at),
     })

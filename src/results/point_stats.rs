@@ -78,7 +78,7 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
     let Some(wall) = &stats.wall_s else { return w };
     if wall.n >= 2 && wall.rel_stddev() > NOISY_REL_STDDEV {
         w.push(format!(
-            "wall times vary by {:.0}% (σ/mean): the machine may be busy; more runs or --order interleaved help",
+            "wall times vary by {:.0}% (σ/mean): the machine may be busy; more runs help, on a quieter machine",
             100.0 * wall.rel_stddev()
         ));
     }
