@@ -148,11 +148,6 @@ impl Ring {
         self.event.fd
     }
 
-    /// Bytes of records waiting in the buffer.
-    pub fn pending(&self) -> usize {
-        (self.control(1024).load(Ordering::Acquire).saturating_sub(self.tail)) as usize
-    }
-
     /// Bytes of buffer.
     pub fn bytes(&self) -> usize {
         self.data_pages * PAGE

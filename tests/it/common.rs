@@ -125,19 +125,8 @@ pub fn histogram() -> &'static Path {
 pub fn histogram_rust() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("histogram-rs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a folder for the workload");
-        let out = dir.join("histogram");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/histogram.rs");
-        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-        let st = std::process::Command::new(rustc)
-            .args(["--edition", "2021", "-C", "opt-level=2", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("rustc runs");
-        assert!(st.success(), "rustc failed on {}", src.display());
-        out
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+        build(&rustc, &["--edition", "2021", "-C", "opt-level=2"], "histogram.rs", &[])
     })
 }
 
@@ -162,23 +151,31 @@ fn build_workload(name: &str) -> PathBuf {
 
 /// The same with more compiler flags.
 fn build_workload_with(name: &str, flags: &[&str]) -> PathBuf {
+    build("cc", &["-O1", "-pthread"], &format!("{name}.c"), flags)
+}
+
+/// Builds tests/workloads/SOURCE with `compiler`, its `options` and `flags`, into a program named
+/// after the source without its extension.
+fn build(compiler: &str, options: &[&str], source: &str, flags: &[&str]) -> PathBuf {
     share();
-    // One folder per run of the tests (two may build at the same time) and variant; the program
-    // keeps its name.
-    let variant: String = flags.concat().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}{variant}-{}", std::process::id()));
+    // One folder per run of the tests (two may build at the same time), source and variant; the
+    // program keeps its name.
+    let name = source.split_once('.').map_or(source, |(n, _)| n);
+    let variant: String =
+        [source].iter().chain(flags).flat_map(|f| f.chars()).filter(|c| c.is_ascii_alphanumeric()).collect();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{variant}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a folder for the workload");
     let out = dir.join(name);
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/workloads/{name}.c"));
-    let st = std::process::Command::new("cc")
-        .args(["-O1", "-pthread"])
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads").join(source);
+    let st = std::process::Command::new(compiler)
+        .args(options)
         .args(flags)
         .arg("-o")
         .arg(&out)
         .arg(&src)
         .status()
-        .expect("cc runs");
-    assert!(st.success(), "cc failed on {}", src.display());
+        .unwrap_or_else(|e| panic!("{compiler} runs: {e}"));
+    assert!(st.success(), "{compiler} failed on {}", src.display());
     out
 }
 

@@ -133,6 +133,13 @@ fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool)
     (sites, ev.finish(Phases { startup_end_s: 0.0, tail_start_s: f64::INFINITY }, &untraced), traced)
 }
 
+/// Runs `scalescope run -o r OPTIONS -- COMMAND…` in `dir`, which must succeed; its stdout.
+fn swept(dir: &std::path::Path, options: &str, command: &[&str]) -> String {
+    let o = common::sweep(dir, options, command);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    common::stdout(&o)
+}
+
 fn top(sites: &HashMap<String, usize>) -> &str {
     sites.iter().max_by_key(|(_, n)| **n).map(|(s, _)| s.as_str()).unwrap_or("")
 }
@@ -187,9 +194,7 @@ fn a_function_inlined_into_its_caller_is_named_from_the_debug_information() {
     // update_histogram is inlined into worker: only DWARF knows it is there.
     let d = tempfile::tempdir().unwrap();
     let exe = common::histogram_inlined().to_str().unwrap().to_string();
-    let o = common::sweep(d.path(), "-r 1 -w 0", &[&exe, "contend", "4", "0.6"]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
-    let out = common::stdout(&o);
+    let out = swept(d.path(), "-r 1 -w 0", &[&exe, "contend", "4", "0.6"]);
     assert!(out.contains("lock at pthread_mutex_lock ← update_histogram ← worker"), "{out}");
     let doc = common::results(&d.path().join("r"));
     let t = doc.points[0].runs[0].threads.as_ref().expect("the run is sampled");
@@ -217,9 +222,7 @@ fn a_rust_mutex_is_named_where_it_is_taken() {
     // sp and pc only, and the frame pointer is found on its stack.
     let d = tempfile::tempdir().unwrap();
     let exe = common::histogram_rust().to_str().unwrap().to_string();
-    let o = common::sweep(d.path(), "-r 1 -w 0", &[&exe, "4", "0.6"]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
-    let out = common::stdout(&o);
+    let out = swept(d.path(), "-r 1 -w 0", &[&exe, "4", "0.6"]);
     // Without debug information the inlined Mutex::lock is not named: the site starts at the
     // standard library's lock_contended.
     let site = "lock_contended ← histogram::update_histogram ← histogram::worker (heap+0x";
@@ -237,9 +240,7 @@ fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
     let site = "lock at pthread_mutex_lock ← update_histogram ← load_config (heap+0x";
     let sweep = || {
         let _ = std::fs::remove_dir_all(d.path().join("r"));
-        let o = common::sweep(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "startup", "{n}", "0.6"]);
-        assert!(o.status.success(), "{}", common::stderr(&o));
-        common::stdout(&o)
+        swept(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "startup", "{n}", "0.6"])
     };
     // One run of 0.9 s: a busy moment of the machine can hide the loaders' waits; once more then.
     let mut out = sweep();
@@ -295,8 +296,7 @@ fn stored_stacks_become_flame_graphs_and_folded_text() {
     }
     let d = tempfile::tempdir().unwrap();
     let exe = histogram().to_str().unwrap().to_string();
-    let o = common::sweep(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "contend", "{n}", "0.6"]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    swept(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "contend", "{n}", "0.6"]);
     let folded = d.path().join("f.txt");
     let o = common::scalescope(d.path(), &["report", "r", "--export-folded", folded.to_str().unwrap()]);
     assert!(o.status.success(), "{}", common::stderr(&o));
