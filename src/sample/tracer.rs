@@ -519,13 +519,17 @@ mod tests {
                 return;
             }
         };
+        // The shell runs before the tracer starts: compare with schedstat's on-CPU time since.
+        let read_on = || -> Option<u64> {
+            let s = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+            s.split_whitespace().next()?.parse().ok()
+        };
+        let on_at_start = read_on().unwrap_or(0);
         let mut all = Drained::default();
-        let mut schedstat = String::new();
+        let mut on_at_end = on_at_start;
         while child.try_wait().unwrap().is_none() {
             std::thread::sleep(std::time::Duration::from_millis(10));
-            if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")) {
-                schedstat = s;
-            }
+            on_at_end = read_on().unwrap_or(on_at_end);
             let d = tracer.drain(&mut stacks);
             all.intervals.extend(d.intervals);
             all.samples.extend(d.samples);
@@ -534,7 +538,7 @@ mod tests {
         all.intervals.extend(d.intervals);
         all.samples.extend(d.samples);
         let t = summary.threads.iter().find(|t| t.tid == pid).expect("the shell was traced");
-        let on_schedstat: u64 = schedstat.split_whitespace().next().unwrap().parse().unwrap();
+        let on_schedstat = on_at_end - on_at_start;
         eprintln!("{summary:?} schedstat on {on_schedstat}");
         assert!(t.on_ns > 0 && t.off_waiting_ns >= 250_000_000, "{t:?}");
         assert!(t.on_ns as f64 >= on_schedstat as f64 * 0.9, "{t:?} against {on_schedstat}");
