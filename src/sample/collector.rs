@@ -9,6 +9,7 @@
 //! with the tracer: the sampler's first sweep over a new process (reading its modules' symbol and
 //! unwind tables) is the longest, and records pile up fastest while the job starts its threads.
 
+use super::catch::Catcher;
 use super::perf::Ring;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -32,15 +33,17 @@ impl Rings {
 pub struct Collector {
     shared: Arc<Mutex<Rings>>,
     fds: Vec<RawFd>,
+    catcher: Option<Catcher>,
     thread: Option<(OwnedFd, JoinHandle<f64>)>,
 }
 
 impl Collector {
-    /// Holds `rings`; nothing runs yet.
-    pub fn new(rings: Vec<Ring>) -> Collector {
+    /// Holds `rings`, and the catcher of short waits whose rings its thread also watches;
+    /// nothing runs yet.
+    pub fn new(rings: Vec<Ring>, catcher: Option<Catcher>) -> Collector {
         let fds = rings.iter().map(Ring::fd).collect();
         let taken = vec![Vec::new(); rings.len()];
-        Collector { shared: Arc::new(Mutex::new(Rings { rings, taken })), fds, thread: None }
+        Collector { shared: Arc::new(Mutex::new(Rings { rings, taken })), fds, catcher, thread: None }
     }
 
     fn lock(&self) -> MutexGuard<'_, Rings> {
@@ -66,9 +69,10 @@ impl Collector {
         // SAFETY: the descriptor is new and owned here.
         let stop = unsafe { OwnedFd::from_raw_fd(fd) };
         let (shared, fds, stop_fd) = (self.shared.clone(), self.fds.clone(), stop.as_raw_fd());
+        let catcher = self.catcher.take();
         let spawned =
-            std::thread::Builder::new().name("scalescope-rings".into()).stack_size(64 * 1024).spawn(move || {
-                collect(&shared, fds, stop_fd);
+            std::thread::Builder::new().name("scalescope-rings".into()).stack_size(256 * 1024).spawn(move || {
+                collect(&shared, fds, stop_fd, catcher);
                 super::procfs::thread_cpu_s()
             });
         if let Ok(h) = spawned {
@@ -101,16 +105,25 @@ impl Drop for Collector {
     }
 }
 
-/// The thread: waits for a ring to reach its watermark (or for `stop`), copies every ring out.
-/// A ring whose event hung up (its task gone) is no longer waited on, but still copied out.
-fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd) {
+/// The thread: waits for a ring to reach its watermark (or for `stop`), copies every ring out;
+/// when a catch ring wakes it, catches the threads its switches left waiting. A ring whose event
+/// hung up (its task gone) is no longer waited on, but still copied out.
+fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher: Option<Catcher>) {
+    let mut catch_fds = catcher.as_ref().map_or_else(Vec::new, Catcher::fds);
     loop {
+        let paused = catcher.as_mut().map(Catcher::paused_for);
+        let catching = matches!(paused, Some(None));
+        let timeout = match paused {
+            Some(Some(d)) => (d.as_micros().div_ceil(1000)).min(1000) as i32,
+            _ => -1,
+        };
         let mut polled: Vec<libc::pollfd> = std::iter::once(stop)
             .chain(fds.iter().copied())
+            .chain(catch_fds.iter().copied().filter(|_| catching))
             .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
             .collect();
         // SAFETY: `polled` is a valid array of pollfd for the call.
-        let n = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, -1) };
+        let n = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, timeout) };
         if n < 0 {
             if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                 continue;
@@ -120,8 +133,12 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd) {
         if polled[0].revents != 0 {
             return;
         }
-        if polled[1..].iter().any(|p| p.revents & libc::POLLIN != 0) {
+        let (ours, caught) = polled[1..].split_at(fds.len());
+        if ours.iter().any(|p| p.revents & libc::POLLIN != 0) {
             shared.lock().unwrap_or_else(PoisonError::into_inner).copy_out();
+        }
+        if let Some(c) = catcher.as_mut().filter(|_| caught.iter().any(|p| p.revents & libc::POLLIN != 0)) {
+            c.wake();
         }
         let hung: Vec<RawFd> = polled[1..]
             .iter()
@@ -129,5 +146,6 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd) {
             .map(|p| p.fd)
             .collect();
         fds.retain(|fd| !hung.contains(fd));
+        catch_fds.retain(|fd| !hung.contains(fd));
     }
 }

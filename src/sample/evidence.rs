@@ -70,17 +70,19 @@ impl Evidence {
         self.stacks.load_cpu_s
     }
 
-    /// Drains the tracer (call it every sweep) and returns what it found, already added to the
-    /// profile: the intervals that ended and the on-CPU samples.
-    pub fn sweep(&mut self) -> Drained {
+    /// Drains the tracer (call it every sweep) and returns what it found: the intervals that
+    /// ended, the on-CPU samples and the threads caught in short waits. Give it back to
+    /// [`Evidence::add`] once the caught waits are classified (and counted with
+    /// [`Evidence::caught`]).
+    pub fn drain(&mut self) -> Drained {
         self.stacks.next_sweep();
         let Some(t) = self.tracer.as_mut() else { return Drained::default() };
-        let d = t.drain(&mut self.stacks);
-        self.add(&d);
-        d
+        t.drain(&mut self.stacks)
     }
 
-    fn add(&mut self, d: &Drained) {
+    /// Adds what a drain found to the profile: samples, and intervals labelled by the waits seen
+    /// in them (so the caught ones must be counted first).
+    pub fn add(&mut self, d: &Drained) {
         for s in &d.samples {
             self.builder.sample(s);
         }
@@ -99,14 +101,29 @@ impl Evidence {
         let path = format!("/proc/{pid}/task/{tid}/syscall");
         let unmoved = || std::fs::read_to_string(&path).is_ok_and(|now| procfs::user_sp_pc(&now) == Some((sp, pc)));
         let id = self.stacks.blocked(pid, tid, sp, pc, unmoved)?;
-        self.builder.wait(tid, tracer::monotonic_ns(), id, class);
+        Some(self.wait(tid, tracer::monotonic_ns(), id, class))
+    }
+
+    /// A thread the catcher read in a short wait (see [`super::catch`]): as [`Evidence::blocked`],
+    /// from the stack copied then, counted in the profile at the instant it was read.
+    pub fn caught(&mut self, c: &super::catch::Catch, class: Class) -> Option<String> {
+        let (sp, pc) = procfs::user_sp_pc(&c.syscall)?;
+        let id = match &c.stack {
+            Some(s) if !s.is_empty() => self.stacks.blocked_from(c.pid, c.tid, sp, pc, s)?,
+            Some(_) => return None,
+            None => self.stacks.blocked_cached(c.tid, sp, pc)?,
+        };
+        Some(self.wait(c.tid, c.time_ns, id, class))
+    }
+
+    /// Counts a wait at stack `id` in the profile; returns where it is taken.
+    fn wait(&mut self, tid: i32, time_ns: u64, id: StackId, class: Class) -> String {
+        self.builder.wait(tid, time_ns, id, class);
         let stacks = &self.stacks;
-        Some(
-            self.sites
-                .entry(id)
-                .or_insert_with(|| stacks::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
-                .clone(),
-        )
+        self.sites
+            .entry(id)
+            .or_insert_with(|| stacks::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
+            .clone()
     }
 
     /// Ends the run. `phases` places the stacks (the accounting's, so that stacks and findings

@@ -5,6 +5,7 @@
 pub mod accounting;
 pub mod behaviour;
 pub mod capacity;
+pub mod catch;
 pub mod classify;
 mod collector;
 pub mod cpu;

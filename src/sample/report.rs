@@ -28,6 +28,11 @@ pub struct ThreadReport {
     pub sample_rate_hz: f64,
     /// CPU time the sampler itself used.
     pub sampler_cpu_s: f64,
+    /// Of that, the work its rate budget leaves out: opening each new thread's files, reading a
+    /// module's symbols and unwinding tables the first time, starting and draining the tracer,
+    /// naming the short waits it caught (absent from results recorded before it was kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sampler_oneoff_cpu_s: f64,
     /// The largest wait sites: locks by symbol, kernel waits by system call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_waits: Vec<Wait>,
@@ -82,6 +87,7 @@ impl ThreadReport {
         self.peak_threads += o.peak_threads;
         self.samples += o.samples;
         self.sampler_cpu_s += o.sampler_cpu_s;
+        self.sampler_oneoff_cpu_s += o.sampler_oneoff_cpu_s;
         self.voluntary_switches += o.voluntary_switches;
         self.involuntary_switches += o.involuntary_switches;
         self.read_bytes += o.read_bytes;
@@ -256,4 +262,8 @@ pub struct Timeline {
     pub runnable: Vec<f32>,
     /// Threads off-CPU by class, per bin.
     pub waiting: BTreeMap<Class, Vec<f32>>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }

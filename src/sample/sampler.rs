@@ -118,8 +118,9 @@ pub(crate) struct State {
     syscall_unreadable: bool,
     /// CPUs the workload kept busy during the latest sweep interval.
     busy_cpus: f64,
-    /// CPU seconds spent on one-off work: discovery, opening new threads' files.
-    oneoff_s: f64,
+    /// CPU seconds spent on work the rate budget leaves out: discovery, opening new threads'
+    /// files, a module's first symbols, the tracer's start and drains, the caught waits.
+    pub oneoff_s: f64,
     /// Whether the latest look for threads found new ones: the tree is still growing.
     growing: bool,
     /// Threads given an on-CPU sampling event so far.
@@ -241,9 +242,18 @@ impl State {
     fn drain_tracer(&mut self) {
         if let Some(e) = self.evidence.as_mut() {
             let t0 = procfs::thread_cpu_s();
-            let drained = e.sweep();
+            // Modules loaded meanwhile are counted by the loop, with the others.
+            let loads0 = e.load_cpu_s();
+            let drained = e.drain();
             self.switches.add(&drained);
-            self.oneoff_s += procfs::thread_cpu_s() - t0;
+            for c in &drained.caught {
+                self.caught(c);
+            }
+            let loads = self.evidence.as_mut().map_or(0.0, |e| {
+                e.add(&drained);
+                e.load_cpu_s() - loads0
+            });
+            self.oneoff_s += procfs::thread_cpu_s() - t0 - loads;
         }
     }
 
@@ -420,8 +430,9 @@ impl State {
         let t = self.threads.get_mut(&tid)?;
         t.waiting = waiting;
         // Off-CPU time since the previous read is put down to the wait it is in now, else to the
-        // one it was in then (it woke up in between).
-        let label: Label = waiting.or(previous);
+        // one it was in then (it woke up in between), else to a short wait it was caught in.
+        let caught = t.caught.take().map(|(_, l)| l);
+        let label: Label = waiting.or(previous).or(caught);
         let from = if first {
             let born = (t.start_boot_s - self.started_boot).max(0.0);
             if !self.config.prior_life && t.start_boot_s < self.started_boot {
@@ -490,6 +501,32 @@ impl State {
             *self.taken_at.entry(label).or_default().entry(at).or_default() += 1;
         }
         Some(label)
+    }
+
+    /// A thread the catcher read in a short wait: its label, kept for the thread's next window,
+    /// and where the wait is taken, from the stack copied then.
+    fn caught(&mut self, c: &super::catch::Catch) {
+        if !self.threads.contains_key(&c.tid) {
+            return;
+        }
+        let threads = &self.threads;
+        let syscall = procfs::syscall(&c.syscall);
+        let (class, site) =
+            classify::blocked(c.state, syscall, "", c.pid, |v| v != c.tid as u64 && threads.contains_key(&(v as i32)));
+        if let Some(s @ Site::Futex { addr, .. }) = &site
+            && !self.places.contains_key(s)
+        {
+            let place = self.place(c.pid, *addr);
+            self.places.insert(s.clone(), place);
+        }
+        let label = self.label(class, site);
+        if let Some(at) = self.evidence.as_mut().and_then(|e| e.caught(c, class)).filter(|a| !a.is_empty()) {
+            *self.taken_at.entry(label).or_default().entry(at).or_default() += 1;
+        }
+        let at = (c.time_ns.saturating_sub(self.switches.origin_ns())) as f64 * 1e-9;
+        if let Some(t) = self.threads.get_mut(&c.tid) {
+            t.caught = Some((at, label));
+        }
     }
 
     /// Resolves an address of `pid` while the process is alive; maps are read once and again on a miss.

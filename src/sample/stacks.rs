@@ -122,7 +122,21 @@ impl Stacks {
         if !still_there() {
             return None;
         }
-        let id = self.unwind(pid, Regs { pc, sp, fp: 0, lr: 0 }, &stack);
+        self.blocked_from(pid, tid, sp, pc, &stack)
+    }
+
+    /// The stack a thread blocked at `sp` and `pc` had when it was last unwound there.
+    pub fn blocked_cached(&self, tid: i32, sp: u64, pc: u64) -> Option<StackId> {
+        self.blocked.get(&(tid, sp, pc)).copied().flatten()
+    }
+
+    /// The stack of a blocked thread from a copy of its stack memory taken while it waited
+    /// (`stack`, the bytes from `sp` up), cached as [`Stacks::blocked`] is.
+    pub fn blocked_from(&mut self, pid: i32, tid: i32, sp: u64, pc: u64, stack: &[u8]) -> Option<StackId> {
+        if let Some(&hit) = self.blocked.get(&(tid, sp, pc)) {
+            return hit;
+        }
+        let id = self.unwind(pid, Regs { pc, sp, fp: 0, lr: 0 }, stack);
         self.blocked.insert((tid, sp, pc), id);
         id
     }
@@ -385,7 +399,7 @@ fn frame_records(stack: &[u8], sp: u64, code: impl Fn(u64) -> bool) -> Vec<u64> 
 
 /// Reads up to `len` bytes of `pid`'s memory from `sp` up, stopping at the first unmapped page
 /// (the top of the stack).
-fn read_stack(pid: i32, sp: u64, len: usize) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_stack(pid: i32, sp: u64, len: usize) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
     // One remote piece per page: a transfer stops at the first unreadable piece, not before.
     let mut remote = Vec::new();

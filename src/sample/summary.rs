@@ -119,6 +119,7 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
         samples: s.samples,
         sample_rate_hz: if wall_s > 0.0 { s.samples as f64 / wall_s } else { 0.0 },
         sampler_cpu_s,
+        sampler_oneoff_cpu_s: s.oneoff_s,
         top_waits,
         timeline: timeline(&s.history, &s.labels),
         concurrency_s: concurrency(&s.history),

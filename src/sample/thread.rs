@@ -31,6 +31,9 @@ pub(crate) struct Thread {
     pub stime: u64,
     /// The wait (label) it was in at the latest sweep, if it was off-CPU.
     pub waiting: Option<u32>,
+    /// The latest short wait the catcher read it in since that sweep: seconds since sampling
+    /// began, and its label.
+    pub caught: Option<(f64, u32)>,
     /// State letter at the latest sweep that read it.
     pub state: char,
     /// Sweeps that read it.
@@ -72,6 +75,7 @@ impl Thread {
             utime: st.utime,
             stime: st.stime,
             waiting: None,
+            caught: None,
             state: st.state,
             samples: 0,
             moved: 0,

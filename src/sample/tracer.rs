@@ -8,6 +8,7 @@
 //! unwound samples; nothing is silent: lost records, shrunken buffers and uncovered threads are
 //! limits lines.
 
+use super::catch::{self, Catch, Catcher};
 use super::collector::Collector;
 use super::perf::{self, Attr, Event, Ring};
 use super::procfs;
@@ -15,6 +16,7 @@ use super::records::{self, Record};
 use super::stacks::{StackId, Stacks};
 use super::switch_cost::SwitchCost;
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// How the tracer runs.
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +77,8 @@ pub struct Drained {
     pub through_ns: u64,
     /// Each thread's interval still in progress at `through_ns`, cut there (it goes on).
     pub open: Vec<Interval>,
+    /// Threads caught in waits too short for a sweep, since the last drain.
+    pub caught: Vec<Catch>,
 }
 
 /// One traced thread's exact totals.
@@ -150,6 +154,10 @@ struct Thread {
 /// A running tracer.
 pub struct Tracer {
     rings: Collector,
+    /// The catch rings' descriptors, one per covered CPU (empty when they could not be made).
+    catch_fds: Vec<i32>,
+    /// What the catcher caught, not yet drained.
+    caught: Arc<Mutex<Vec<Catch>>>,
     /// Events of threads that existed before the inherited ones, by thread.
     extra: HashMap<i32, Vec<Event>>,
     /// Records read and not yet turned into intervals, with the ring (CPU) each came from.
@@ -212,8 +220,18 @@ impl Tracer {
             ));
         }
         let ring_cpus: Vec<i32> = rings.iter().map(|(c, _)| *c).collect();
+        // The catch rings, one per covered CPU, or none.
+        let caught = Arc::new(Mutex::new(Vec::new()));
+        let catch_rings: Option<Vec<Ring>> = ring_cpus
+            .iter()
+            .map(|&cpu| Ring::map(Event::open(&catch::attr(), pid, cpu).ok()?, catch::PAGES).ok())
+            .collect();
+        let catcher = catch_rings.map(|r| Catcher::new(r, caught.clone()));
+        let catch_fds = catcher.as_ref().map_or_else(Vec::new, Catcher::fds);
         let mut t = Tracer {
-            rings: Collector::new(rings.into_iter().map(|(_, r)| r).collect()),
+            rings: Collector::new(rings.into_iter().map(|(_, r)| r).collect(), catcher),
+            catch_fds,
+            caught,
             extra: HashMap::new(),
             pending: Vec::new(),
             threads: HashMap::new(),
@@ -255,6 +273,12 @@ impl Tracer {
                     }
                 }
                 if !events.is_empty() {
+                    // Its catch events too, where they open (they only help name short waits).
+                    for (&ring, &cpu) in self.catch_fds.iter().zip(cpus) {
+                        if let Ok(e) = Event::open(&catch::attr(), tid, cpu).and_then(|e| e.redirect(ring).map(|_| e)) {
+                            events.push(e);
+                        }
+                    }
                     self.extra.insert(tid, events);
                     self.thread(pid, tid, self.start_ns);
                 }
@@ -308,6 +332,7 @@ impl Tracer {
         self.read_rings();
         let mut out = self.process(stacks, Some(settled));
         out.through_ns = settled;
+        out.caught = std::mem::take(&mut *self.caught.lock().unwrap_or_else(PoisonError::into_inner));
         out.open = self.threads.iter().filter_map(|(&tid, t)| close(t.pid, tid, t.state, settled)).collect();
         self.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         out

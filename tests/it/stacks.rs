@@ -116,7 +116,8 @@ fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool)
     let mut blocked: HashMap<i32, f64> = HashMap::new();
     while child.try_wait().unwrap().is_none() {
         std::thread::sleep(Duration::from_millis(10));
-        ev.sweep();
+        let d = ev.drain();
+        ev.add(&d);
         for t in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
             let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
             let Ok(text) = std::fs::read_to_string(t.path().join("syscall")) else { continue };

@@ -146,10 +146,13 @@ fn ten_thousand_short_lived_threads_a_second_run_without_error() {
 fn a_thousand_idle_threads_cost_the_sampler_little() {
     let (t, _) = sample(&[], &["idle", "1000", "3"]);
     assert!(t.peak_threads >= 900, "{}", t.peak_threads);
-    // The steady cost keeps within the 1.5% budget; over 3 s the one-offs (opening 1,000 threads'
-    // files, the first unwinding of each waiting stack) add 2–3% (docs/threads.md).
-    let cost = t.sampler_cpu_s / t.wall_s;
-    assert!(cost < 0.06, "sampler used {:.1}% of a core", 100.0 * cost);
+    // The sweeps keep to the 1.5% budget, or to the 1 Hz floor's cost where a sweep over 1,000
+    // threads costs more (about 2% here); the one-offs (opening 1,000 threads' files, the first
+    // unwinding of each waiting stack) cost about 0.15 ms a thread (docs/threads.md).
+    let steady = (t.sampler_cpu_s - t.sampler_oneoff_cpu_s) / t.wall_s;
+    assert!(steady < 0.04, "the sweeps used {:.1}% of a core", 100.0 * steady);
+    let per_thread = t.sampler_oneoff_cpu_s / t.threads_seen as f64;
+    assert!(per_thread < 0.0005, "one-offs of {:.2} ms a thread", 1e3 * per_thread);
     assert!(share(&t, Class::WaitForWork) > 0.8, "{:?}", t.classes);
 }
 
