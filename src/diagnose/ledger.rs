@@ -153,6 +153,30 @@ impl Useful {
     }
 }
 
+/// Waits no sample caught in a run (the sampler spreads them within a run over the waits it
+/// caught there, so these are runs where it caught none) are put down to the waits caught in the
+/// point's other runs, in proportion: the same program doing the same work waits on the same
+/// things. Without any wait caught at the point they stay unlabelled.
+fn pool_unlabelled(items: &mut Vec<Item>) {
+    let Some(u) = items.iter().position(|i| i.cause == Cause::Unlabelled) else { return };
+    let total: f64 = items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).map(|i| i.core_s).sum();
+    if total <= 0.0 {
+        return;
+    }
+    let unlabelled = items.remove(u);
+    for it in items.iter_mut().filter(|i| matches!(i.cause, Cause::Wait { .. })) {
+        let f = it.core_s / total;
+        it.core_s += unlabelled.core_s * f;
+        for (phase, s) in &unlabelled.by_phase {
+            *it.by_phase.entry(*phase).or_default() += s * f;
+        }
+        for (mine, theirs) in it.shares.iter_mut().zip(&unlabelled.shares) {
+            *mine += theirs * f;
+        }
+        it.threads = it.threads.max(unlabelled.threads);
+    }
+}
+
 /// The ledger of a point against `useful` (its own CPU when no baseline applies: then only idle
 /// capacity is lost); `None` when no run has an accounting.
 pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
@@ -248,6 +272,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         useful_sum += u.total() / n;
     }
     items.retain(|i| i.core_s > 0.0);
+    pool_unlabelled(&mut items);
     items.sort_by(|a, b| b.share().total_cmp(&a.share()).then(b.core_s.total_cmp(&a.core_s)));
     let (capacity, wall_s, cpu_s) = (totals.0, totals.1, totals.2);
     Some(Ledger {
@@ -269,4 +294,38 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         runs: runs.len(),
         idle_shares,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(cause: Cause, core_s: f64, shares: Vec<f64>) -> Item {
+        Item { cause, core_s, by_phase: BTreeMap::from([(Phase::Steady, core_s)]), shares, threads: 2 }
+    }
+
+    #[test]
+    fn waits_no_run_caught_go_to_the_waits_other_runs_caught() {
+        let lock = Cause::Wait { class: Class::Lock, object: "m".into() };
+        let pipe = Cause::Wait { class: Class::Ipc, object: "read".into() };
+        // Run 1 caught the lock (0.3) and a pipe (0.1); run 2 caught nothing (0.4 unlabelled).
+        let mut items = vec![
+            item(lock.clone(), 0.15, vec![0.6, 0.0]),
+            item(pipe.clone(), 0.05, vec![0.2, 0.0]),
+            item(Cause::Unlabelled, 0.2, vec![0.0, 0.8]),
+            item(Cause::OtherLoad, 0.05, vec![0.1, 0.1]),
+        ];
+        pool_unlabelled(&mut items);
+        assert!(items.iter().all(|i| i.cause != Cause::Unlabelled));
+        let l = items.iter().find(|i| i.cause == lock).unwrap();
+        assert!((l.core_s - 0.30).abs() < 1e-9 && (l.shares[1] - 0.6).abs() < 1e-9, "{l:?}");
+        let p = items.iter().find(|i| i.cause == pipe).unwrap();
+        assert!((p.core_s - 0.10).abs() < 1e-9 && (p.shares[1] - 0.2).abs() < 1e-9, "{p:?}");
+        let load = items.iter().find(|i| i.cause == Cause::OtherLoad).unwrap();
+        assert_eq!(load.core_s, 0.05, "not a wait: nothing added");
+        // No wait caught anywhere: it stays unlabelled.
+        let mut alone = vec![item(Cause::Unlabelled, 0.2, vec![0.8]), item(Cause::OtherLoad, 0.05, vec![0.1])];
+        pool_unlabelled(&mut alone);
+        assert!(alone.iter().any(|i| i.cause == Cause::Unlabelled));
+    }
 }

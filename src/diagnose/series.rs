@@ -66,7 +66,9 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let lt = ledger::of(&doc.points[top.index], useful);
     let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
     let eff = top.efficiency.unwrap_or(1.0);
-    let eff_hi = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[1]);
+    // No run can be more efficient than the work's CPU time allows: the interval stops there.
+    let bound = lt.as_ref().and_then(|l| cpu_bound(&doc.points[base.index], &doc.points[top.index], ratio, l.capacity));
+    let eff_hi = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[1]).min(bound.unwrap_or(f64::INFINITY));
     let gated = gap_is_real(eff, eff_hi, lt.as_ref());
     let base_label = count_label(base.count, name);
     let local = a.axis.counts == Counts::Workers;
@@ -161,7 +163,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     if gated && !explained && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(top.count)) {
         out.extend(curve::serial_fraction(s, top, name, &label));
     }
-    let eff_lo = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[0]);
+    let eff_lo = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[0]).min(eff);
     // An interval reaching both below a poor efficiency and up to a good one cannot tell either
     // way, whichever side the measured value fell on.
     let undecided = eff_lo < curve::UNDECIDED_BELOW && eff_hi >= curve::GOOD_EFFICIENCY;
@@ -181,6 +183,21 @@ fn gap_is_real(eff: f64, eff_hi: f64, top: Option<&ledger::Ledger>) -> bool {
     eff_hi < good || (eff < good && top.is_some_and(|l| l.idle_low() >= MEDIUM))
 }
 
+/// The most efficient any run of `top` can have been: a run that kept its CPUs busy with more CPU
+/// time than the work needed at the baseline (its dearest run, × `work_ratio` under weak scaling)
+/// is at most that much efficient, however its wall time varied (efficiency = the baseline's CPU
+/// ÷ (capacity × wall), and capacity × wall ≥ the CPU the run used). `None` when a run used more
+/// CPU than its capacity (threads beside the counted ones), or without runs on a side.
+fn cpu_bound(base: &PointResult, top: &PointResult, work_ratio: f64, capacity: f64) -> Option<f64> {
+    let cpu = |r: &crate::exec::RunRecord| r.user_s + r.sys_s;
+    let dearest = base.runs.iter().filter(|r| r.succeeded()).map(cpu).reduce(f64::max)? * work_ratio;
+    let runs: Vec<_> = top.runs.iter().filter(|r| r.succeeded()).collect();
+    if runs.is_empty() || runs.iter().any(|r| cpu(r) > capacity * r.wall_s * 1.02) {
+        return None;
+    }
+    runs.iter().map(|r| dearest / cpu(r).max(1e-12)).reduce(f64::max)
+}
+
 fn share(t: &PointThreads, c: Class) -> f64 {
     let total: f64 = t.classes.values().sum();
     t.classes.get(&c).copied().unwrap_or(0.0) / total.max(1e-12)
@@ -196,8 +213,11 @@ const FASTEST_WITHIN: f64 = 0.05;
 /// The job's CPU time per unit of work at `top` against `base` when the extra is within the runs'
 /// noise: the interval of the ratio reaches 1, or the fastest runs differ by less than
 /// [`FASTEST_WITHIN`] (a machine whose speed drifts in steps can slow every run of one point, a
-/// program that costs more does so in every run). `None` when the CPU grew beyond both, or with
-/// fewer than two successful runs a side (nothing to judge the noise by).
+/// program that costs more does so in every run). `None` when the CPU grew beyond both, when
+/// every run of `top` cost more than every run of `base` by more than [`FASTEST_WITHIN`] (an
+/// interval of few runs can reach 1 for one outlier; all three of three runs above all three of
+/// the other point's happens by chance once in twenty), or with fewer than two successful runs a
+/// side (nothing to judge the noise by).
 fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<CpuNoise> {
     let cpu = |p: &PointResult, per: f64| -> Vec<f64> {
         p.runs.iter().filter(|r| r.succeeded()).map(|r| (r.user_s + r.sys_s) / per).collect()
@@ -208,7 +228,8 @@ fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> O
     let ratio = top.mean / base.mean;
     let [lo, hi] = [ratio * (-h).exp(), ratio * h.exp()];
     let fastest = top.min / base.min.max(1e-12);
-    (lo <= 1.0 || fastest <= 1.0 + FASTEST_WITHIN).then_some(CpuNoise { interval: [lo, hi], fastest })
+    let separated = top.min / base.max.max(1e-12) > 1.0 + FASTEST_WITHIN;
+    ((lo <= 1.0 && !separated) || fastest <= 1.0 + FASTEST_WITHIN).then_some(CpuNoise { interval: [lo, hi], fastest })
 }
 
 /// Findings for a point outside any series (a single point, or a sweep over text values).
@@ -261,6 +282,32 @@ mod tests {
     }
 
     #[test]
+    fn a_run_busy_with_twice_the_work_s_cpu_is_at_most_half_efficient_whatever_its_wall_time() {
+        let runs = |v: &[(f64, f64)]| PointResult {
+            params: Default::default(),
+            command: vec![],
+            target_runs: None,
+            runs: v
+                .iter()
+                .map(|&(wall_s, user_s)| crate::exec::RunRecord {
+                    wall_s,
+                    user_s,
+                    exit_code: Some(0),
+                    ..Default::default()
+                })
+                .collect(),
+        };
+        // A spinning critical section: 0.12 s of work at 1 thread, 0.46-0.96 s of CPU at 2.
+        let base = runs(&[(0.125, 0.124), (0.122, 0.118), (0.126, 0.126)]);
+        let top = runs(&[(0.498, 0.961), (0.242, 0.462), (0.403, 0.705)]);
+        let b = cpu_bound(&base, &top, 1.0, 2.0).unwrap();
+        assert!((b - 0.126 / 0.462).abs() < 1e-9, "{b}");
+        // A run that used more CPU than its capacity allows has no such bound.
+        let over = runs(&[(0.2, 0.5), (0.25, 0.45)]);
+        assert_eq!(cpu_bound(&base, &over, 1.0, 2.0), None);
+    }
+
+    #[test]
     fn extra_cpu_is_noise_when_its_interval_reaches_one_or_the_fastest_runs_agree() {
         // Every run 20% dearer: the program's.
         assert_eq!(cpu_within_noise(&point(&[1.0, 1.01, 0.99]), &point(&[1.2, 1.21, 1.19]), 1.0), None);
@@ -271,6 +318,9 @@ mod tests {
         assert!(n.interval[0] > 1.0 && (n.fastest - 1.02).abs() < 0.01, "{n:?}");
         // Spread wide enough for the interval to reach 1.
         assert!(cpu_within_noise(&point(&[0.5, 0.8, 0.6]), &point(&[0.7, 0.9, 0.6]), 1.0).is_some());
+        // One run far dearer than the others widens the interval down to 1, but every run costs
+        // twice the baseline's dearest: not noise.
+        assert_eq!(cpu_within_noise(&point(&[0.168, 0.173, 0.173]), &point(&[0.351, 0.464, 1.136]), 1.0), None);
         // Under weak scaling the top does twice the work.
         assert!(cpu_within_noise(&point(&[1.0, 1.0]), &point(&[2.0, 2.02]), 2.0).is_some());
     }
