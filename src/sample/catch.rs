@@ -3,37 +3,36 @@
 //! Two threads that hand a lock back and forth wait thousands of times a second for some tens of
 //! microseconds each. The /proc sweeps never see them waiting: a sweep needs a CPU, gets one
 //! mostly when such a wait has just ended, and finds the thread running (0 of 110 reads caught a
-//! two-thread Rust mutex probe on two CPUs waiting; bursts of re-reads, which take a CPU from the
-//! threads and so end their contention, 0 of 24). The wait's time is exact (schedstat, the
-//! tracer), but nothing says what it was.
+//! two-thread Rust mutex probe on two CPUs waiting). Re-reading in a burst, or spinning on the
+//! tracer's records, does no better: the reader takes a CPU from the threads, and with one of
+//! them off its CPU the other no longer waits (0 of 24 bursts). The wait's time is exact
+//! (schedstat, the tracer), but nothing says what it was.
 //!
-//! A second, small ring per CPU receives only the tracer's switch records, and every record wakes
-//! the collector thread, which reads the threads the latest records leave off-CPU waiting — their
-//! `/proc/<tid>/syscall`, state and user stack — while most of them still wait. A reader woken
-//! that often stays on a CPU and reads within microseconds (half of its reads find the wait);
-//! one woken after a pause finds a tenth, its CPU having gone idle. So catching runs in windows:
-//! [`WINDOW`] of it every [`EVERY`], the kernel writing nothing into the rings in between
-//! (0.6% of a CPU for about a hundred caught waits a second in the probe above).
+//! So the reader must run when such a thread leaves its CPU, on the CPU it frees. When the sampler
+//! meets waits it could not name, it asks for a window for those threads: the tracer's collector
+//! thread gives each an event of its own for [`WINDOW`] whose every switch record wakes it, and
+//! reads the thread — its `/proc/<tid>/syscall`, state and user stack — as it leaves to wait
+//! (about half of these reads find the wait). The events exist only during a window, at most one
+//! every [`EVERY`]: an extra event on every thread, even turned off, cost the probe's 24,000
+//! context switches a second 2% of its speed.
 
-use super::perf::{self, Attr, Ring};
+use super::perf::{self, Attr, Event, Ring};
 use super::procfs::{self, ProcFile, Syscall};
 use super::records::{self, Record};
 use super::stacks;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// Data pages of each catch ring.
-pub const PAGES: usize = 2;
-/// Catching lasts this long…
+/// A window lasts this long…
 const WINDOW: Duration = Duration::from_millis(1);
-/// …once every this long.
-const EVERY: Duration = Duration::from_millis(50);
-/// Threads read per wake, latest switch first…
-const PER_WAKE: usize = 2;
-/// …and per window.
-const PER_WINDOW: u32 = 16;
+/// …and opens once every this long at most.
+const EVERY: Duration = Duration::from_millis(100);
+/// Threads watched in one window.
+const PER_WINDOW: usize = 4;
+/// Reads in one window.
+const READS: u32 = 8;
 /// Threads whose files are kept open (the busiest job's recent waiters).
 const OPEN_FILES: usize = 256;
 
@@ -56,20 +55,44 @@ pub struct Catch {
     pub stack: Option<Vec<u8>>,
 }
 
-/// The catch event of one CPU: switch records only, each of which wakes the reader.
-pub fn attr() -> Attr {
+/// What the sampler and the collector share: the threads to watch, and what was caught.
+#[derive(Debug, Default)]
+pub struct Shared {
+    wanted: Mutex<Vec<(i32, i32)>>,
+    caught: Mutex<Vec<Catch>>,
+}
+
+impl Shared {
+    /// Asks for a window on thread `tid` of process `pid` (it waited where no sweep saw it).
+    pub fn want(&self, pid: i32, tid: i32) {
+        let mut w = self.wanted.lock().unwrap_or_else(PoisonError::into_inner);
+        if !w.iter().any(|&(_, t)| t == tid) {
+            w.push((pid, tid));
+        }
+    }
+
+    /// What was caught since the last call.
+    pub fn take(&self) -> Vec<Catch> {
+        std::mem::take(&mut *self.caught.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn wanted(&self) -> bool {
+        !self.wanted.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+    }
+}
+
+/// The event of one watched thread: switch records only, each of which wakes the reader.
+fn attr() -> Attr {
     Attr {
         kind: perf::TYPE_SOFTWARE,
         config: perf::SW_DUMMY,
         sample_type: perf::SAMPLE_TID | perf::SAMPLE_TIME,
-        flags: perf::FLAG_INHERIT
-            | perf::FLAG_EXCLUDE_KERNEL
+        flags: perf::FLAG_EXCLUDE_KERNEL
             | perf::FLAG_EXCLUDE_HV
             | perf::FLAG_SAMPLE_ID_ALL
             | perf::FLAG_USE_CLOCKID
             | perf::FLAG_CONTEXT_SWITCH
             | perf::FLAG_WATERMARK,
-        // Every record wakes the collector: the rings write only while catching.
         wakeup_events: 1,
         clockid: libc::CLOCK_MONOTONIC,
         ..Default::default()
@@ -82,100 +105,79 @@ struct Files {
     stat: ProcFile,
 }
 
-/// The catch rings and what they caught; driven by the collector thread.
+/// The collector's side: windows, and the files of the threads it reads.
 pub struct Catcher {
-    rings: Vec<Ring>,
+    shared: std::sync::Arc<Shared>,
     files: HashMap<i32, Option<Files>>,
-    records: Vec<Vec<u8>>,
     /// Threads, stack and instruction pointers whose stack was read already.
-    seen: std::collections::HashSet<(i32, u64, u64)>,
-    caught: Arc<Mutex<Vec<Catch>>>,
-    /// When the current window ends, or when the next begins (paused).
-    window: Window,
-    /// Threads read in the current window.
-    reads: u32,
-}
-
-/// Whether catching is on, and until when.
-#[derive(Clone, Copy, Debug)]
-enum Window {
-    Open(Instant),
-    Paused(Instant),
+    seen: HashSet<(i32, u64, u64)>,
+    /// When the next window may open.
+    next: Instant,
+    records: Vec<Vec<u8>>,
 }
 
 impl Catcher {
-    /// Catches through `rings`, into `caught`.
-    pub fn new(rings: Vec<Ring>, caught: Arc<Mutex<Vec<Catch>>>) -> Catcher {
-        let window = Window::Open(Instant::now() + WINDOW);
-        Catcher {
-            rings,
-            files: HashMap::new(),
-            records: Vec::new(),
-            seen: Default::default(),
-            caught,
-            window,
-            reads: 0,
-        }
+    /// Catches into `shared`.
+    pub fn new(shared: std::sync::Arc<Shared>) -> Catcher {
+        Catcher { shared, files: HashMap::new(), seen: HashSet::new(), next: Instant::now(), records: Vec::new() }
     }
 
-    /// The descriptors to poll, for redirecting the events of threads that existed before.
-    pub fn fds(&self) -> Vec<i32> {
-        self.rings.iter().map(Ring::fd).collect()
+    /// How long until a window opens: `None` while none is wanted.
+    pub fn due_in(&self) -> Option<Duration> {
+        self.shared.wanted().then(|| self.next.saturating_duration_since(Instant::now()))
     }
 
-    /// How long catching stays paused; `None` when it is on. The first call after a pause empties
-    /// the rings and lets the kernel write into them again.
-    pub fn paused_for(&mut self) -> Option<Duration> {
-        let Window::Paused(until) = self.window else { return None };
-        if let Some(d) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
-            return Some(d);
-        }
-        self.records.clear();
-        for ring in &mut self.rings {
-            ring.drain(&mut self.records);
-            let _ = ring.pause_output(false);
-        }
-        self.records.clear();
-        self.window = Window::Open(Instant::now() + WINDOW);
-        self.reads = 0;
-        None
-    }
-
-    /// A ring woke the collector: reads the threads its latest records leave waiting; pauses
-    /// once the window is over. A collector woken often stays on a CPU and reads within
-    /// microseconds of the switch (half of the reads find the wait, against a tenth after a
-    /// pause, when the CPU it wakes on was idle): hence short windows rather than spread reads.
-    pub fn wake(&mut self) {
-        self.records.clear();
-        for r in &mut self.rings {
-            r.drain(&mut self.records);
-        }
-        // The latest voluntary switch out of each thread not back on a CPU since.
-        let mut off: HashMap<i32, (i32, u64)> = HashMap::new();
-        for rec in &self.records {
-            if let Some(Record::Switch { pid, tid, time, out, preempted }) = records::decode(rec) {
-                if out && !preempted {
-                    off.insert(tid, (pid, time));
-                } else {
-                    off.remove(&tid);
+    /// Runs a window on the threads asked for (up to [`PER_WINDOW`] of them): each gets an event
+    /// whose switch records wake this thread, which reads the thread as it leaves to wait.
+    pub fn window(&mut self) {
+        let start = Instant::now();
+        self.next = start + EVERY;
+        let wanted: Vec<(i32, i32)> = {
+            let mut w = self.shared.wanted.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = w.len().min(PER_WINDOW);
+            w.drain(..n).collect()
+        };
+        let mut watched: Vec<(i32, i32, Ring)> = wanted
+            .into_iter()
+            .filter_map(|(pid, tid)| Some((pid, tid, Ring::map(Event::open(&attr(), tid, -1).ok()?, 1).ok()?)))
+            .collect();
+        let mut reads = 0;
+        while reads < READS && !watched.is_empty() {
+            let Some(left) = WINDOW.checked_sub(start.elapsed()).filter(|d| !d.is_zero()) else { break };
+            let mut polled: Vec<libc::pollfd> =
+                watched.iter().map(|w| libc::pollfd { fd: w.2.fd(), events: libc::POLLIN, revents: 0 }).collect();
+            let ms = left.as_micros().div_ceil(1000) as i32;
+            // SAFETY: `polled` is a valid array of pollfd for the call.
+            if unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, ms) } <= 0 {
+                continue;
+            }
+            let mut leaving = Vec::new();
+            for (k, (pid, tid, ring)) in watched.iter_mut().enumerate() {
+                if polled[k].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+                    leaving.push((*pid, *tid, true));
+                    continue;
+                }
+                self.records.clear();
+                ring.drain(&mut self.records);
+                // Its latest record: it left its CPU to wait, and has not come back.
+                let last = self.records.iter().rev().find_map(|r| match records::decode(r) {
+                    Some(Record::Switch { out, preempted, .. }) => Some(out && !preempted),
+                    _ => None,
+                });
+                if last == Some(true) {
+                    leaving.push((*pid, *tid, false));
                 }
             }
-        }
-        let mut latest: Vec<(i32, i32, u64)> = off.into_iter().map(|(tid, (pid, t))| (pid, tid, t)).collect();
-        latest.sort_by_key(|&(_, _, t)| std::cmp::Reverse(t));
-        for (pid, tid, _) in latest.into_iter().take(PER_WAKE) {
-            self.reads += 1;
-            if let Some(c) = self.read(pid, tid) {
-                self.caught.lock().unwrap_or_else(PoisonError::into_inner).push(c);
+            for (pid, tid, gone) in leaving {
+                if gone {
+                    watched.retain(|w| w.1 != tid);
+                    continue;
+                }
+                reads += 1;
+                if let Some(c) = self.read(pid, tid) {
+                    self.shared.caught.lock().unwrap_or_else(PoisonError::into_inner).push(c);
+                }
             }
-        }
-        let Window::Open(end) = self.window else { return };
-        if Instant::now() >= end || self.reads >= PER_WINDOW {
-            // Nothing is written (no record, no wake-up) until the next window.
-            for ring in &self.rings {
-                let _ = ring.pause_output(true);
-            }
-            self.window = Window::Paused(end - WINDOW + EVERY);
         }
     }
 
@@ -221,26 +223,27 @@ impl Catcher {
 mod tests {
     use super::super::classify::{self, Class};
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn threads_handing_a_lock_back_and_forth_are_caught_waiting_on_it() {
-        if perf::Event::open(&attr(), 0, 0).is_err() {
+        if Event::open(&attr(), 0, -1).is_err() {
             eprintln!("perf_event_open refused here: nothing to test");
             return;
         }
-        // Two threads hand a mutex back and forth for 0.8 s: each holds it for tens of microseconds
-        // and waits for it as long.
+        // Two threads hand a mutex back and forth until told to stop: each holds it for tens of
+        // microseconds and waits for it as long.
         let lock = Arc::new(Mutex::new(0u64));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let workers: Vec<_> = (0..2)
             .map(|_| {
-                let (lock, tx) = (lock.clone(), tx.clone());
+                let (lock, tx, stop) = (lock.clone(), tx.clone(), stop.clone());
                 std::thread::spawn(move || {
                     // SAFETY: gettid has no preconditions.
                     tx.send(unsafe { libc::gettid() }).unwrap();
-                    let t0 = Instant::now();
                     let mut x = 0u64;
-                    while t0.elapsed() < Duration::from_millis(800) {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                         let mut g = lock.lock().unwrap();
                         for i in 0..30_000u64 {
                             *g = std::hint::black_box(g.wrapping_mul(31).wrapping_add(i));
@@ -253,41 +256,31 @@ mod tests {
                 })
             })
             .collect();
+        let pid = std::process::id() as i32;
         let tids: Vec<i32> = (0..2).map(|_| rx.recv().unwrap()).collect();
-        // The two workers' catch events, on every CPU, into one ring per CPU.
-        let mut rings = Vec::new();
-        let mut events = Vec::new();
-        for cpu in perf::allowed_cpus(std::process::id() as i32) {
-            let first = perf::Event::open(&attr(), tids[0], cpu).unwrap();
-            let ring = Ring::map(first, PAGES).map_err(|(_, e)| e).unwrap();
-            let second = perf::Event::open(&attr(), tids[1], cpu).unwrap();
-            second.redirect(ring.fd()).unwrap();
-            events.push(second);
-            rings.push(ring);
-        }
-        let caught = Arc::new(Mutex::new(Vec::new()));
-        let mut c = Catcher::new(rings, caught.clone());
-        let fds = c.fds();
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_millis(750) {
-            if let Some(d) = c.paused_for() {
-                std::thread::sleep(d);
-                continue;
-            }
-            let mut polled: Vec<libc::pollfd> =
-                fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
-            // SAFETY: a valid array of pollfd for the call.
-            unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, 10) };
-            if polled.iter().any(|p| p.revents & libc::POLLIN != 0) {
-                c.wake();
-            }
-        }
-        workers.into_iter().for_each(|w| w.join().unwrap());
-        let caught = caught.lock().unwrap();
+        let shared = Arc::new(Shared::default());
+        let mut c = Catcher::new(shared.clone());
+        assert_eq!(c.due_in(), None, "no window until one is asked for");
+        // Windows until three waits on the lock are caught (about one window in three catches
+        // one when the machine is busy with other tests), for 5 s at most.
         let class = |c: &Catch| classify::blocked(c.state, procfs::syscall(&c.syscall), "", c.pid, |_| false).0;
-        let on_lock = caught.iter().filter(|c| class(c) == Class::Lock && tids.contains(&c.tid)).count();
-        // About fifteen windows, most catching a read or two on the lock.
-        assert!(on_lock >= 3, "{} caught, {on_lock} on the lock: {caught:?}", caught.len());
+        let mut caught = Vec::new();
+        let on_lock =
+            |caught: &[Catch]| caught.iter().filter(|c| class(c) == Class::Lock && tids.contains(&c.tid)).count();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) && on_lock(&caught) < 3 {
+            tids.iter().for_each(|&t| shared.want(pid, t));
+            match c.due_in() {
+                Some(d) if d.is_zero() => c.window(),
+                Some(d) => std::thread::sleep(d),
+                None => unreachable!("asked for"),
+            }
+            caught.extend(shared.take());
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        assert!(on_lock(&caught) >= 3, "{} caught, {} on the lock: {caught:?}", caught.len(), on_lock(&caught));
         assert!(caught.iter().any(|c| c.stack.as_ref().is_some_and(|s| !s.is_empty())), "stacks read while waiting");
+        assert!(shared.take().is_empty(), "taken once");
     }
 }

@@ -38,8 +38,8 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// Holds `rings`, and the catcher of short waits whose rings its thread also watches;
-    /// nothing runs yet.
+    /// Holds `rings`, and the catcher of short waits whose windows its thread runs; nothing
+    /// runs yet.
     pub fn new(rings: Vec<Ring>, catcher: Option<Catcher>) -> Collector {
         let fds = rings.iter().map(Ring::fd).collect();
         let taken = vec![Vec::new(); rings.len()];
@@ -105,21 +105,22 @@ impl Drop for Collector {
     }
 }
 
-/// The thread: waits for a ring to reach its watermark (or for `stop`), copies every ring out;
-/// when a catch ring wakes it, catches the threads its switches left waiting. A ring whose event
-/// hung up (its task gone) is no longer waited on, but still copied out.
+/// How often the thread looks whether the sampler wants a window.
+const ASKED_EVERY_MS: i32 = 100;
+
+/// The thread: waits for a ring to reach its watermark (or for `stop`), copies every ring out,
+/// and runs the catcher's windows when they are due. A ring whose event hung up (its task gone)
+/// is no longer waited on, but still copied out.
 fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher: Option<Catcher>) {
-    let mut catch_fds = catcher.as_ref().map_or_else(Vec::new, Catcher::fds);
+    let lock = || shared.lock().unwrap_or_else(PoisonError::into_inner);
     loop {
-        let paused = catcher.as_mut().map(Catcher::paused_for);
-        let catching = matches!(paused, Some(None));
-        let timeout = match paused {
-            Some(Some(d)) => (d.as_micros().div_ceil(1000)).min(1000) as i32,
-            _ => -1,
+        let timeout = match catcher.as_ref().map(Catcher::due_in) {
+            None => -1,
+            Some(None) => ASKED_EVERY_MS,
+            Some(Some(d)) => (d.as_micros().div_ceil(1000) as i32).min(ASKED_EVERY_MS),
         };
         let mut polled: Vec<libc::pollfd> = std::iter::once(stop)
             .chain(fds.iter().copied())
-            .chain(catch_fds.iter().copied().filter(|_| catching))
             .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
             .collect();
         // SAFETY: `polled` is a valid array of pollfd for the call.
@@ -133,12 +134,11 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher:
         if polled[0].revents != 0 {
             return;
         }
-        let (ours, caught) = polled[1..].split_at(fds.len());
-        if ours.iter().any(|p| p.revents & libc::POLLIN != 0) {
-            shared.lock().unwrap_or_else(PoisonError::into_inner).copy_out();
+        if polled[1..].iter().any(|p| p.revents & libc::POLLIN != 0) {
+            lock().copy_out();
         }
-        if let Some(c) = catcher.as_mut().filter(|_| caught.iter().any(|p| p.revents & libc::POLLIN != 0)) {
-            c.wake();
+        if let Some(c) = catcher.as_mut().filter(|c| c.due_in().is_some_and(|d| d.is_zero())) {
+            c.window();
         }
         let hung: Vec<RawFd> = polled[1..]
             .iter()
@@ -146,6 +146,5 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher:
             .map(|p| p.fd)
             .collect();
         fds.retain(|fd| !hung.contains(fd));
-        catch_fds.retain(|fd| !hung.contains(fd));
     }
 }

@@ -104,6 +104,13 @@ impl Evidence {
         Some(self.wait(tid, tracer::monotonic_ns(), id, class))
     }
 
+    /// Asks the tracer, where it runs, to catch thread `tid`'s short waits as they begin.
+    pub fn want_catch(&self, pid: i32, tid: i32) {
+        if let Some(t) = &self.tracer {
+            t.want_catch(pid, tid);
+        }
+    }
+
     /// A thread the catcher read in a short wait (see [`super::catch`]): as [`Evidence::blocked`],
     /// from the stack copied then, counted in the profile at the instant it was read.
     pub fn caught(&mut self, c: &super::catch::Catch, class: Class) -> Option<String> {

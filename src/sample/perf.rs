@@ -44,7 +44,7 @@ pub struct Attr {
 pub const TYPE_SOFTWARE: u32 = 1;
 /// The task's CPU clock.
 pub const SW_TASK_CLOCK: u64 = 1;
-/// The software event that counts nothing: its records (switches) are what it is for.
+/// The software event that counts nothing: its side records (switches) are what it is for.
 pub const SW_DUMMY: u64 = 9;
 /// Sample field: pid and tid.
 pub const SAMPLE_TID: u64 = 1 << 1;
@@ -83,7 +83,6 @@ pub const FLAG_CONTEXT_SWITCH: u64 = 1 << 26;
 
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 const IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
-const IOC_PAUSE_OUTPUT: libc::c_ulong = 0x4004_2409;
 const PAGE: usize = 4096;
 
 /// An open event: its file descriptor, closed on drop.
@@ -149,14 +148,6 @@ impl Ring {
     /// The descriptor of the ring's event: poll it for the watermark, redirect other events to it.
     pub fn fd(&self) -> i32 {
         self.event.fd
-    }
-
-    /// Stops (or resumes) writing records into the buffer: while stopped, the kernel drops them
-    /// and wakes no reader.
-    pub fn pause_output(&self, paused: bool) -> std::io::Result<()> {
-        // SAFETY: plain ioctl on our perf event fd with an integer argument.
-        let r = unsafe { libc::ioctl(self.event.fd, IOC_PAUSE_OUTPUT as _, paused as libc::c_ulong) };
-        if r < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
     }
 
     /// Bytes of buffer.

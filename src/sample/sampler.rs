@@ -36,6 +36,11 @@ const WORKLOAD_SHARE: f64 = 0.005;
 /// as for `attach`: a longer delay would give more of them a start-up's worth of opens.
 const TRACER_DELAY_S: f64 = 0.002;
 
+/// A window of a running thread that was off-CPU at least this long…
+const CATCH_OFF_S: f64 = 0.0002;
+/// …and this share of it, in waits no sweep saw, asks for short waits to be caught.
+const CATCH_OFF_SHARE: f64 = 0.05;
+
 /// How the sampler runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
@@ -433,6 +438,7 @@ impl State {
         // one it was in then (it woke up in between), else to a short wait it was caught in.
         let caught = t.caught.take().map(|(_, l)| l);
         let label: Label = waiting.or(previous).or(caught);
+        let (running, pid) = (t.state == 'R', t.pid);
         let from = if first {
             let born = (t.start_boot_s - self.started_boot).max(0.0);
             if !self.config.prior_life && t.start_boot_s < self.started_boot {
@@ -457,7 +463,17 @@ impl State {
             let fit = span / (on + runq).max(span);
             (on, runq) = (on * fit, runq * fit);
         }
-        let iv = Interval { from, to: now, on, runq, off: (span - on - runq).max(0.0), label };
+        let off = (span - on - runq).max(0.0);
+        // Waits no sweep could name: the tracer is asked to catch some as they begin.
+        if label.is_none()
+            && running
+            && off >= CATCH_OFF_S
+            && off >= CATCH_OFF_SHARE * span
+            && let Some(e) = &self.evidence
+        {
+            e.want_catch(pid, tid);
+        }
+        let iv = Interval { from, to: now, on, runq, off, label };
         for part in self.switches.lay_out(tid, &iv) {
             self.history.record(track, &part);
         }

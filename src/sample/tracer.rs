@@ -16,7 +16,7 @@ use super::records::{self, Record};
 use super::stacks::{StackId, Stacks};
 use super::switch_cost::SwitchCost;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// How the tracer runs.
 #[derive(Clone, Copy, Debug)]
@@ -154,10 +154,8 @@ struct Thread {
 /// A running tracer.
 pub struct Tracer {
     rings: Collector,
-    /// The catch rings' descriptors, one per covered CPU (empty when they could not be made).
-    catch_fds: Vec<i32>,
-    /// What the catcher caught, not yet drained.
-    caught: Arc<Mutex<Vec<Catch>>>,
+    /// The windows that catch short waits, and what they caught.
+    catch: Arc<catch::Shared>,
     /// Events of threads that existed before the inherited ones, by thread.
     extra: HashMap<i32, Vec<Event>>,
     /// Records read and not yet turned into intervals, with the ring (CPU) each came from.
@@ -220,18 +218,10 @@ impl Tracer {
             ));
         }
         let ring_cpus: Vec<i32> = rings.iter().map(|(c, _)| *c).collect();
-        // The catch rings, one per covered CPU, or none.
-        let caught = Arc::new(Mutex::new(Vec::new()));
-        let catch_rings: Option<Vec<Ring>> = ring_cpus
-            .iter()
-            .map(|&cpu| Ring::map(Event::open(&catch::attr(), pid, cpu).ok()?, catch::PAGES).ok())
-            .collect();
-        let catcher = catch_rings.map(|r| Catcher::new(r, caught.clone()));
-        let catch_fds = catcher.as_ref().map_or_else(Vec::new, Catcher::fds);
+        let catch = Arc::new(catch::Shared::default());
         let mut t = Tracer {
-            rings: Collector::new(rings.into_iter().map(|(_, r)| r).collect(), catcher),
-            catch_fds,
-            caught,
+            rings: Collector::new(rings.into_iter().map(|(_, r)| r).collect(), Some(Catcher::new(catch.clone()))),
+            catch,
             extra: HashMap::new(),
             pending: Vec::new(),
             threads: HashMap::new(),
@@ -273,12 +263,6 @@ impl Tracer {
                     }
                 }
                 if !events.is_empty() {
-                    // Its catch events too, where they open (they only help name short waits).
-                    for (&ring, &cpu) in self.catch_fds.iter().zip(cpus) {
-                        if let Ok(e) = Event::open(&catch::attr(), tid, cpu).and_then(|e| e.redirect(ring).map(|_| e)) {
-                            events.push(e);
-                        }
-                    }
                     self.extra.insert(tid, events);
                     self.thread(pid, tid, self.start_ns);
                 }
@@ -332,10 +316,16 @@ impl Tracer {
         self.read_rings();
         let mut out = self.process(stacks, Some(settled));
         out.through_ns = settled;
-        out.caught = std::mem::take(&mut *self.caught.lock().unwrap_or_else(PoisonError::into_inner));
+        out.caught = self.catch.take();
         out.open = self.threads.iter().filter_map(|(&tid, t)| close(t.pid, tid, t.state, settled)).collect();
         self.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         out
+    }
+
+    /// Asks for a window that catches thread `tid`'s short waits as they begin (see
+    /// [`super::catch`]).
+    pub fn want_catch(&self, pid: i32, tid: i32) {
+        self.catch.want(pid, tid);
     }
 
     /// Stops tracing: the last records, the open intervals closed now, and the summary.
