@@ -244,11 +244,13 @@ pub fn startup_dominated(
     })
 }
 
-/// Amdahl's serial fraction, when the gap is real and no cause found explains it.
+/// Amdahl's serial fraction, when the gap is real and no cause found explains it. Not for a count
+/// slower than the baseline: no serial fraction makes more threads slower (Amdahl's fit then reads
+/// "0% parallel"), which the retrograde finding says.
 pub fn serial_fraction(s: &SeriesAnalysis, top: &PointScaling, name: &str, label: &str) -> Option<Finding> {
     let am = s.amdahl.as_ref()?;
     let lo = am.serial_fraction.ci95.map_or(am.serial_fraction.value, |c| c[0]);
-    (lo > 0.01).then(|| Finding {
+    (lo > 0.01 && top.speedup > 1.0).then(|| Finding {
         kind: Kind::SerialFraction,
         severity: Severity::Medium,
         summary: format!(

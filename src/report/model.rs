@@ -89,11 +89,19 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
         IntervalMethod::None => " (too few points for intervals)",
     };
     if let Some(am) = &s.amdahl {
+        // Through two points the fit is exact: its ceiling is an extrapolation from one speed-up.
         let ceiling = am
             .ceiling_speedup
             .as_ref()
+            .filter(|_| am.fit.residual_stddev.is_some())
             .map(|c| format!(", ceiling {}×", estimate(c, |x| format!("{x:.0}"))))
-            .unwrap_or_default();
+            .unwrap_or_else(|| {
+                if am.fit.residual_stddev.is_none() && am.ceiling_speedup.is_some() {
+                    " (through two counts: more counts give a ceiling)".into()
+                } else {
+                    String::new()
+                }
+            });
         out.push(format!(
             "Amdahl fit: serial fraction s = {} → as if {}% parallel{ceiling}{}",
             estimate(&am.serial_fraction, sig),
