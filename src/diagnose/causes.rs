@@ -175,16 +175,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         Cause::ExtraKernel => return Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
     };
     let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
-    let taken_at = waits.iter().find(|w| w.name == object).and_then(|w| w.taken_at.as_deref());
-    let known = known::lookup(object).or_else(|| taken_at.and_then(known::lookup));
-    // A well-known object is one finding, whichever of its words (a mutex, a condition variable)
-    // they wait on; anonymous objects taken at one place in the code (a lock per job, per queue)
-    // are one finding too.
-    let key = match (known, taken_at) {
-        (Some(k), _) => k.what.to_string(),
-        (None, Some(at)) if anonymous(object) => format!("taken at {at}"),
-        (None, _) => object.to_string(),
-    };
+    let (known, key) = identity(object, class, waits);
     let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
     let in_tail = item.by_phase.get(&Phase::Tail).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s
         && around.as_ref().is_some_and(|a| a.finished >= FINISHED);
@@ -198,7 +189,8 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
             match a.feeder.filter(|f| f.running >= FEEDS && f.waits_for_work.unwrap_or(0.0) < PEER) {
-                Some(f) => Some((Kind::WaitForWork, format!("feeder {}", who(&f)), Role::Starved(f))),
+                // By name: its thread id differs in every run of the point.
+                Some(f) => Some((Kind::WaitForWork, format!("feeder '{}'", f.name), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
                 None if a.members_running >= TURNS => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(None))),
                 None => Some((Kind::WaitForWork, "waiting".into(), Role::Waiting(a.meanwhile.clone()))),
@@ -214,6 +206,58 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
     }
 }
 
+/// What a wait's object is: a well-known one (a runtime's lock, an interpreter's), and the key that
+/// makes the waits on it one finding — its name, where it is taken for an anonymous one (a lock
+/// per job, per queue), or its class and region for an unnamed object on a stack or in a mapping.
+fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, String) {
+    let taken_at = waits
+        .iter()
+        .find(|w| w.name == object)
+        .and_then(|w| w.taken_at.as_deref())
+        .or_else(|| anonymous(object).then(|| sibling_site(object, class, waits)).flatten());
+    let known = known::lookup(object).or_else(|| taken_at.and_then(known::lookup));
+    // A well-known object is one finding, whichever of its words (a mutex, a condition variable)
+    // they wait on; anonymous objects taken at one place in the code (a lock per job, per queue)
+    // are one finding too.
+    let key = match (known, taken_at) {
+        (Some(k), _) => k.what.to_string(),
+        (None, Some(at)) if anonymous(object) => format!("taken at {at}"),
+        // Stacks and anonymous mappings move from run to run (the kernel randomises where they
+        // start): one unnamed object of a class there is the same in every run of the point.
+        (None, None) if object.starts_with("stack") => format!("{} on a stack", class.name()),
+        (None, None) if object.starts_with("heap 0x") => format!("{} in a mapping", class.name()),
+        (None, _) => object.to_string(),
+    };
+    (known, key)
+}
+
+/// The ledger's items with the waits on one object merged: each run names it anew (its address on
+/// a stack, the heap), so that what it is — starved workers, or workers done waiting in the tail —
+/// is judged once, on all the point's runs together, not run by run.
+fn merged(items: &[Item], waits: &[Wait]) -> Vec<Item> {
+    let mut out: Vec<(Option<String>, Item)> = Vec::new();
+    for item in items {
+        let key = match &item.cause {
+            Cause::Wait { class, object } => Some(format!("{class:?} {}", identity(object, *class, waits).1)),
+            _ => None,
+        };
+        match out.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
+            Some((_, m)) => {
+                m.core_s += item.core_s;
+                for (phase, s) in &item.by_phase {
+                    *m.by_phase.entry(*phase).or_default() += s;
+                }
+                for (mine, theirs) in m.shares.iter_mut().zip(&item.shares) {
+                    *mine += theirs;
+                }
+                m.threads = m.threads.max(item.threads);
+            }
+            None => out.push((key, item.clone())),
+        }
+    }
+    out.into_iter().map(|(_, i)| i).collect()
+}
+
 /// How an object reads in a finding: an anonymous one (in the heap, on a stack, in shared memory)
 /// by where it is taken, `pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)`; a named
 /// one by its symbol, with where it is taken after it.
@@ -223,6 +267,26 @@ fn display(object: &str, waits: &[Wait]) -> String {
         Some(at) => format!("{object}, taken at {at}"),
         None => object.to_string(),
     }
+}
+
+/// Where the waits on other anonymous objects of the same class and region (heap, stack) are
+/// taken, when they all are taken at one place: the same object, found at another address in
+/// another run, whose stack this run could not read.
+fn sibling_site<'a>(object: &str, class: Class, waits: &'a [Wait]) -> Option<&'a str> {
+    let region = |o: &str| {
+        if o.starts_with("stack") {
+            "stack"
+        } else if o.starts_with("heap") {
+            "heap"
+        } else {
+            ""
+        }
+    };
+    let mut sites = waits.iter().filter(|w| {
+        w.class == Some(class) && w.name != object && anonymous(&w.name) && region(&w.name) == region(object)
+    });
+    let first = sites.find_map(|w| w.taken_at.as_deref())?;
+    sites.all(|w| w.taken_at.as_deref().is_none_or(|s| s == first)).then_some(first)
 }
 
 /// An object without a symbol: in the heap, on a stack, in shared memory.
@@ -244,8 +308,9 @@ fn pct(x: f64) -> String {
 
 /// Adds the findings of a ledger to `out`, largest share first.
 pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
+    let items = merged(&ledger.items, scope.waits);
     let mut drafts: Vec<Draft> = Vec::new();
-    for item in &ledger.items {
+    for item in &items {
         let Some((kind, key, role)) = role(item, scope) else { continue };
         match drafts.iter_mut().find(|d| d.kind == kind && d.key == key) {
             Some(d) => d.items.push(item),
@@ -801,6 +866,44 @@ mod tests {
         let mut out = Vec::new();
         findings(&scope, &spun, &mut out);
         assert!(out[0].advice.contains("false sharing"), "{out:?}");
+    }
+
+    #[test]
+    fn one_wait_seen_under_another_address_and_feeder_tid_in_each_run_is_one_finding() {
+        // Three runs of a starved queue: the condition variable sits on the main thread's stack,
+        // which the kernel places anew each run, and the producer has a new thread id.
+        let feeder = |tid| Feeder { name: "producer-0".into(), tid: Some(tid), running: 0.97, ..Default::default() };
+        let site = "Condvar::wait ← consume ← worker".to_string();
+        let waits: Vec<Wait> = [("stack top-0x2518", 7749, Some(site.clone())), ("stack top-0x16d8", 7760, None)]
+            .into_iter()
+            .map(|(name, tid, taken_at)| Wait {
+                class: Some(Class::WaitForWork),
+                name: name.into(),
+                around: Some(Around { feeder: Some(feeder(tid)), ..Default::default() }),
+                taken_at,
+                ..Default::default()
+            })
+            .collect();
+        let shares = |_: Class| None;
+        let scope = starved_scope(&waits, &shares);
+        let wait = |object: &str, run: usize| Item {
+            cause: Cause::Wait { class: Class::WaitForWork, object: object.into() },
+            core_s: 0.05,
+            by_phase: BTreeMap::from([(Phase::Steady, 0.05)]),
+            shares: (0..2).map(|k| if k == run { 0.7 } else { 0.0 }).collect(),
+            threads: 2,
+        };
+        let l = Ledger {
+            lost_s: 0.2,
+            gap: 0.2,
+            items: vec![wait("stack top-0x2518", 0), wait("stack top-0x16d8", 1)],
+            ..ledger(0.9, 0.9)
+        };
+        let mut out = Vec::new();
+        findings(&scope, &l, &mut out);
+        let starved: Vec<&Finding> = out.iter().filter(|f| f.kind == Kind::WaitForWork).collect();
+        assert_eq!(starved.len(), 1, "{out:?}");
+        assert!((starved[0].cost_pct.unwrap() - 70.0).abs() < 1.0 && starved[0].severity == Severity::High, "{out:?}");
     }
 
     #[test]
