@@ -263,13 +263,16 @@ impl State {
     }
 
     /// Finds new processes (every sweep in a small tree, whose children files cost little to
-    /// read; else every fifth sweep: a one-off cost per process) and new threads (in a big tree,
-    /// every fifth sweep too, unless the latest look found some: at the 1 Hz floor a program still
-    /// creating its threads would otherwise be seen half-built for five seconds).
+    /// read, or while the latest look found new ones; else every fifth sweep: a one-off cost per
+    /// process) and new threads (in a big tree, every fifth sweep too, unless the latest look
+    /// found some: at the 1 Hz floor a program still creating its threads would otherwise be seen
+    /// half-built for five seconds).
     fn discover(&mut self) {
         let t0 = procfs::thread_cpu_s();
         let small = self.threads.len() <= SMALL_TREE && tree::children_listed();
-        let walked = if small || self.samples.is_multiple_of(5) {
+        // While the tree grows, new processes are looked for at every sweep: a shell that starts
+        // a hundred short jobs has them all exit before a fifth sweep at a few sweeps a second.
+        let walked = if small || (self.growing && tree::children_listed()) || self.samples.is_multiple_of(5) {
             self.tree.scan(self.threads.len(), BIG_TREE)
         } else if self.threads.len() >= BIG_TREE && !self.growing {
             return;
