@@ -84,7 +84,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
         ));
     }
     let how = |m: IntervalMethod| match m {
-        IntervalMethod::Bootstrap => " (95% intervals: bootstrap over runs)",
+        IntervalMethod::Bootstrap => " (95% intervals: bootstrap over runs, widened to Student's t)",
         IntervalMethod::Asymptotic => " (95% intervals from the fit's residuals)",
         IntervalMethod::None => " (too few points for intervals)",
     };
@@ -97,7 +97,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             .map(|c| format!(", ceiling {}×", estimate(c, |x| format!("{x:.0}"))))
             .unwrap_or_else(|| {
                 if am.fit.residual_stddev.is_none() && am.ceiling_speedup.is_some() {
-                    " (through two counts: more counts give a ceiling)".into()
+                    " (fitted through two counts: a ceiling would be an extrapolation)".into()
                 } else {
                     String::new()
                 }
