@@ -182,6 +182,7 @@ impl State {
 
     fn run(mut self, stop: &AtomicBool, pause: Option<&Pause>) -> ThreadReport {
         let mut cost_avg: Option<f64> = None;
+        let mut last_interval = 1.0 / self.config.rate_hz.max(0.1);
         while !stop.load(Ordering::SeqCst) {
             let cpu0 = procfs::thread_cpu_s();
             let oneoff0 = self.oneoff_s;
@@ -207,10 +208,15 @@ impl State {
             // rate, a thousand idle ones a few sweeps a second.
             let budget = self.config.budget.max(WORKLOAD_SHARE * self.busy_cpus).max(1e-4);
             let wanted = 1.0 / self.config.rate_hz.max(0.1);
-            let mut interval = wanted.max((cost_avg.unwrap_or(0.0) / budget).min(MAX_INTERVAL_S.max(wanted)));
+            // The pause at most doubles from one sweep to the next: one dear sweep (a stack
+            // unwound through a large binary's tables for the first time) had set it to 1 s at
+            // once, and a 0.6 s run got no sweep but its first and last, after its threads ended.
+            let paced = (cost_avg.unwrap_or(0.0) / budget).min(MAX_INTERVAL_S.max(wanted)).min(2.0 * last_interval);
+            let mut interval = wanted.max(paced);
             if let Some(at) = self.trace_at.or(self.cpu_late) {
                 interval = interval.min((at - self.started.elapsed().as_secs_f64()).max(0.0));
             }
+            last_interval = interval.max(wanted);
             let interval = Duration::from_secs_f64(interval);
             match pause {
                 // The root has exited (or a stop was asked): the last stretch and the report are
@@ -514,11 +520,17 @@ impl State {
         }
         let label = self.label(class, site);
         // Where the wait is taken, from the thread's stack (cached per thread, sp and pc).
+        // The first unwinding of a wait through a module's tables is a one-off; a wait found
+        // again costs a lookup.
+        // (Modules loaded meanwhile are counted by the loop, with the others.)
+        let (t0, loads0) = (procfs::thread_cpu_s(), self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s));
         if let (Some(e), Some(text)) = (self.evidence.as_mut(), text.as_deref())
             && let Some(at) = e.blocked(pid, tid, text, class).filter(|a| !a.is_empty())
         {
             *self.taken_at.entry(label).or_default().entry(at).or_default() += 1;
         }
+        let loads = self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s) - loads0;
+        self.oneoff_s += procfs::thread_cpu_s() - t0 - loads;
         Some(label)
     }
 
