@@ -76,6 +76,9 @@ pub struct Scope<'a> {
     /// When the job's CPU time at this point is not above the baseline's beyond the runs' noise:
     /// the ratio's interval and its fastest runs' ratio. Extra CPU is then not raised.
     pub cpu_within_noise: Option<CpuNoise>,
+    /// The lower end of the 95% interval of the job's CPU time per unit of work against the
+    /// baseline's (1.1: at least 10% dearer), when the runs give one.
+    pub cpu_ratio_lo: Option<f64>,
     /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
     /// series has several points.
     pub shares: &'a dyn Fn(Class) -> Option<String>,
@@ -318,7 +321,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
         }
     }
     let share = |d: &Draft| d.items.iter().map(|i| i.share()).sum::<f64>();
-    fold_extra_cpu(&mut drafts, &share, scope.hot, ledger.cpu_s);
+    fold_extra_cpu(&mut drafts, &share, scope, ledger.cpu_s);
     let capacity = (ledger.capacity * ledger.wall_s).max(1e-12);
     drafts.retain(|d| {
         share(d) >= REPORTED && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
@@ -353,7 +356,8 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
 /// cause, the extra CPU for the same work is its cost too, not a cause of its own. Threads of a
 /// parallel runtime spin before they sleep at a barrier: when its code holds most of the extra
 /// CPU, that CPU belongs to what they wait for (the tail, the synchronisation point).
-fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &[Hot], cpu_s: f64) {
+fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope: &Scope, cpu_s: f64) {
+    let hot = scope.hot;
     let largest = |drafts: &[Draft], pick: &dyn Fn(&Draft) -> bool| {
         (0..drafts.len()).filter(|&i| pick(&drafts[i])).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b])))
     };
@@ -361,7 +365,10 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
     let Some(top) = largest(drafts, &|_| true) else { return };
     let extra_s: f64 = drafts.iter().flat_map(|d| &d.items).filter(|i| i.cause.is_extra()).map(|i| i.core_s).sum();
     let (spin, spin_names) = runtime_wait_code(hot);
-    let spinning = extra_s > 0.0 && spin * cpu_s >= SPIN_EXPLAINS * extra_s;
+    // The spin is judged against the extra CPU the runs are sure of: on a VM whose runs vary by
+    // a quarter, the rest of a point's extra CPU is its noise.
+    let sure_s = scope.cpu_ratio_lo.map_or(extra_s, |lo| (cpu_s * (1.0 - 1.0 / lo.max(1.0))).min(extra_s));
+    let spinning = extra_s > 0.0 && spin >= MIN_SPIN && spin * cpu_s >= SPIN_EXPLAINS * sure_s;
     // The largest cause is a wait on a lock or a queue; or threads on a CPU in lock code
     // (spinning, handing the lock over) burn the extra CPU there.
     let target = if waits(&drafts[top]) {
@@ -420,6 +427,9 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, hot: &
 /// which user-code samples do not see) and caches refilled after it. Measured on the uneven
 /// OpenMP loop spinning before it sleeps: 50–78% of the extra CPU in libgomp's code.
 const SPIN_EXPLAINS: f64 = 1.0 / 3.0;
+
+/// Below this share of the on-CPU samples, the runtime's code is not taken for spinning.
+const MIN_SPIN: f64 = 0.02;
 
 /// Parallel runtimes whose threads spin before they sleep when they wait for each other: GCC's
 /// and LLVM's/Intel's OpenMP, oneTBB; and the runtimes' wait functions where they are linked in.
@@ -801,6 +811,7 @@ mod tests {
             oversubscribed: None,
             hot: &[],
             cpu_within_noise: None,
+            cpu_ratio_lo: None,
             shares,
             strong_ratio: Some(2.0),
         }
@@ -847,6 +858,21 @@ mod tests {
         findings(&scope, &tail, &mut out);
         assert_eq!(out.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::LoadImbalance], "{out:?}");
         assert!(out[0].evidence.iter().any(|e| e.contains("spin in the parallel runtime")), "{out:?}");
+        // A noisy VM: 0.25 s of extra CPU of which the runs are sure of 10% (0.07 s), the spin
+        // holds 0.05 s of it, a fifth of the whole: still the tail's cost.
+        let noisy = Ledger {
+            lost_s: 0.5,
+            gap: 0.5,
+            items: vec![item(Cause::NoWork(Phase::Tail), 0.25, 0.5), item(Cause::ExtraUser, 0.25, 0.5)],
+            ..ledger(0.75, 0.5)
+        };
+        let mut out = Vec::new();
+        findings(&scope, &noisy, &mut out);
+        assert!(out.iter().any(|f| f.kind == Kind::OnCpuInefficiency), "judged against all of it: {out:?}");
+        let sure = Scope { cpu_ratio_lo: Some(1.1), ..Scope { hot: &hot, ..starved_scope(&[], &shares) } };
+        let mut out = Vec::new();
+        findings(&sure, &noisy, &mut out);
+        assert_eq!(out.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::LoadImbalance], "{out:?}");
         // Spinning the whole time (OMP_WAIT_POLICY=active): no wait is seen, the runtime's code is hot.
         let hot = libgomp(0.3);
         let scope = Scope { hot: &hot, ..starved_scope(&[], &shares) };

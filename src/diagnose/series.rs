@@ -49,6 +49,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                 hot: hot(p.index),
                 oversubscribed: None,
                 cpu_within_noise: None,
+                cpu_ratio_lo: None,
                 shares: &shares,
                 strong_ratio: None,
             };
@@ -93,6 +94,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             hot: hot(top.index),
             oversubscribed,
             cpu_within_noise: cpu_within_noise(&doc.points[base.index], &doc.points[top.index], ratio),
+            cpu_ratio_lo: cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).map(|(r, _)| r.interval[0]),
             shares: &shares,
             strong_ratio: (a.axis.scaling == Scaling::Strong).then(|| top.count / base.count),
         };
@@ -219,6 +221,14 @@ const FASTEST_WITHIN: f64 = 0.05;
 /// the other point's happens by chance once in twenty), or with fewer than two successful runs a
 /// side (nothing to judge the noise by).
 fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<CpuNoise> {
+    let (n, separated) = cpu_ratio(base, top, work_ratio)?;
+    ((n.interval[0] <= 1.0 && !separated) || n.fastest <= 1.0 + FASTEST_WITHIN).then_some(n)
+}
+
+/// The job's CPU time per unit of work at `top` against `base` (its interval and its fastest
+/// runs' ratio), and whether every run of `top` cost more than every run of `base` by more than
+/// [`FASTEST_WITHIN`].
+fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(CpuNoise, bool)> {
     let cpu = |p: &PointResult, per: f64| -> Vec<f64> {
         p.runs.iter().filter(|r| r.succeeded()).map(|r| (r.user_s + r.sys_s) / per).collect()
     };
@@ -226,10 +236,10 @@ fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> O
     let h = log_ratio_halfwidth(&b, &t)?;
     let (top, base) = (Summary::of(&t)?, Summary::of(&b)?);
     let ratio = top.mean / base.mean;
-    let [lo, hi] = [ratio * (-h).exp(), ratio * h.exp()];
+    let interval = [ratio * (-h).exp(), ratio * h.exp()];
     let fastest = top.min / base.min.max(1e-12);
     let separated = top.min / base.max.max(1e-12) > 1.0 + FASTEST_WITHIN;
-    ((lo <= 1.0 && !separated) || fastest <= 1.0 + FASTEST_WITHIN).then_some(CpuNoise { interval: [lo, hi], fastest })
+    Some((CpuNoise { interval, fastest }, separated))
 }
 
 /// Findings for a point outside any series (a single point, or a sweep over text values).
@@ -250,6 +260,7 @@ pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
         hot: t.as_ref().map_or(&[][..], |t| t.hot.as_slice()),
         oversubscribed: None,
         cpu_within_noise: None,
+        cpu_ratio_lo: None,
         shares: &none,
         strong_ratio: None,
     };

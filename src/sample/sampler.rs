@@ -426,6 +426,11 @@ impl State {
             t.utime = st.utime;
             t.stime = st.stime;
             t.state = st.state;
+            // A thread names itself after it starts (Rust and pthread_setname_np do it from
+            // inside): the name read when it was found may still be its parent's.
+            if st.comm != t.comm {
+                t.comm = st.comm;
+            }
             t.moved();
         }
         if t.state == 'Z' || t.state == 'X' {

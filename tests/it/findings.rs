@@ -111,6 +111,19 @@ fn phase_seconds(summary: &str) -> f64 {
     if words[i + 2] == "ms" { v / 1e3 } else { v }
 }
 
+/// The lock is the one serious cause; a tail may join it at medium. Each thread does a fixed
+/// share, and a lock handed over unfairly lets one finish first: the other then runs alone for
+/// the last 5-10% of the run (measured: 11% of the loss beside the lock's 69-84%), a true static
+/// split's tail, not a second problem hidden by the lock.
+fn lock_and_its_tail(f: &[Finding]) {
+    let causes = serious_causes(f);
+    assert_eq!(causes.first(), Some(&Kind::LockContention), "{:?}", kinds(f));
+    let tail_ok =
+        |x: &Finding| x.kind == Kind::LoadImbalance && x.severity == Severity::Medium && x.cost_pct < Some(25.0);
+    let mut others = f.iter().filter(|x| x.severity >= Severity::Medium && !x.kind.describes_curve()).skip(1);
+    assert!(others.all(tail_ok), "only the lock, and its tail at medium: {:?}", kinds(f));
+}
+
 #[test]
 fn scalable_within_the_cores_scales_well_and_nothing_else() {
     let f = findings("1,2", &["scalable", "--threads", "{threads}"]);
@@ -124,7 +137,7 @@ fn a_global_mutex_is_lock_contention_named_by_its_symbol() {
     let l = first(&f, Kind::LockContention);
     assert!(l.summary.contains("scalescope::probes::zoo::GLOBAL_LOCK+0x0"), "{l:?}");
     assert!(l.cost_pct.unwrap() >= 40.0, "the lock is the main cause: {l:?}");
-    assert_eq!(serious_causes(&f), [Kind::LockContention], "{:?}", kinds(&f));
+    lock_and_its_tail(&f);
     let fixed = fixed(&["lock", "--threads", "{threads}", "--critical", "0"], &[]);
     scales_or_cannot_tell(&fixed);
     nothing_serious_but(&fixed, &[]);
@@ -321,9 +334,12 @@ fn runs_too_varied_to_tell_say_so_and_blame_only_what_each_run_shows() {
     let doc = results(&d.path().join("r"));
     let k = kinds(&doc.findings);
     let [lo, hi] = doc.analysis.as_ref().unwrap().series[0].points[1].speedup_ci95.expect("runs give an interval");
-    assert!(lo / 2.0 < 0.75 && hi / 2.0 >= 0.9, "the sleeps made the efficiency uncertain: [{lo}, {hi}]");
+    assert!(lo / 2.0 < 0.75, "the sleeps made the efficiency uncertain: [{lo}, {hi}]");
     let raised: Vec<&Finding> = doc.findings.iter().filter(|x| x.severity > Severity::Low).collect();
+    // The sleeps are drawn by process id: now and then every 2-thread run drew longer ones and
+    // the interval stays below 90% (the serial sleep is then measured, and raised).
     if raised.is_empty() {
+        assert!(hi / 2.0 >= 0.9, "an efficiency below 90% at 95% confidence, and nothing raised: {k:?}");
         // The measured efficiency fell at 90% or above by chance: the interval says it all.
         let u = doc.findings.iter().find(|x| x.summary.contains("cannot tell")).unwrap_or_else(|| panic!("{k:?}"));
         assert_eq!((u.kind, u.severity, u.at), (Kind::NoisyMeasurement, Severity::Low, Some(2.0)));
@@ -369,7 +385,7 @@ fn an_openmp_critical_section_spun_on_is_lock_contention_with_the_lock_code_name
         ["GOMP_critical", "gomp_mutex", "libgomp"].iter().any(|n| text.contains(n)),
         "the lock is libgomp's: {lock:?}"
     );
-    assert_eq!(serious_causes(&f), [Kind::LockContention], "{:?}", kinds(&f));
+    lock_and_its_tail(&f);
     // The same loop with a reduction: nothing to fix.
     let fixed = openmp("reduction");
     nothing_serious_but(&fixed, &[]);
