@@ -321,6 +321,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
         }
     }
     let share = |d: &Draft| d.items.iter().map(|i| i.share()).sum::<f64>();
+    fold_waits_behind_locks(&mut drafts, scope.waits);
     fold_extra_cpu(&mut drafts, &share, scope, ledger.cpu_s);
     let capacity = (ledger.capacity * ledger.wall_s).max(1e-12);
     drafts.retain(|d| {
@@ -349,6 +350,48 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     if let Some(f) = out.get_mut(first) {
         f.evidence.insert(0, ledger_line(scope, ledger, &drafts, share));
     }
+}
+
+/// A thread waiting for work while the threads that would give it some wait on a lock (a pool's
+/// caller waiting for results while its workers wait for CPython's GIL) waits because of the
+/// lock: its idle capacity is counted with the lock's finding, not as a starved consumer. Taken
+/// so when, while it waits, the other threads spend at least [`BEHIND_LOCK`] of the time on
+/// locks of this ledger, and most of their waiting on them.
+fn fold_waits_behind_locks(drafts: &mut Vec<Draft>, waits: &[Wait]) {
+    let Some(w) = drafts.iter().position(|d| matches!(d.role, Role::Waiting(_))) else { return };
+    let Role::Waiting(meanwhile) = &drafts[w].role else { return };
+    let (mut on_locks, mut total) = (Vec::<(usize, f64)>::new(), 0.0);
+    for (object, share) in meanwhile.iter().filter_map(|m| meanwhile_entry(m)) {
+        total += share;
+        let key = identity(object, Class::Lock, waits).1;
+        let Some(l) = drafts.iter().position(|d| matches!(d.role, Role::Lock(..)) && d.key == key) else { continue };
+        match on_locks.iter_mut().find(|(i, _)| *i == l) {
+            Some((_, s)) => *s += share,
+            None => on_locks.push((l, share)),
+        }
+    }
+    let locked: f64 = on_locks.iter().map(|(_, s)| s).sum();
+    let Some(&(lock, _)) = on_locks.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return };
+    if locked < BEHIND_LOCK || locked < 0.5 * total {
+        return;
+    }
+    let moved = drafts.remove(w);
+    let lock = if lock > w { lock - 1 } else { lock };
+    drafts[lock].items.extend(moved.items);
+}
+
+/// Other threads on a lock for this share of a waiting thread's time (summed over them) make
+/// its wait the lock's doing.
+const BEHIND_LOCK: f64 = 0.5;
+
+/// The object and the share of the time of one of [`Around::meanwhile`]'s entries:
+/// `'python3' wait on python3.11!_PyRuntime+0x1b0 (45% of the time)`.
+fn meanwhile_entry(m: &str) -> Option<(&str, f64)> {
+    let after_name = m.strip_prefix('\'')?.split_once('\'')?.1;
+    let (_, rest) = after_name.split_once(" on ")?;
+    let (object, share) = rest.rsplit_once(" (")?;
+    let pct: f64 = share.strip_suffix("% of the time)")?.parse().ok()?;
+    Some((object, pct / 100.0))
 }
 
 /// Threads contending on a lock or a queue also burn CPU on it: futex calls in the kernel, spinning
@@ -930,6 +973,41 @@ mod tests {
         let starved: Vec<&Finding> = out.iter().filter(|f| f.kind == Kind::WaitForWork).collect();
         assert_eq!(starved.len(), 1, "{out:?}");
         assert!((starved[0].cost_pct.unwrap() - 70.0).abs() < 1.0 && starved[0].severity == Severity::High, "{out:?}");
+    }
+
+    #[test]
+    fn a_wait_for_results_while_the_workers_wait_on_a_lock_is_the_locks() {
+        // A Python pool: the caller waits for the futures while its workers wait for the GIL.
+        let caller = |meanwhile: &[&str]| Wait {
+            class: Some(Class::WaitForWork),
+            name: "heap+0x84c00".into(),
+            around: Some(Around { meanwhile: meanwhile.iter().map(|m| m.to_string()).collect(), ..Default::default() }),
+            ..Default::default()
+        };
+        let l = Ledger {
+            lost_s: 0.8,
+            gap: 0.5,
+            items: vec![
+                item(Cause::Wait { class: Class::Lock, object: "python3.11!_PyRuntime+0x1b0".into() }, 0.55, 0.7),
+                item(Cause::Wait { class: Class::WaitForWork, object: "heap+0x84c00".into() }, 0.2, 0.25),
+            ],
+            ..ledger(0.8, 0.8)
+        };
+        let shares = |_: Class| None;
+        let gil = [caller(&[
+            "'python3' wait on python3.11!_PyRuntime+0x1b0 (45% of the time)",
+            "'python3' wait on python3.11!_PyRuntime+0x1b4 (34% of the time)",
+        ])];
+        let mut out = Vec::new();
+        findings(&starved_scope(&gil, &shares), &l, &mut out);
+        assert_eq!(out.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::LockContention], "{out:?}");
+        assert!((out[0].cost_pct.unwrap() - 95.0).abs() < 1.0, "the caller's wait counts with the lock: {out:?}");
+        // The same caller while the workers wait for input: a wait of its own.
+        let pipe = [caller(&["'python3' I/O on read fd 3 (pipe) (80% of the time)"])];
+        let mut out = Vec::new();
+        findings(&starved_scope(&pipe, &shares), &l, &mut out);
+        assert!(out.iter().any(|f| f.kind == Kind::WaitForWork), "{out:?}");
+        assert_eq!(meanwhile_entry("'a b' wait on x (y) (12% of the time)"), Some(("x (y)", 0.12)));
     }
 
     #[test]

@@ -56,7 +56,8 @@ pub const UNDECIDED_BELOW: f64 = 0.75;
 
 /// `the efficiency at 2 threads is anywhere from 45% to 100%`: too few or too varied runs to say
 /// whether it scales.
-pub fn undecided(top: &PointScaling, name: &str, [lo, hi]: [f64; 2], label: &str) -> Finding {
+/// `causes` says whether cause findings at that count follow it.
+pub fn undecided(top: &PointScaling, name: &str, [lo, hi]: [f64; 2], causes: bool, label: &str) -> Finding {
     Finding {
         kind: Kind::NoisyMeasurement,
         severity: Severity::Low,
@@ -67,9 +68,12 @@ pub fn undecided(top: &PointScaling, name: &str, [lo, hi]: [f64; 2], label: &str
             100.0 * hi
         ),
         evidence: vec![format!("measured {:.0}% from {} runs", 100.0 * top.efficiency.unwrap_or(0.0), top.runs)],
-        advice:
+        advice: if causes {
             "more runs (--runs 10) on a quieter machine; the causes below say where the capacity went in these runs"
-                .into(),
+        } else {
+            "more runs (--runs 10) on a quieter machine"
+        }
+        .into(),
         cost_pct: None,
         at: Some(top.count),
     }
@@ -125,10 +129,13 @@ pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64
                 count_label(fit.count, name)
             )
         } else {
+            // Said only when they do: 4 threads of a program that works on one wait for nothing.
+            let why = if runq.is_some_and(|r| r >= 0.1) { ": the extra threads only wait for a CPU" } else { "" };
             format!(
-                "{} on {} CPUs are no faster than {} ({:.2}× against {:.2}×): the extra threads only wait for a CPU{label}",
+                "{} on {} CPUs {} {} ({:.2}× against {:.2}×){why}{label}",
                 count_label(last.count, name),
                 cpus,
+                if gain > 1.0 { "gain less than 5% over" } else { "are no faster than" },
                 count_label(fit.count, name),
                 last.speedup,
                 fit.speedup

@@ -61,8 +61,11 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let Some(base) = s.points.iter().find(|p| p.count == s.baseline) else { return };
     let Some(top) = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to && p.count > s.baseline) else { return };
     let copies = a.axis.counts == Counts::Copies;
-    // Under weak scaling (copies always) each count does proportionally more work.
-    let ratio = if a.axis.scaling == Scaling::Weak { top.count / base.count } else { 1.0 };
+    // The work the top count did against the baseline's: measured where every run has a
+    // throughput (a fixed-time benchmark does more work at more threads); else, under weak
+    // scaling (copies always) each count does proportionally more work.
+    let declared = if a.axis.scaling == Scaling::Weak { top.count / base.count } else { 1.0 };
+    let ratio = work_ratio(&doc.points[base.index], &doc.points[top.index]).unwrap_or(declared);
     let useful = Useful::of(&doc.points[base.index], ratio);
     let lt = ledger::of(&doc.points[top.index], useful);
     let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
@@ -96,7 +99,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             cpu_within_noise: cpu_within_noise(&doc.points[base.index], &doc.points[top.index], ratio),
             cpu_ratio_lo: cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).map(|(r, _)| r.interval[0]),
             shares: &shares,
-            strong_ratio: (a.axis.scaling == Scaling::Strong).then(|| top.count / base.count),
+            strong_ratio: ((ratio - 1.0).abs() <= SAME_WORK).then(|| top.count / base.count),
         };
         causes::findings(&scope, l, out);
     }
@@ -170,7 +173,8 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // way, whichever side the measured value fell on.
     let undecided = eff_lo < curve::UNDECIDED_BELOW && eff_hi >= curve::GOOD_EFFICIENCY;
     if !gated && !explained && undecided {
-        out.push(curve::undecided(top, name, [eff_lo, eff_hi], &label));
+        let causes = out.iter().any(|f| f.at == Some(top.count) && !f.kind.describes_curve());
+        out.push(curve::undecided(top, name, [eff_lo, eff_hi], causes, &label));
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
         out.extend(curve::scales_well(s, top, name, eff_hi, &label));
     }
@@ -183,6 +187,20 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
 fn gap_is_real(eff: f64, eff_hi: f64, top: Option<&ledger::Ledger>) -> bool {
     let good = 1.0 - MEDIUM;
     eff_hi < good || (eff < good && top.is_some_and(|l| l.idle_low() >= MEDIUM))
+}
+
+/// Work ratios within this of 1 are the same work (the runs' own noise in throughput × time).
+const SAME_WORK: f64 = 0.1;
+
+/// The work `top`'s runs did against `base`'s, from their throughput × wall time (for `--work`,
+/// its amount); `None` unless every successful run of both has a throughput.
+fn work_ratio(base: &PointResult, top: &PointResult) -> Option<f64> {
+    let work = |p: &PointResult| -> Option<f64> {
+        let done: Option<Vec<f64>> =
+            p.runs.iter().filter(|r| r.succeeded()).map(|r| r.throughput.map(|t| t * r.wall_s)).collect();
+        Summary::of(&done?).map(|s| s.mean).filter(|w| *w > 0.0 && w.is_finite())
+    };
+    Some(work(top)? / work(base)?)
 }
 
 /// The most efficient any run of `top` can have been: a run that kept its CPUs busy with more CPU

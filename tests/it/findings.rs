@@ -132,6 +132,16 @@ fn scalable_within_the_cores_scales_well_and_nothing_else() {
 }
 
 #[test]
+fn a_fixed_time_benchmark_that_scales_does_more_work_not_extra_cpu() {
+    // Every thread works 0.3 s and the probe prints its throughput: at 2 threads a run does twice
+    // the work for twice the CPU. Taken for the same work, it read "93% more CPU time" [medium].
+    let f = findings("1,2", &["scalable", "--threads", "{threads}", "--seconds", "0.3"]);
+    scales_or_cannot_tell(&f);
+    nothing_serious_but(&f, &[]);
+    assert!(!f.iter().any(|x| x.kind == Kind::OnCpuInefficiency), "{:?}", kinds(&f));
+}
+
+#[test]
 fn a_global_mutex_is_lock_contention_named_by_its_symbol() {
     let f = findings("1,2", &["lock", "--threads", "{threads}", "--critical", "0.6"]);
     let l = first(&f, Kind::LockContention);
@@ -187,7 +197,9 @@ fn counters_in_one_cache_line_are_on_cpu_inefficiency() {
     let f = findings("1,2", &["false-sharing", "--threads", "{threads}", "--ops", "300000"]);
     first(&f, Kind::OnCpuInefficiency);
     assert_eq!(serious_causes(&f), [Kind::OnCpuInefficiency], "{:?}", kinds(&f));
-    let fixed = fixed(&["false-sharing", "--threads", "{threads}", "--ops", "300000", "--padded"], &[]);
+    // Padded, the same work runs in 40-90 ms, where the threads' start and end skew alone is a
+    // tenth of a run: five times the work gives runs of 0.2-0.4 s.
+    let fixed = fixed(&["false-sharing", "--threads", "{threads}", "--ops", "1500000", "--padded"], &[]);
     scales_or_cannot_tell(&fixed);
     nothing_serious_but(&fixed, &[]);
 }
@@ -386,8 +398,10 @@ fn an_openmp_critical_section_spun_on_is_lock_contention_with_the_lock_code_name
         "the lock is libgomp's: {lock:?}"
     );
     lock_and_its_tail(&f);
-    // The same loop with a reduction: nothing to fix.
-    let fixed = openmp("reduction");
+    // The same loop with a reduction: nothing to fix. Swept again once when it raised something,
+    // as the zoo's fixed variants are: the VM ran its runs at 1.0-1.5 s of CPU by turns.
+    let serious = |f: &[Finding]| f.iter().any(|x| x.severity >= Severity::Medium);
+    let fixed = swept_again_if(|| openmp("reduction"), serious);
     nothing_serious_but(&fixed, &[]);
 }
 
