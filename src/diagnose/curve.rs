@@ -2,9 +2,10 @@
 //! (Amdahl), retrograde, more threads than CPUs, a parameter the program ignores, runs too short
 //! to measure, and noisy runs.
 
-use super::ledger::Ledger;
+use super::ledger::{Cause, Ledger};
 use super::{Finding, Kind, Severity};
 use crate::analysis::count_label;
+use crate::analysis::threads::PointThreads;
 use crate::results::Results;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
 use crate::sample::Class;
@@ -307,6 +308,23 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
     }
 }
 
+/// A job crowds its CPUs by itself when it keeps at least this share of them busy on average.
+const CROWDED: f64 = 0.8;
+
+/// The share of the job's thread time spent waiting for a CPU while its own threads held them,
+/// 0 unless the job kept most of its CPUs busy ([`CROWDED`]). The waits while CPUs sat idle of
+/// the job are other processes' doing (a loaded machine), not its threads crowding each other:
+/// a starved consumer's producer beside a CPU hog waited for a CPU a tenth of its time while its
+/// job used 1.3 of 2 CPUs.
+pub fn own_runq(t: &PointThreads, l: &Ledger) -> f64 {
+    if l.cpu_s < CROWDED * l.capacity * l.wall_s {
+        return 0.0;
+    }
+    let total: f64 = t.classes.values().sum();
+    let others = l.item(&Cause::OtherLoad).map_or(0.0, |i| i.core_s);
+    (t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) - others).max(0.0) / total.max(1e-12)
+}
+
 /// More busy threads than CPUs at a count that fits the CPUs: threads beside the workers
 /// (producers, helpers) need CPUs too, so the job is oversubscribed by its own design.
 pub fn busy_threads_beyond_cpus(
@@ -320,8 +338,7 @@ pub fn busy_threads_beyond_cpus(
         return None;
     }
     let t = crate::analysis::threads::of_point(&doc.points[top.index])?;
-    let total: f64 = t.classes.values().sum();
-    let runq = t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) / total.max(1e-12);
+    let runq = own_runq(&t, lt);
     if runq < 0.1 {
         return None;
     }

@@ -82,7 +82,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         return;
     }
     let oversubscribed = lt.as_ref().filter(|l| local && top.count <= cpus && l.demand > cpus + 0.5).and_then(|l| {
-        let runq = sampled[top.index].as_ref().map_or(0.0, |t| share(t, Class::Runqueue));
+        let runq = sampled[top.index].as_ref().map_or(0.0, |t| curve::own_runq(t, l));
         (runq >= 0.1).then_some((l.demand.round() as usize, runq))
     });
     if let Some(l) = &lt {
@@ -113,9 +113,15 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         return;
     }
     // Other processes held the CPUs for most of the loss: the curve is the machine's, not the
-    // program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs).
-    let loaded =
-        gated && lt.as_ref().and_then(|l| l.item(&Cause::OtherLoad)).is_some_and(|i| i.share() >= causes::LOADED);
+    // program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs). The
+    // loss is the efficiency's when it is larger than the idle capacity: a baseline that keeps
+    // 1.6 CPUs busy loses 40% efficiency at 2 threads with its CPUs full, and a little load then
+    // is most of what idled, not most of what was lost.
+    let loaded = gated
+        && lt.as_ref().is_some_and(|l| {
+            let lost = l.lost_s.max((1.0 - eff) * l.capacity * l.wall_s);
+            l.item(&Cause::OtherLoad).is_some_and(|i| i.core_s >= causes::LOADED * lost)
+        });
     // The ledger's own word: other processes explain most of the loss at this count.
     let load_said = out.iter().any(|f| {
         f.kind == Kind::NoisyMeasurement

@@ -54,6 +54,8 @@ pub struct Switches {
     closed: HashMap<i32, Vec<Stretch>>,
     /// Per thread, the stretch in progress at the latest drain.
     open: HashMap<i32, Stretch>,
+    /// Whether the latest drain's records were whole (see [`Drained::exact`]).
+    exact: bool,
 }
 
 impl Switches {
@@ -73,6 +75,7 @@ impl Switches {
             self.closed.entry(i.tid).or_default().push(Stretch::of(i, self.origin_ns));
         }
         self.open = d.open.iter().map(|i| (i.tid, Stretch::of(i, self.origin_ns))).collect();
+        self.exact = d.exact;
         let through = seconds(d.through_ns, self.origin_ns);
         self.closed.retain(|_, v| {
             v.retain(|s| s.to >= through - KEEP_S);
@@ -94,8 +97,27 @@ impl Switches {
         if let Some(v) = self.closed.get_mut(&tid) {
             v.retain(|s| s.to > iv.to);
         }
-        lay_out(iv, &parts)
+        let iv = if self.exact { settled(iv, &parts) } else { *iv };
+        lay_out(&iv, &parts)
     }
+}
+
+/// The window with the off-CPU time its counters imply beyond what the tracer saw the thread wait
+/// (plus what it did not cover) given back to running and runnable time, as the stretches share
+/// them. The kernel adds a thread's run-queue delay when it gets a CPU and its CPU time at ticks,
+/// so a window that ends while it waits for a CPU looks partly off-CPU: a busy thread preempted
+/// 900 times in a loaded run, which never waited, showed 11% of its life off-CPU.
+fn settled(iv: &Interval, parts: &[Stretch]) -> Interval {
+    let length = |state: State| parts.iter().filter(|s| s.state == state).map(|s| s.to - s.from).sum::<f64>();
+    let covered: f64 = parts.iter().map(|s| s.to - s.from).sum();
+    let (on, runnable) = (length(State::On), length(State::Runnable));
+    let could_wait = length(State::Off) + (iv.to - iv.from - covered).max(0.0);
+    let lag = iv.off - could_wait;
+    if lag <= 0.0 || on + runnable <= 0.0 {
+        return *iv;
+    }
+    let share = lag / (on + runnable);
+    Interval { on: iv.on + share * on, runq: iv.runq + share * runnable, off: could_wait, ..*iv }
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC as seconds since `origin_ns`.
@@ -165,6 +187,7 @@ mod tests {
             intervals: vec![traced(7, 0, 200, true), traced(7, 200, 400, false)],
             open: vec![traced(7, 400, 450, true)],
             through_ns: 1_000_000_000 + 450_000_000,
+            exact: true,
             ..Drained::default()
         });
         // The /proc window to 500 ms: 0.3 s on, 0.2 s off.
@@ -196,5 +219,26 @@ mod tests {
         let off: Vec<&Interval> = parts.iter().filter(|p| p.off > 0.0).collect();
         assert!(off.len() == 1 && off[0].from == 0.0 && off[0].to == 0.5, "{parts:?}");
         assert!(parts.iter().any(|p| p.on > 0.0 && p.to < 0.5));
+    }
+
+    #[test]
+    fn off_cpu_time_a_whole_trace_never_saw_is_the_counters_lag() {
+        let mut s = Switches::new(1_000_000_000);
+        let mut preempted = traced(5, 300, 400, false);
+        preempted.preempted = true;
+        s.add(&Drained {
+            intervals: vec![traced(5, 0, 300, true), preempted],
+            open: vec![traced(5, 400, 450, true)],
+            through_ns: 1_000_000_000 + 450_000_000,
+            exact: true,
+            ..Drained::default()
+        });
+        // The counters lag: 0.3 s on and 0.05 s runnable, so 0.15 s looks off-CPU.
+        let iv = Interval { from: 0.0, to: 0.5, on: 0.3, runq: 0.05, off: 0.15, label: None };
+        let parts = s.lay_out(5, &iv);
+        let sum = |f: fn(&Interval) -> f64| parts.iter().map(f).sum::<f64>();
+        assert!(sum(|p| p.off) < 1e-9, "{parts:?}");
+        // Given back as the stretches share it: 0.4 s on, 0.1 s runnable.
+        assert!((sum(|p| p.on) - 0.42).abs() < 1e-9 && (sum(|p| p.runq) - 0.08).abs() < 1e-9, "{parts:?}");
     }
 }

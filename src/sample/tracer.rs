@@ -79,6 +79,9 @@ pub struct Drained {
     pub open: Vec<Interval>,
     /// Threads caught in waits too short for a sweep, since the last drain.
     pub caught: Vec<Catch>,
+    /// Whether the records so far are whole: every CPU covered and none lost, so a thread the
+    /// intervals show running or runnable did not wait meanwhile.
+    pub exact: bool,
 }
 
 /// One traced thread's exact totals.
@@ -317,6 +320,7 @@ impl Tracer {
         let mut out = self.process(stacks, Some(settled));
         out.through_ns = settled;
         out.caught = self.catch.take();
+        out.exact = self.summary.cpus_covered == self.summary.cpus_wanted && self.summary.lost == 0;
         out.open = self.threads.iter().filter_map(|(&tid, t)| close(t.pid, tid, t.state, settled)).collect();
         self.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         out
