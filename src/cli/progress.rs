@@ -132,7 +132,9 @@ impl<'a> Session<'a> {
         let Some(log) = &mut self.log else { return };
         let p = &self.store.doc.points[point];
         let time = p.stats().wall_s.map_or(String::new(), |w| format!(", {}", seconds(w.mean, w.stddev)));
-        log.pending.push(format!("{}: {} runs{time}", p.label(), p.runs.len()));
+        let failed = p.runs.iter().filter(|r| !r.succeeded()).count();
+        let failed = if failed > 0 { format!(", {failed} failed") } else { String::new() };
+        log.pending.push(format!("{}: {} runs{failed}{time}", p.label(), p.runs.len()));
         if log.last.lock().map_or(true, |l| l.elapsed() >= LINE_EVERY) {
             flush(log, &self.count);
         }
@@ -156,7 +158,7 @@ fn flush(log: &mut Log, count: &Count) {
     let Some(latest) = log.pending.last() else { return };
     let others = match log.pending.len() {
         1 => String::new(),
-        n => format!(" (and {} more)", n - 1),
+        n => format!(" (and {} more finished since the last line)", n - 1),
     };
     eprintln!("scalescope: {latest}{others} · {}", count.status());
     log.pending.clear();

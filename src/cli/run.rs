@@ -75,6 +75,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         }
         Err(e) => {
             store.finish(Status::Failed)?;
+            // Nothing was measured: a folder that holds only the plan would refuse the next try.
+            if args.resume.is_none() {
+                store.discard();
+            }
             return Err(e.into());
         }
     };

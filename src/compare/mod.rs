@@ -110,6 +110,9 @@ pub struct Comparison {
     pub unit: Option<String>,
     /// Differences between the machines the sets ran on; empty when the same.
     pub machines: Vec<String>,
+    /// Each sweep's command template when they differ (two builds, two programs); empty when the
+    /// same.
+    pub commands: Vec<String>,
     /// Matched points, in the reference set's order, then points missing from it.
     pub points: Vec<points::PointRow>,
     /// Fitted model parameters side by side.
@@ -135,10 +138,24 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
         unit: reference.unit.clone(),
         judged_by,
         machines: machines(sets),
+        commands: commands(sets),
         models: why::models(sets),
         why: why::breakdowns(sets, &rows, o),
         points: rows,
     }
+}
+
+/// One line per sweep when their command templates differ: the same command is the usual
+/// comparison (a kernel, a filesystem), a different one says what changed (a build, a program).
+fn commands(sets: &[Set]) -> Vec<String> {
+    let sweeps: Vec<(&str, &Results)> = sets.iter().filter_map(|s| Some((s.label.as_str(), s.doc.as_ref()?))).collect();
+    if sweeps.iter().all(|(_, d)| d.plan.command == sweeps[0].1.plan.command) {
+        return Vec::new();
+    }
+    sweeps
+        .iter()
+        .map(|(label, d)| format!("{label}: {}", crate::report::format::command_line(&d.plan.command)))
+        .collect()
 }
 
 /// One line per set when the machines differ in CPU, CPUs allowed, memory or kernel (sweeps only:

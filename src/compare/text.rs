@@ -185,6 +185,10 @@ pub fn header(c: &Comparison) -> Vec<String> {
             100.0 * c.noise.max(crate::analysis::verdict::SINGLE_VALUE_THRESHOLD)
         ));
     }
+    if !c.commands.is_empty() {
+        lines.push("the commands differ:".into());
+        lines.extend(c.commands.iter().map(|m| format!("  {m}")));
+    }
     if !c.machines.is_empty() {
         lines.push("the machines differ:".into());
         lines.extend(c.machines.iter().map(|m| format!("  {m}")));

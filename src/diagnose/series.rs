@@ -269,10 +269,15 @@ fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(
 /// Findings for a point outside any series (a single point, or a sweep over text values).
 pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
     let p = &doc.points[index];
+    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
+    causes_of(p, at, out);
+}
+
+/// The causes of one point's idle capacity, each judged against its own runs, `at` saying where.
+pub fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
     let none = |_: Class| None;
-    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
     let scope = Scope {
         at,
         at_count: None,

@@ -88,6 +88,8 @@ pub fn run(
         }
     }
     let mut set_up = vec![false; plan.len()];
+    // A metric missing from one run is usually missing from all: said once, counted per point.
+    let mut said_missing: Vec<String> = Vec::new();
     let mut current: Option<(usize, Point)> = None;
     while let Some(task) = sched.next_task() {
         if signals::interrupted() {
@@ -165,11 +167,15 @@ pub fn run(
         }
         if !warmup {
             for name in &record.missing_metrics {
+                if said_missing.contains(name) {
+                    continue;
+                }
                 sink.event(Event::Warning(format!(
-                    "metric '{name}' was not found in the output of run {} of {}; recorded as missing",
+                    "metric '{name}' was not found in the output of run {} of {}; recorded as missing (said once: the table's notes count the runs without it)",
                     index + 1,
                     point.label()
                 )));
+                said_missing.push(name.clone());
             }
             let had_target = sched.progress()[p].target.is_some();
             sched.finished(p, record.wall_s);

@@ -106,6 +106,20 @@ impl Store {
         self.save()
     }
 
+    /// Removes what the store wrote, and the folder when that leaves it empty: for a sweep that
+    /// stopped before its first run, so the same `--out` can be used again once the command is
+    /// fixed. Keeps everything when a run was recorded.
+    pub fn discard(self) {
+        if self.doc.run_count() > 0 {
+            return;
+        }
+        drop(self.journal);
+        for name in [FILE_NAME, JOURNAL] {
+            let _ = std::fs::remove_file(self.dir.join(name));
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+
     /// Makes the folder again if it was deleted under the sweep: the document in memory holds
     /// every run, so the next save loses nothing. Returns whether it had to.
     fn ensure_dir(&mut self) -> bool {

@@ -116,6 +116,20 @@ fn unmatched_points_and_other_machines_are_said() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out.contains("only in before"), "{out}");
     assert!(out.contains("the machines differ") && out.contains("Some Other CPU"), "{out}");
+    assert!(!out.contains("the commands differ"), "{out}");
+}
+
+#[test]
+fn other_commands_are_said() {
+    let d = tempfile::tempdir().unwrap();
+    let mut doc = base(d.path());
+    let a: &[f64] = &[1.0, 1.01, 0.99];
+    set(d.path(), &doc, "a", &[a, a]);
+    doc.plan.command = vec!["./build-b/prog".into(), "-t".into(), "{threads}".into()];
+    set(d.path(), &doc, "b", &[a, a]);
+    let out = stdout(&scalescope(d.path(), &["compare", "a", "b"]));
+    let said = out.lines().skip_while(|l| !l.contains("the commands differ")).collect::<Vec<_>>().join("\n");
+    assert!(said.contains("b: ./build-b/prog -t {threads}"), "{out}");
 }
 
 #[test]

@@ -70,6 +70,18 @@ fn an_existing_results_folder_is_not_overwritten() {
 }
 
 #[test]
+fn a_misspelt_command_leaves_no_folder_and_the_fixed_one_runs_with_the_same_out() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &["run", "-r", "1", "-w", "0", "-o", "r", "--", "/nonexistent/true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no such command"), "{}", stderr(&o));
+    assert!(!d.path().join("r").exists(), "nothing was measured, nothing is kept");
+    let o = scalescope(d.path(), &["run", "-r", "1", "-w", "0", "-o", "r", "--", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.path().join("r/results.json").is_file());
+}
+
+#[test]
 fn every_reader_refuses_a_broken_results_file_in_one_sentence() {
     let d = tempfile::tempdir().unwrap();
     let good =
