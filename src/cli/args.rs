@@ -528,6 +528,12 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "FRACTION", default_value_t = 0.3)]
         critical: f64,
     },
+    /// Threads that yield the CPU while holding one of a few mutexes (the pattern of sysbench's
+    /// `threads` test): fine on spare CPUs, a collapse when there are more threads than CPUs.
+    Yield {
+        #[command(flatten)]
+        common: ZooArgs,
+    },
     /// A single-threaded phase, then parallel work.
     Serial {
         #[command(flatten)]

@@ -24,6 +24,10 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
             let c = check(common, Some(*critical))?;
             report("lock", c, zoo::lock(c.threads, c.ops, *critical))?;
         }
+        ProbeCommand::Yield { common } => {
+            let c = check(common, None)?;
+            report("yield", c, zoo::yield_inside(c.threads, c.ops))?;
+        }
         ProbeCommand::Serial { common, serial } => {
             let c = check(common, Some(*serial))?;
             report("serial", c, zoo::serial(c.threads, c.ops, *serial))?;

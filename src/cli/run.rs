@@ -75,8 +75,9 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         }
         Err(e) => {
             store.finish(Status::Failed)?;
-            // Nothing was measured: a folder that holds only the plan would refuse the next try.
-            if args.resume.is_none() {
+            // A command that cannot start (a typo) measured nothing: a folder that holds only
+            // the plan would refuse the next try. A hook that ran and failed is kept, as said.
+            if args.resume.is_none() && matches!(e, crate::exec::ExecError::Spawn(_)) {
                 store.discard();
             }
             return Err(e.into());

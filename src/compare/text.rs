@@ -186,8 +186,7 @@ pub fn header(c: &Comparison) -> Vec<String> {
         ));
     }
     if !c.commands.is_empty() {
-        lines.push("the commands differ:".into());
-        lines.extend(c.commands.iter().map(|m| format!("  {m}")));
+        lines.push(format!("the commands differ: {}", c.commands.join("; ")));
     }
     if !c.machines.is_empty() {
         lines.push("the machines differ:".into());

@@ -117,6 +117,9 @@ pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64
     });
     let gain = last.rate / fit.rate;
     let faster = gain > 1.05;
+    if let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label)) {
+        return Some(f);
+    }
     Some(Finding {
         kind: Kind::CpuOversubscription,
         // The user's choice of counts, not a flaw of the program: worth a word, not an alarm.
@@ -144,7 +147,7 @@ pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64
         },
         evidence: runq
             .map(|r| {
-                format!("at {} threads wait for a CPU {:.0}% of their time", count_label(last.count, name), 100.0 * r)
+                format!("at {}, threads wait for a CPU {:.0}% of their time", count_label(last.count, name), 100.0 * r)
             })
             .into_iter()
             .collect(),
@@ -153,6 +156,67 @@ pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64
         } else {
             format!("use at most {cpus} {name} (the CPUs this job may use)")
         },
+        cost_pct: None,
+        at: Some(last.count),
+    })
+}
+
+/// An oversubscribed count at most this share of the best fitting count's speed…
+const COLLAPSED: f64 = 0.5;
+/// …whose runs took at least this many times its CPU per unit of work has collapsed.
+const CPU_BLOWN: f64 = 1.5;
+
+/// Counts above the CPUs that collapse: much slower, burning much more CPU for the same work (in
+/// `sched_yield`, spinning on a lock whose holder waits for a CPU). Not the user's choice of
+/// counts alone but how the program behaves on a shared or oversubscribed machine: `medium`.
+fn collapse(
+    doc: &Results,
+    (last, fit): (&PointScaling, &PointScaling),
+    gain: f64,
+    (name, cpus, label): (&str, f64, &str),
+) -> Option<Finding> {
+    let per_work = |p: &PointScaling| {
+        let runs: Vec<_> = doc.points[p.index].runs.iter().filter(|r| r.succeeded()).collect();
+        let cpu = runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / runs.len().max(1) as f64;
+        let work =
+            runs.iter().map(|r| r.throughput.map_or(1.0, |t| t * r.wall_s)).sum::<f64>() / runs.len().max(1) as f64;
+        (!runs.is_empty() && work > 0.0).then(|| cpu / work)
+    };
+    let blown = per_work(last)? / per_work(fit)?.max(1e-12);
+    if gain > COLLAPSED || blown < CPU_BLOWN {
+        return None;
+    }
+    let hot: Vec<String> = crate::analysis::threads::of_point(&doc.points[last.index])
+        .map(|t| {
+            t.hot
+                .iter()
+                .filter(|h| h.share >= 0.1)
+                .take(2)
+                .map(|h| format!("{} {:.0}%", h.name, 100.0 * h.share))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut evidence = vec![format!(
+        "the same work took {blown:.1}× the CPU time at {} as at {}",
+        count_label(last.count, name),
+        count_label(fit.count, name)
+    )];
+    if !hot.is_empty() {
+        evidence.push(format!("on a CPU at {}: {} (of CPU samples)", count_label(last.count, name), hot.join(", ")));
+    }
+    Some(Finding {
+        kind: Kind::CpuOversubscription,
+        severity: Severity::Medium,
+        summary: format!(
+            "{} on {cpus} CPUs run {:.0}% slower than {}, burning {blown:.1}× the CPU for the same work: threads that spin or yield take the CPUs from those that would make progress{label}",
+            count_label(last.count, name),
+            100.0 * (1.0 - gain),
+            count_label(fit.count, name)
+        ),
+        evidence,
+        advice: format!(
+            "use at most {cpus} {name}; where the machine may be shared or oversubscribed, do not yield or spin while holding a lock, and prefer locks that sleep to locks that spin"
+        ),
         cost_pct: None,
         at: Some(last.count),
     })
@@ -344,9 +408,10 @@ pub fn busy_threads_beyond_cpus(
     }
     let base = lb
         .map(|b| {
+            let wanted = b.demand.round();
             format!(
-                "; at the baseline {:.0} threads wanted a CPU at once, using {:.1} CPUs",
-                b.demand,
+                "; at the baseline {wanted:.0} thread{} wanted a CPU at once, using {:.1} CPUs",
+                if wanted == 1.0 { "" } else { "s" },
                 b.cpu_s / b.wall_s.max(1e-9)
             )
         })

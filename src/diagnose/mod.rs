@@ -80,7 +80,8 @@ pub fn attached(report: &crate::sample::ThreadReport) -> Vec<Finding> {
 /// One noisy-measurement finding: the run-to-run spread joins the first finding that other
 /// processes held the CPUs, when there is one.
 fn merge_noise(out: &mut Vec<Finding>) {
-    let spread = out.iter().position(|f| f.kind == Kind::NoisyMeasurement && f.cost_pct.is_none());
+    // The spread is said of the whole sweep (no count); "cannot tell" at a count is a verdict.
+    let spread = out.iter().position(|f| f.kind == Kind::NoisyMeasurement && f.cost_pct.is_none() && f.at.is_none());
     let load = out.iter().position(|f| f.kind == Kind::NoisyMeasurement && f.cost_pct.is_some());
     if let (Some(s), Some(l)) = (spread, load) {
         let lines = out[s].evidence.join(", ");

@@ -178,7 +178,11 @@ pub fn run(
                 said_missing.push(name.clone());
             }
             let had_target = sched.progress()[p].target.is_some();
-            sched.finished(p, record.wall_s);
+            if failed {
+                sched.failed(p);
+            } else {
+                sched.finished(p, record.wall_s);
+            }
             if let (false, Some(t)) = (had_target, sched.progress()[p].target) {
                 sink.target(p, t);
             }

@@ -82,6 +82,16 @@ impl Scheduler {
         }
     }
 
+    /// Records a measured run of `point` that failed (kept by --ignore-failure): a failing
+    /// program's short runs say nothing of how many runs it needs, so an unknown target becomes
+    /// the fewest runs allowed.
+    pub fn failed(&mut self, point: usize) {
+        let min = self.runs.min;
+        let p = &mut self.points[point];
+        p.done += 1;
+        p.target.get_or_insert(min);
+    }
+
     /// Whether `point` has all its measured runs.
     pub fn point_complete(&self, point: usize) -> bool {
         !self.points[point].needs_runs()
@@ -135,6 +145,20 @@ mod tests {
     }
 
     const FIXED2: Runs = Runs { min: 2, max: 2, min_time_s: 0.0 };
+
+    #[test]
+    fn a_point_whose_first_run_fails_gets_the_fewest_runs() {
+        let mut s = Scheduler::new(Order::Interleaved, 0, Runs::AUTO, vec![PointProgress::default(); 2], 1);
+        let mut runs = [0, 0];
+        while let Some(t) = s.next_task() {
+            if let Task::Measure(p) = t {
+                runs[p] += 1;
+                // Point 0 crashes in a millisecond; point 1 runs a millisecond too, and succeeds.
+                if p == 0 { s.failed(p) } else { s.finished(p, 0.001) }
+            }
+        }
+        assert_eq!(runs, [Runs::AUTO.min as usize, Runs::AUTO.max as usize]);
+    }
 
     #[test]
     fn sequential_runs_each_point_in_turn_after_its_warmup() {

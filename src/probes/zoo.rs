@@ -60,6 +60,27 @@ pub fn lock(threads: usize, ops: u64, critical: f64) -> (u64, f64) {
     })
 }
 
+/// Mutexes of the `yield` probe: threads take them in turn, as sysbench's `threads` test does.
+static YIELD_LOCKS: [Mutex<u64>; 4] = [Mutex::new(0), Mutex::new(0), Mutex::new(0), Mutex::new(0)];
+
+/// `yield`: every operation takes one of [`YIELD_LOCKS`] and yields the CPU while holding it.
+/// With a CPU each, a yield returns at once; with more threads than CPUs it hands the CPU to a
+/// thread that then blocks on the mutex still held, and every operation costs several switches.
+pub fn yield_inside(threads: usize, ops: u64) -> (u64, f64) {
+    parallel(threads, |t| {
+        let share = ops / threads as u64;
+        let mut x = t as u64 + 1;
+        for i in 0..share {
+            x = mix(x, ROUNDS);
+            let mut g = YIELD_LOCKS[i as usize % YIELD_LOCKS.len()].lock().unwrap_or_else(|e| e.into_inner());
+            *g ^= x;
+            // SAFETY: sched_yield takes no arguments and cannot fail on Linux.
+            unsafe { libc::sched_yield() };
+        }
+        share
+    })
+}
+
 /// `serial`: a single-threaded phase of `serial` × the work, then the rest in parallel.
 pub fn serial(threads: usize, ops: u64, serial: f64) -> (u64, f64) {
     let start = Instant::now();

@@ -157,7 +157,10 @@ impl Unit {
     fn text(self, v: f64, total: f64) -> String {
         let pct = 100.0 * v / total.max(f64::MIN_POSITIVE);
         match self {
-            Unit::Samples(ms) => format!("{} samples, ~{:.3} s of CPU, {pct:.1}%", v as u64, v * ms * 1e-3),
+            Unit::Samples(ms) => {
+                let n = v as u64;
+                format!("{n} sample{}, ~{:.3} s of CPU, {pct:.1}%", if n == 1 { "" } else { "s" }, v * ms * 1e-3)
+            }
             Unit::Seconds => format!("{v:.3} thread seconds, {pct:.1}%"),
             Unit::Share => format!("{pct:.1}% of samples"),
         }

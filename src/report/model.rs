@@ -139,7 +139,12 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             .unwrap_or_default();
         let more = b
             .no_better
-            .map(|n| format!("; {} measured faster, but within the runs' noise", count_text(a, n)))
+            .map(|n| {
+                format!(
+                    ", the fewest that the runs cannot tell from the fastest ({} measured faster, within the runs' noise)",
+                    count_text(a, n)
+                )
+            })
             .unwrap_or_default();
         out.push(format!("best: {} ({}){near}{more}", count_text(a, b.count), rate_text(a, b.rate)));
     }

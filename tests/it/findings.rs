@@ -229,6 +229,23 @@ fn more_threads_than_cores_is_oversubscription_and_not_an_alarm_when_the_program
 }
 
 #[test]
+fn threads_that_yield_holding_a_lock_collapse_beyond_the_cores_and_it_is_said() {
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let probe = ["yield", "--threads", "{threads}", "--ops", "400000"];
+    let f = findings(&format!("1,{cpus},{}", 2 * cpus), &probe);
+    let o = f
+        .iter()
+        .find(|x| x.kind == Kind::CpuOversubscription && x.severity == Severity::Medium)
+        .unwrap_or_else(|| panic!("{:?}", kinds(&f)));
+    assert!(o.summary.contains("slower than") && o.summary.contains("× the CPU for the same work"), "{o:?}");
+    assert!(o.evidence[0].starts_with("the same work took"), "{o:?}");
+    assert_eq!(o.at, Some(2.0 * cpus as f64), "{o:?}");
+    // Within the cores the same threads do not collapse: nothing says they do.
+    assert!(!f.iter().any(|x| x.kind == Kind::CpuOversubscription && x.at == Some(cpus as f64)), "{:?}", kinds(&f));
+    assert!(serious_causes(&f).iter().all(|k| *k == Kind::CpuOversubscription), "{:?}", kinds(&f));
+}
+
+#[test]
 fn a_program_that_ignores_the_parameter_is_threads_ignored() {
     // The parameter reaches the program (an environment variable) but the program ignores it.
     // Half the default work: every run is the same single thread, 0.2 s long.
