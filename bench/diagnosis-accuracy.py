@@ -36,6 +36,7 @@ def cases(exe, files, cpus):
         ("io --warm", "1,2", p("io", "--files", files, "--reads", "20000", "--warm"), None, "io-bound"),
         ("membw", "1,2", p("membw"), "on-cpu-inefficiency", None),
         ("scalable oversubscribed", f"1,{cpus},{4 * cpus}", p("scalable"), "cpu-oversubscription", None),
+        ("yield oversubscribed", f"1,{cpus},{2 * cpus}", p("yield", "--ops", "400000"), "cpu-oversubscription", None),
         ("scalable ignoring --threads", "1,2", [exe, "probe", "scalable", "--threads", "1"], "threads-ignored", None),
         ("scalable, tiny runs", "1,2", p("scalable", "--ops", "10000"), "startup-dominated", None),
     ]
