@@ -242,7 +242,10 @@ fn threads_that_yield_holding_a_lock_collapse_beyond_the_cores_and_it_is_said() 
     assert_eq!(o.at, Some(2.0 * cpus as f64), "{o:?}");
     // Within the cores the same threads do not collapse: nothing says they do.
     assert!(!f.iter().any(|x| x.kind == Kind::CpuOversubscription && x.at == Some(cpus as f64)), "{:?}", kinds(&f));
-    assert!(serious_causes(&f).iter().all(|k| *k == Kind::CpuOversubscription), "{:?}", kinds(&f));
+    // Within the cores the mutex's hand-offs cost some CPU (the kernel's futex work): that may be
+    // said of the CPUs' count, nothing else.
+    let handoffs = [Kind::CpuOversubscription, Kind::OnCpuInefficiency, Kind::LockContention, Kind::KernelContention];
+    assert!(serious_causes(&f).iter().all(|k| handoffs.contains(k)), "{:?}", kinds(&f));
 }
 
 #[test]
