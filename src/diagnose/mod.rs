@@ -55,28 +55,6 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     out
 }
 
-/// Findings for a window of a running process (`attach`): the causes of its idle capacity, as
-/// for one point of a sweep run once.
-pub fn attached(report: &crate::sample::ThreadReport) -> Vec<Finding> {
-    let run = crate::exec::RunRecord {
-        wall_s: report.wall_s,
-        user_s: report.seconds(crate::sample::Class::CpuUser),
-        sys_s: report.seconds(crate::sample::Class::CpuKernel),
-        exit_code: Some(0),
-        threads: Some(Box::new(report.clone())),
-        ..Default::default()
-    };
-    let p = crate::results::PointResult {
-        params: Default::default(),
-        command: Vec::new(),
-        target_runs: None,
-        runs: vec![run],
-    };
-    let mut out = Vec::new();
-    series::causes_of(&p, String::new(), &mut out);
-    out
-}
-
 /// One noisy-measurement finding: the run-to-run spread joins the first finding that other
 /// processes held the CPUs, when there is one.
 fn merge_noise(out: &mut Vec<Finding>) {

@@ -274,7 +274,7 @@ pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
 }
 
 /// The causes of one point's idle capacity, each judged against its own runs, `at` saying where.
-pub fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
+fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
     let none = |_: Class| None;

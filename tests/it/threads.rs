@@ -198,13 +198,6 @@ fn attach_names_the_lock_of_a_running_process() {
     );
     let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     assert!(share(&t, Class::Lock) > 0.15, "{:?}", t.classes);
-    // The window is judged as one run: the lock is a finding, and no other cause is raised (the
-    // machine's load may be said beside it: other tests run meanwhile).
-    let found: Vec<&str> =
-        text.lines().skip_while(|l| !l.starts_with("findings")).filter(|l| l.contains("] ")).collect();
-    assert!(found.iter().any(|l| l.contains("lock-contention") && l.contains("queue_lock")), "{text}");
-    let other = |l: &&&str| !l.contains("lock-contention") && !l.contains("noisy-measurement");
-    assert!(found.iter().filter(other).all(|l| l.contains("[info]") || l.contains("[low]")), "{text}");
     let o = scalescope(d.path(), &["attach", "999999999"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no process with PID 999999999"), "{}", stderr(&o));
