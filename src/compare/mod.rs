@@ -145,10 +145,15 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
     }
 }
 
+/// The sets that are sweeps (not published tables), with their labels.
+fn sweeps(sets: &[Set]) -> Vec<(&str, &Results)> {
+    sets.iter().filter_map(|s| Some((s.label.as_str(), s.doc.as_ref()?))).collect()
+}
+
 /// One line per sweep when their command templates differ: the same command is the usual
 /// comparison (a kernel, a filesystem), a different one says what changed (a build, a program).
 fn commands(sets: &[Set]) -> Vec<String> {
-    let sweeps: Vec<(&str, &Results)> = sets.iter().filter_map(|s| Some((s.label.as_str(), s.doc.as_ref()?))).collect();
+    let sweeps = sweeps(sets);
     if sweeps.iter().all(|(_, d)| d.plan.command == sweeps[0].1.plan.command) {
         return Vec::new();
     }
@@ -161,7 +166,7 @@ fn commands(sets: &[Set]) -> Vec<String> {
 /// One line per set when the machines differ in CPU, CPUs allowed, memory or kernel (sweeps only:
 /// a table does not say where it was measured).
 fn machines(sets: &[Set]) -> Vec<String> {
-    let sweeps: Vec<(&str, &Results)> = sets.iter().filter_map(|s| Some((s.label.as_str(), s.doc.as_ref()?))).collect();
+    let sweeps = sweeps(sets);
     let describe = |(label, doc): &(&str, &Results)| {
         let m = &doc.machine;
         format!(

@@ -332,7 +332,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     // When other processes explain most of the loss, the other causes were measured under that
     // load: they are described, not raised.
     let load = |d: &Draft| match d.role {
-        Role::OtherLoad => share(d).min(of_the_gap(scope, ledger, d.items.iter().map(|i| i.core_s).sum())),
+        Role::OtherLoad => share(d).min(of_the_gap(scope.gap, ledger, d.items.iter().map(|i| i.core_s).sum())),
         _ => 0.0,
     };
     let loaded = drafts.iter().any(|d| load(d) >= LOADED);
@@ -356,11 +356,11 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     }
 }
 
-/// The share of the point's lost efficiency that `core_s` of idle capacity makes. It is the
-/// ledger's loss, or more when the efficiency lost more than its capacity idled: a baseline that
-/// kept 1.6 CPUs busy makes 2 threads 40% less efficient with their 2 CPUs full.
-fn of_the_gap(scope: &Scope, l: &Ledger, core_s: f64) -> f64 {
-    core_s / l.lost_s.max(scope.gap * l.capacity * l.wall_s).max(1e-12)
+/// The share of a point's lost efficiency (`gap`, 1 − efficiency) that `core_s` of idle capacity
+/// makes. It is the ledger's loss, or more when the efficiency lost more than its capacity idled:
+/// a baseline that kept 1.6 CPUs busy makes 2 threads 40% less efficient with their 2 CPUs full.
+pub fn of_the_gap(gap: f64, l: &Ledger, core_s: f64) -> f64 {
+    core_s / l.lost_s.max(gap * l.capacity * l.wall_s).max(1e-12)
 }
 
 /// A thread waiting for work while the threads that would give it some wait on a lock (a pool's
@@ -815,7 +815,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             format!(
                 "{at_}work threads were runnable but other processes held the CPUs ({} of the capacity): {}",
                 pct(idle_s / (l.capacity * l.wall_s).max(1e-9)),
-                if share.min(of_the_gap(scope, l, idle_s)) >= LOADED {
+                if share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED {
                     "the gap is mostly the machine's load, not the program's"
                 } else {
                     "the figures include the machine's load"

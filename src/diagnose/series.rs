@@ -119,8 +119,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // is most of what idled, not most of what was lost.
     let loaded = gated
         && lt.as_ref().is_some_and(|l| {
-            let lost = l.lost_s.max((1.0 - eff) * l.capacity * l.wall_s);
-            l.item(&Cause::OtherLoad).is_some_and(|i| i.core_s >= causes::LOADED * lost)
+            l.item(&Cause::OtherLoad).is_some_and(|i| causes::of_the_gap(1.0 - eff, l, i.core_s) >= causes::LOADED)
         });
     // The ledger's own word: other processes explain most of the loss at this count.
     let load_said = out.iter().any(|f| {
@@ -269,15 +268,10 @@ fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(
 /// Findings for a point outside any series (a single point, or a sweep over text values).
 pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
     let p = &doc.points[index];
-    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
-    causes_of(p, at, out);
-}
-
-/// The causes of one point's idle capacity, each judged against its own runs, `at` saying where.
-fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
     let none = |_: Class| None;
+    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
     let scope = Scope {
         at,
         at_count: None,

@@ -135,6 +135,13 @@ pub struct TraceSummary {
     pub limits: Vec<String>,
 }
 
+impl TraceSummary {
+    /// Every CPU covered and no record lost: the intervals are exact.
+    fn whole(&self) -> bool {
+        self.cpus_covered == self.cpus_wanted && self.lost == 0
+    }
+}
+
 /// Where a thread is, as far as its records tell.
 #[derive(Clone, Copy, Debug)]
 enum State {
@@ -320,7 +327,7 @@ impl Tracer {
         let mut out = self.process(stacks, Some(settled));
         out.through_ns = settled;
         out.caught = self.catch.take();
-        out.exact = self.summary.cpus_covered == self.summary.cpus_wanted && self.summary.lost == 0;
+        out.exact = self.summary.whole();
         out.open = self.threads.iter().filter_map(|(&tid, t)| close(t.pid, tid, t.state, settled)).collect();
         self.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         out
@@ -349,7 +356,7 @@ impl Tracer {
         self.extra.clear();
         let mut s = std::mem::take(&mut self.summary);
         s.switch_ns = self.cost.ns();
-        s.exact = s.cpus_covered == s.cpus_wanted && s.lost == 0;
+        s.exact = s.whole();
         if s.lost > 0 {
             s.limits.push(format!(
                 "tracer: {} records lost (a ring buffer of {} KiB filled between drains): switch intervals of some threads are incomplete",
