@@ -40,7 +40,9 @@ pub fn measuring() -> Alone {
     Alone { _guard: guard }
 }
 
-/// Takes this test's share of the machine, unless it holds it alone already.
+/// Takes this test's share of the machine, unless it holds it alone already. The workloads' builders
+/// take it before they wait for a build another test may be running: taken inside, a test waiting
+/// to hold the machine alone and one building for it would wait for each other.
 fn share() {
     if !ALONE.get() {
         SHARE.with_borrow_mut(|s| {
@@ -111,12 +113,14 @@ pub fn probe_scalable(extra: &[&'static str]) -> Vec<&'static str> {
 /// tests/workloads/behave.c, built once per test binary with the system C compiler.
 pub fn behave() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    share();
     BIN.get_or_init(|| build_workload("behave"))
 }
 
 /// tests/workloads/histogram.c (workers contending on a heap mutex), built once per test binary.
 pub fn histogram() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    share();
     BIN.get_or_init(|| build_workload("histogram"))
 }
 
@@ -124,6 +128,7 @@ pub fn histogram() -> &'static Path {
 /// test binary with the toolchain's rustc, optimised, symbols kept.
 pub fn histogram_rust() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    share();
     BIN.get_or_init(|| {
         let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
         build(&rustc, &["--edition", "2021", "-C", "opt-level=2"], "histogram.rs", &[])
@@ -133,6 +138,7 @@ pub fn histogram_rust() -> &'static Path {
 /// tests/workloads/histogram.c with update_histogram inlined into its callers, and DWARF (-g).
 pub fn histogram_inlined() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    share();
     BIN.get_or_init(|| build_workload_with("histogram", &["-g", "-DINLINED"]))
 }
 
@@ -140,6 +146,7 @@ pub fn histogram_inlined() -> &'static Path {
 /// per test binary with the system C compiler and its OpenMP runtime.
 pub fn critical() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    share();
     BIN.get_or_init(|| build_workload_with("critical", &["-fopenmp"]))
 }
 
