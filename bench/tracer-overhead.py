@@ -12,16 +12,23 @@ the tracer off), so each pair differs by the tracer alone. Pairs are interleaved
    For both, the work done per CPU second of the workload (its rusage) is given too: the cost the
    tracer adds to the workload's own threads (switching its events in and out, writing records),
    which other load on a shared machine does not blur as it blurs throughput.
-3. Per thread of case 2, against schedstat: on-CPU time, and off-CPU time (the tracer's time off a
-   CPU less schedstat's run-queue time, against wall - on-CPU - run queue; goal: within 2%). The
-   tracer's "waiting" intervals include the wake-up latency, which only scheduler tracepoints
-   (privileged) could split off, hence the run-queue time from schedstat.
+3. Per thread of case 2, against the kernel's own account: each thread reads its schedstat (time
+   on a CPU, time runnable) just before it ends and prints it with its life. Compared: on-CPU time,
+   and off-CPU time (the tracer's time off a CPU less that run-queue time, against life - on-CPU -
+   run queue; goal: within 2%). The tracer's "waiting" intervals include the wake-up latency,
+   which only scheduler tracepoints (privileged) could split off, hence the run-queue time from
+   schedstat. On a virtual machine the hypervisor's steal time is counted differently: schedstat
+   leaves it out of a thread's time on a CPU (CONFIG_PARAVIRT_TIME_ACCOUNTING), the tracer's
+   clock runs through it. The share of the CPUs' busy time stolen during each run is read from
+   /proc/stat, and the errors are given as measured and with that share taken from the tracer's
+   on-CPU time (assuming steal falls evenly on the busy threads).
 
 Usage: bench/tracer-overhead.py [--scalescope target/release/scalescope] [--pairs 5] [--seconds 3]
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, time
 
 RINGS = r"""
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +37,11 @@ RINGS = r"""
 static long work; static double secs; static volatile unsigned long sink;
 static int fds[4][2]; static unsigned long hops[4];
 static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
-static void *hop(void *a){long i=(long)a;int in=fds[i][0],out=fds[i^1][1];char c;double end=now()+secs;
- while(read(in,&c,1)==1){if(now()>end){close(out);break;}for(long k=0;k<work;k++)sink++;hops[i]++;if(write(out,&c,1)!=1)break;}return 0;}
+static void *hop(void *a){long i=(long)a;int in=fds[i][0],out=fds[i^1][1];char c;double t0=now(),end=t0+secs;
+ while(read(in,&c,1)==1){if(now()>end){close(out);break;}for(long k=0;k<work;k++)sink++;hops[i]++;if(write(out,&c,1)!=1)break;}
+ unsigned long long on=0,rq=0;FILE*f=fopen("/proc/thread-self/schedstat","r");
+ if(f){if(fscanf(f,"%llu %llu",&on,&rq)!=2)on=rq=0;fclose(f);}
+ fprintf(stderr,"thread %d %llu %llu %.0f\n",(int)gettid(),on,rq,(now()-t0)*1e9);return 0;}
 int main(int argc,char**argv){work=atol(argv[1]);secs=atof(argv[2]);pthread_t t[4];
  for(int i=0;i<4;i++)if(pipe(fds[i]))return 1;
  for(long i=0;i<4;i++)pthread_create(&t[i],0,hop,(void*)i);
@@ -48,19 +58,38 @@ def attach(exe, pid, seconds, trace, out):
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def cpu_ticks():
+    """user, nice, system, idle, iowait, irq, softirq, steal of all CPUs, from /proc/stat."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:9]]
+
+
 def traced_run(exe, workload, seconds, trace, out):
-    """Starts the workload, attaches at once; returns its throughput, its work per CPU second and
-    the attach report."""
+    """Starts the workload, attaches at once; returns its throughput, its work per CPU second, the
+    attach report, the share of the CPUs' busy time stolen meanwhile, and what the workload's
+    threads said of themselves (tid -> on-CPU s, run-queue s, life s)."""
+    before = cpu_ticks()
     t0 = time.monotonic()
-    w = subprocess.Popen(workload, stdout=subprocess.PIPE, text=True)
-    a = attach(exe, w.pid, seconds + 5, trace, out)
-    text = w.stdout.read()
-    _, _, ru = os.wait4(w.pid, 0)
-    w.returncode = 0
-    a.wait()
+    with tempfile.TemporaryFile(mode="w+") as err:
+        w = subprocess.Popen(workload, stdout=subprocess.PIPE, stderr=err, text=True)
+        a = attach(exe, w.pid, seconds + 5, trace, out)
+        text = w.stdout.read()
+        _, _, ru = os.wait4(w.pid, 0)
+        w.returncode = 0
+        a.wait()
+        err.seek(0)
+        said = err.read()
+    d = [y - x for x, y in zip(before, cpu_ticks())]
+    busy = d[0] + d[1] + d[2] + d[5] + d[6] + d[7]
+    steal = d[7] / busy if busy else 0.0
+    own = {}
+    for line in said.splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] == "thread":
+            own[int(f[1])] = (int(f[2]) * 1e-9, int(f[3]) * 1e-9, float(f[4]) * 1e-9)
     rate = throughput(text)
     busy_s = time.monotonic() - t0 - 0.3
-    return rate, rate * busy_s / (ru.ru_utime + ru.ru_stime), json.load(open(out))
+    return rate, rate * busy_s / (ru.ru_utime + ru.ru_stime), json.load(open(out)), steal, own
 
 
 def throughput(text):
@@ -100,13 +129,13 @@ def main():
             for name, workload in (("busy", busy), ("switchy", switchy)):
                 for trace in (True, False):
                     out = os.path.join(tmp, f"{name}{i}{trace}.json")
-                    figure, per_cpu, report = traced_run(exe, workload, a.seconds, trace, out)
+                    figure, per_cpu, report, steal, own = traced_run(exe, workload, a.seconds, trace, out)
                     results[name][0 if trace else 1].append(figure)
                     results[name][3 if trace else 4].append(per_cpu)
                     if trace:
                         results[name][2].append(report.get("tracer", {}))
                         if name == "switchy":
-                            reports.append(report)
+                            reports.append((report, steal, own))
         for name, what in (("busy", "64 busy threads (ops/s)"), ("switchy", f"~10,000 switches/s (hops/s, work {work})")):
             on, off, tr, on_cpu, off_cpu = results[name]
             ratio = statistics.median(on) / statistics.median(off)
@@ -117,21 +146,30 @@ def main():
                   f"(medians of {a.pairs} interleaved pairs; tracer CPU {cpu:.3f} s per {a.seconds:.0f} s run; lost records {lost})")
         print(f"switch rate without the tracer: {statistics.median(results['switchy'][1]):.0f} hops/s; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        on_err, off_err = [], []
-        for r in reports:
+        errors = {k: [] for k in ("on", "off", "on_steal", "off_steal")}
+        steals = []
+        for r, steal, own in reports:
+            steals.append(steal)
             traced = {t["tid"]: t for t in r.get("tracer", {}).get("threads", [])}
-            for t in r.get("threads", []):
-                x = traced.get(t["tid"])
-                if not x or t["off_cpu_s"] < 0.05 or t["on_cpu_s"] < 0.05:
+            for tid, (on, rq, life) in own.items():
+                x = traced.get(tid)
+                off = life - on - rq
+                if not x or off < 0.05 or on < 0.05:
                     continue
-                on_err.append((x["on_cpu_s"] - t["on_cpu_s"]) / t["on_cpu_s"])
-                off = x["off_cpu_waiting_s"] + x["off_cpu_preempted_s"] - t["runqueue_s"]
-                off_err.append((off - t["off_cpu_s"]) / t["off_cpu_s"])
-        for what, errors in (("on-CPU", on_err), ("off-CPU", off_err)):
-            if errors:
-                worst = max(errors, key=abs)
-                print(f"{what} time per thread, tracer against schedstat: median error {100 * statistics.median(errors):+.2f}%, "
-                      f"worst {100 * worst:+.2f}% over {len(errors)} threads")
+                for suffix, stolen in (("", 0.0), ("_steal", steal * x["on_cpu_s"])):
+                    t_on = x["on_cpu_s"] - stolen
+                    t_off = x["off_cpu_waiting_s"] + x["off_cpu_preempted_s"] + stolen - rq
+                    errors["on" + suffix].append((t_on - on) / on)
+                    errors["off" + suffix].append((t_off - off) / off)
+        print(f"steal time during the traced runs: {100 * statistics.median(steals):.1f}% of the CPUs' busy time "
+              f"(median; {100 * min(steals):.1f}-{100 * max(steals):.1f}%)")
+        for key, what in (("on", "on-CPU"), ("off", "off-CPU")):
+            for suffix, how in (("", "as measured"), ("_steal", "steal taken from the tracer's on-CPU time")):
+                e = errors[key + suffix]
+                if e:
+                    worst = max(e, key=abs)
+                    print(f"{what} time per thread, tracer against the thread's own schedstat ({how}): median error "
+                          f"{100 * statistics.median(e):+.2f}%, worst {100 * worst:+.2f}% over {len(e)} threads")
 
 if __name__ == "__main__":
     sys.exit(main())
