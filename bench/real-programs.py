@@ -6,7 +6,7 @@ sysbench, an interpreter, an OpenMP program, image tools, dd, fio) over the para
 their threads, and compares the first finding with what is known of each program on this kind of
 machine: the compressors, make, xargs and the like scale; a pure-Python thread pool waits on the
 interpreter's lock; GraphicsMagick decodes a PNG on one thread (libpng) before its OpenMP blur;
-a rate-limited pipe starves its consumer; reads of an evicted file wait for the
+a pipe limited to half of what one pigz thread compresses starves its consumer; reads of an evicted file wait for the
 disk; a program without threads ignores the parameter.
 
 A case is right when its first finding is the expected one. A false alarm is a finding above
@@ -21,7 +21,7 @@ Packages: pigz pbzip2 lbzip2 xz-utils make gcc findutils parallel coreutils sysb
 
 Usage: bench/real-programs.py [--scalescope target/release/scalescope] [--repeat 1] [--only NAME]
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from findings_common import efficiency  # noqa: E402
@@ -35,8 +35,10 @@ ts = [threading.Thread(target=work) for _ in range(n)]
 [t.start() for t in ts]; [t.join() for t in ts]"""
 
 
-def cases(d):
-    """(name, programs needed, scalescope options, command, expected first finding)."""
+def cases(d, feed_mb_s=20):
+    """(name, programs needed, scalescope options, command, expected first finding). `feed_mb_s`
+    is the rate at which pv feeds pigz: below what one pigz thread compresses on this machine, so
+    that the workers are starved at every count."""
     t40, f32k = f"{d}/t40.txt", f"{d}/small/32k.txt"
     xargs_gzip = f"ls {d}/files/* | xargs -P {{threads}} -n 2 sh -c 'gzip -6 -c \"$@\" > /dev/null' _"
     par_gzip = f"ls {d}/files/* | parallel -j {{threads}} 'gzip -6 -c {{}} > /dev/null'"
@@ -58,7 +60,7 @@ def cases(d):
           "--mutex-loops=100", "run"], "lock-contention"),
         ("gm convert (OpenMP)", ["gm"], ["--env", "OMP_NUM_THREADS={threads}"],
          ["gm", "convert", f"{d}/big.png", "-blur", "0x4", "-resize", "150%", "null:"], "serial-phase"),
-        ("pv | pigz", ["pv", "pigz"], ["--shell"], [f"pv -qL 20m {t40} | pigz -p {{threads}} > /dev/null"],
+        ("pv | pigz", ["pv", "pigz"], ["--shell"], [f"pv -qL {feed_mb_s}m {t40} | pigz -p {{threads}} > /dev/null"],
          "wait-for-work"),
         ("sha256sum", ["sha256sum"], [], ["sha256sum", t40], "threads-ignored"),
         # Less than one of pigz's 128 KiB blocks: runs of ~2.5 ms, 1.1 ms of them pigz's start-up.
@@ -108,6 +110,15 @@ def prepare(exe, d):
         run("dd", "if=/dev/urandom", f"of={d}/big.bin", "bs=1M", "count=400", stderr=subprocess.DEVNULL)
 
 
+def feed_rate(d):
+    """Half of what one pigz thread compresses here, in whole MB/s (20 without pigz)."""
+    if not have("pigz"):
+        return 20
+    t = time.monotonic()
+    subprocess.run(["pigz", "-p", "1", "-c", f"{d}/t40.txt"], check=True, stdout=subprocess.DEVNULL)
+    return max(1, int(0.5 * 40 / (time.monotonic() - t)))
+
+
 def sweep(exe, d, i, opts, cmd, runs):
     out = os.path.join(d, f"r{i}")
     shutil.rmtree(out, ignore_errors=True)
@@ -136,7 +147,8 @@ def main():
     os.makedirs(d, exist_ok=True)
     try:
         prepare(exe, d)
-        chosen = [c for c in cases(d) if not a.only or a.only in c[0]]
+        rate = feed_rate(d)
+        chosen = [c for c in cases(d, rate) if not a.only or a.only in c[0]]
         right, total, alarms, skipped, answers = 0, 0, [], [], {}
         for rep in range(a.repeat):
             for i, (name, need, opts, cmd, expect) in enumerate(chosen):

@@ -152,6 +152,7 @@ enum Role {
     Startup,
     NoWork,
     OtherLoad,
+    Stolen,
     ExtraUser,
     /// Busy CPUs in lock code without a lock wait to fold into: the lock functions and their share
     /// of the on-CPU samples.
@@ -170,6 +171,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
     let (class, object) = match &item.cause {
         Cause::Wait { class, object } => (*class, object.as_str()),
         Cause::OtherLoad => return Some((Kind::NoisyMeasurement, "load".into(), Role::OtherLoad)),
+        Cause::Stolen => return Some((Kind::NoisyMeasurement, "steal".into(), Role::Stolen)),
         Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, "startup".into(), Role::Startup)),
         Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
         Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, "nowork".into(), Role::NoWork)),
@@ -332,7 +334,9 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     // When other processes explain most of the loss, the other causes were measured under that
     // load: they are described, not raised.
     let load = |d: &Draft| match d.role {
-        Role::OtherLoad => share(d).min(of_the_gap(scope.gap, ledger, d.items.iter().map(|i| i.core_s).sum())),
+        Role::OtherLoad | Role::Stolen => {
+            share(d).min(of_the_gap(scope.gap, ledger, d.items.iter().map(|i| i.core_s).sum()))
+        }
         _ => 0.0,
     };
     let loaded = drafts.iter().any(|d| load(d) >= LOADED);
@@ -822,6 +826,18 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 }
             ),
             "measure on a quiet machine or on reserved CPUs, with more runs (-r); the default interleaved order spreads the disturbance over all points (not with --order sequential)".into(),
+        ),
+        Role::Stolen => (
+            format!(
+                "{at_}the hypervisor gave this virtual machine's CPUs to other guests while the job's threads ran ({} of the capacity, steal time): {}",
+                pct(idle_s / (l.capacity * l.wall_s).max(1e-9)),
+                if share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED {
+                    "the gap is mostly the host's load, not the program's"
+                } else {
+                    "the figures include the host's load"
+                }
+            ),
+            "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column), and compare only sweeps taken side by side".into(),
         ),
     };
     let advice = if mistaken {

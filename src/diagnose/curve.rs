@@ -345,7 +345,14 @@ fn times(x: f64) -> String {
     if x < 10.0 { format!("{x:.1}") } else { format!("{x:.0}") }
 }
 
-/// Points whose wall times vary by more than 10%.
+/// The hypervisor took at least this share of the time the machine's CPUs wanted to run at some
+/// point: said, as it slows runs and blurs the causes…
+const STOLEN: f64 = 0.05;
+/// …and at this share it is a `medium` finding: such runs measure the host's other guests.
+const STOLEN_MEDIUM: f64 = 0.2;
+
+/// Points whose wall times vary by more than 10%, and points whose runs had CPU time taken by the
+/// hypervisor (steal): one finding on how far the measurements can be trusted.
 pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
     let noisy: Vec<String> = doc
         .points
@@ -356,20 +363,54 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
                 .then(|| format!("{}: ±{:.0}%", p.label(), 100.0 * w.rel_stddev()))
         })
         .collect();
-    if !noisy.is_empty() {
-        out.push(Finding {
-            kind: Kind::NoisyMeasurement,
-            severity: Severity::Low,
-            summary: format!(
-                "run-to-run variation above 10% at {} point(s): small differences may not be real",
-                noisy.len()
-            ),
-            evidence: noisy,
-            advice: "more runs (--runs), --order interleaved, a quieter machine, pinned CPUs".into(),
-            cost_pct: None,
-            at: None,
-        });
+    let stolen: Vec<(String, f64)> = doc
+        .points
+        .iter()
+        .filter_map(|p| {
+            let m: Vec<_> = p.runs.iter().filter_map(|r| r.threads.as_ref()?.machine_cpu).collect();
+            let (busy, taken) = m.iter().fold((0.0, 0.0), |(b, t), m| (b + m.busy_s, t + m.stolen_s));
+            let share = if busy + taken > 0.0 { taken / (busy + taken) } else { 0.0 };
+            (share >= STOLEN).then(|| (p.label(), share))
+        })
+        .collect();
+    let worst = stolen.iter().map(|x| x.1).fold(0.0, f64::max);
+    if noisy.is_empty() && stolen.is_empty() {
+        return;
     }
+    let interleaved = doc.plan.order != crate::plan::Order::Sequential;
+    let advice = match (stolen.is_empty(), interleaved) {
+        (false, _) => {
+            "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column); compare only sweeps taken side by side, with interleaved rounds"
+        }
+        (true, true) => "more runs (--runs), a quieter machine, pinned CPUs",
+        (true, false) => "more runs (--runs), --order interleaved, a quieter machine, pinned CPUs",
+    };
+    let steal_line = |(label, share): &(String, f64)| format!("{label}: {:.0}% of the CPU time stolen", 100.0 * share);
+    let (summary, evidence) = if stolen.is_empty() {
+        (
+            format!("run-to-run variation above 10% at {} point(s): small differences may not be real", noisy.len()),
+            noisy,
+        )
+    } else {
+        let mut evidence: Vec<String> = stolen.iter().map(steal_line).collect();
+        evidence.extend(noisy.iter().map(|n| format!("run-to-run variation {n}")));
+        (
+            format!(
+                "the hypervisor took up to {:.0}% of the time this virtual machine's CPUs wanted to run (steal time): runs were slowed by the host's other guests, so times, speed-ups and the causes below carry that noise",
+                100.0 * worst
+            ),
+            evidence,
+        )
+    };
+    out.push(Finding {
+        kind: Kind::NoisyMeasurement,
+        severity: if worst >= STOLEN_MEDIUM { Severity::Medium } else { Severity::Low },
+        summary,
+        evidence,
+        advice: advice.into(),
+        cost_pct: None,
+        at: None,
+    });
 }
 
 /// A job crowds its CPUs by itself when it keeps at least this share of them busy on average.

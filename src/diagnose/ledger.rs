@@ -23,6 +23,9 @@ pub enum Cause {
     },
     /// Work threads runnable while capacity was idle: other processes held the CPUs.
     OtherLoad,
+    /// CPU time the hypervisor took from the job's threads (steal, on a virtual machine): what no
+    /// sample explained, up to the machine's stolen time in the job's share of its busy time.
+    Stolen,
     /// No work thread existed or had work, in this phase.
     NoWork(Phase),
     /// Off-CPU in waits no sample caught.
@@ -177,6 +180,20 @@ fn pool_unlabelled(items: &mut Vec<Item>) {
     }
 }
 
+/// The part of a run's loss that `estimate` seconds of stolen CPU time explain: first the off-CPU
+/// time no sample caught (schedstat counts a thread's stolen time off its CPU), then what nothing
+/// else explains, so that the shares still add up to the loss.
+fn stolen(causes: &mut [(Cause, Phase, f64, usize)], estimate: f64, lost: f64) -> f64 {
+    let mut taken = 0.0;
+    for c in causes.iter_mut().filter(|c| c.0 == Cause::Unlabelled) {
+        let t = c.2.min(estimate - taken);
+        c.2 -= t;
+        taken += t;
+    }
+    let explained: f64 = causes.iter().map(|c| c.2).sum::<f64>() + taken;
+    taken + (estimate - taken).min((lost - explained).max(0.0))
+}
+
 /// The ledger of a point against `useful` (its own CPU when no baseline applies: then only idle
 /// capacity is lost); `None` when no run has an accounting.
 pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
@@ -233,7 +250,15 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
             let keep = free / binned;
             causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
         }
-        let idle: f64 = causes.iter().filter(|c| !c.0.is_extra() && c.0 != Cause::OtherLoad).map(|c| c.2).sum();
+        if let Some(m) = t.machine_cpu.filter(|m| m.stolen_s > 0.0 && m.busy_s > 0.0) {
+            let taken = stolen(&mut causes, m.stolen_s * (cpu / m.busy_s).min(1.0), lost);
+            causes.push((Cause::Stolen, Phase::Steady, taken, 0));
+        }
+        let idle: f64 = causes
+            .iter()
+            .filter(|c| !c.0.is_extra() && !matches!(c.0, Cause::OtherLoad | Cause::Stolen))
+            .map(|c| c.2)
+            .sum();
         idle_shares.push(idle / (c.cpus * r.wall_s).max(1e-12));
         let explained: f64 = causes.iter().map(|c| c.2).sum();
         let denominator = lost.max(explained).max(1e-12);
@@ -302,6 +327,19 @@ mod tests {
 
     fn item(cause: Cause, core_s: f64, shares: Vec<f64>) -> Item {
         Item { cause, core_s, by_phase: BTreeMap::from([(Phase::Steady, core_s)]), shares, threads: 2 }
+    }
+
+    #[test]
+    fn stolen_time_explains_first_what_no_sample_caught_then_what_nothing_explains() {
+        let lock = Cause::Wait { class: Class::Lock, object: "m".into() };
+        let mut causes = vec![(lock.clone(), Phase::Steady, 0.2, 2), (Cause::Unlabelled, Phase::Steady, 0.1, 2)];
+        // 0.5 s stolen, a loss of 0.6 s: 0.1 unlabelled, then 0.3 of the 0.3 nothing explained.
+        assert!((stolen(&mut causes, 0.5, 0.6) - 0.4).abs() < 1e-9);
+        assert_eq!(causes[1].2, 0.0);
+        assert_eq!(causes[0].2, 0.2, "the lock keeps its share");
+        // Little stolen: it takes only part of the unlabelled time.
+        let mut causes = vec![(Cause::Unlabelled, Phase::Steady, 0.1, 1)];
+        assert!((stolen(&mut causes, 0.04, 0.3) - 0.04).abs() < 1e-9 && (causes[0].2 - 0.06).abs() < 1e-9);
     }
 
     #[test]

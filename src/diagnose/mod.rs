@@ -55,12 +55,27 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     out
 }
 
-/// One noisy-measurement finding: the run-to-run spread joins the first finding that other
-/// processes held the CPUs, when there is one.
+/// One noisy-measurement finding where one will do: the run-to-run spread joins the first finding
+/// that other processes held the CPUs, and the sweep's steal time joins the first finding that the
+/// hypervisor took a count's capacity.
 fn merge_noise(out: &mut Vec<Finding>) {
-    // The spread is said of the whole sweep (no count); "cannot tell" at a count is a verdict.
-    let spread = out.iter().position(|f| f.kind == Kind::NoisyMeasurement && f.cost_pct.is_none() && f.at.is_none());
-    let load = out.iter().position(|f| f.kind == Kind::NoisyMeasurement && f.cost_pct.is_some());
+    let noise = |f: &Finding| f.kind == Kind::NoisyMeasurement;
+    let steal = |f: &Finding| f.summary.contains("(steal time)") || f.summary.contains(", steal time)");
+    // The spread and the steal time are said of the whole sweep (no count); "cannot tell" at a
+    // count is a verdict.
+    let sweep_wide = |f: &Finding| noise(f) && f.cost_pct.is_none() && f.at.is_none();
+    if let (Some(w), Some(l)) = (
+        out.iter().position(|f| sweep_wide(f) && steal(f)),
+        out.iter().position(|f| noise(f) && f.cost_pct.is_some() && steal(f)),
+    ) {
+        let wide = out.remove(w);
+        let l = if w < l { l - 1 } else { l };
+        out[l].severity = out[l].severity.max(wide.severity);
+        out[l].evidence.extend(wide.evidence);
+    }
+    // Steal time is said on its own: it explains the noise, the machine's load does not.
+    let spread = out.iter().position(|f| sweep_wide(f) && !steal(f));
+    let load = out.iter().position(|f| noise(f) && f.cost_pct.is_some() && !steal(f));
     if let (Some(s), Some(l)) = (spread, load) {
         let lines = out[s].evidence.join(", ");
         out[l].evidence.push(format!("run-to-run variation of the wall time: {lines}"));

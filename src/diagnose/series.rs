@@ -119,7 +119,8 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // is most of what idled, not most of what was lost.
     let loaded = gated
         && lt.as_ref().is_some_and(|l| {
-            l.item(&Cause::OtherLoad).is_some_and(|i| causes::of_the_gap(1.0 - eff, l, i.core_s) >= causes::LOADED)
+            let held: f64 = [Cause::OtherLoad, Cause::Stolen].iter().filter_map(|c| l.item(c)).map(|i| i.core_s).sum();
+            causes::of_the_gap(1.0 - eff, l, held) >= causes::LOADED
         });
     // The ledger's own word: other processes explain most of the loss at this count.
     let load_said = out.iter().any(|f| {

@@ -8,7 +8,7 @@
 //! capacity beside an idle helper is "no work".
 
 use super::capacity::Phase;
-use super::history::{History, Label};
+use super::history::{History, Label, Track};
 use std::collections::{HashMap, HashSet};
 
 /// A thread is a work thread when its CPU time is at least this share of the mean of the busiest
@@ -78,10 +78,22 @@ impl Accounting {
     }
 }
 
-/// Which threads do the work: those whose CPU time is a meaningful share of the busiest threads'
-/// (as many as the capacity, or the CPUs without one).
-pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64) -> Vec<bool> {
-    let cpu: Vec<f64> = h.tracks.iter().map(|t| t.on_s()).collect();
+/// Seconds a track worked: on a CPU, or in a wait that is part of its work (`busy[label]`: reading
+/// or writing its data, a kernel lock its own system calls contend on). A thread of an I/O-bound job
+/// works while it waits for the disk; a timer or status thread sleeping beside it does not.
+fn worked_s(t: &Track, busy: &[bool]) -> f64 {
+    t.on_s() + t.off.iter().filter(|o| is_busy(o.1, busy)).map(|o| o.2 as f64).sum::<f64>()
+}
+
+fn is_busy(label: Label, busy: &[bool]) -> bool {
+    label.is_some_and(|l| busy.get(l as usize).copied().unwrap_or(false))
+}
+
+/// Which threads do the work: those whose working time (on a CPU, or in waits that are work:
+/// `busy` by label) is a meaningful share of the busiest threads' (as many as the capacity, or
+/// the CPUs without one).
+pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64, busy: &[bool]) -> Vec<bool> {
+    let cpu: Vec<f64> = h.tracks.iter().map(|t| worked_s(t, busy)).collect();
     let k = capacity.unwrap_or(cpus).ceil().max(1.0) as usize;
     let mut sorted = cpu.clone();
     sorted.sort_by(|a, b| b.total_cmp(a));
@@ -146,12 +158,15 @@ fn steady_edges(full: &[bool]) -> (Option<usize>, Option<usize>) {
 
 /// Accounts for a run of `span_s` seconds. `capacity` is `min(N, CPUs)` when the sweep counts
 /// workers; without it the capacity is the most work threads alive at once, at most `cpus`.
-pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Accounting {
+/// `busy` says, by label, which waits are part of the work (I/O): they make work threads, and a
+/// bin whose work threads run or wait in them uses the capacity fully (the steady phase of a job
+/// that reads is not its start-up).
+pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64, busy: &[bool]) -> Accounting {
     let w = h.width();
     // The last bin recorded may lie at the very end of the span, with no width left.
     let bins = h.bins().min((span_s / w - 1e-9).ceil().max(0.0) as usize);
     let width = |b: usize| if b + 1 == bins { (span_s - b as f64 * w).clamp(0.0, w) } else { w };
-    let work = work_threads(h, capacity, cpus);
+    let work = work_threads(h, capacity, cpus, busy);
     let coordinating = coordination(h, &work, span_s);
     let alive = |i: usize, b: usize| {
         let t = &h.tracks[i];
@@ -167,7 +182,14 @@ pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64) -> Ac
         None => ((peak_work_threads.max(1) as f64).min(cpus).max(1.0), false),
     };
     let running = |b: usize| h.tracks.iter().map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64).sum::<f64>();
-    let full: Vec<bool> = (0..bins).map(|b| width(b) > 0.0 && running(b) >= FULL * cap * width(b)).collect();
+    let working = |b: usize| {
+        running(b)
+            + (0..h.tracks.len())
+                .filter(|&i| work[i])
+                .map(|i| h.off_in(i, b).filter(|o| is_busy(o.0, busy)).map(|o| o.1).sum::<f64>())
+                .sum::<f64>()
+    };
+    let full: Vec<bool> = (0..bins).map(|b| width(b) > 0.0 && working(b) >= FULL * cap * width(b)).collect();
     let (first, last) = steady_edges(&full);
     let phase = |b: usize| match (first, last) {
         (Some(f), _) if b < f => Phase::Startup,
@@ -256,7 +278,7 @@ mod tests {
     fn waits_cost_only_while_capacity_is_idle() {
         // Two workers keep both CPUs busy while a coordinator waits (label 7): nothing is lost.
         let h = history(&["rrrrrrrrrr", "rrrrrrrrrr", "7777777777"]);
-        let a = account(&h, 0.1, Some(2.0), 2.0);
+        let a = account(&h, 0.1, Some(2.0), 2.0, &[]);
         assert_eq!(a.work, vec![true, true, false]);
         assert!(a.idle_s() < 1e-6, "{:?}", a.idle);
     }
@@ -265,7 +287,7 @@ mod tests {
     fn idle_capacity_goes_to_the_waits_of_work_threads_and_the_rest_to_no_work() {
         // Worker 0 runs; worker 1 waits on lock 1 half the time; capacity 3: one CPU has no thread.
         let h = history(&["rrrrrrrrrr", "r1r1r1r1r1"]);
-        let a = account(&h, 0.1, Some(3.0), 4.0);
+        let a = account(&h, 0.1, Some(3.0), 4.0, &[]);
         assert!((idle(&a, Cause::Wait(1)) - 0.05).abs() < 1e-6, "{:?}", a.idle);
         assert!((idle(&a, Cause::NoWork) - 0.1).abs() < 1e-6, "{:?}", a.idle);
         assert_eq!(a.threads[&Cause::Wait(1)], 1);
@@ -274,12 +296,12 @@ mod tests {
     #[test]
     fn a_serial_start_and_a_tail_are_no_work_in_their_phases() {
         let h = history(&["rrrrrrrrrrrr", "---rrrrr----"]);
-        let a = account(&h, 0.12, None, 2.0);
+        let a = account(&h, 0.12, None, 2.0, &[]);
         assert_eq!(a.capacity, 2.0);
         assert!((a.startup_s - 0.03).abs() < 1e-9 && (a.tail_s - 0.04).abs() < 1e-9);
         assert!((a.idle[&(Cause::NoWork, Phase::Startup)] - 0.03).abs() < 1e-6);
         assert!((a.idle[&(Cause::NoWork, Phase::Tail)] - 0.04).abs() < 1e-6);
-        let a = account(&history(&["rrrrrrrr", "rrrrrr--"]), 0.08, None, 2.0);
+        let a = account(&history(&["rrrrrrrr", "rrrrrr--"]), 0.08, None, 2.0, &[]);
         assert!((a.tail_s - 0.02).abs() < 1e-9, "the last bin has a width: {}", a.tail_s);
     }
 
@@ -287,19 +309,33 @@ mod tests {
     fn a_thread_waiting_alone_for_most_of_the_run_is_a_coordinator_and_its_waits_cost_nothing() {
         // Thread 1 starts the work, then waits on its own semaphore (7) until the end.
         let h = history(&["rrrrrrrrrr", "rr77777777"]);
-        let a = account(&h, 0.1, Some(2.0), 2.0);
+        let a = account(&h, 0.1, Some(2.0), 2.0, &[]);
         assert_eq!(idle(&a, Cause::Wait(7)), 0.0, "{:?}", a.idle);
         assert!((idle(&a, Cause::NoWork) - 0.08).abs() < 1e-6, "{:?}", a.idle);
         // Two threads waiting on one object are contention, however long.
         let h = history(&["rrrrrrrrrrrr", "rr7777777777", "rrrr77777777"]);
-        let a = account(&h, 0.12, Some(3.0), 4.0);
+        let a = account(&h, 0.12, Some(3.0), 4.0, &[]);
         assert!(idle(&a, Cause::Wait(7)) > 0.1, "{:?}", a.idle);
     }
 
     #[test]
     fn runnable_work_threads_beside_idle_capacity_mean_other_processes_had_the_cpus() {
         let h = history(&["rqrqrqrqrq"]);
-        let a = account(&h, 0.1, Some(1.0), 2.0);
+        let a = account(&h, 0.1, Some(1.0), 2.0, &[]);
         assert!((idle(&a, Cause::Runqueue) - 0.05).abs() < 1e-6);
+    }
+
+    #[test]
+    fn threads_reading_their_data_work_and_a_status_thread_sleeping_beside_them_does_not() {
+        // Two readers run a little and wait for the disk (label 1, work); a status thread runs a
+        // little and sleeps (label 2). The readers keep the capacity in use from the first bin.
+        let busy = [false, true, false];
+        let h = history(&["r1111r1111r1111r1111", "1r1111r1111r1111r111", "r2222222222222222222"]);
+        let a = account(&h, 0.2, Some(2.0), 2.0, &busy);
+        assert_eq!(a.work, vec![true, true, false]);
+        assert_eq!(a.startup_s, 0.0, "reading is the work, not a start-up");
+        assert!(idle(&a, Cause::Wait(2)) == 0.0 && idle(&a, Cause::Wait(1)) > 0.3, "{:?}", a.idle);
+        // Without the disk counted as work, all three threads look alike.
+        assert_eq!(account(&h, 0.2, Some(2.0), 2.0, &[]).work, vec![true, true, true]);
     }
 }

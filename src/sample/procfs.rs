@@ -176,6 +176,27 @@ pub fn ticks_per_second() -> f64 {
     if t > 0 { t as f64 } else { 100.0 }
 }
 
+/// The machine's CPU time so far, in clock ticks, from the first line of `/proc/stat`: busy (user,
+/// nice, system, irq, softirq) and stolen (steal: time a virtual CPU wanted to run and the
+/// hypervisor ran something else). Only the first line is read.
+pub fn cpu_ticks() -> Option<(u64, u64)> {
+    use std::io::Read;
+    let mut buf = [0u8; 256];
+    let n = std::fs::File::open("/proc/stat").ok()?.read(&mut buf).ok()?;
+    cpu_line(std::str::from_utf8(&buf[..n]).ok()?)
+}
+
+/// `(busy, steal)` from the aggregate `cpu` line at the start of `/proc/stat`.
+fn cpu_line(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.lines().next()?.split_ascii_whitespace();
+    if f.next()? != "cpu" {
+        return None;
+    }
+    let v: Vec<u64> = f.take(8).map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let [user, nice, system, _idle, _iowait, irq, softirq, steal] = v[..] else { return None };
+    Some((user + nice + system + irq + softirq, steal))
+}
+
 /// Seconds since boot on the clock /proc start times use.
 pub fn boot_seconds() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -195,6 +216,16 @@ pub fn thread_cpu_s() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_machines_busy_and_stolen_ticks_come_from_the_cpu_line() {
+        let stat = "cpu  262458 158 14609 620231 1036 7 323 4033 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
+        assert_eq!(cpu_line(stat), Some((262458 + 158 + 14609 + 7 + 323, 4033)));
+        // Kernels before 2.6.11 had no steal column; a cut line is not read.
+        assert_eq!(cpu_line("cpu  1 2 3 4 5 6 7\n"), None);
+        assert_eq!(cpu_line("intr 1 2 3"), None);
+        assert!(cpu_ticks().is_some(), "this machine has /proc/stat");
+    }
 
     #[test]
     fn parses_the_three_syscall_forms() {

@@ -72,6 +72,30 @@ pub struct ThreadReport {
     /// The event tracer's account of itself (where the kernel allowed it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracer: Option<TracerReport>,
+    /// The whole machine's CPU time while the run was sampled, from `/proc/stat` (absent where it
+    /// is unreadable, and in results recorded before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_cpu: Option<MachineCpu>,
+}
+
+/// The whole machine's CPU time during a run, summed over its CPUs (every process, not only the
+/// job's): how busy it was, and how much a hypervisor took from it.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+pub struct MachineCpu {
+    /// CPU-seconds the machine's CPUs were busy (user, nice, system, interrupts).
+    pub busy_s: f64,
+    /// CPU-seconds stolen: a virtual CPU wanted to run and the hypervisor ran another guest
+    /// (`steal` in /proc/stat; 0 on real hardware). Time stolen from a thread counts as its time
+    /// on a CPU for the tracer and off it for schedstat.
+    pub stolen_s: f64,
+}
+
+impl MachineCpu {
+    /// The share of the time the CPUs wanted to run that the hypervisor took.
+    pub fn stolen_share(&self) -> f64 {
+        let wanted = self.busy_s + self.stolen_s;
+        if wanted > 0.0 { self.stolen_s / wanted } else { 0.0 }
+    }
 }
 
 impl ThreadReport {
@@ -92,6 +116,11 @@ impl ThreadReport {
         self.involuntary_switches += o.involuntary_switches;
         self.read_bytes += o.read_bytes;
         self.write_bytes += o.write_bytes;
+        // Another rank's machine (or the same one, seen again): the larger account stands.
+        if o.machine_cpu.is_some_and(|m| self.machine_cpu.is_none_or(|s| m.busy_s + m.stolen_s > s.busy_s + s.stolen_s))
+        {
+            self.machine_cpu = o.machine_cpu;
+        }
         for w in &o.top_waits {
             match self.top_waits.iter_mut().find(|m| m.name == w.name && m.class == w.class) {
                 Some(m) => {

@@ -108,6 +108,8 @@ pub(crate) struct State {
     root: i32,
     /// Seconds since boot when sampling began.
     started_boot: f64,
+    /// The machine's busy and stolen CPU ticks when sampling began (`/proc/stat`).
+    pub cpu_ticks: Option<(u64, u64)>,
     tree: Tree,
     pub threads: HashMap<i32, Thread>,
     pub history: History,
@@ -155,6 +157,7 @@ impl State {
             started: Instant::now(),
             switches: Switches::new(tracer::monotonic_ns()),
             started_boot: procfs::boot_seconds(),
+            cpu_ticks: procfs::cpu_ticks(),
             tree: Tree::new(root),
             threads: HashMap::new(),
             history: History::default(),

@@ -8,7 +8,7 @@ use super::capacity::{Capacity, IdleKind, IdleShare};
 use super::classify::{Class, Site};
 use super::history::History;
 use super::profile::{Phases, StackProfile};
-use super::report::{Around, Feeder, Hot, ThreadReport, ThreadSummary, Timeline, Wait};
+use super::report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
 use super::sampler::State;
 use super::symbols::{Namer, Place};
 use std::collections::{BTreeMap, HashMap};
@@ -24,10 +24,11 @@ const TIMELINE_BINS: usize = 256;
 pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
     let coverage = coverage(&s.history);
     let cpus = crate::machine::allowed_cpus().max(1) as f64;
-    let work = accounting::work_threads(&s.history, s.config.capacity, cpus);
+    let busy: Vec<bool> = s.labels.iter().map(|(class, _)| matches!(class, Class::Io | Class::KernelLock)).collect();
+    let work = accounting::work_threads(&s.history, s.config.capacity, cpus, &busy);
     let joins: Vec<u32> = (0..s.labels.len() as u32).filter(|&l| s.labels[l as usize].0 == Class::Join).collect();
     s.history.spread_unlabelled(&work, &joins);
-    let acc = accounting::account(&s.history, wall_s, s.config.capacity, cpus);
+    let acc = accounting::account(&s.history, wall_s, s.config.capacity, cpus, &busy);
     let mut namer = Namer::default();
     let names: Vec<String> =
         s.labels.iter().map(|(class, site)| wait_name(*class, site.as_ref(), &s.places, &mut namer)).collect();
@@ -133,7 +134,17 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
         capacity: Some(capacity),
         stacks,
         tracer,
+        machine_cpu: machine_cpu(s.cpu_ticks, super::procfs::ticks_per_second()),
     }
+}
+
+/// The machine's CPU time since `start` (busy and stolen ticks at the sampler's start).
+fn machine_cpu(start: Option<(u64, u64)>, ticks_per_s: f64) -> Option<MachineCpu> {
+    let ((b0, s0), (b1, s1)) = start.zip(super::procfs::cpu_ticks())?;
+    Some(MachineCpu {
+        busy_s: b1.saturating_sub(b0) as f64 / ticks_per_s,
+        stolen_s: s1.saturating_sub(s0) as f64 / ticks_per_s,
+    })
 }
 
 /// Share of the off-CPU time that samples attributed to a wait, before unlabelled time is spread.

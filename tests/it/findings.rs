@@ -21,16 +21,39 @@ fn findings_with(options: &str, threads: &str, probe: &[&str]) -> Vec<Finding> {
     swept(&format!("{options} --param threads={threads}"), &command)
 }
 
-/// Sweeps any command with these run options and returns its findings.
+/// Sweeps any command with these run options and returns its findings. A sweep during which the
+/// hypervisor took a tenth of the CPU time or more (steal, on a shared VM) measured the host's
+/// other guests: it is taken again, up to three times, and the least disturbed one is kept.
 fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), options, command);
-    assert!(o.status.success(), "{command:?}: {}", stderr(&o));
-    let doc = results(&d.path().join("r"));
-    shares_add_up(&doc.findings);
+    let mut kept: Option<(f64, Vec<Finding>)> = None;
+    for attempt in 1..=3 {
+        let _ = std::fs::remove_dir_all(d.path().join("r"));
+        let o = sweep(d.path(), options, command);
+        assert!(o.status.success(), "{command:?}: {}", stderr(&o));
+        let doc = results(&d.path().join("r"));
+        shares_add_up(&doc.findings);
+        let stolen = stolen_share(&doc);
+        if stolen >= 0.1 {
+            assert!(
+                doc.findings.iter().any(|f| f.kind == Kind::NoisyMeasurement && f.summary.contains("steal time")),
+                "{:.0}% of the CPU time stolen and not said: {:?}",
+                100.0 * stolen,
+                kinds(&doc.findings)
+            );
+            eprintln!("note: the host took {:.0}% of the CPU time in sweep {attempt}: swept again", 100.0 * stolen);
+        }
+        if kept.as_ref().is_none_or(|k| stolen < k.0) {
+            kept = Some((stolen, doc.findings));
+        }
+        if stolen < 0.1 {
+            break;
+        }
+    }
     // Noise is the machine's; "the runs cannot tell whether it scales" is a verdict, kept.
-    doc.findings.into_iter().filter(|f| f.kind != Kind::NoisyMeasurement || f.summary.contains("cannot tell")).collect()
+    let findings = kept.expect("one sweep").1;
+    findings.into_iter().filter(|f| f.kind != Kind::NoisyMeasurement || f.summary.contains("cannot tell")).collect()
 }
 
 /// Whether a `noisy-measurement` says the runs cannot tell whether it scales.
@@ -369,7 +392,9 @@ fn runs_too_varied_to_tell_say_so_and_blame_only_what_each_run_shows() {
     let k = kinds(&doc.findings);
     let [lo, hi] = doc.analysis.as_ref().unwrap().series[0].points[1].speedup_ci95.expect("runs give an interval");
     assert!(lo / 2.0 < 0.75, "the sleeps made the efficiency uncertain: [{lo}, {hi}]");
-    let raised: Vec<&Finding> = doc.findings.iter().filter(|x| x.severity > Severity::Low).collect();
+    // Noise findings are the machine's (a busy host's steal time may be medium).
+    let raised: Vec<&Finding> =
+        doc.findings.iter().filter(|x| x.severity > Severity::Low && x.kind != Kind::NoisyMeasurement).collect();
     // The sleeps are drawn by process id: now and then every 2-thread run drew longer ones and
     // the interval stays below 90% (the serial sleep is then measured, and raised).
     if raised.is_empty() {
