@@ -815,30 +815,30 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             ),
             "the threads beside the workers (producers, readers, helpers) need CPUs too: choose the count so that all busy threads fit the CPUs, or give the helpers less work".into(),
         ),
-        Role::OtherLoad => (
-            format!(
-                "{at_}work threads were runnable but other processes held the CPUs ({} of the capacity): {}",
-                pct(idle_s / (l.capacity * l.wall_s).max(1e-9)),
-                if share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED {
-                    "the gap is mostly the machine's load, not the program's"
-                } else {
-                    "the figures include the machine's load"
-                }
-            ),
-            "measure on a quiet machine or on reserved CPUs, with more runs (-r); the default interleaved order spreads the disturbance over all points (not with --order sequential)".into(),
-        ),
-        Role::Stolen => (
-            format!(
-                "{at_}the hypervisor gave this virtual machine's CPUs to other guests while the job's threads ran ({} of the capacity, steal time): {}",
-                pct(idle_s / (l.capacity * l.wall_s).max(1e-9)),
-                if share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED {
-                    "the gap is mostly the host's load, not the program's"
-                } else {
-                    "the figures include the host's load"
-                }
-            ),
-            "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column), and compare only sweeps taken side by side".into(),
-        ),
+        Role::OtherLoad | Role::Stolen => {
+            let (what, detail, host, advice) = if matches!(d.role, Role::Stolen) {
+                (
+                    "the hypervisor gave this virtual machine's CPUs to other guests while the job's threads ran",
+                    ", steal time",
+                    "the host's load",
+                    "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column), and compare only sweeps taken side by side",
+                )
+            } else {
+                (
+                    "work threads were runnable but other processes held the CPUs",
+                    "",
+                    "the machine's load",
+                    "measure on a quiet machine or on reserved CPUs, with more runs (-r); the default interleaved order spreads the disturbance over all points (not with --order sequential)",
+                )
+            };
+            let verdict = if share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED {
+                format!("the gap is mostly {host}, not the program's")
+            } else {
+                format!("the figures include {host}")
+            };
+            let capacity = pct(idle_s / (l.capacity * l.wall_s).max(1e-9));
+            (format!("{at_}{what} ({capacity} of the capacity{detail}): {verdict}"), advice.into())
+        }
     };
     let advice = if mistaken {
         format!("if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}")
