@@ -80,11 +80,23 @@ pub struct Scope<'a> {
     /// baseline's (1.1: at least 10% dearer), when the runs give one.
     pub cpu_ratio_lo: Option<f64>,
     /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
-    /// series has several points.
-    pub shares: &'a dyn Fn(Class) -> Option<String>,
+    /// series has several points; with a `pick`, only the waits of that class it picks (given
+    /// each point's waits, to name them as [`key_of`] does).
+    pub shares: &'a Shares<'a>,
     /// The count against the baseline's (2 for 2 threads against 1) when the sweep is taken as
     /// strong scaling: CPU time grown as much says the work may grow with the count.
     pub strong_ratio: Option<f64>,
+}
+
+/// Chooses a point's waits (given all of that point's waits).
+pub type Pick<'a> = dyn Fn(&Wait, &[Wait]) -> bool + 'a;
+
+/// Shares of thread time by count: of a class, or of the waits of it that `pick` chooses.
+pub type Shares<'a> = dyn Fn(Class, Option<&Pick>) -> Option<String> + 'a;
+
+/// The key under which a point's wait joins a finding (see [`identity`]).
+pub fn key_of(w: &Wait, waits: &[Wait]) -> String {
+    identity(&w.name, w.class.unwrap_or(Class::Other), waits).1
 }
 
 /// CPU time grown by the count's growth, within this factor either way, reads as work per thread
@@ -153,6 +165,7 @@ enum Role {
     NoWork,
     OtherLoad,
     Stolen,
+    Observer,
     ExtraUser,
     /// Busy CPUs in lock code without a lock wait to fold into: the lock functions and their share
     /// of the on-CPU samples.
@@ -172,6 +185,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         Cause::Wait { class, object } => (*class, object.as_str()),
         Cause::OtherLoad => return Some((Kind::NoisyMeasurement, "load".into(), Role::OtherLoad)),
         Cause::Stolen => return Some((Kind::NoisyMeasurement, "steal".into(), Role::Stolen)),
+        Cause::Observer => return Some((Kind::NoisyMeasurement, "observer".into(), Role::Observer)),
         Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, "startup".into(), Role::Startup)),
         Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
         Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, "nowork".into(), Role::NoWork)),
@@ -184,12 +198,19 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
     let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
     let in_tail = item.by_phase.get(&Phase::Tail).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s
         && around.as_ref().is_some_and(|a| a.finished >= FINISHED);
+    // Waits for work or input that idle the capacity almost only before the job first fills it
+    // are its serial start-up (a launcher script reading its helper's output, workers waiting
+    // while the input is parsed), not workers starved while the work runs.
+    let in_startup = item.by_phase.get(&Phase::Startup).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s;
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
         Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(known))),
         Class::WaitForWork | Class::Ipc if in_tail && !is_output(object) => {
             Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail))
+        }
+        Class::WaitForWork | Class::Ipc | Class::Sleep if in_startup && !is_output(object) => {
+            Some((Kind::SerialPhase, "startup".into(), Role::Startup))
         }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
@@ -334,7 +355,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
     // When other processes explain most of the loss, the other causes were measured under that
     // load: they are described, not raised.
     let load = |d: &Draft| match d.role {
-        Role::OtherLoad | Role::Stolen => {
+        Role::OtherLoad | Role::Stolen | Role::Observer => {
             share(d).min(of_the_gap(scope.gap, ledger, d.items.iter().map(|i| i.core_s).sum()))
         }
         _ => 0.0,
@@ -646,16 +667,26 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 Cause::Wait { class, .. } => Some(*class),
                 _ => None,
             });
-            evidence.extend(class.and_then(|c| (scope.shares)(c)).map(|s| format!("waits of this kind, share of thread time: {s}")));
+            // The lock's own waits, not its class's: a main thread joining its workers through a
+            // lock (Python's join) is not the interpreter's lock.
+            let pick = |w: &Wait, waits: &[Wait]| key_of(w, waits) == d.key;
+            evidence.extend(
+                class.and_then(|c| (scope.shares)(c, Some(&pick))).map(|s| format!("waits on it, share of thread time: {s}")),
+            );
             let what = match known {
                 Some(k) => format!("{} ({first_object})", k.what),
                 None => first_object.to_string(),
             };
+            // Waiters that do not take turns (none of them runs while one waits) wait for a holder
+            // that is not one of them: not serialised among themselves.
+            let turns = known.is_some() || around.as_ref().is_none_or(|a| a.members_running >= TURNS);
             (
                 if extra > idle_s {
                     format!("{at_}threads are serialised on one lock, and handing it over costs more CPU than the idle time it leaves{phase_text}: {what}")
-                } else {
+                } else if turns {
                     format!("{at_}threads are serialised on one lock while CPUs are idle{phase_text}: {what}")
+                } else {
+                    format!("{at_}threads wait on a lock held by other threads while CPUs are idle{phase_text}: {what}")
                 },
                 known.map_or("shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure".to_string(), |k| k.advice.to_string()),
             )
@@ -669,7 +700,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 pct(f.busy),
                 f.waits.as_ref().map(|w| format!("; otherwise it waits ({w})")).unwrap_or_default()
             ));
-            evidence.extend((scope.shares)(Class::WaitForWork).map(|s| format!("waiting for work, share of thread time: {s}")));
+            evidence.extend((scope.shares)(Class::WaitForWork, None).map(|s| format!("waiting for work, share of thread time: {s}")));
             (
                 format!(
                     "{at_}work threads wait for work on {} while CPUs are idle, and thread {} that feeds them runs meanwhile: the feeder is the bottleneck",
@@ -701,21 +732,23 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         }
         Role::Input => {
             evidence.push(idle_line);
+            let who = waiting_programs(d, scope);
             (
-                format!("{at_}threads wait for input ({}) while CPUs are idle: whatever sends it is the bottleneck", objects.join(", ")),
+                format!("{at_}threads{who} wait for input ({}) while CPUs are idle: whatever sends it is the bottleneck", objects.join(", ")),
                 "make the producer upstream faster, or read more at once".into(),
             )
         }
         Role::Sleep => {
             evidence.push(idle_line);
+            let who = waiting_programs(d, scope);
             (
-                format!("{at_}threads sleep ({}) while CPUs are idle: a polling loop or a throttle", objects.join(", ")),
+                format!("{at_}threads{who} sleep ({}) while CPUs are idle: a polling loop or a throttle", objects.join(", ")),
                 "wait on the event itself (a condition variable, poll on a descriptor) instead of sleeping".into(),
             )
         }
         Role::Io | Role::Output => {
             evidence.push(idle_line);
-            evidence.extend((scope.shares)(Class::Io).map(|s| format!("I/O waits, share of thread time: {s}")));
+            evidence.extend((scope.shares)(Class::Io, None).map(|s| format!("I/O waits, share of thread time: {s}")));
             let output = objects.iter().all(|o| is_output(o));
             (
                 if output {
@@ -815,13 +848,20 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
             ),
             "the threads beside the workers (producers, readers, helpers) need CPUs too: choose the count so that all busy threads fit the CPUs, or give the helpers less work".into(),
         ),
-        Role::OtherLoad | Role::Stolen => {
+        Role::OtherLoad | Role::Stolen | Role::Observer => {
             let (what, detail, host, advice) = if matches!(d.role, Role::Stolen) {
                 (
                     "the hypervisor gave this virtual machine's CPUs to other guests while the job's threads ran",
                     ", steal time",
                     "the host's load",
                     "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column), and compare only sweeps taken side by side",
+                )
+            } else if matches!(d.role, Role::Observer) {
+                (
+                    "work threads were runnable while scalescope's own sampling held a CPU",
+                    "",
+                    "the cost of watching",
+                    "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs",
                 )
             } else {
                 (
@@ -856,6 +896,24 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     }
 }
 
+/// ` of 'bash', 'python3'`: the programs whose threads wait in a draft's waits (a launcher script
+/// reading its helper's output is not the work), or nothing when the sampler kept no names.
+fn waiting_programs(d: &Draft, scope: &Scope) -> String {
+    let mut names: Vec<String> = d
+        .items
+        .iter()
+        .filter_map(|i| match &i.cause {
+            Cause::Wait { object, .. } => scope.waits.iter().find(|w| &w.name == object),
+            _ => None,
+        })
+        .flat_map(|w| w.thread_names.iter().map(|n| format!("'{n}'")))
+        .collect();
+    names.sort();
+    names.dedup();
+    names.truncate(3);
+    if names.is_empty() { String::new() } else { format!(" of {}", names.join(", ")) }
+}
+
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
@@ -869,7 +927,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn starved_scope<'a>(waits: &'a [Wait], shares: &'a dyn Fn(Class) -> Option<String>) -> Scope<'a> {
+    fn starved_scope<'a>(waits: &'a [Wait], shares: &'a Shares<'a>) -> Scope<'a> {
         Scope {
             at: "at 2 threads".into(),
             at_count: Some(2.0),
@@ -914,7 +972,7 @@ mod tests {
 
     #[test]
     fn spinning_in_an_openmp_runtime_is_the_cost_of_what_the_threads_wait_for() {
-        let shares = |_: Class| None;
+        let shares = |_: Class, _: Option<&Pick>| None;
         // A static loop with uneven halves: the thread done first spins at the barrier, then sleeps.
         let hot = libgomp(0.07);
         let scope = Scope { hot: &hot, ..starved_scope(&[], &shares) };
@@ -980,7 +1038,7 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        let shares = |_: Class| None;
+        let shares = |_: Class, _: Option<&Pick>| None;
         let scope = starved_scope(&waits, &shares);
         let wait = |object: &str, run: usize| Item {
             cause: Cause::Wait { class: Class::WaitForWork, object: object.into() },
@@ -1020,7 +1078,7 @@ mod tests {
             ],
             ..ledger(0.8, 0.8)
         };
-        let shares = |_: Class| None;
+        let shares = |_: Class, _: Option<&Pick>| None;
         let gil = [caller(&[
             "'python3' wait on python3.11!_PyRuntime+0x1b0 (45% of the time)",
             "'python3' wait on python3.11!_PyRuntime+0x1b4 (34% of the time)",
@@ -1039,7 +1097,7 @@ mod tests {
 
     #[test]
     fn cpu_grown_with_the_count_hints_at_work_per_thread() {
-        let shares = |_: Class| None;
+        let shares = |_: Class, _: Option<&Pick>| None;
         let scope = starved_scope(&[], &shares);
         // Each thread does a fixed amount of work: 2 threads did twice the work.
         let hint = work_per_thread(&scope, &ledger(1.9, 0.95)).expect("a hint");
@@ -1058,7 +1116,7 @@ mod tests {
         let feeder = Feeder { name: "omp".into(), tid: Some(7), running: 0.96, busy: 0.97, ..Default::default() };
         let around = Around { feeder: Some(feeder), finished: 0.9, ..Default::default() };
         let waits = [Wait { name: "heap+0x444".into(), around: Some(around), ..Default::default() }];
-        let shares = |_: Class| None;
+        let shares = |_: Class, _: Option<&Pick>| None;
         let scope = starved_scope(&waits, &shares);
         let kind = |item: &Item| role(item, &scope).map(|r| r.0);
         assert_eq!(kind(&waiting(0.09, 0.01)), Some(Kind::WaitForWork), "waits through the run: a feeder");

@@ -2,7 +2,7 @@
 //! (Amdahl), retrograde, more threads than CPUs, a parameter the program ignores, runs too short
 //! to measure, and noisy runs.
 
-use super::ledger::{Cause, Ledger};
+use super::ledger::{self, Cause, Ledger};
 use super::{Finding, Kind, Severity};
 use crate::analysis::count_label;
 use crate::analysis::threads::PointThreads;
@@ -106,10 +106,40 @@ pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label:
     })
 }
 
+/// The work point `p` did against point `of`: measured where every run of both has a throughput
+/// (a fixed-time benchmark does more work at more threads); else, under weak scaling, in
+/// proportion to the counts (each thread, copy or rank does a share of its own); else the same.
+pub fn work_ratio(doc: &Results, of: &PointScaling, p: &PointScaling, weak: bool) -> f64 {
+    let work = |p: &PointScaling| -> Option<f64> {
+        let done: Option<Vec<f64>> = doc.points[p.index]
+            .runs
+            .iter()
+            .filter(|r| r.succeeded())
+            .map(|r| r.throughput.map(|t| t * r.wall_s))
+            .collect();
+        crate::stats::Summary::of(&done?).map(|s| s.mean).filter(|w| *w > 0.0 && w.is_finite())
+    };
+    match (work(p), work(of)) {
+        (Some(a), Some(b)) => a / b,
+        _ if weak => p.count / of.count,
+        _ => 1.0,
+    }
+}
+
 /// Counts above the CPUs: whether they gained anything over the best count that fits.
-pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64, label: &str) -> Option<Finding> {
+pub fn oversubscription(
+    doc: &Results,
+    s: &SeriesAnalysis,
+    (name, cpus, label): (&str, f64, &str),
+    weak: bool,
+) -> Option<Finding> {
     let over: Vec<&PointScaling> = s.points.iter().filter(|p| p.count > cpus).collect();
     let last = *over.last()?;
+    // No more work threads than CPUs ran at once at that count (a program that caps its threads at
+    // the CPUs, like OpenBLAS, or ignores the count): nothing was oversubscribed.
+    if ledger::of(&doc.points[last.index], None).is_some_and(|l| l.peak_work_threads as f64 <= cpus) {
+        return None;
+    }
     let fit = s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.rate.total_cmp(&b.rate))?;
     let runq = crate::analysis::threads::of_point(&doc.points[last.index]).map(|t| {
         let total: f64 = t.classes.values().sum();
@@ -117,7 +147,7 @@ pub fn oversubscription(doc: &Results, s: &SeriesAnalysis, name: &str, cpus: f64
     });
     let gain = last.rate / fit.rate;
     let faster = gain > 1.05;
-    if let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label)) {
+    if let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label), weak) {
         return Some(f);
     }
     Some(Finding {
@@ -174,15 +204,13 @@ fn collapse(
     (last, fit): (&PointScaling, &PointScaling),
     gain: f64,
     (name, cpus, label): (&str, f64, &str),
+    weak: bool,
 ) -> Option<Finding> {
-    let per_work = |p: &PointScaling| {
+    let cpu = |p: &PointScaling| {
         let runs: Vec<_> = doc.points[p.index].runs.iter().filter(|r| r.succeeded()).collect();
-        let cpu = runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / runs.len().max(1) as f64;
-        let work =
-            runs.iter().map(|r| r.throughput.map_or(1.0, |t| t * r.wall_s)).sum::<f64>() / runs.len().max(1) as f64;
-        (!runs.is_empty() && work > 0.0).then(|| cpu / work)
+        (!runs.is_empty()).then(|| runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / runs.len() as f64)
     };
-    let blown = per_work(last)? / per_work(fit)?.max(1e-12);
+    let blown = cpu(last)? / cpu(fit)?.max(1e-12) / work_ratio(doc, fit, last, weak);
     if gain > COLLAPSED || blown < CPU_BLOWN {
         return None;
     }
@@ -345,8 +373,8 @@ fn times(x: f64) -> String {
     if x < 10.0 { format!("{x:.1}") } else { format!("{x:.0}") }
 }
 
-/// The hypervisor took at least this share of the time the machine's CPUs wanted to run at some
-/// point: said, as it slows runs and blurs the causes…
+/// The hypervisor took at least this share of a point's capacity (the job's threads were on their
+/// CPUs, the host ran another guest): said, as it slows runs and blurs the causes…
 const STOLEN: f64 = 0.05;
 /// …and at this share it is a `medium` finding: such runs measure the host's other guests.
 const STOLEN_MEDIUM: f64 = 0.2;
@@ -363,17 +391,18 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
                 .then(|| format!("{}: ±{:.0}%", p.label(), 100.0 * w.rel_stddev()))
         })
         .collect();
+    // The share of each point's capacity stolen, as the table shows it.
     let stolen: Vec<(String, f64)> = doc
         .points
         .iter()
         .filter_map(|p| {
-            let m: Vec<_> = p.runs.iter().filter_map(|r| r.threads.as_ref()?.machine_cpu).collect();
-            let (busy, taken) = m.iter().fold((0.0, 0.0), |(b, t), m| (b + m.busy_s, t + m.stolen_s));
-            let share = if busy + taken > 0.0 { taken / (busy + taken) } else { 0.0 };
+            let l = ledger::of(p, None)?;
+            let share = l.stolen_s / (l.capacity * l.wall_s).max(1e-12);
             (share >= STOLEN).then(|| (p.label(), share))
         })
         .collect();
     let worst = stolen.iter().map(|x| x.1).fold(0.0, f64::max);
+    out.extend(watching(doc));
     if noisy.is_empty() && stolen.is_empty() {
         return;
     }
@@ -385,7 +414,7 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         (true, true) => "more runs (--runs), a quieter machine, pinned CPUs",
         (true, false) => "more runs (--runs), --order interleaved, a quieter machine, pinned CPUs",
     };
-    let steal_line = |(label, share): &(String, f64)| format!("{label}: {:.0}% of the CPU time stolen", 100.0 * share);
+    let steal_line = |(label, share): &(String, f64)| format!("{label}: {:.0}% of the capacity stolen", 100.0 * share);
     let (summary, evidence) = if stolen.is_empty() {
         (
             format!("run-to-run variation above 10% at {} point(s): small differences may not be real", noisy.len()),
@@ -396,7 +425,7 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         evidence.extend(noisy.iter().map(|n| format!("run-to-run variation {n}")));
         (
             format!(
-                "the hypervisor took up to {:.0}% of the time this virtual machine's CPUs wanted to run (steal time): runs were slowed by the host's other guests, so times, speed-ups and the causes below carry that noise",
+                "the hypervisor took up to {:.0}% of the job's CPU capacity for other guests of its host (steal time): runs were slowed by them, so times, speed-ups and the causes below carry that noise",
                 100.0 * worst
             ),
             evidence,
@@ -411,6 +440,50 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         cost_pct: None,
         at: None,
     });
+}
+
+/// Watching the job took at least this share of a point's capacity: said.
+const WATCHING: f64 = 0.05;
+
+/// `watching the job took up to 19% of its CPU capacity`: scalescope's own threads (the sampler,
+/// the tracer's collector, the thread reading output) used that much CPU beside the job, which
+/// may have run slower for it.
+fn watching(doc: &Results) -> Option<Finding> {
+    let points: Vec<(String, f64, f64)> = doc
+        .points
+        .iter()
+        .filter_map(|p| {
+            let runs: Vec<_> = p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_deref()).collect();
+            let l = ledger::of(p, None)?;
+            let n = runs.len().max(1) as f64;
+            let own = runs.iter().map(|t| t.scalescope_cpu_s).sum::<f64>() / n;
+            let switches = runs
+                .iter()
+                .map(|t| (t.voluntary_switches + t.involuntary_switches) as f64 / t.wall_s.max(1e-9))
+                .sum::<f64>()
+                / n;
+            let share = own / (l.capacity * l.wall_s).max(1e-12);
+            (share >= WATCHING).then(|| (p.label(), share, switches))
+        })
+        .collect();
+    let worst = points.iter().map(|x| x.1).fold(0.0, f64::max);
+    (!points.is_empty()).then(|| Finding {
+        kind: Kind::NoisyMeasurement,
+        severity: Severity::Low,
+        summary: format!(
+            "watching the job took up to {:.0}% of its CPU capacity (scalescope's sampler and tracer): its runs may have been slower for it",
+            100.0 * worst
+        ),
+        evidence: points
+            .iter()
+            .map(|(label, share, switches)| {
+                format!("{label}: {:.0}% of the capacity, the job's threads switching {switches:.0} times a second", 100.0 * share)
+            })
+            .collect(),
+        advice: "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs".into(),
+        cost_pct: None,
+        at: None,
+    })
 }
 
 /// A job crowds its CPUs by itself when it keeps at least this share of them busy on average.

@@ -23,6 +23,9 @@ pub enum Cause {
     },
     /// Work threads runnable while capacity was idle: other processes held the CPUs.
     OtherLoad,
+    /// Work threads runnable while capacity was idle because scalescope's own threads (its sampler,
+    /// the tracer's collector) held a CPU: the cost of watching, up to their CPU time.
+    Observer,
     /// CPU time the hypervisor took from the job's threads (steal, on a virtual machine): what no
     /// sample explained, up to the machine's stolen time in the job's share of its busy time.
     Stolen,
@@ -113,7 +116,15 @@ pub struct Ledger {
     /// Per run, the share of the capacity idle while the job's work threads waited or had no
     /// work (other processes' load left out).
     pub idle_shares: Vec<f64>,
+    /// Mean CPU-seconds per run the hypervisor took from the job's threads (steal): the machine's
+    /// stolen time in the job's share of its busy time, whether or not the loss needs it to be
+    /// explained (runs too short for /proc/stat's 10 ms ticks count as none).
+    pub stolen_s: f64,
 }
+
+/// A run's machine CPU time below this many seconds says nothing of steal: /proc/stat counts in
+/// 10 ms ticks (a run of 4 ms on 2 CPUs read 0 or 1 tick, "33% stolen").
+const STEAL_RESOLUTION_S: f64 = 0.2;
 
 impl Ledger {
     /// The item of a cause.
@@ -180,6 +191,22 @@ fn pool_unlabelled(items: &mut Vec<Item>) {
     }
 }
 
+/// Of the time work threads were runnable beside idle capacity (other processes' load), the part
+/// scalescope's own threads can have held the CPUs: up to their CPU time, moved to its own cause.
+fn observed(causes: &mut Vec<(Cause, Phase, f64, usize)>, scalescope_cpu_s: f64) {
+    let mut left = scalescope_cpu_s;
+    let mut moved = Vec::new();
+    for c in causes.iter_mut().filter(|c| c.0 == Cause::OtherLoad) {
+        let t = c.2.min(left);
+        c.2 -= t;
+        left -= t;
+        if t > 0.0 {
+            moved.push((Cause::Observer, c.1, t, c.3));
+        }
+    }
+    causes.extend(moved);
+}
+
 /// The part of a run's loss that `estimate` seconds of stolen CPU time explain: first the off-CPU
 /// time no sample caught (schedstat counts a thread's stolen time off its CPU), then what nothing
 /// else explains, so that the shares still add up to the loss.
@@ -211,6 +238,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     let mut lost_sum = 0.0;
     let mut useful_sum = 0.0;
     let mut idle_shares = Vec::with_capacity(runs.len());
+    let mut stolen_s = 0.0;
     for (k, (r, t)) in runs.iter().enumerate() {
         let c = t.capacity.as_ref().expect("filtered");
         let cpu = r.user_s + r.sys_s;
@@ -250,13 +278,18 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
             let keep = free / binned;
             causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
         }
-        if let Some(m) = t.machine_cpu.filter(|m| m.stolen_s > 0.0 && m.busy_s > 0.0) {
-            let taken = stolen(&mut causes, m.stolen_s * (cpu / m.busy_s).min(1.0), lost);
+        observed(&mut causes, t.scalescope_cpu_s);
+        if let Some(m) =
+            t.machine_cpu.filter(|m| m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S)
+        {
+            let estimate = m.stolen_s * (cpu / m.busy_s).min(1.0);
+            stolen_s += estimate / n;
+            let taken = stolen(&mut causes, estimate, lost);
             causes.push((Cause::Stolen, Phase::Steady, taken, 0));
         }
         let idle: f64 = causes
             .iter()
-            .filter(|c| !c.0.is_extra() && !matches!(c.0, Cause::OtherLoad | Cause::Stolen))
+            .filter(|c| !c.0.is_extra() && !matches!(c.0, Cause::OtherLoad | Cause::Stolen | Cause::Observer))
             .map(|c| c.2)
             .sum();
         idle_shares.push(idle / (c.cpus * r.wall_s).max(1e-12));
@@ -318,6 +351,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         tail_s: totals.7,
         runs: runs.len(),
         idle_shares,
+        stolen_s,
     })
 }
 
@@ -327,6 +361,21 @@ mod tests {
 
     fn item(cause: Cause, core_s: f64, shares: Vec<f64>) -> Item {
         Item { cause, core_s, by_phase: BTreeMap::from([(Phase::Steady, core_s)]), shares, threads: 2 }
+    }
+
+    #[test]
+    fn runnable_threads_beside_idle_capacity_are_first_put_down_to_scalescope_up_to_its_cpu() {
+        let mut causes = vec![
+            (Cause::OtherLoad, Phase::Steady, 0.3, 4),
+            (Cause::Wait { class: Class::Lock, object: "m".into() }, Phase::Steady, 0.1, 4),
+        ];
+        observed(&mut causes, 0.2);
+        let of = |c: &Cause| causes.iter().filter(|x| &x.0 == c).map(|x| x.2).sum::<f64>();
+        assert!((of(&Cause::Observer) - 0.2).abs() < 1e-9 && (of(&Cause::OtherLoad) - 0.1).abs() < 1e-9);
+        // More CPU than the load: the load is all scalescope's, nothing more is made up.
+        let mut causes = vec![(Cause::OtherLoad, Phase::Steady, 0.05, 4)];
+        observed(&mut causes, 0.2);
+        assert_eq!(causes.iter().map(|x| x.2).sum::<f64>(), 0.05);
     }
 
     #[test]

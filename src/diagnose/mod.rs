@@ -74,8 +74,8 @@ fn merge_noise(out: &mut Vec<Finding>) {
         out[l].evidence.extend(wide.evidence);
     }
     // Steal time is said on its own: it explains the noise, the machine's load does not.
-    let spread = out.iter().position(|f| sweep_wide(f) && !steal(f));
-    let load = out.iter().position(|f| noise(f) && f.cost_pct.is_some() && !steal(f));
+    let spread = out.iter().position(|f| sweep_wide(f) && f.summary.starts_with("run-to-run variation"));
+    let load = out.iter().position(|f| noise(f) && f.cost_pct.is_some() && f.summary.contains("other processes held"));
     if let (Some(s), Some(l)) = (spread, load) {
         let lines = out[s].evidence.join(", ");
         out[l].evidence.push(format!("run-to-run variation of the wall time: {lines}"));

@@ -4,7 +4,7 @@
 //! does the whole work, and whether they slow each other is the question. On any other axis
 //! (block size, files, input, build) every point gets the causes of its own idle capacity.
 
-use super::causes::{self, CpuNoise, MEDIUM, Scope};
+use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope};
 use super::ledger::{self, Cause, Useful};
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
@@ -20,15 +20,21 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let name = a.axis.param.as_str();
     let label = if s.label.is_empty() { String::new() } else { format!(" [{}]", s.label) };
     let sampled: Vec<Option<PointThreads>> = doc.points.iter().map(threads::of_point).collect();
-    let shares = |class: Class| -> Option<String> {
+    let shares = |class: Class, pick: Option<&Pick>| -> Option<String> {
         let parts: Vec<String> = s
             .points
             .iter()
             .filter_map(|p| {
                 let t = sampled[p.index].as_ref()?;
                 let total: f64 = t.classes.values().sum();
-                let v = t.classes.get(&class).copied().unwrap_or(0.0);
-                Some(format!("{}: {:.0}%", count_label(p.count, name), 100.0 * v / total.max(1e-12)))
+                let v = match pick {
+                    Some(pick) => {
+                        t.waits.iter().filter(|w| w.class == Some(class) && pick(w, &t.waits)).map(|w| w.seconds).sum()
+                    }
+                    None => t.classes.get(&class).copied().unwrap_or(0.0),
+                };
+                // An empty sum of floats is -0.0: "-0%" would read oddly.
+                Some(format!("{}: {:.0}%", count_label(p.count, name), (100.0 * v / total.max(1e-12)).max(0.0)))
             })
             .collect();
         (parts.len() > 1).then(|| parts.join(", "))
@@ -64,8 +70,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // The work the top count did against the baseline's: measured where every run has a
     // throughput (a fixed-time benchmark does more work at more threads); else, under weak
     // scaling (copies always) each count does proportionally more work.
-    let declared = if a.axis.scaling == Scaling::Weak { top.count / base.count } else { 1.0 };
-    let ratio = work_ratio(&doc.points[base.index], &doc.points[top.index]).unwrap_or(declared);
+    let ratio = curve::work_ratio(doc, base, top, a.axis.scaling == Scaling::Weak);
     let useful = Useful::of(&doc.points[base.index], ratio);
     let lt = ledger::of(&doc.points[top.index], useful);
     let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
@@ -119,7 +124,11 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // is most of what idled, not most of what was lost.
     let loaded = gated
         && lt.as_ref().is_some_and(|l| {
-            let held: f64 = [Cause::OtherLoad, Cause::Stolen].iter().filter_map(|c| l.item(c)).map(|i| i.core_s).sum();
+            let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer]
+                .iter()
+                .filter_map(|c| l.item(c))
+                .map(|i| i.core_s)
+                .sum();
             causes::of_the_gap(1.0 - eff, l, held) >= causes::LOADED
         });
     // The ledger's own word: other processes explain most of the loss at this count.
@@ -137,7 +146,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         f
     }));
     if local {
-        out.extend(curve::oversubscription(doc, s, name, cpus, &label));
+        out.extend(curve::oversubscription(doc, s, (name, cpus, &label), a.axis.scaling == Scaling::Weak));
         let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count));
         if let (Some(l), false, false) = (&lt, said, loaded) {
             out.extend(curve::busy_threads_beyond_cpus(doc, top, (l, lb.as_ref()), (name, cpus, &label), gated));
@@ -157,14 +166,23 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     if let Some(f) = ignored {
         // The idle CPUs with no work are what an ignored parameter looks like: said once.
         out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(top.count)));
+        // The same program ran at every count: a slower count is the machine's, not the count's.
+        demote_retrograde(
+            out,
+            "the count does not change how many threads work: a slower count is the machine's drift",
+        );
         out.push(f);
     }
     if let Some(f) = curve::startup_dominated(doc, base, top, 1.0 - eff, name, &label) {
         // Runs of a few milliseconds are mostly process start-up: what their threads waited on
-        // is described, not raised.
+        // is described, not raised, nor is a count slower by a fraction of a millisecond.
         for x in out.iter_mut().filter(|x| x.at == Some(top.count) && x.severity > Severity::Low) {
             x.severity = Severity::Info;
         }
+        demote_retrograde(
+            out,
+            "the runs are mostly process start-up: a few tenths of a millisecond either way is not scaling",
+        );
         out.push(f);
     }
     let explained = loaded
@@ -186,6 +204,14 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     }
 }
 
+/// A retrograde finding that the runs cannot stand behind becomes `low`, saying why.
+fn demote_retrograde(out: &mut [Finding], why: &str) {
+    for f in out.iter_mut().filter(|f| f.kind == Kind::Retrograde && f.severity > Severity::Low) {
+        f.severity = Severity::Low;
+        f.evidence.push(why.into());
+    }
+}
+
 /// Whether a gap below 90% efficiency is real: even the optimistic end of the efficiency's interval
 /// falls short, or the point's own runs put at least a tenth of its capacity idle (the low end of
 /// their interval) while its work threads waited or had no work — the efficiency cannot then reach
@@ -197,17 +223,6 @@ fn gap_is_real(eff: f64, eff_hi: f64, top: Option<&ledger::Ledger>) -> bool {
 
 /// Work ratios within this of 1 are the same work (the runs' own noise in throughput × time).
 const SAME_WORK: f64 = 0.1;
-
-/// The work `top`'s runs did against `base`'s, from their throughput × wall time (for `--work`,
-/// its amount); `None` unless every successful run of both has a throughput.
-fn work_ratio(base: &PointResult, top: &PointResult) -> Option<f64> {
-    let work = |p: &PointResult| -> Option<f64> {
-        let done: Option<Vec<f64>> =
-            p.runs.iter().filter(|r| r.succeeded()).map(|r| r.throughput.map(|t| t * r.wall_s)).collect();
-        Summary::of(&done?).map(|s| s.mean).filter(|w| *w > 0.0 && w.is_finite())
-    };
-    Some(work(top)? / work(base)?)
-}
 
 /// The most efficient any run of `top` can have been: a run that kept its CPUs busy with more CPU
 /// time than the work needed at the baseline (its dearest run, × `work_ratio` under weak scaling)
@@ -271,7 +286,7 @@ pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
     let p = &doc.points[index];
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
-    let none = |_: Class| None;
+    let none = |_: Class, _: Option<&Pick>| None;
     let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
     let scope = Scope {
         at,

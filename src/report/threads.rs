@@ -17,15 +17,12 @@ pub fn capacity_cell(p: &PointResult) -> Option<String> {
         return None;
     }
     let mut idle: Vec<(String, f64)> = Vec::new();
-    let mut stolen = 0.0;
     for i in &l.items {
         let name = match &i.cause {
-            Cause::Stolen => {
-                stolen += i.core_s;
-                continue;
-            }
+            Cause::Stolen => continue,
             Cause::Wait { class, .. } => class.short().to_string(),
             Cause::OtherLoad => "other processes".into(),
+            Cause::Observer => "sampling".into(),
             Cause::NoWork(_) => "no work".into(),
             Cause::Unlabelled => "unsampled".into(),
             Cause::ExtraUser | Cause::ExtraKernel => continue,
@@ -43,8 +40,8 @@ pub fn capacity_cell(p: &PointResult) -> Option<String> {
         .map(|(n, s)| format!("{n} {:.0}%", 100.0 * s / cap))
         .collect();
     let mut busy = format!("busy {:.0}%", (100.0 * (l.cpu_s - l.over_s) / cap).clamp(0.0, 100.0));
-    if stolen / cap >= 0.01 {
-        busy += &format!(" · stolen {:.0}%", 100.0 * stolen / cap);
+    if l.stolen_s / cap >= 0.01 {
+        busy += &format!(" · stolen {:.0}%", 100.0 * l.stolen_s / cap);
     }
     Some(if parts.is_empty() { busy } else { format!("{busy} · idle: {}", parts.join(", ")) })
 }

@@ -205,6 +205,16 @@ pub fn boot_seconds() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// CPU time of this whole process so far, every thread (`getrusage(RUSAGE_SELF)`).
+pub fn process_cpu_s() -> f64 {
+    // SAFETY: rusage is plain data filled by getrusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid out-pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
 /// CPU time of the calling thread: what the sampler and the tracer charge themselves.
 pub fn thread_cpu_s() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };

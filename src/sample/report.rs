@@ -72,6 +72,11 @@ pub struct ThreadReport {
     /// The event tracer's account of itself (where the kernel allowed it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracer: Option<TracerReport>,
+    /// CPU time all of scalescope's threads used while the run was sampled: the sampler, the
+    /// tracer's collector, the thread reading the run's output (absent from results recorded
+    /// before it was kept). What watching the job cost the machine.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub scalescope_cpu_s: f64,
     /// The whole machine's CPU time while the run was sampled, from `/proc/stat` (absent where it
     /// is unreadable, and in results recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +121,7 @@ impl ThreadReport {
         self.involuntary_switches += o.involuntary_switches;
         self.read_bytes += o.read_bytes;
         self.write_bytes += o.write_bytes;
+        self.scalescope_cpu_s += o.scalescope_cpu_s;
         // Another rank's machine (or the same one, seen again): the larger account stands.
         if o.machine_cpu.is_some_and(|m| self.machine_cpu.is_none_or(|s| m.busy_s + m.stolen_s > s.busy_s + s.stolen_s))
         {

@@ -110,6 +110,8 @@ pub(crate) struct State {
     started_boot: f64,
     /// The machine's busy and stolen CPU ticks when sampling began (`/proc/stat`).
     pub cpu_ticks: Option<(u64, u64)>,
+    /// This process's CPU seconds when sampling began.
+    pub own_cpu_s: f64,
     tree: Tree,
     pub threads: HashMap<i32, Thread>,
     pub history: History,
@@ -158,6 +160,7 @@ impl State {
             switches: Switches::new(tracer::monotonic_ns()),
             started_boot: procfs::boot_seconds(),
             cpu_ticks: procfs::cpu_ticks(),
+            own_cpu_s: procfs::process_cpu_s(),
             tree: Tree::new(root),
             threads: HashMap::new(),
             history: History::default(),

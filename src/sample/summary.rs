@@ -135,6 +135,7 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
         stacks,
         tracer,
         machine_cpu: machine_cpu(s.cpu_ticks, super::procfs::ticks_per_second()),
+        scalescope_cpu_s: (super::procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
     }
 }
 

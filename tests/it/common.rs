@@ -71,16 +71,13 @@ pub fn results(dir: &Path) -> Results {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("results.json reads as a results document: {e}"))
 }
 
-/// The largest share of the CPU time the hypervisor took at any point of a sweep (steal time, as
-/// the sampler recorded it: 0 on real hardware and for unsampled runs).
+/// The largest share of a point's capacity the hypervisor took (steal time, as the ledger and the
+/// table reckon it: 0 on real hardware and for unsampled runs).
 pub fn stolen_share(doc: &Results) -> f64 {
     doc.points
         .iter()
-        .map(|p| {
-            let m: Vec<_> = p.runs.iter().filter_map(|r| r.threads.as_ref()?.machine_cpu).collect();
-            let (busy, stolen) = m.iter().fold((0.0, 0.0), |(b, s), m| (b + m.busy_s, s + m.stolen_s));
-            if busy + stolen > 0.0 { stolen / (busy + stolen) } else { 0.0 }
-        })
+        .filter_map(|p| scalescope::diagnose::ledger::of(p, None))
+        .map(|l| l.stolen_s / (l.capacity * l.wall_s).max(1e-12))
         .fold(0.0, f64::max)
 }
 
