@@ -31,6 +31,9 @@ pub enum Exit {
     Done,
     /// A run or hook failed and the sweep stopped.
     Failed,
+    /// Done, but what the user asked for could not be measured as asked (a `--metric` that no
+    /// run printed): the user's mistake, exit code 2.
+    Mistake,
     /// Stopped by this signal.
     Signal(i32),
 }
@@ -78,6 +81,7 @@ pub fn main() -> i32 {
     match result {
         Ok(Exit::Done) => 0,
         Ok(Exit::Failed) => 1,
+        Ok(Exit::Mistake) => 2,
         Ok(Exit::Signal(sig)) => 128 + sig,
         Err(e) => report_error(&e),
     }

@@ -46,7 +46,16 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
                     "every run failed (the first: {outcome}): nothing was measured; each run's status is kept in the results"
                 )),
             ),
-            None => (Status::Complete, Exit::Done, None),
+            None => match metrics_never_read(&store.doc) {
+                Some(names) => (
+                    Status::Complete,
+                    Exit::Mistake,
+                    Some(format!(
+                        "no run printed a value for --metric {names}: its regex matched nothing, or captured no number scalescope reads (a decimal comma such as 12,5, or a word); the runs are kept, with their output's last lines in the results"
+                    )),
+                ),
+                None => (Status::Complete, Exit::Done, None),
+            },
         },
         Ok(Stop::Interrupted) => {
             let sig = signals::interrupt_signal().unwrap_or(libc::SIGINT);
@@ -105,6 +114,21 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         eprintln!("scalescope: {m}");
     }
     Ok(exit)
+}
+
+/// The `--metric` names no successful run of the sweep printed, quoted and joined (`'rate'`),
+/// when there are any.
+fn metrics_never_read(doc: &crate::results::Results) -> Option<String> {
+    let runs: Vec<_> = doc.points.iter().flat_map(|p| &p.runs).filter(|r| r.succeeded()).collect();
+    let never: Vec<String> = doc
+        .plan
+        .metrics
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|name| !runs.is_empty() && runs.iter().all(|r| r.missing_metrics.iter().any(|m| m == name)))
+        .map(|name| format!("'{name}'"))
+        .collect();
+    (!never.is_empty()).then(|| never.join(", "))
 }
 
 /// How the first run ended, when no run of the sweep succeeded (possible with --ignore-failure).

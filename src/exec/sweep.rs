@@ -171,7 +171,7 @@ pub fn run(
                     continue;
                 }
                 sink.event(Event::Warning(format!(
-                    "metric '{name}' was not found in the output of run {} of {}; recorded as missing (said once: the table's notes count the runs without it)",
+                    "metric '{name}' was not found in the output of run {} of {} (its regex matched nothing, or captured no number scalescope reads); recorded as missing (said once: the table's notes count the runs without it)",
                     index + 1,
                     point.label()
                 )));

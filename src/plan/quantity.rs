@@ -7,12 +7,46 @@
 /// so `12 Threads` stays 12 with unit `Threads`.
 pub fn parse(text: &str) -> Option<(f64, &str)> {
     let t = text.trim();
-    let end = number_end(t);
-    let value: f64 = t[..end].parse().ok()?;
+    let (value, end) = match grouped(t) {
+        Some(found) => found,
+        None => {
+            let end = number_end(t);
+            // `12,5`: a decimal comma, or a thousands separator misplaced; either way not a
+            // number to guess at.
+            if t[end..].strip_prefix(',').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())) {
+                return None;
+            }
+            (t[..end].parse().ok()?, end)
+        }
+    };
     let rest = t[end..].trim_start();
     let (mult, unit) = prefix(rest);
     let v = value * mult;
     v.is_finite().then_some((v, unit.trim()))
+}
+
+/// A leading number with thousands separators (`1,234,567.5`): its value and byte length.
+fn grouped(t: &str) -> Option<(f64, usize)> {
+    let b = t.as_bytes();
+    let mut i = usize::from(b.first().is_some_and(|&c| c == b'+' || c == b'-'));
+    let lead = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if !(1..=3).contains(&lead) {
+        return None;
+    }
+    i += lead;
+    let mut groups = 0;
+    while b.get(i) == Some(&b',') && b.len() >= i + 4 && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
+        i += 4;
+        groups += 1;
+    }
+    if groups == 0 || b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b',') {
+        return None;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1 + b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+    }
+    let value: f64 = t[..i].replace(',', "").parse().ok()?;
+    Some((value, i))
 }
 
 /// The byte length of the leading decimal number (sign, digits, point, exponent).
@@ -77,5 +111,16 @@ mod tests {
         assert_eq!(parse("-2.5"), Some((-2.5, "")));
         assert_eq!(parse("abc"), None);
         assert_eq!(parse(""), None);
+    }
+
+    #[test]
+    fn reads_thousands_separators_and_refuses_decimal_commas() {
+        assert_eq!(parse("1,234.5"), Some((1234.5, "")));
+        assert_eq!(parse("1,234,567 events/s"), Some((1234567.0, "events/s")));
+        assert_eq!(parse("-12,000k"), Some((-12e6, "")));
+        assert_eq!(parse("12,5"), None);
+        assert_eq!(parse("1,2345"), None);
+        assert_eq!(parse("1234,567"), None);
+        assert_eq!(parse("12, then 5"), Some((12.0, ", then 5")));
     }
 }

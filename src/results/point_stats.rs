@@ -111,7 +111,9 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
     }
     let missing = runs.iter().filter(|r| !r.missing_metrics.is_empty()).count();
     if missing > 0 {
-        w.push(format!("{missing} runs lack a --metric value (the regex did not match their output)"));
+        w.push(format!(
+            "{missing} runs lack a --metric value (the regex matched nothing in their output, or captured no number)"
+        ));
     }
     w
 }

@@ -16,7 +16,10 @@ fn one(dir: &Path, extra: &[&str], command: &[&str]) -> RunRecord {
     args.extend(command);
     let o = scalescope(dir, &args);
     let run = results(&dir.join("r")).points.swap_remove(0).runs.swap_remove(0);
-    if run.succeeded() {
+    if run.succeeded() && !run.missing_metrics.is_empty() {
+        // A --metric no run printed: the user's mistake, exit code 2, the run kept.
+        assert_eq!(o.status.code(), Some(2), "{command:?}: {}", stderr(&o));
+    } else if run.succeeded() {
         assert!(o.status.success(), "{command:?}: {}", stderr(&o));
     } else {
         // Nothing was measured: said in one sentence, exit code 1, the run kept.

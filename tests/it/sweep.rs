@@ -173,10 +173,24 @@ fn a_metric_that_does_not_match_is_recorded_missing_with_a_warning() {
         d.path(),
         &["run", "-r", "1", "-w", "0", "-o", "r", "--metric", "x=rate ([0-9]+)", "--", "echo", "nothing"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    // No run printed it: the user's mistake, said once at the end, the runs kept.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("metric 'x' was not found"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no run printed a value for --metric 'x'"), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     assert_eq!(doc.points[0].runs[0].missing_metrics, ["x"]);
+    // Printed with thousands separators it is read; a decimal comma is not guessed at.
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "1", "-w", "0", "-o", "g", "--metric", "x=rate ([0-9.,]+)", "--", "echo", "rate 1,234.5"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(results(&d.path().join("g")).points[0].runs[0].metrics["x"].as_f64(), Some(1234.5));
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "1", "-w", "0", "-o", "c", "--metric", "x=rate ([0-9.,]+)", "--", "echo", "rate 12,5"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
 #[test]
