@@ -1,5 +1,7 @@
 //! Cold caches without privileges: write back and drop named files from the page cache with
 //! `posix_fadvise(POSIX_FADV_DONTNEED)`, then measure with `mincore` how much stayed resident.
+//! Since Linux 5.2 `mincore` reports every page of a file resident to a caller who neither owns
+//! the file nor may write it; such files are evicted but not counted (`unchecked_bytes`).
 //! Shared by the plan (checking `--evict` paths), the runs (evicting before each) and the probes.
 
 use serde::{Deserialize, Serialize};
@@ -14,8 +16,17 @@ pub struct Eviction {
     pub files: u64,
     /// Their total size.
     pub bytes: u64,
-    /// Fraction of their pages still in the page cache right after eviction (0 = fully cold).
-    pub resident_fraction: f64,
+    /// Fraction of their pages still in the page cache right after eviction (0 = fully cold),
+    /// over the files whose residency the kernel shows; `None` when it shows none of them.
+    pub resident_fraction: Option<f64>,
+    /// Bytes of files evicted but not checked: the kernel hides their page-cache state from a
+    /// user who neither owns them nor may write them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unchecked_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A file or folder that could not be evicted (or read to check it).
@@ -47,15 +58,22 @@ pub fn evict(paths: &[PathBuf]) -> Result<Eviction, Error> {
     for p in paths {
         collect(p, &mut files).map_err(error(p))?;
     }
-    let (mut bytes, mut pages, mut resident) = (0u64, 0u64, 0u64);
+    let (mut bytes, mut pages, mut resident, mut unchecked_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let mut checked = false;
     for f in &files {
-        let (size, total, res) = evict_file(f).map_err(error(f))?;
+        let (size, seen) = evict_file(f).map_err(error(f))?;
         bytes += size;
-        pages += total;
-        resident += res;
+        match seen {
+            Some((total, res)) => {
+                checked = true;
+                pages += total;
+                resident += res;
+            }
+            None => unchecked_bytes += size,
+        }
     }
-    let resident_fraction = if pages == 0 { 0.0 } else { resident as f64 / pages as f64 };
-    Ok(Eviction { files: files.len() as u64, bytes, resident_fraction })
+    let resident_fraction = checked.then(|| if pages == 0 { 0.0 } else { resident as f64 / pages as f64 });
+    Ok(Eviction { files: files.len() as u64, bytes, resident_fraction, unchecked_bytes })
 }
 
 /// Checks that every path exists and can be read, without evicting anything.
@@ -93,10 +111,11 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Returns (size in bytes, pages, pages still resident).
-fn evict_file(path: &Path) -> std::io::Result<(u64, u64, u64)> {
+/// Returns the size in bytes and, where the kernel shows it, (pages, pages still resident).
+fn evict_file(path: &Path) -> std::io::Result<(u64, Option<(u64, u64)>)> {
     let file = File::open(path)?;
-    let size = file.metadata()?.len();
+    let meta = file.metadata()?;
+    let size = meta.len();
     let fd = file.as_raw_fd();
     // SAFETY: fd is an open descriptor owned by `file` for the duration of these calls.
     unsafe {
@@ -107,8 +126,25 @@ fn evict_file(path: &Path) -> std::io::Result<(u64, u64, u64)> {
             return Err(std::io::Error::from_raw_os_error(rc));
         }
     }
-    let (pages, resident) = residency(&file, size)?;
-    Ok((size, pages, resident))
+    if !residency_shown(path, &meta) {
+        return Ok((size, None));
+    }
+    Ok((size, Some(residency(&file, size)?)))
+}
+
+/// Whether `mincore` tells this process the truth about the file's pages: Linux (since 5.2) shows
+/// them only to the file's owner, to whoever may write it, and to a privileged user.
+fn residency_shown(path: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if euid == 0 || meta.uid() == euid {
+        return true;
+    }
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: c is a NUL-terminated path; AT_EACCESS checks with the effective ids, as the kernel does.
+    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
 }
 
 /// Pages of the file and how many of them are in the page cache.
@@ -154,7 +190,8 @@ mod tests {
         assert!(before > 0, "the file should be cached after reading it");
         let e = evict(&[dir.path().to_path_buf()]).unwrap();
         assert_eq!((e.files, e.bytes), (1, 8 << 20));
-        assert!(e.resident_fraction < 0.05, "{}", e.resident_fraction);
+        assert!(e.resident_fraction.unwrap() < 0.05, "{:?}", e.resident_fraction);
+        assert_eq!(e.unchecked_bytes, 0);
     }
 
     #[test]

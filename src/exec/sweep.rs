@@ -90,6 +90,7 @@ pub fn run(
     let mut set_up = vec![false; plan.len()];
     // A metric missing from one run is usually missing from all: said once, counted per point.
     let mut said_missing: Vec<String> = Vec::new();
+    let mut said_eviction = false;
     let mut current: Option<(usize, Point)> = None;
     while let Some(task) = sched.next_task() {
         if signals::interrupted() {
@@ -110,6 +111,10 @@ pub fn run(
         }
         hooks.run("prepare", &point.hooks.prepare)?;
         let eviction = if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict)?) };
+        if let Some(why) = eviction.as_ref().and_then(not_cold).filter(|_| !said_eviction) {
+            sink.event(Event::Warning(why));
+            said_eviction = true;
+        }
         sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let sample = plan.sample_rate_hz.map(|rate_hz| Config {
@@ -249,6 +254,22 @@ fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner:
         ranks: Vec::new(),
         missing_ranks: Vec::new(),
     }
+}
+
+/// What a user must know about an eviction that may not have left the input cold (said once).
+fn not_cold(e: &pagecache::Eviction) -> Option<String> {
+    if e.unchecked_bytes > 0 {
+        return Some(format!(
+            "--evict: {:.1} MB of the inputs belong to another user and are not writable by you: they were dropped from the page cache, but Linux does not show you whether they stayed out (each run's storage_read_bytes in the results says how much came from the disk)",
+            e.unchecked_bytes as f64 / 1e6
+        ));
+    }
+    e.resident_fraction.filter(|f| *f > 0.05).map(|f| {
+        format!(
+            "--evict: {:.0}% of the inputs stayed in the page cache (pages another process keeps mapped, or a file system that ignores the advice): runs are not fully cold",
+            f * 100.0
+        )
+    })
 }
 
 /// A fresh folder for the parts of one launched run: inside the results folder (shared with the

@@ -84,6 +84,10 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
     std::fs::copy(bin(), &exe).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
     let exe = exe.display().to_string();
+    // An input that belongs to the test's user: to `nobody`, another user's file it cannot write.
+    let input = d.path().join("input.bin");
+    std::fs::write(&input, vec![3u8; 4 << 20]).unwrap();
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o644)).unwrap();
     let mut cmd = if root {
         let mut c = Command::new("runuser");
         c.args(["-u", "nobody", "--", &exe]);
@@ -93,7 +97,7 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
     };
     let o = cmd
         .args(argv(
-            "run -o r -r 1 -w 0 --param threads=1,2 --",
+            "run -o r -r 1 -w 0 --param threads=1,2 --evict input.bin --",
             &[&exe, "probe", "lock", "-t", "{threads}", "--ops", "500000"],
         ))
         .current_dir(d.path())
@@ -104,6 +108,16 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
     let doc = results(&d.path().join("r"));
     assert!(doc.points[1].runs[0].threads.is_some(), "sampled without privileges");
     assert!(d.path().join("r/report.html").exists());
+    // Linux hides another user's file's page-cache state (mincore says "all resident"): not read
+    // as a warm input, said once.
+    let evicted = doc.points[0].runs[0].evict.as_ref().expect("evicted");
+    let err = String::from_utf8_lossy(&o.stderr);
+    if root {
+        assert_eq!((evicted.resident_fraction, evicted.unchecked_bytes), (None, 4 << 20), "{evicted:?}");
+        assert_eq!(err.matches("belong to another user").count(), 1, "{err}");
+    } else {
+        assert!(evicted.resident_fraction.is_some_and(|f| f < 0.05), "{evicted:?}");
+    }
     let owner = std::fs::metadata(d.path().join("r/results.json")).unwrap().uid();
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
