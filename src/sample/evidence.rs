@@ -134,8 +134,9 @@ impl Evidence {
     }
 
     /// Ends the run. `phases` places the stacks (the accounting's, so that stacks and findings
-    /// speak of the same start-up and tail); `untraced_off` gives the off-CPU seconds, from the
-    /// counters, of threads the tracer did not follow, to be spread over the waits seen in them.
+    /// speak of the same start-up and tail); `untraced_off` gives every thread's off-CPU seconds,
+    /// from the counters, to be spread over the waits seen in it where the tracer did not follow
+    /// it (or, once it stopped itself, beyond what it saw).
     pub fn finish(mut self, phases: Phases, untraced_off: &[(i32, f64)]) -> Findings {
         let mut summary = None;
         if let Some(t) = self.tracer.take() {
@@ -143,10 +144,17 @@ impl Evidence {
             self.add(&d);
             summary = Some(s);
         }
-        let traced: std::collections::HashSet<i32> =
-            summary.iter().flat_map(|s| s.threads.iter().map(|t| t.tid)).collect();
-        for &(tid, secs) in untraced_off.iter().filter(|(tid, _)| !traced.contains(tid)) {
-            self.builder.untraced_off_cpu(tid, secs);
+        // A tracer that stopped itself saw each thread's waits up to then: the rest of its time
+        // off a CPU, from the counters, goes to the waits sampled since.
+        let stopped = summary.as_ref().is_some_and(|s| s.stopped_s.is_some());
+        let traced: HashMap<i32, f64> =
+            summary.iter().flat_map(|s| s.threads.iter().map(|t| (t.tid, t.off_waiting_ns as f64 * 1e-9))).collect();
+        for &(tid, secs) in untraced_off {
+            match traced.get(&tid) {
+                None => self.builder.untraced_off_cpu(tid, secs),
+                Some(seen) if stopped => self.builder.untraced_off_cpu(tid, (secs - seen).max(0.0)),
+                Some(_) => {}
+            }
         }
         if let Some(r) = &self.stacks.refusal {
             self.limits.push(r.clone());

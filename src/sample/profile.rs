@@ -169,6 +169,10 @@ pub struct TracerReport {
     /// The threads with the most time on a CPU (up to 16), exact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<TracedThread>,
+    /// Seconds after its start at which the tracer stopped itself (the job switched too often to
+    /// be watched switch by switch): the figures above cover that stretch only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_s: Option<f64>,
 }
 
 /// Whether a figure was never measured (0).
@@ -212,6 +216,7 @@ impl TracerReport {
             cpus_wanted: s.cpus_wanted,
             buffer_kib: s.buffer_bytes / 1024,
             threads: listed(&s.threads),
+            stopped_s: s.stopped_s,
         }
     }
 
@@ -226,6 +231,10 @@ impl TracerReport {
         self.off_cpu_waiting_s += o.off_cpu_waiting_s;
         self.off_cpu_preempted_s += o.off_cpu_preempted_s;
         self.exact &= o.exact;
+        self.stopped_s = match (self.stopped_s, o.stopped_s) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         self.switch_us = self.switch_us.max(o.switch_us);
         self.threads.extend(o.threads.iter().cloned());
     }

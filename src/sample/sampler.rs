@@ -134,7 +134,7 @@ pub(crate) struct State {
     growing: bool,
     /// Threads given an on-CPU sampling event so far.
     cpu_events: usize,
-    /// Whether the kernel refused on-CPU sampling.
+    /// Whether the kernel refused on-CPU sampling, or it was stopped as too dear.
     cpu_refused: bool,
     /// Until this far into the run (seconds), threads get no on-CPU sampling event, as the tracer
     /// starts no earlier: its ring buffer, allocated while the run is timed, would cost a run of
@@ -199,6 +199,7 @@ impl State {
             self.drain_tracer();
             self.sweep();
             self.drain_cpu();
+            self.stop_dear_cpu_events();
             self.samples += 1;
             // Stay within the CPU budget on the smoothed cost of a sweep; opening a new thread's
             // files and a module's first use by the stacks are one-offs, and the tracer's drain
@@ -352,6 +353,31 @@ impl State {
                 None
             }
         }
+    }
+
+    /// Closes the per-thread on-CPU sampling events when the job's threads leave their CPUs so
+    /// often that the kernel's switching of the events with them slows them down, by the
+    /// tracer's measure ([`tracer::MAX_SWITCHES_PER_CPU_S`]): two threads passing a byte through
+    /// pipes ran at half their speed beside them.
+    fn stop_dear_cpu_events(&mut self) {
+        if self.cpu_refused || self.cpu_events == 0 || self.started.elapsed().as_secs_f64() < tracer::JUDGE_AFTER_S {
+            return;
+        }
+        let sampled = || self.threads.values().filter(|t| t.cpu.is_some());
+        let switches: u64 = sampled().map(|t| t.switches.0 + t.switches.1).sum();
+        let on_s = sampled().map(|t| t.on_ns).sum::<u64>() as f64 * 1e-9;
+        if switches < tracer::JUDGE_SWITCHES || switches as f64 <= tracer::MAX_SWITCHES_PER_CPU_S * on_s {
+            return;
+        }
+        self.drain_cpu();
+        for t in self.threads.values_mut() {
+            t.cpu = None;
+        }
+        self.cpu_refused = true;
+        self.limits.push(format!(
+            "on-CPU sampling: stopped early in the run, the job's threads leaving a CPU more than {:.0} times per second of CPU they used (sampling them would have slowed them): the hot code is that of the start only",
+            tracer::MAX_SWITCHES_PER_CPU_S
+        ));
     }
 
     /// Takes the on-CPU samples of every thread and locates them while the processes live, each

@@ -171,6 +171,7 @@ fn the_tracer_finds_the_critical_section_on_cpu() {
     let t = f.tracer.expect("the tracer's account");
     assert!(t.samples > 10 && t.unwound * 10 >= t.samples * 9, "{t:?}");
     assert_eq!(t.lost_records, 0, "{t:?}");
+    assert_eq!(t.stopped_s, None, "threads handing a lock to each other keep their tracer: {t:?}");
     assert_eq!(f.threads.len(), 5, "main and four workers: {:?}", f.threads);
     let hot_in_update = p
         .on_cpu
@@ -267,6 +268,40 @@ fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
     // both CPUs busy there is none, and nothing can be said of where their waits fall.
     if p.phases.startup_end_s > 0.1 {
         assert!(in_load_config(Phase::Startup) > 0.5 * all, "{:?} {:?}", p.phases, p.off_cpu);
+    }
+}
+
+#[test]
+#[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2, no seccomp filter); .ci/run runs it"]
+fn threads_that_switch_without_pause_stop_the_tracer_not_the_accounting() {
+    let _guard = common::measuring();
+    if std::env::var_os(INNER).is_some() {
+        return;
+    }
+    // Two threads pass a byte through pipes for 1.5 s: a few hundred thousand switches a second,
+    // each of which the tracer would record, and which ran half as fast beside it.
+    let d = tempfile::tempdir().unwrap();
+    let exe = histogram().to_str().unwrap().to_string();
+    let out = swept(d.path(), "-r 2 -w 0", &[&exe, "relay", "1", "1.5"]);
+    let said = "tracer: stopped itself early in the run";
+    assert_eq!(out.matches(said).count(), 1, "said once for the sweep: {out}");
+    let doc = common::results(&d.path().join("r"));
+    for run in &doc.points[0].runs {
+        let t = run.threads.as_ref().expect("a thread report");
+        let tr = t.tracer.as_ref().expect("the tracer's account");
+        let stopped = tr.stopped_s.expect("the tracer stopped itself");
+        assert!(stopped < 1.0, "{tr:?}");
+        assert!(!tr.exact && tr.lost_records == 0, "{tr:?}");
+        assert!(t.limits.iter().any(|l| l.starts_with(said)), "{:?}", t.limits);
+        // The waits after the stop are still counted: the stacks of the relays blocked in read
+        // carry their time off a CPU, from the counters.
+        let p = t.stacks.as_ref().expect("the stack profile");
+        let profiled: f64 = p.off_cpu.iter().map(|s| s.seconds).sum();
+        let off: f64 = t.threads.iter().map(|x| x.off_cpu_s).sum();
+        assert!(profiled > 0.8 * off && off > 1.0, "{profiled} of {off} s off a CPU in the profile");
+        let in_relay: f64 =
+            p.off_cpu.iter().filter(|s| p.frames_of(s.stack).any(|fr| fr.function == "relay")).map(|s| s.seconds).sum();
+        assert!(in_relay > 0.5, "the relays' reads carry most of it: {in_relay} s; {:?}", p.off_cpu);
     }
 }
 

@@ -3,6 +3,8 @@
  *                 lives in the heap (so it has no symbol: only the stack can name the wait)
  *   startup N S   a start-up phase (0.3 s) in which N loaders contend on a heap mutex in
  *                 load_config, then N workers burn CPU for S seconds
+ *   relay N S     N pairs of threads pass a byte back and forth through pipes for S seconds, with
+ *                 no work between: they leave their CPUs as often as the kernel lets them
  * update_histogram, worker and load_config are kept out of line; built with -DINLINED (and -g),
  * update_histogram is inlined into its callers, which only the debug information then names.
  */
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t *histogram_lock;
 static unsigned long *bins;
@@ -55,6 +58,24 @@ __attribute__((noinline)) void *burn(void *arg) {
     return 0;
 }
 
+static int pipes[512][2];
+
+/* Thread i reads from its pipe and writes to its partner's (i ^ 1) until the time is up. */
+__attribute__((noinline)) void *relay(void *arg) {
+    long i = (long)arg;
+    double end = now() + seconds;
+    char c;
+    while (read(pipes[i][0], &c, 1) == 1) {
+        sink++;
+        if (now() > end) {
+            close(pipes[i ^ 1][1]);
+            break;
+        }
+        if (write(pipes[i ^ 1][1], &c, 1) != 1) break;
+    }
+    return 0;
+}
+
 static void run(int n, void *(*f)(void *)) {
     pthread_t t[256];
     for (long i = 0; i < n; i++) pthread_create(&t[i], 0, f, (void *)i);
@@ -63,7 +84,7 @@ static void run(int n, void *(*f)(void *)) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: histogram contend|startup N SECONDS\n");
+        fprintf(stderr, "usage: histogram contend|startup|relay N SECONDS\n");
         return 2;
     }
     int n = atoi(argv[2]);
@@ -74,6 +95,13 @@ int main(int argc, char **argv) {
     bins = calloc(64, sizeof *bins);
     if (argv[1][0] == 'c') {
         run(n, worker);
+    } else if (argv[1][0] == 'r') {
+        if (n > 128) return 2;
+        for (int i = 0; i < 2 * n; i++)
+            if (pipe(pipes[i])) return 1;
+        for (int i = 0; i < 2 * n; i += 2)
+            if (write(pipes[i][1], "x", 1) != 1) return 1;
+        run(2 * n, relay);
     } else {
         run(n, load_config);
         run(n, burn);
