@@ -145,15 +145,16 @@ impl Evidence {
             summary = Some(s);
         }
         // A tracer that stopped itself saw each thread's waits up to then: the rest of its time
-        // off a CPU, from the counters, goes to the waits sampled since.
-        let stopped = summary.as_ref().is_some_and(|s| s.stopped_s.is_some());
+        // off a CPU, from the counters, goes to the waits sampled since (or stays unlabelled).
+        let stopped = summary.as_ref().and_then(|s| s.stopped_ns);
+        let now = tracer::monotonic_ns();
         let traced: HashMap<i32, f64> =
             summary.iter().flat_map(|s| s.threads.iter().map(|t| (t.tid, t.off_waiting_ns as f64 * 1e-9))).collect();
         for &(tid, secs) in untraced_off {
-            match traced.get(&tid) {
-                None => self.builder.untraced_off_cpu(tid, secs),
-                Some(seen) if stopped => self.builder.untraced_off_cpu(tid, (secs - seen).max(0.0)),
-                Some(_) => {}
+            match (traced.get(&tid), stopped) {
+                (None, _) => self.builder.off_cpu_unseen(tid, secs, None, now),
+                (Some(&seen), Some(at)) => self.builder.off_cpu_unseen(tid, secs - seen, Some(at), now),
+                (Some(_), None) => {}
             }
         }
         if let Some(r) = &self.stacks.refusal {

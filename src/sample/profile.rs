@@ -351,11 +351,21 @@ impl ProfileBuilder {
         }
     }
 
-    /// Off-CPU seconds of a thread the tracer did not follow (refused, or not covered), from
-    /// its counters: spread over the waits the sampler saw it in.
-    pub fn untraced_off_cpu(&mut self, tid: i32, seconds: f64) {
+    /// Off-CPU seconds of thread `tid` that no interval of the tracer carries, from its counters:
+    /// all of it where the tracer did not follow the thread (refused, or not covered), what came
+    /// after `from_ns` where it stopped itself (`None`: since the profile's start; `to_ns` is the
+    /// sampler's end). Spread over the waits the sampler saw it in and no interval took; without
+    /// any, kept with its unlabelled time in the middle of that stretch (shared at the end among
+    /// the thread's other waits, or an `[unsampled wait]`), so that the profile holds all of it.
+    pub fn off_cpu_unseen(&mut self, tid: i32, seconds: f64, from_ns: Option<u64>, to_ns: u64) {
         let labels = self.labels.remove(&tid).unwrap_or_default();
-        if labels.is_empty() || seconds <= 0.0 {
+        if seconds <= 0.0 {
+            return;
+        }
+        if labels.is_empty() {
+            let from = from_ns.unwrap_or(self.start_ns);
+            let bin = self.bin(from / 2 + to_ns.max(from) / 2);
+            *self.unlabelled.entry((tid, bin)).or_default() += seconds;
             return;
         }
         let share = seconds / labels.len() as f64;

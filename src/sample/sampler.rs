@@ -250,6 +250,12 @@ impl State {
             self.trace_at = None;
             let t0 = procfs::thread_cpu_s();
             self.evidence = Some(Evidence::start(self.root, &TracerConfig::default(), self.switches.origin_ns()));
+            // Threads already blocked are classified again at the next sweep, for their stacks:
+            // a main thread that waits in pthread_join from the first millisecond otherwise stays
+            // in the wait it was found in, without one.
+            for t in self.threads.values_mut() {
+                t.waiting = None;
+            }
             self.oneoff_s += procfs::thread_cpu_s() - t0;
         }
     }

@@ -136,6 +136,8 @@ pub struct TraceSummary {
     /// Seconds after its start at which the tracer stopped itself, the job switching too often
     /// to be watched switch by switch; nothing was recorded after that.
     pub stopped_s: Option<f64>,
+    /// The same instant, nanoseconds on CLOCK_MONOTONIC.
+    pub stopped_ns: Option<u64>,
 }
 
 impl TraceSummary {
@@ -387,6 +389,7 @@ impl Tracer {
         out.through_ns = now;
         let after_s = now.saturating_sub(self.start_ns) as f64 * 1e-9;
         self.summary.stopped_s = Some(after_s);
+        self.summary.stopped_ns = Some(now);
         // One wording for every run, said once in a sweep: each run's moment is in its results.
         self.summary.limits.push(format!(
             "tracer: stopped itself early in the run (tracer.stopped_s), the job's threads leaving a CPU more than {MAX_SWITCHES_PER_CPU_S:.0} times per second of CPU they used: recording every switch would have slowed them; switch intervals, on-CPU stacks and short waits after that come from /proc sampling"
