@@ -24,6 +24,25 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     let pid = args.pid;
     let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map_err(|_| Usage(format!("no process with PID {pid} (or it is not visible to you)")))?;
+    if pid == std::process::id() as i32 {
+        return Err(Usage(format!("PID {pid} is this scalescope: attach to the process to watch")).into());
+    }
+    // Linux hides another user's waits (syscall, stacks) and refuses events on them: nothing
+    // the breakdown says would be worth reading.
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if let Ok(m) = std::fs::metadata(format!("/proc/{pid}"))
+        && euid != 0
+        && m.uid() != euid
+    {
+        return Err(Usage(format!(
+            "process {pid} ({}) belongs to another user (uid {}): Linux shows where a process's threads wait only to its owner and to root; attach to one of your processes, or run scalescope as that user",
+            name.trim(),
+            m.uid()
+        ))
+        .into());
+    }
     let seconds = parse_seconds(&args.duration)?;
     if !(0.05..=86_400.0).contains(&seconds) {
         return Err(Usage(format!("--duration {}: give between 50ms and 24h", args.duration)).into());

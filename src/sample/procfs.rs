@@ -154,6 +154,12 @@ pub fn tree_tasks(roots: impl IntoIterator<Item = i32>) -> Vec<(i32, i32)> {
     let mut out = Vec::new();
     let mut pids: Vec<i32> = roots.into_iter().collect();
     let mut seen = std::collections::HashSet::new();
+    // scalescope itself (and its helper) is never part of a tree it watches, unless asked for:
+    // attached to a shell it was started from, it sampled its own threads.
+    let own = std::process::id() as i32;
+    if !pids.contains(&own) {
+        seen.insert(own);
+    }
     while let Some(pid) = pids.pop() {
         if !seen.insert(pid) {
             continue;

@@ -40,6 +40,8 @@ impl Tree {
     /// Adds the new PIDs in /proc whose parent is in the tree.
     fn scan_proc(&mut self) {
         let Ok(dir) = std::fs::read_dir("/proc") else { return };
+        // scalescope itself stays out, as in [`procfs::tree_tasks`].
+        self.outside.insert(std::process::id() as i32);
         let mut fresh: Vec<(i32, i32)> = dir
             .flatten()
             .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))

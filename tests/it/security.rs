@@ -122,6 +122,15 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     assert!(owner != 0 && (root || owner == me), "written by the unprivileged user, uid {owner}");
+    if root {
+        // Attached to another user's process (this test's, root's), it would see nothing worth
+        // reading: one sentence and exit code 2.
+        let me = std::process::id().to_string();
+        let o = Command::new("runuser").args(["-u", "nobody", "--", &exe, "attach", &me]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("process {me} (")) && err.contains("belongs to another user"), "{err}");
+    }
 }
 
 /// `--resume` runs the command and hooks a results folder records: a folder others may write, or

@@ -282,3 +282,20 @@ fn attach_counts_only_the_window_it_sampled() {
     // On an idle machine `during` is 2.0 s; a loaded one gives the probe less, and so must the report.
     assert!((cpu - during).abs() < 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in the window");
 }
+
+#[test]
+fn attached_to_the_process_that_started_it_scalescope_leaves_itself_out() {
+    // A shell attaches scalescope to itself: the shell's tree holds scalescope, which sampled its
+    // own threads (a sleep in argument parsing read as the main wait).
+    let d = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("sh")
+        .args(["-c", r#""$0" attach $$ --duration 300ms --export-json t.json; echo "rc=$?""#])
+        .arg(common::bin())
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("rc=0\n"), "{}", stderr(&o));
+    let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    let seen: Vec<(&String, i32)> = t.threads.iter().map(|x| (&x.name, x.pid)).collect();
+    assert_eq!((t.processes_seen, t.threads_seen), (1, 1), "the shell alone: {seen:?}");
+}
