@@ -9,17 +9,24 @@ use crate::stats::log_ratio_halfwidth;
 pub const SINGLE_VALUE_THRESHOLD: f64 = 0.05;
 /// "Close to the best": within this fraction.
 pub const NEAR_BEST: f64 = 0.05;
+/// A smaller count stands in for the fastest only when it measured within this fraction of it:
+/// with two runs a point the ratio's interval cannot tell from the fastest may be half as fast
+/// (pigz at 1 thread against 2, measured 1.94× slower, was called best).
+pub const STANDS_IN: f64 = 0.10;
 
 /// Finds the best point and, if real, the retrograde region after it.
 pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retrograde>) {
     let rates: Vec<f64> = series.points.iter().map(|p| obs.rate(p.count, &p.values)).collect();
     let Some(bi) = (0..rates.len()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])) else { return (None, None) };
     // The fewest workers whose rate cannot be told from the top rate: the ratio's 95% interval
-    // (as the speed-up's, see [`log_ratio_halfwidth`]) reaches 1. Single values carry no measure
-    // of noise: there the best is simply the highest.
+    // (as the speed-up's, see [`log_ratio_halfwidth`]) reaches 1, and it measured within
+    // [`STANDS_IN`] of it. Single values carry no measure of noise: there the best is simply the
+    // highest.
     let top = &series.points[bi];
     let same = |i: usize| {
-        log_ratio_halfwidth(&series.points[i].values, &top.values).is_some_and(|h| (rates[bi] / rates[i]).ln() <= h)
+        rates[i] >= (1.0 - STANDS_IN) * rates[bi]
+            && log_ratio_halfwidth(&series.points[i].values, &top.values)
+                .is_some_and(|h| (rates[bi] / rates[i]).ln() <= h)
     };
     let chosen = (0..bi).find(|&i| same(i)).unwrap_or(bi);
     let best_rate = rates[chosen];
@@ -59,6 +66,14 @@ mod tests {
     use crate::results::analysis::Basis;
 
     fn judged(points: &[(f64, &[f64])]) -> Option<Retrograde> {
+        both(points).1
+    }
+
+    fn best(points: &[(f64, &[f64])]) -> Best {
+        both(points).0.expect("a best point")
+    }
+
+    fn both(points: &[(f64, &[f64])]) -> (Option<Best>, Option<Retrograde>) {
         let series = Series {
             label: String::new(),
             points: points
@@ -73,7 +88,7 @@ mod tests {
             unit: None,
             series: vec![series.clone()],
         };
-        judge(&obs, &series).1
+        judge(&obs, &series)
     }
 
     #[test]
@@ -83,5 +98,16 @@ mod tests {
         let r = judged(&[(1.0, &[1.00, 1.01, 0.99]), (2.0, &[1.20, 1.22, 1.21])]).expect("20% slower, tight runs");
         assert_eq!((r.beyond, r.at, r.judged_by), (1.0, 2.0, JudgedBy::Runs));
         assert!(judged(&[(1.0, &[1.0]), (2.0, &[1.2])]).is_some_and(|r| r.judged_by == JudgedBy::Threshold));
+    }
+
+    #[test]
+    fn the_best_is_the_fewest_the_runs_cannot_tell_from_the_fastest_if_it_measured_close() {
+        // Within 3% and noisy: the fewer threads stand in for the faster.
+        let b = best(&[(1.0, &[1.00, 1.10, 0.95]), (2.0, &[0.97, 1.08, 0.93])]);
+        assert_eq!((b.count, b.no_better), (1.0, Some(2.0)));
+        // pigz with two runs a point: 2.00 ± 0.12 s against 1.04 ± 0.13 s. The ratio's interval
+        // (one degree of freedom) reaches 1, but 1.94× slower is no stand-in for the fastest.
+        let b = best(&[(1.0, &[1.92, 2.08]), (2.0, &[0.95, 1.13])]);
+        assert_eq!((b.count, b.no_better), (2.0, None));
     }
 }
