@@ -109,6 +109,20 @@ fn clap_error(e: &clap::Error) -> i32 {
         && let Some(arg) = e.get(ContextKind::InvalidArg)
         && !arg.to_string().starts_with('-')
     {
+        // `--param threads 1,2`: the values were taken for the command.
+        let args: Vec<String> = std::env::args().collect();
+        let stray = arg.to_string();
+        if let Some(i) = args.iter().position(|a| *a == stray)
+            && i >= 2
+            && args[i - 2] == "--param"
+            && !args[i - 1].contains('=')
+        {
+            eprintln!(
+                "scalescope: --param {name} {stray}: write a parameter and its values as one word, --param {name}={stray}",
+                name = args[i - 1]
+            );
+            return 2;
+        }
         eprintln!(
             "scalescope: unexpected argument '{arg}': put the command to measure after `--`, e.g. scalescope run --param threads=1,2 -- xz -T{{threads}} -k -c FILE"
         );

@@ -15,6 +15,7 @@ fn bad_input_exits_2_with_one_sentence() {
         (&["run", "--param", "threads=1..8:x1", "--", "true"], "never grows"),
         (&["run", "--param", "threads=1,2"], "no command given"),
         (&["run", "--param", "threads=1,2", "xz", "-T{threads}"], "after `--`"),
+        (&["run", "--param", "threads", "1,2", "--", "true"], "--param threads=1,2"),
         (&["run", "--evict", "/nonexistent/input", "--", "true"], "cannot evict '/nonexistent/input'"),
         (&["run", "--timeout", "ten", "--", "true"], "bad duration 'ten'"),
         (&["run", "--metric", "x=([0-9", "--", "true"], "does not compile"),
