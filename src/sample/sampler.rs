@@ -372,7 +372,7 @@ impl State {
         let sampled = || self.threads.values().filter(|t| t.cpu.is_some());
         let switches: u64 = sampled().map(|t| t.switches.0 + t.switches.1).sum();
         let on_s = sampled().map(|t| t.on_ns).sum::<u64>() as f64 * 1e-9;
-        if switches < tracer::JUDGE_SWITCHES || switches as f64 <= tracer::MAX_SWITCHES_PER_CPU_S * on_s {
+        if !tracer::too_many_switches(switches, on_s) {
             return;
         }
         self.drain_cpu();

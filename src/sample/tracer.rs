@@ -190,7 +190,7 @@ const COVER_ROUNDS: usize = 5;
 /// watched this long (seconds)…
 pub(crate) const JUDGE_AFTER_S: f64 = 0.1;
 /// …and seen this many switches: a start-up burst of thread creation is no rate.
-pub(crate) const JUDGE_SWITCHES: u64 = 5_000;
+const JUDGE_SWITCHES: u64 = 5_000;
 /// It stops itself when the job's threads leave a CPU more often than this per second of CPU
 /// they use. Every switch of a traced thread costs it the kernel's switching of its events and
 /// the writing of two records, and the collector the reading of them: `sysbench threads`, whose
@@ -198,6 +198,12 @@ pub(crate) const JUDGE_SWITCHES: u64 = 5_000;
 /// with the tracer stopping itself), while threads handing a heap mutex to each other
 /// (tests/workloads/histogram.c, 13,000–15,000) keep their tracer and their stacks.
 pub(crate) const MAX_SWITCHES_PER_CPU_S: f64 = 50_000.0;
+
+/// Whether `switches` in `on_cpu_s` seconds of the job's CPU time are too many to be watched one
+/// by one (see [`MAX_SWITCHES_PER_CPU_S`]); a rule the on-CPU sampling follows too.
+pub(crate) fn too_many_switches(switches: u64, on_cpu_s: f64) -> bool {
+    switches >= JUDGE_SWITCHES && switches as f64 > MAX_SWITCHES_PER_CPU_S * on_cpu_s
+}
 
 impl Tracer {
     /// Starts tracing the process `pid` (just spawned or long running) and its descendants.
@@ -363,28 +369,18 @@ impl Tracer {
         }
         let switches: u64 = self.threads.values().map(|t| t.totals.switches).sum();
         let on_s = self.threads.values().map(|t| t.totals.on_ns).sum::<u64>() as f64 * 1e-9;
-        switches >= JUDGE_SWITCHES && switches as f64 > MAX_SWITCHES_PER_CPU_S * on_s
+        too_many_switches(switches, on_s)
     }
 
     /// Stops tracing for good, the run going on: closes every event (the kernel stops writing
     /// records and switching events with the threads), adds what the rings still held to `out`,
     /// and ends every thread's interval now. Later drains find nothing; the /proc sampler goes on.
     fn halt(&mut self, stacks: &mut Stacks, out: &mut Drained) {
-        self.summary.cpu_s += self.rings.stop();
-        self.extra.clear();
-        self.read_rings();
+        let rest = self.wind_up(stacks);
         self.rings = Collector::new(Vec::new(), None);
-        let rest = self.process(stacks, None);
-        let now = monotonic_ns();
+        let now = rest.through_ns;
         out.intervals.extend(rest.intervals);
         out.samples.extend(rest.samples);
-        for (&tid, t) in &mut self.threads {
-            if let Some(i) = close(t.pid, tid, t.state, now) {
-                add(&mut t.totals, &i);
-                out.intervals.push(i);
-            }
-            t.state = State::Gone;
-        }
         out.open.clear();
         out.through_ns = now;
         let after_s = now.saturating_sub(self.start_ns) as f64 * 1e-9;
@@ -405,18 +401,7 @@ impl Tracer {
     /// Stops tracing: the last records, the open intervals closed now, and the summary.
     pub fn finish(mut self, stacks: &mut Stacks) -> (Drained, TraceSummary) {
         let cpu0 = procfs::thread_cpu_s();
-        self.summary.cpu_s += self.rings.stop();
-        self.read_rings();
-        let mut out = self.process(stacks, None);
-        let now = monotonic_ns();
-        out.through_ns = now;
-        for (&tid, t) in &mut self.threads {
-            if let Some(i) = close(t.pid, tid, t.state, now) {
-                add(&mut t.totals, &i);
-                out.intervals.push(i);
-            }
-        }
-        self.extra.clear();
+        let out = self.wind_up(stacks);
         let mut s = std::mem::take(&mut self.summary);
         s.switch_ns = self.cost.ns();
         s.exact = s.whole();
@@ -431,6 +416,26 @@ impl Tracer {
         s.threads.sort_by_key(|t| t.tid);
         s.cpu_s += procfs::thread_cpu_s() - cpu0;
         (out, s)
+    }
+
+    /// Ends the recording: stops the collector, closes the events of threads that predate the
+    /// tracer, turns every record left into intervals and samples, and closes each thread's
+    /// interval now (the thread is gone for the tracer). The rings stay until dropped.
+    fn wind_up(&mut self, stacks: &mut Stacks) -> Drained {
+        self.summary.cpu_s += self.rings.stop();
+        self.extra.clear();
+        self.read_rings();
+        let mut out = self.process(stacks, None);
+        let now = monotonic_ns();
+        out.through_ns = now;
+        for (&tid, t) in &mut self.threads {
+            if let Some(i) = close(t.pid, tid, t.state, now) {
+                add(&mut t.totals, &i);
+                out.intervals.push(i);
+            }
+            t.state = State::Gone;
+        }
+        out
     }
 
     /// Turns the pending records up to `until` (all without a bound) into intervals and samples.
