@@ -8,7 +8,7 @@ use super::capture::{Capture, Captured, Streams, Wake};
 use super::metrics::Scanner;
 use super::signals;
 use super::spawner::{Refused, Request, Spawner};
-use super::strays::{become_subreaper, kill_strays, own_children};
+use super::strays::{Children, become_subreaper, kill_strays};
 use crate::sample::{Config, Sampler, ThreadReport};
 use std::collections::HashMap;
 use std::fs::File;
@@ -170,6 +170,12 @@ pub struct Processes {
     spawner: Option<Spawner>,
     /// Programs already looked up on PATH.
     paths: HashMap<String, PathBuf>,
+    /// scalescope's children after the latest run that killed its leftovers (the helper, a
+    /// hook's servers), which the next such run need not list again; `None` once anything else
+    /// may have started one.
+    children: Option<Vec<i32>>,
+    /// Where they are listed.
+    listed: Children,
 }
 
 impl Processes {
@@ -177,7 +183,7 @@ impl Processes {
     /// the first run.
     pub fn new() -> Processes {
         become_subreaper();
-        Processes { spawner: None, paths: HashMap::new() }
+        Processes { spawner: None, paths: HashMap::new(), children: None, listed: Children::open() }
     }
 }
 
@@ -192,7 +198,16 @@ impl Executor for Processes {
         let program = &spec.argv[0];
         let spawner = match &mut self.spawner {
             Some(s) => s,
-            None => self.spawner.insert(Spawner::start().map_err(SpawnError::Helper)?),
+            None => {
+                // A new helper is a new child.
+                self.children = None;
+                self.spawner.insert(Spawner::start().map_err(SpawnError::Helper)?)
+            }
+        };
+        let earlier = match (spec.kill_leftovers, self.children.take()) {
+            (true, Some(known)) => known,
+            (true, None) => self.listed.list(),
+            (false, _) => Vec::new(),
         };
         // Everything is ready before the helper takes the clock: only the program is timed.
         let (out_r, out_w) = std::io::pipe().map_err(|e| SpawnError::of(program, e))?;
@@ -201,7 +216,6 @@ impl Executor for Processes {
         let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
         let captures = [Capture::new(spec.scanner.clone(), echo_out), Capture::new(spec.scanner.clone(), echo_err)];
         let mut streams = Streams::new([File::from(OwnedFd::from(out_r)), File::from(OwnedFd::from(err_r))], captures);
-        let earlier = if spec.kill_leftovers { own_children() } else { Vec::new() };
         let path = self.paths.entry(program.clone()).or_insert_with(|| resolve(program));
         let request = Request {
             program: path.as_os_str(),
@@ -235,13 +249,21 @@ impl Executor for Processes {
                 Err(e) => break Err(e),
             }
         };
-        let threads = sampler.map(Sampler::stop);
+        // The sampler builds its report while the run's leftovers are killed and its output read.
+        if let Some(s) = &sampler {
+            s.ask_stop();
+        }
         signals::set_current_group(0);
-        let finished = finished.map_err(|e| self.helper_failed(e))?;
-        let strays = if spec.kill_leftovers { kill_strays(&earlier) } else { 0 };
+        let finished = finished.map_err(|e| self.helper_failed(e));
+        let strays = if spec.kill_leftovers { kill_strays(&self.listed, &earlier) } else { 0 };
+        if spec.kill_leftovers {
+            self.children = Some(earlier);
+        }
         // A descendant that escaped the group may hold a pipe open: stop reading after a while.
         let _ = streams.until(None, Some(Instant::now() + OUTPUT_GRACE));
         let [stdout, stderr] = streams.finish();
+        let threads = sampler.map(Sampler::stop);
+        let finished = finished?;
         let u = finished.usage;
         let mut outcome = Outcome {
             wall_s: finished.wall_ns as f64 * 1e-9,
@@ -293,13 +315,6 @@ pub fn resolve(program: &str) -> PathBuf {
         .map(|dir| dir.join(program))
         .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
         .unwrap_or_else(|| program.into())
-}
-
-/// `rchar` and `wchar` of `/proc/<pid>/io`, when readable.
-pub(crate) fn read_io(pid: i32) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
-    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok());
-    Some((field("rchar:")?, field("wchar:")?))
 }
 
 #[cfg(test)]

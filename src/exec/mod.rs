@@ -5,6 +5,7 @@
 pub mod capture;
 pub mod ceiling;
 pub mod child;
+mod helper;
 pub mod metrics;
 pub mod ranks;
 pub mod record;
@@ -25,7 +26,7 @@ use tail::Printed;
 /// Serves runs when this process was started as scalescope's spawn helper; returns its exit code
 /// then (call first thing in `main`).
 pub fn serve_if_spawner() -> Option<i32> {
-    spawner::serve_if_asked()
+    helper::serve_if_asked()
 }
 
 /// Why executing a sweep could not go on.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +35,8 @@ pub struct Store {
     last_save: Instant,
     save_cost: Duration,
     journal: Option<Arc<File>>,
+    /// The folder, held open to tell cheaply that it is still there.
+    folder: Option<File>,
     syncer: Syncer,
     /// Set when the folder vanished during the sweep and was made again (with every run).
     pub recreated: Cell<bool>,
@@ -49,6 +51,14 @@ pub(crate) struct Entry {
     pub run: RunRecord,
     /// Units of its metrics.
     pub units: Vec<(String, String)>,
+}
+
+/// An [`Entry`] to write, borrowed from the run (a run with its thread report is not copied).
+#[derive(Serialize)]
+struct EntryOut<'a> {
+    point: usize,
+    run: &'a RunRecord,
+    units: &'a [(String, String)],
 }
 
 impl Store {
@@ -83,6 +93,7 @@ impl Store {
             last_save: Instant::now(),
             save_cost: Duration::ZERO,
             journal: None,
+            folder: None,
             syncer: Syncer::new(),
             recreated: Cell::default(),
         };
@@ -123,9 +134,19 @@ impl Store {
     /// Makes the folder again if it was deleted under the sweep: the document in memory holds
     /// every run, so the next save loses nothing. Returns whether it had to.
     fn ensure_dir(&mut self) -> bool {
-        if self.dir.is_dir() || std::fs::create_dir_all(&self.dir).is_err() {
+        // The folder is there while the one held open still has a name (an fstat, no path to
+        // walk: a path looked up right after a run exits cost 20-40 µs on the project's VM).
+        if self.folder.as_ref().is_some_and(|f| f.metadata().is_ok_and(|m| m.nlink() > 0)) {
             return false;
         }
+        if self.dir.is_dir() {
+            self.folder = File::open(&self.dir).ok();
+            return false;
+        }
+        if std::fs::create_dir_all(&self.dir).is_err() {
+            return false;
+        }
+        self.folder = File::open(&self.dir).ok();
         self.recreated.set(true);
         self.journal = None;
         true
@@ -135,7 +156,7 @@ impl Store {
     fn append(&mut self, point: usize, run: &RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
         let path = self.dir.join(JOURNAL);
         let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", path.display());
-        let entry = Entry { point, run: run.clone(), units: units.to_vec() };
+        let entry = EntryOut { point, run, units };
         let mut line = serde_json::to_vec(&entry)?;
         line.push(b'\n');
         let file = match &self.journal {

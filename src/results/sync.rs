@@ -7,8 +7,7 @@
 
 use std::fs::File;
 use std::io;
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -17,42 +16,72 @@ pub(crate) const GAP: Duration = Duration::from_millis(100);
 
 /// The background `fsync` of appended files.
 pub(crate) struct Syncer {
-    tx: Option<Sender<Arc<File>>>,
-    failed: Arc<Mutex<Option<io::Error>>>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// What the appender and the thread share.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes the thread: something to sync while it was idle, or the end.
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// Files appended to since the last `fsync` (one, but for the moment a save replaces the
+    /// journal).
+    pending: Vec<Arc<File>>,
+    /// The thread waits for an append (not for the end of a gap): only then does an append wake
+    /// it. Waking it at every run cost the sweep a wake-up between two runs.
+    idle: bool,
+    /// No more appends: sync what is pending and end.
+    closed: bool,
+    /// The first failed `fsync`, said at the next append.
+    failed: Option<io::Error>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Syncer {
     /// Starts the thread (lazily: a sweep that never appends never starts it).
     pub fn new() -> Syncer {
-        Syncer { tx: None, failed: Arc::default(), thread: None }
+        Syncer { shared: Arc::default(), thread: None }
     }
 
     /// Asks for `file` to be made durable; returns the error of an earlier `fsync`, if one failed.
     pub fn sync(&mut self, file: Arc<File>) -> io::Result<()> {
-        if let Some(e) = self.failed.lock().map_or(None, |mut f| f.take()) {
+        if self.thread.is_none() {
+            let shared = self.shared.clone();
+            self.thread =
+                Some(std::thread::Builder::new().name("scalescope-fsync".into()).spawn(move || run(&shared))?);
+        }
+        let mut st = self.shared.lock();
+        if let Some(e) = st.failed.take() {
             return Err(e);
         }
-        if self.tx.is_none() {
-            let (tx, rx) = channel();
-            let failed = self.failed.clone();
-            self.thread =
-                Some(std::thread::Builder::new().name("scalescope-fsync".into()).spawn(move || run(&rx, &failed))?);
-            self.tx = Some(tx);
+        if !st.pending.iter().any(|f| Arc::ptr_eq(f, &file)) {
+            st.pending.push(file);
         }
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(file);
+        if std::mem::replace(&mut st.idle, false) {
+            self.shared.wake.notify_one();
         }
         Ok(())
     }
 
-    /// Waits until every file asked for is durable; returns the first error.
+    /// Waits until everything asked for is durable; returns the error of a failed `fsync`.
     pub fn wait(&mut self) -> io::Result<()> {
-        drop(self.tx.take());
         if let Some(t) = self.thread.take() {
+            self.shared.lock().closed = true;
+            self.shared.wake.notify_one();
             let _ = t.join();
         }
-        match self.failed.lock().map_or(None, |mut f| f.take()) {
+        match self.shared.lock().failed.take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -65,28 +94,34 @@ impl Drop for Syncer {
     }
 }
 
-fn run(rx: &Receiver<Arc<File>>, failed: &Mutex<Option<io::Error>>) {
-    let mut last: Option<Instant> = None;
-    while let Ok(mut file) = rx.recv() {
-        // Everything queued until the gap has passed is covered by one fsync of the latest file;
-        // the end of the queue (the sweep is over) syncs at once.
-        let due = last.map_or_else(Instant::now, |t| t + GAP);
-        while let Ok(later) = rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-            if !Arc::ptr_eq(&later, &file) {
-                sync_one(&file, failed);
-            }
-            file = later;
+/// The thread: syncs what is pending, then lets [`GAP`] pass (cut short by the end) before it
+/// looks again; waits for an append when nothing is pending.
+fn run(shared: &Shared) {
+    let mut st = shared.lock();
+    loop {
+        while st.pending.is_empty() && !st.closed {
+            st.idle = true;
+            st = shared.wake.wait(st).unwrap_or_else(PoisonError::into_inner);
         }
-        last = Some(Instant::now());
-        sync_one(&file, failed);
-    }
-}
-
-fn sync_one(file: &File, failed: &Mutex<Option<io::Error>>) {
-    if let Err(e) = file.sync_data()
-        && let Ok(mut f) = failed.lock()
-    {
-        f.get_or_insert(e);
+        st.idle = false;
+        let files = std::mem::take(&mut st.pending);
+        if files.is_empty() {
+            return;
+        }
+        drop(st);
+        let failed = files.iter().find_map(|f| f.sync_data().err());
+        let due = Instant::now() + GAP;
+        st = shared.lock();
+        if let Some(e) = failed {
+            st.failed.get_or_insert(e);
+        }
+        while !st.closed {
+            let left = due.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            st = shared.wake.wait_timeout(st, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use super::classify::Class;
 use super::procfs;
 use super::profile::{Phases, ProfileBuilder, StackProfile, TracerReport};
 use super::stacks::{self, StackId, Stacks};
-use super::tracer::{self, Drained, ThreadTotals, Tracer, TracerConfig};
+use super::tracer::{self, Buffers, Drained, ThreadTotals, Tracer, TracerConfig};
 use std::collections::HashMap;
 
 /// Caller frames named after the library entry point of a wait.
@@ -136,11 +136,14 @@ impl Evidence {
     /// Ends the run. `phases` places the stacks (the accounting's, so that stacks and findings
     /// speak of the same start-up and tail); `untraced_off` gives every thread's off-CPU seconds,
     /// from the counters, to be spread over the waits seen in it where the tracer did not follow
-    /// it (or, once it stopped itself, beyond what it saw).
-    pub fn finish(mut self, phases: Phases, untraced_off: &[(i32, f64)]) -> Findings {
+    /// it (or, once it stopped itself, beyond what it saw). The tracer's buffers come back to be
+    /// let go of when there is time.
+    pub fn finish(mut self, phases: Phases, untraced_off: &[(i32, f64)]) -> (Findings, Option<Buffers>) {
         let mut summary = None;
+        let mut buffers = None;
         if let Some(t) = self.tracer.take() {
-            let (d, s) = t.finish(&mut self.stacks);
+            let (d, s, b) = t.finish(&mut self.stacks);
+            buffers = Some(b);
             self.add(&d);
             summary = Some(s);
         }
@@ -165,11 +168,12 @@ impl Evidence {
         if let Some(s) = &summary {
             limits.extend(s.limits.iter().filter(|l| !limits.contains(l)).cloned().collect::<Vec<_>>());
         }
-        Findings {
+        let findings = Findings {
             stacks: (!profile.stacks.is_empty()).then_some(profile),
             tracer: summary.as_ref().map(TracerReport::of),
             threads: summary.map(|s| s.threads).unwrap_or_default(),
             limits,
-        }
+        };
+        (findings, buffers)
     }
 }

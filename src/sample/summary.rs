@@ -21,7 +21,7 @@ const LISTED_WAITS: usize = 10;
 const TIMELINE_BINS: usize = 256;
 
 /// Builds the report of a finished sampling of `wall_s` seconds.
-pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
+pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
     let coverage = coverage(&s.history);
     let cpus = crate::machine::allowed_cpus().max(1) as f64;
     let busy: Vec<bool> = s.labels.iter().map(|(class, _)| matches!(class, Class::Io | Class::KernelLock)).collect();
@@ -63,10 +63,10 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
     }
     classes.retain(|_, v| *v > 0.0);
 
-    let mut top_waits = waits(&s, &names, &per_label, &comm);
+    let mut top_waits = waits(s, &names, &per_label, &comm);
     top_waits.truncate(LISTED_WAITS);
     for w in &mut top_waits {
-        w.around = around(&s, &names, &per_label, &w.name, &comm);
+        w.around = around(s, &names, &per_label, &w.name, &comm);
     }
     let capacity = capacity(&acc, &s.labels, &names, coverage);
     let threads_seen = s.threads.len();
@@ -99,17 +99,28 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
     let phases = Phases { startup_end_s: acc.startup_s, tail_start_s: wall_s - acc.tail_s };
     let untraced: Vec<(i32, f64)> =
         s.threads.iter().map(|(&tid, t)| (tid, s.history.tracks[t.track].off_s())).collect();
-    let found = s.evidence.take().map(|e| e.finish(phases, &untraced));
-    let (stacks, tracer) = found.as_ref().map_or((None, None), |f| (f.stacks.clone(), f.tracer.clone()));
-    if let Some(f) = &found {
-        s.limits.extend(f.limits.iter().filter(|l| !s.limits.contains(l)).cloned().collect::<Vec<_>>());
-    }
+    let found = s.evidence.take().map(|e| {
+        let (found, buffers) = e.finish(phases, &untraced);
+        s.spent = buffers;
+        found
+    });
+    let (stacks, tracer) = match found {
+        Some(f) => {
+            for l in f.limits {
+                if !s.limits.contains(&l) {
+                    s.limits.push(l);
+                }
+            }
+            (f.stacks, f.tracer)
+        }
+        None => (None, None),
+    };
     let hot = match (&stacks, tracer.is_some()) {
         (Some(p), true) => hot_from_stacks(p),
         _ => hot_functions(&s.hot, &mut namer),
     };
     for w in &mut top_waits {
-        w.taken_at = taken_at(&s, &names, &w.name);
+        w.taken_at = taken_at(s, &names, &w.name);
     }
     ThreadReport {
         wall_s,
@@ -134,14 +145,15 @@ pub(crate) fn report(mut s: State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRep
         capacity: Some(capacity),
         stacks,
         tracer,
-        machine_cpu: machine_cpu(s.cpu_ticks, super::procfs::ticks_per_second()),
+        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), super::procfs::ticks_per_second()),
         scalescope_cpu_s: (super::procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
     }
 }
 
-/// The machine's CPU time since `start` (busy and stolen ticks at the sampler's start).
-fn machine_cpu(start: Option<(u64, u64)>, ticks_per_s: f64) -> Option<MachineCpu> {
-    let ((b0, s0), (b1, s1)) = start.zip(super::procfs::cpu_ticks())?;
+/// The machine's CPU time since `start` (busy and stolen ticks at the sampler's start), read from
+/// `/proc/stat` kept open.
+fn machine_cpu(start: Option<(u64, u64)>, stat: Option<&std::fs::File>, ticks_per_s: f64) -> Option<MachineCpu> {
+    let ((b0, s0), (b1, s1)) = start.zip(stat.and_then(super::procfs::cpu_ticks_of))?;
     Some(MachineCpu {
         busy_s: b1.saturating_sub(b0) as f64 / ticks_per_s,
         stolen_s: s1.saturating_sub(s0) as f64 / ticks_per_s,

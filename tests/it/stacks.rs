@@ -131,7 +131,7 @@ fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool)
         }
     }
     let untraced: Vec<(i32, f64)> = blocked.into_iter().collect();
-    (sites, ev.finish(Phases { startup_end_s: 0.0, tail_start_s: f64::INFINITY }, &untraced), traced)
+    (sites, ev.finish(Phases { startup_end_s: 0.0, tail_start_s: f64::INFINITY }, &untraced).0, traced)
 }
 
 /// Runs `scalescope run -o r OPTIONS -- COMMAND…` in `dir`, which must succeed; its stdout.
