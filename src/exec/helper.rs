@@ -5,9 +5,8 @@
 //! with the run that ended: no fork stands between scalescope's request and the run's start. The
 //! ready child warms itself up on a request of its own (so that the real one meets its code and
 //! heap already in memory), then reads scalescope's next request itself, builds the arguments and
-//! environment, takes the clock, sets up the run's output, descriptors, signals and process group,
-//! tells the helper the time and execs the program. The clock so holds what a spawn's child does
-//! before its exec and the exec, as it does for hyperfine, without the clone.
+//! environment, sets up the run's output, descriptors and signals, takes the clock, tells the
+//! helper the time and execs the program: the clock holds the exec and the run.
 //!
 //! The run's peak memory is its own, as GNU time reports it: exec counts the peak of the memory
 //! map it replaces into the new program's, and the ready child's map holds only what a fork
@@ -301,10 +300,6 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
     let Ok(r) = Request::read(&message) else { return Stop::Torn };
     let Ok((program, argv, env)) = prepare(&r, base) else { return Stop::Refused(libc::EINVAL) };
     let (argp, envp) = (null_terminated(&argv), null_terminated(&env));
-    if let Some(s) = shed.as_mut() {
-        s.now();
-    }
-    let t0 = now_ns();
     let (out, err) = match (open_output(parent, r.out), open_output(parent, r.err)) {
         (Ok(out), Ok(err)) => (out, err),
         (Err(e), _) | (_, Err(e)) => return Stop::Refused(e.raw_os_error().unwrap_or(libc::EBADF)),
@@ -325,6 +320,10 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
         // The run is not the helper's to take along.
         libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong, 0, 0, 0);
     }
+    if let Some(s) = shed.as_mut() {
+        s.now();
+    }
+    let t0 = now_ns();
     let mut exec = vec![1u8];
     put_i64(&mut exec, t0 as i64);
     exec.push(u8::from(r.kill_group));

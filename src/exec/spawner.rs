@@ -3,7 +3,7 @@
 //! (`ru_maxrss`): a run forked or vforked from scalescope itself would report at least
 //! scalescope's own memory, which grows with a long sweep. So scalescope starts one small helper
 //! (itself, exec'd anew, doing nothing else) that starts every run (see [`super::helper`]) and
-//! takes the clock: from just before the run is let go to the moment it has exited, collecting its
+//! takes the clock: from just before the run execs to the moment it has exited, collecting its
 //! resource usage with `wait4`.
 //!
 //! They talk over a pair of pipes: requests go down one (read by the process that becomes the
@@ -62,7 +62,7 @@ impl Request<'_> {
 pub(crate) struct Finished {
     /// The `wait4` status.
     pub status: i32,
-    /// Nanoseconds from just before the run was let go to its exit, on the monotonic clock.
+    /// Nanoseconds from just before the run execs to its exit, on the monotonic clock.
     pub wall_ns: u64,
     /// `wait4`'s resource usage: user and system CPU in µs, max RSS in KiB, minor and major faults,
     /// blocks in and out, voluntary and involuntary context switches.
