@@ -255,7 +255,7 @@ impl Executor for Processes {
         }
         signals::set_current_group(0);
         let finished = finished.map_err(|e| self.helper_failed(e));
-        let strays = if spec.kill_leftovers { kill_strays(&self.listed, &earlier) } else { 0 };
+        let strays = if spec.kill_leftovers { kill_strays(&mut self.listed, &earlier) } else { 0 };
         if spec.kill_leftovers {
             self.children = Some(earlier);
         }

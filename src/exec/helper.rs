@@ -15,6 +15,8 @@
 
 use super::shed::{self, Shed};
 use super::spawner::{self, HELPER_NAME, put_i64, receive, send, take_bytes, take_i64, take_u8, torn};
+use crate::sample::procfs::ProcFile;
+use crate::sample::tracer::monotonic_ns;
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io;
@@ -97,7 +99,7 @@ fn serve(parent: i32) -> io::Result<()> {
                         if !run.ends_within(NEXT_READY_AFTER) {
                             next = Some(Ready::fork(&ready)?);
                         }
-                        let finished = wait(&run, t0, kill_group, own_io);
+                        let finished = wait(&mut run, t0, kill_group, own_io);
                         drop(held);
                         send(&mut to, &finished)?;
                     }
@@ -129,7 +131,7 @@ struct Ready {
     pid: i32,
     /// Its `/proc/<pid>/io`, opened while it waits: opened at the run's exit, it took 0.1 ms of
     /// the time between two runs.
-    io: Option<File>,
+    io: Option<ProcFile>,
     /// What the child says: that it execs now, that it could not, or nothing (the end of its
     /// pipe: it exec'd, or exited).
     report: File,
@@ -149,14 +151,14 @@ enum Says {
 
 impl Ready {
     fn fork(m: &Making) -> io::Result<Ready> {
-        let (report_r, report_w) = pipe()?;
+        let (report_r, report_w) = io::pipe()?;
         // SAFETY: getpid cannot fail.
         let helper = unsafe { libc::getpid() };
         // SAFETY: this process is single-threaded, so the child may do anything it could.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             drop(report_r);
-            child(helper, m, File::from(report_w));
+            child(helper, m, File::from(OwnedFd::from(report_w)));
         }
         if pid < 0 {
             return Err(io::Error::last_os_error());
@@ -164,8 +166,8 @@ impl Ready {
         // Also here, so the group exists whichever process runs first.
         // SAFETY: pid is this process's child.
         unsafe { libc::setpgid(pid, pid) };
-        let io = File::open(format!("/proc/{pid}/io")).ok();
-        Ok(Ready { pid, io, report: File::from(report_r) })
+        let io = ProcFile::open(std::path::Path::new(&format!("/proc/{pid}/io")));
+        Ok(Ready { pid, io, report: File::from(OwnedFd::from(report_r)) })
     }
 
     fn says(&mut self) -> io::Result<Says> {
@@ -323,7 +325,7 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
     if let Some(s) = shed.as_mut() {
         s.now();
     }
-    let t0 = now_ns();
+    let t0 = monotonic_ns();
     let mut exec = vec![1u8];
     put_i64(&mut exec, t0 as i64);
     exec.push(u8::from(r.kill_group));
@@ -370,16 +372,6 @@ fn open_output(parent: i32, fd: i64) -> io::Result<File> {
     std::fs::OpenOptions::new().write(true).custom_flags(libc::O_CLOEXEC).open(format!("/proc/{parent}/fd/{fd}"))
 }
 
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe2 fills the two descriptors, which become owned here.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just opened and are owned by nothing else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 fn refuse(to: &mut File, errno: i32) -> io::Result<()> {
     let mut r = vec![0u8];
     put_i64(&mut r, errno.into());
@@ -424,20 +416,11 @@ fn close_range(from: RawFd, to: RawFd) {
     }
 }
 
-/// `rchar` and `wchar` of an open `/proc/<pid>/io`, read from its start.
-fn read_io(f: &File) -> Option<(u64, u64)> {
-    let mut buf = [0u8; 512];
-    let n = std::os::unix::fs::FileExt::read_at(f, &mut buf, 0).ok()?;
-    let text = std::str::from_utf8(&buf[..n]).ok()?;
+/// `rchar` and `wchar` of an open `/proc/<pid>/io`.
+fn read_io(f: &mut ProcFile) -> Option<(u64, u64)> {
+    let text = f.read()?;
     let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok());
     Some((field("rchar:")?, field("wchar:")?))
-}
-
-fn now_ns() -> u64 {
-    // SAFETY: timespec is plain data filled by clock_gettime.
-    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// The pointers of `strings` followed by a null pointer, as `execve` wants them.
@@ -448,7 +431,7 @@ fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
 /// Waits for the run to exit, stops the clock, reads its I/O while it is a zombie (less `own`,
 /// the ready child's own reads and writes), kills what is left of its group when asked, reaps it;
 /// returns the `Finished` message.
-fn wait(run: &Ready, t0: u64, kill_group: bool, own: (u64, u64)) -> Vec<u8> {
+fn wait(run: &mut Ready, t0: u64, kill_group: bool, own: (u64, u64)) -> Vec<u8> {
     let pid = run.pid;
     loop {
         // SAFETY: siginfo_t is plain data filled by waitid.
@@ -458,8 +441,8 @@ fn wait(run: &Ready, t0: u64, kill_group: bool, own: (u64, u64)) -> Vec<u8> {
             break;
         }
     }
-    let wall_ns = now_ns() - t0;
-    let io = run.io.as_ref().and_then(read_io).map(|(r, w)| (r.saturating_sub(own.0), w.saturating_sub(own.1)));
+    let wall_ns = monotonic_ns() - t0;
+    let io = run.io.as_mut().and_then(read_io).map(|(r, w)| (r.saturating_sub(own.0), w.saturating_sub(own.1)));
     if kill_group {
         // SAFETY: the group's leader is a zombie not yet reaped, so its id is still this group's.
         unsafe { libc::kill(-pid, libc::SIGKILL) };

@@ -2,9 +2,7 @@
 //! fork, new session: out of reach of its process group) become scalescope's children when their
 //! parent exits, and are found and killed after the run.
 
-use crate::sample::procfs;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use crate::sample::procfs::{self, ProcFile};
 
 /// Makes scalescope the reaper of orphans from its runs, so that a workload's daemons (double fork,
 /// new session: out of reach of its process group) become scalescope's children when their parent
@@ -17,7 +15,7 @@ pub fn become_subreaper() {
 /// Kills and reaps the children scalescope gained during a run (not those in `earlier`): orphans
 /// of the run reparented to it. Killing one may orphan its own children, so it repeats until none
 /// is left. Returns how many.
-pub fn kill_strays(children: &Children, earlier: &[i32]) -> u32 {
+pub fn kill_strays(children: &mut Children, earlier: &[i32]) -> u32 {
     let mut killed = 0;
     for _ in 0..16 {
         let children: Vec<i32> = children.list().into_iter().filter(|c| !earlier.contains(c)).collect();
@@ -47,28 +45,17 @@ pub fn kill_strays(children: &Children, earlier: &[i32]) -> u32 {
 /// subreaper's orphans to the first live thread of its thread group, the main thread while it
 /// runs (`find_new_reaper`). The file is kept open: an open right after a run exits cost 50-70 µs
 /// on the project's VM, a read of an open file a few.
-pub(crate) struct Children(Option<File>);
+pub(crate) struct Children(Option<ProcFile>);
 
 impl Children {
     /// Opens the main thread's `children` file (none to read where /proc lacks it).
     pub fn open() -> Children {
-        Children(File::open(format!("/proc/self/task/{}/children", std::process::id())).ok())
+        Children(ProcFile::open(std::path::Path::new(&format!("/proc/self/task/{}/children", std::process::id()))))
     }
 
     /// The children now.
-    pub fn list(&self) -> Vec<i32> {
-        let Some(f) = &self.0 else { return Vec::new() };
-        let mut buf = vec![0u8; 4096];
-        let mut len = 0;
-        loop {
-            if len == buf.len() {
-                buf.resize(len * 2, 0);
-            }
-            match f.read_at(&mut buf[len..], len as u64) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => len += n,
-            }
-        }
-        String::from_utf8_lossy(&buf[..len]).split_ascii_whitespace().filter_map(|p| p.parse().ok()).collect()
+    pub fn list(&mut self) -> Vec<i32> {
+        let Some(text) = self.0.as_mut().and_then(ProcFile::read) else { return Vec::new() };
+        text.split_ascii_whitespace().filter_map(|p| p.parse().ok()).collect()
     }
 }
