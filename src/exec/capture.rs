@@ -151,12 +151,18 @@ impl Streams {
             if other.is_none() && fds.is_empty() {
                 return Ok(Wake::Closed);
             }
-            let ms = match deadline {
-                None => -1,
-                Some(d) => d.saturating_duration_since(Instant::now()).as_millis().min(i32::MAX as u128) as i32,
-            };
-            // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+            // To the nanosecond: a timeout in whole milliseconds, rounded down, spun the last one.
+            let left = deadline.map(|d| {
+                let left = d.saturating_duration_since(Instant::now());
+                libc::timespec {
+                    tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
+                    tv_nsec: left.subsec_nanos().into(),
+                }
+            });
+            let timeout = left.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+            // SAFETY: `fds` is a valid array of pollfd, and `timeout` null or a valid timespec, for
+            // the duration of the call.
+            let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout, std::ptr::null()) };
             if n < 0 {
                 match std::io::Error::last_os_error() {
                     e if e.kind() == std::io::ErrorKind::Interrupted => continue,
