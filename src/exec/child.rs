@@ -182,6 +182,31 @@ pub struct Processes {
     children: Option<Vec<i32>>,
     /// Where they are listed.
     listed: Children,
+    /// The next run, set up by the helper while this one is recorded.
+    armed: Option<Armed>,
+}
+
+/// A run's output pipes before it starts: scalescope's read ends, and the write ends the run opens
+/// through /proc.
+struct Pipes {
+    out: (std::io::PipeReader, std::io::PipeWriter),
+    err: (std::io::PipeReader, std::io::PipeWriter),
+}
+
+impl Pipes {
+    fn new() -> std::io::Result<Pipes> {
+        Ok(Pipes { out: std::io::pipe()?, err: std::io::pipe()? })
+    }
+}
+
+/// A run the helper has set up ahead (see [`Spawner::arm`]): after each measured run, the same
+/// command is armed, and started if the sweep asks for it next (another request replaces it).
+/// The ready child then prepares the run and drops its code pages while scalescope waits for the
+/// sampler's report and records the run before, instead of after.
+struct Armed {
+    argv: Vec<String>,
+    env: Vec<(String, String)>,
+    pipes: Pipes,
 }
 
 impl Processes {
@@ -189,7 +214,7 @@ impl Processes {
     /// the first run.
     pub fn new() -> Processes {
         become_subreaper();
-        Processes { spawner: None, paths: HashMap::new(), children: None, listed: Children::open() }
+        Processes { spawner: None, paths: HashMap::new(), children: None, listed: Children::open(), armed: None }
     }
 }
 
@@ -216,22 +241,30 @@ impl Executor for Processes {
             (false, _) => Vec::new(),
         };
         // Everything is ready before the helper takes the clock: only the program is timed.
-        let (out_r, out_w) = std::io::pipe().map_err(|e| SpawnError::of(program, e))?;
-        let (err_r, err_w) = std::io::pipe().map_err(|e| SpawnError::of(program, e))?;
+        let armed = self.armed.take().filter(|a| a.argv == spec.argv && a.env == spec.env && spec.kill_leftovers);
+        let path = self.paths.entry(program.clone()).or_insert_with(|| resolve(program)).clone();
+        let request = |pipes: &Pipes| Request {
+            program: path.as_os_str(),
+            argv: spec.argv,
+            env: spec.env,
+            stdout: pipes.out.1.as_raw_fd(),
+            stderr: pipes.err.1.as_raw_fd(),
+            kill_group: spec.kill_leftovers,
+        };
+        let (pipes, started) = match armed.and_then(|a| spawner.go().map(|started| (a.pipes, started))) {
+            Some(armed) => armed,
+            None => {
+                let pipes = Pipes::new().map_err(|e| SpawnError::of(program, e))?;
+                let started = spawner.spawn(&request(&pipes));
+                (pipes, started)
+            }
+        };
+        let Pipes { out: (out_r, out_w), err: (err_r, err_w) } = pipes;
         let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
         let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
         let captures = [Capture::new(spec.scanner.clone(), echo_out), Capture::new(spec.scanner.clone(), echo_err)];
         let mut streams = Streams::new([File::from(OwnedFd::from(out_r)), File::from(OwnedFd::from(err_r))], captures);
-        let path = self.paths.entry(program.clone()).or_insert_with(|| resolve(program));
-        let request = Request {
-            program: path.as_os_str(),
-            argv: spec.argv,
-            env: spec.env,
-            stdout: out_w.as_raw_fd(),
-            stderr: err_w.as_raw_fd(),
-            kill_group: spec.kill_leftovers,
-        };
-        let pid = match spawner.spawn(&request) {
+        let pid = match started {
             Ok(Ok(pid)) => pid,
             Ok(Err(Refused(errno))) => return Err(SpawnError::of(program, std::io::Error::from_raw_os_error(errno))),
             Err(e) => return Err(self.helper_failed(e)),
@@ -280,6 +313,14 @@ impl Executor for Processes {
         // A descendant that escaped the group may hold a pipe open: stop reading after a while.
         let _ = streams.until(None, Some(Instant::now() + OUTPUT_GRACE));
         let [stdout, stderr] = streams.finish();
+        // The same command is likely next: set it up while the sampler's report and the record
+        // of this run are made.
+        if spec.kill_leftovers
+            && let (Some(spawner), Ok(pipes)) = (self.spawner.as_mut(), Pipes::new())
+            && spawner.arm(&request(&pipes)).is_ok()
+        {
+            self.armed = Some(Armed { argv: spec.argv.to_vec(), env: spec.env.to_vec(), pipes });
+        }
         let threads = sampler.map(Sampler::stop);
         let finished = finished?;
         let u = finished.usage;
@@ -319,6 +360,7 @@ impl Processes {
     /// The helper is gone or spoke nonsense: forget it (the next run starts another).
     fn helper_failed(&mut self, e: std::io::Error) -> SpawnError {
         self.spawner = None;
+        self.armed = None;
         SpawnError::Helper(e)
     }
 }

@@ -19,8 +19,7 @@ use crate::sample::procfs::ProcFile;
 use crate::sample::tracer::monotonic_ns;
 use std::ffi::{CString, OsStr};
 use std::fs::File;
-use std::io;
-use std::mem::ManuallyDrop;
+use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::OpenOptionsExt;
@@ -275,8 +274,8 @@ fn warm_up(base: &[Vec<u8>]) {
     let env = [("SCALESCOPE_WARM_UP".to_string(), "1".to_string())];
     let r =
         spawner::Request { program: OsStr::new("/"), argv: &argv, env: &env, stdout: 1, stderr: 2, kill_group: false };
-    let m = r.encode();
-    if let Ok(r) = Request::read(&m) {
+    let m = r.encode(spawner::RUN);
+    if let Ok(r) = Request::read(&m[1..]) {
         std::hint::black_box(prepare(&r, base).is_ok());
     }
 }
@@ -289,28 +288,146 @@ fn prepare(r: &Request, base: &[Vec<u8>]) -> Result<Prepared, std::ffi::NulError
     Ok((CString::new(r.program)?, argv, environment(base, &r.extra)?))
 }
 
-/// The ready child's work; returns only when it did not exec.
+/// A run set up: what `execve` takes, and the output it opened.
+struct SetUp {
+    program: CString,
+    /// Kept for `argp`, which points into it.
+    _argv: Vec<CString>,
+    /// Kept for `envp`, which points into it.
+    _env: Vec<CString>,
+    argp: Vec<*mut libc::c_char>,
+    envp: Vec<*mut libc::c_char>,
+    kill_group: bool,
+    /// scalescope's descriptors of the output, for the helper.
+    out: i64,
+    err: i64,
+    /// The output opened, closed when a request replaces this one (and at the exec).
+    _files: [File; 2],
+}
+
+/// The ready child's work; returns only when it did not exec. It reads requests until one is to
+/// start at once, or a "go" starts the one armed last: an armed run is set up and its code pages
+/// dropped while scalescope still records the run before.
 fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
-    let (parent, null, base) = (m.parent, m.null, m.base);
-    // SAFETY: stdin is the pipe of requests; it is replaced below, never closed here.
-    let mut from = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
-    let message = match receive(&mut from) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Stop::Quiet,
-        Err(_) => return Stop::Torn,
+    // The requests come on stdin, which becomes the run's: read from a copy.
+    // SAFETY: duplicates a descriptor this process holds.
+    let fd = unsafe { libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3) };
+    if fd < 0 {
+        return Stop::Torn;
+    }
+    // SAFETY: the descriptor is new and owned here.
+    let mut from = unsafe { File::from_raw_fd(fd) };
+    // Bytes read from the requests, which the run's I/O counters must not count.
+    let mut read = 0u64;
+    // A run armed but not started, or why it could not be set up: said at its "go" only, since
+    // scalescope may replace it (and close its output) before this process has read it.
+    let mut armed: Option<Result<SetUp, i32>> = None;
+    let run = loop {
+        // An armed run waits for its "go" with its code pages dropped: what runs from here to the
+        // exec is brought back in (a page-cache folio at a time) and counts in the run's peak,
+        // so the wait takes the shortest path there is.
+        let next = if armed.is_some() { receive_raw(&mut from) } else { receive(&mut from) };
+        let message = match next {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Stop::Quiet,
+            Err(_) => return Stop::Torn,
+        };
+        read += 8 + message.len() as u64;
+        let Some((&kind, request)) = message.split_first() else { return Stop::Torn };
+        if kind == spawner::GO {
+            // A "go" for a run that an earlier child could not set up is not this one's.
+            match armed.take() {
+                Some(Ok(run)) => break run,
+                Some(Err(errno)) => return Stop::Refused(errno),
+                None => continue,
+            }
+        }
+        // The output of a run this request replaces is closed first.
+        drop(armed.take());
+        let Ok(r) = Request::read(request) else { return Stop::Torn };
+        let run = set_up(m, &r);
+        if let Some(s) = shed.as_mut() {
+            s.now();
+        }
+        match (kind, run) {
+            (spawner::RUN, Ok(run)) => break run,
+            (spawner::RUN, Err(errno)) => return Stop::Refused(errno),
+            (_, run) => armed = Some(run),
+        }
     };
-    let Ok(r) = Request::read(&message) else { return Stop::Torn };
-    let Ok((program, argv, env)) = prepare(&r, base) else { return Stop::Refused(libc::EINVAL) };
+    // SAFETY: the run is not the helper's to take along (a raw call: see the wait above).
+    unsafe { libc::syscall(libc::SYS_prctl, libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong, 0, 0, 0) };
+    if let Some(s) = shed.as_mut() {
+        // What reading the "go" brought back in is part of what the exec replaces.
+        s.reset();
+    }
+    let t0 = monotonic_ns();
+    let mut exec = vec![1u8];
+    put_i64(&mut exec, t0 as i64);
+    exec.push(u8::from(run.kill_group));
+    put_i64(&mut exec, run.out);
+    put_i64(&mut exec, run.err);
+    // The requests and their lengths were read; this message and its length are written, and
+    // the bytes that reset the peak.
+    put_i64(&mut exec, read as i64);
+    let written = 8 + exec.len() as i64 + 8 + shed.as_ref().map_or(0, |s| s.written() as i64);
+    put_i64(&mut exec, written);
+    if send(report, &exec).is_err() {
+        return Stop::Quiet;
+    }
+    // SAFETY: every pointer is to a NUL-terminated string that outlives the call, and both arrays
+    // end in a null pointer.
+    unsafe { libc::execve(run.program.as_ptr(), run.argp.as_ptr().cast(), run.envp.as_ptr().cast()) };
+    Stop::Refused(io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOEXEC))
+}
+
+/// [`receive`] with raw system calls for a message of one byte (a "go"): see [`become_run`].
+fn receive_raw(from: &mut File) -> io::Result<Vec<u8>> {
+    let fd = from.as_raw_fd();
+    let read_full = |buf: &mut [u8]| {
+        let mut at = 0;
+        while at < buf.len() {
+            // SAFETY: reads into the rest of a buffer of the length given.
+            let n = unsafe { libc::syscall(libc::SYS_read, fd, buf[at..].as_mut_ptr(), buf.len() - at) };
+            match n {
+                0 => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                n if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+                n if n < 0 => return Err(io::Error::last_os_error()),
+                n => at += n as usize,
+            }
+        }
+        Ok(())
+    };
+    let mut len = [0u8; 8];
+    read_full(&mut len)?;
+    match i64::from_le_bytes(len) {
+        1 => {
+            let mut one = [0u8; 1];
+            read_full(&mut one)?;
+            Ok(one.to_vec())
+        }
+        n => {
+            let mut m = vec![0u8; usize::try_from(n).map_err(|_| torn())?];
+            from.read_exact(&mut m)?;
+            Ok(m)
+        }
+    }
+}
+
+/// Sets the run of a request up in this process: arguments and environment, output, descriptors
+/// and signals; the `errno` when it cannot be.
+fn set_up(m: &Making, r: &Request) -> Result<SetUp, i32> {
+    let (program, argv, env) = prepare(r, m.base).map_err(|_| libc::EINVAL)?;
     let (argp, envp) = (null_terminated(&argv), null_terminated(&env));
-    let (out, err) = match (open_output(parent, r.out), open_output(parent, r.err)) {
-        (Ok(out), Ok(err)) => (out, err),
-        (Err(e), _) | (_, Err(e)) => return Stop::Refused(e.raw_os_error().unwrap_or(libc::EBADF)),
+    let files = match (open_output(m.parent, r.out), open_output(m.parent, r.err)) {
+        (Ok(out), Ok(err)) => [out, err],
+        (Err(e), _) | (_, Err(e)) => return Err(e.raw_os_error().unwrap_or(libc::EBADF)),
     };
     // SAFETY: plain system calls on descriptors this process holds.
     unsafe {
-        for (i, fd) in [null, out.as_raw_fd(), err.as_raw_fd()].into_iter().enumerate() {
+        for (i, fd) in [m.null, files[0].as_raw_fd(), files[1].as_raw_fd()].into_iter().enumerate() {
             if libc::dup2(fd, i as libc::c_int) < 0 {
-                return Stop::Refused(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF));
+                return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF));
             }
         }
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
@@ -319,30 +436,18 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-        // The run is not the helper's to take along.
-        libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong, 0, 0, 0);
     }
-    if let Some(s) = shed.as_mut() {
-        s.now();
-    }
-    let t0 = monotonic_ns();
-    let mut exec = vec![1u8];
-    put_i64(&mut exec, t0 as i64);
-    exec.push(u8::from(r.kill_group));
-    put_i64(&mut exec, r.out);
-    put_i64(&mut exec, r.err);
-    // The request and its length were read; this message and its length are written, and the
-    // byte that resets the peak.
-    put_i64(&mut exec, 8 + message.len() as i64);
-    let written = 8 + exec.len() as i64 + 8 + i64::from(shed.is_some());
-    put_i64(&mut exec, written);
-    if send(report, &exec).is_err() {
-        return Stop::Quiet;
-    }
-    // SAFETY: every pointer is to a NUL-terminated string that outlives the call, and both arrays
-    // end in a null pointer.
-    unsafe { libc::execve(program.as_ptr(), argp.as_ptr().cast(), envp.as_ptr().cast()) };
-    Stop::Refused(io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOEXEC))
+    Ok(SetUp {
+        program,
+        _argv: argv,
+        _env: env,
+        argp,
+        envp,
+        kill_group: r.kill_group,
+        out: r.out,
+        err: r.err,
+        _files: files,
+    })
 }
 
 /// A request as scalescope's [`super::spawner::Spawner::spawn`] writes it.

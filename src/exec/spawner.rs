@@ -7,7 +7,9 @@
 //! resource usage with `wait4`.
 //!
 //! They talk over a pair of pipes: requests go down one (read by the process that becomes the
-//! run), replies come up the other. The run's output pipes stay scalescope's: the run opens their
+//! run), replies come up the other. A request can also be *armed*: the run is set up at once but
+//! started by a later "go", so that the set-up happens while scalescope records the run before
+//! (see [`Spawner::arm`]). The run's output pipes stay scalescope's: the run opens their
 //! write ends through `/proc/<scalescope>/fd/N` (no socket, no descriptor passing).
 
 use std::ffi::OsStr;
@@ -37,10 +39,18 @@ pub(crate) struct Request<'a> {
     pub kill_group: bool,
 }
 
+/// The first byte of a message down the request pipe: start the run now…
+pub(super) const RUN: u8 = 0;
+/// …set it up and wait for [`GO`] (or for another request, which replaces it)…
+pub(super) const ARM: u8 = 1;
+/// …start the run set up last (a message of this one byte).
+pub(super) const GO: u8 = 2;
+
 impl Request<'_> {
-    /// The request as the helper reads it.
-    pub(super) fn encode(&self) -> Vec<u8> {
+    /// The request as the helper reads it: [`RUN`] or [`ARM`] first.
+    pub(super) fn encode(&self, kind: u8) -> Vec<u8> {
         let mut m = Vec::with_capacity(256);
+        m.push(kind);
         m.push(u8::from(self.kill_group));
         put_i64(&mut m, self.stdout.into());
         put_i64(&mut m, self.stderr.into());
@@ -77,6 +87,8 @@ pub(crate) struct Spawner {
     /// `None` once dropped: the end of its input tells the helper to exit.
     to: Option<File>,
     from: File,
+    /// A run was armed and not started yet.
+    armed: bool,
 }
 
 /// Why a run could not be started: the `errno` of `execve` (or of opening its output).
@@ -93,13 +105,46 @@ impl Spawner {
             .stdin(Stdio::from(OwnedFd::from(req_r)))
             .stdout(Stdio::from(OwnedFd::from(rep_w)))
             .spawn()?;
-        Ok(Spawner { child, to: Some(File::from(OwnedFd::from(req_w))), from: File::from(OwnedFd::from(rep_r)) })
+        Ok(Spawner {
+            child,
+            to: Some(File::from(OwnedFd::from(req_w))),
+            from: File::from(OwnedFd::from(rep_r)),
+            armed: false,
+        })
     }
 
-    /// Starts a run; returns its process id once it has exec'd.
+    /// Starts a run (replacing an armed one); returns its process id once it has exec'd.
     pub fn spawn(&mut self, r: &Request) -> io::Result<Result<i32, Refused>> {
+        self.armed = false;
+        self.send(&r.encode(RUN))?;
+        self.started()
+    }
+
+    /// Sets up a run without starting it: the process that becomes it reads the request, prepares
+    /// the arguments, opens the output and drops its code pages at once, and takes the clock at
+    /// [`Spawner::go`]. Another request replaces it.
+    pub fn arm(&mut self, r: &Request) -> io::Result<()> {
+        self.send(&r.encode(ARM))?;
+        self.armed = true;
+        Ok(())
+    }
+
+    /// Starts the run armed last; returns its process id once it has exec'd. `None` when none is
+    /// armed.
+    pub fn go(&mut self) -> Option<io::Result<Result<i32, Refused>>> {
+        if !std::mem::take(&mut self.armed) {
+            return None;
+        }
+        Some(self.send(&[GO]).and_then(|()| self.started()))
+    }
+
+    fn send(&mut self, m: &[u8]) -> io::Result<()> {
         let to = self.to.as_mut().ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
-        send(to, &r.encode())?;
+        send(to, m)
+    }
+
+    /// The reply to a start: the run's process id, or why it could not start.
+    fn started(&mut self) -> io::Result<Result<i32, Refused>> {
         let reply = receive(&mut self.from)?;
         let mut at = &reply[..];
         let (ok, value) = (take_u8(&mut at)?, take_i64(&mut at)? as i32);
