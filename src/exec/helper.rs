@@ -6,7 +6,9 @@
 //! ready child warms itself up on a request of its own (so that the real one meets its code and
 //! heap already in memory), then reads scalescope's next request itself, builds the arguments and
 //! environment, sets up the run's output, descriptors and signals, takes the clock, tells the
-//! helper the time and execs the program: the clock holds the exec and the run.
+//! helper the time and execs the program: the clock holds the exec and the run. An *armed*
+//! request is set up the same way at once and started by a later "go" (see
+//! [`super::spawner::Spawner::arm`]).
 //!
 //! The run's peak memory is its own, as GNU time reports it: exec counts the peak of the memory
 //! map it replaces into the new program's, and the ready child's map holds only what a fork
