@@ -251,12 +251,12 @@ impl Executor for Processes {
             stderr: pipes.err.1.as_raw_fd(),
             kill_group: spec.kill_leftovers,
         };
-        let (pipes, started) = match armed.and_then(|a| spawner.go().map(|started| (a.pipes, started))) {
+        let (pipes, reply) = match armed.and_then(|a| spawner.go().map(|reply| (a.pipes, reply))) {
             Some(armed) => armed,
             None => {
                 let pipes = Pipes::new().map_err(|e| SpawnError::of(program, e))?;
-                let started = spawner.spawn(&request(&pipes));
-                (pipes, started)
+                let reply = spawner.spawn(&request(&pipes));
+                (pipes, reply)
             }
         };
         let Pipes { out: (out_r, out_w), err: (err_r, err_w) } = pipes;
@@ -264,7 +264,7 @@ impl Executor for Processes {
         let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
         let captures = [Capture::new(spec.scanner.clone(), echo_out), Capture::new(spec.scanner.clone(), echo_err)];
         let mut streams = Streams::new([File::from(OwnedFd::from(out_r)), File::from(OwnedFd::from(err_r))], captures);
-        let pid = match started {
+        let pid = match reply {
             Ok(Ok(pid)) => pid,
             Ok(Err(Refused(errno))) => return Err(SpawnError::of(program, std::io::Error::from_raw_os_error(errno))),
             Err(e) => return Err(self.helper_failed(e)),

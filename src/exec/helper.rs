@@ -348,8 +348,8 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
         drop(armed.take());
         let Ok(r) = Request::read(request) else { return Stop::Torn };
         let run = set_up(m, &r);
-        if let Some(s) = shed.as_mut() {
-            s.now();
+        if let Some(s) = &shed {
+            s.drop_pages();
         }
         match (kind, run) {
             (spawner::RUN, Ok(run)) => break run,
@@ -360,7 +360,6 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
     // SAFETY: the run is not the helper's to take along (a raw call: see the wait above).
     unsafe { libc::syscall(libc::SYS_prctl, libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong, 0, 0, 0) };
     if let Some(s) = shed.as_mut() {
-        // What reading the "go" brought back in is part of what the exec replaces.
         s.reset();
     }
     let t0 = monotonic_ns();

@@ -32,17 +32,17 @@ impl Shed {
         (!ranges.is_empty()).then(|| Shed { ranges: ranges.to_vec(), clear_refs, written: 0 })
     }
 
-    /// Drops the pages and resets the peak resident size to the current one.
-    pub fn now(&mut self) {
+    /// Drops the pages (the peak is reset apart, just before the clock: [`Shed::reset`]).
+    pub fn drop_pages(&self) {
         for &(start, len) in &self.ranges {
             // SAFETY: the range is a read-only private file mapping with no page of its own
             // (checked in smaps): dropping its pages loses nothing, they are read back on use.
             unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_DONTNEED) };
         }
-        self.reset();
     }
 
-    /// Resets the peak resident size to the current one.
+    /// Resets the peak resident size to the current one: what ran since the pages were dropped
+    /// is part of what the exec replaces.
     pub fn reset(&mut self) {
         // "5" resets the peak resident size (proc(5), /proc/pid/clear_refs). A raw system call:
         // what runs after the pages were dropped counts in the run's peak.
