@@ -180,6 +180,7 @@ pub fn measure(
                 show_output: false,
                 sample: None,
                 kill_leftovers: true,
+                again: false,
             };
             let o = exec.run(&spec)?;
             if o.interrupted || signals::interrupted() {

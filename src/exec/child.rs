@@ -46,6 +46,9 @@ pub struct Spec<'a> {
     /// Kill what the run leaves running, in its process group and outside it (not for hooks, whose
     /// servers may be meant to outlive them).
     pub kill_leftovers: bool,
+    /// The same command runs next if this run succeeds, with nothing in between: it may be set up
+    /// during this run and started the moment this one has ended, while this one is recorded.
+    pub again: bool,
 }
 
 /// How the process ended and what it used.
@@ -182,8 +185,10 @@ pub struct Processes {
     children: Option<Vec<i32>>,
     /// Where they are listed.
     listed: Children,
-    /// The next run, set up by the helper while this one is recorded.
+    /// The next run, set up by the helper ahead of its start.
     armed: Option<Armed>,
+    /// The next run, started the moment the one before ended ([`Spec::again`]), and when.
+    started: Option<(Armed, Instant)>,
 }
 
 /// A run's output pipes before it starts: scalescope's read ends, and the write ends the run opens
@@ -199,14 +204,21 @@ impl Pipes {
     }
 }
 
-/// A run the helper has set up ahead (see [`Spawner::arm`]): after each measured run, the same
-/// command is armed, and started if the sweep asks for it next (another request replaces it).
-/// The ready child then prepares the run and drops its code pages while scalescope waits for the
-/// sampler's report and records the run before, instead of after.
+/// A run the helper has set up ahead (see [`Spawner::arm`]): the ready child prepares it and drops
+/// its code pages before the "go", not on the way to the clock. A command that runs again
+/// ([`Spec::again`]) is armed 1 ms into the run before, and started as soon as that one has
+/// ended; after any other measured run the same command is armed, and started if the sweep asks
+/// for it next (another request replaces it).
 struct Armed {
     argv: Vec<String>,
     env: Vec<(String, String)>,
     pipes: Pipes,
+}
+
+impl Armed {
+    fn runs(&self, spec: &Spec) -> bool {
+        self.argv == spec.argv && self.env == spec.env && spec.kill_leftovers
+    }
 }
 
 impl Processes {
@@ -214,7 +226,14 @@ impl Processes {
     /// the first run.
     pub fn new() -> Processes {
         become_subreaper();
-        Processes { spawner: None, paths: HashMap::new(), children: None, listed: Children::open(), armed: None }
+        Processes {
+            spawner: None,
+            paths: HashMap::new(),
+            children: None,
+            listed: Children::open(),
+            armed: None,
+            started: None,
+        }
     }
 }
 
@@ -227,6 +246,15 @@ impl Default for Processes {
 impl Executor for Processes {
     fn run(&mut self, spec: &Spec) -> Result<Outcome, SpawnError> {
         let program = &spec.argv[0];
+        // A run started as the one before ended is this one; another request stops it.
+        let early = match self.started.take() {
+            Some((a, at)) if a.runs(spec) => Some((a.pipes, at)),
+            Some((other, _)) => {
+                self.stop_started(other);
+                None
+            }
+            None => None,
+        };
         let spawner = match &mut self.spawner {
             Some(s) => s,
             None => {
@@ -241,7 +269,6 @@ impl Executor for Processes {
             (false, _) => Vec::new(),
         };
         // Everything is ready before the helper takes the clock: only the program is timed.
-        let armed = self.armed.take().filter(|a| a.argv == spec.argv && a.env == spec.env && spec.kill_leftovers);
         let path = self.paths.entry(program.clone()).or_insert_with(|| resolve(program)).clone();
         let request = |pipes: &Pipes| Request {
             program: path.as_os_str(),
@@ -251,12 +278,23 @@ impl Executor for Processes {
             stderr: pipes.err.1.as_raw_fd(),
             kill_group: spec.kill_leftovers,
         };
-        let (pipes, reply) = match armed.and_then(|a| spawner.go().map(|reply| (a.pipes, reply))) {
-            Some(armed) => armed,
+        let arm = |spawner: &mut Spawner| {
+            let pipes = Pipes::new().ok()?;
+            spawner.arm(&request(&pipes)).ok()?;
+            Some(Armed { argv: spec.argv.to_vec(), env: spec.env.to_vec(), pipes })
+        };
+        let (pipes, reply, early_at) = match early {
+            Some((pipes, at)) => (pipes, spawner.started(), Some(at)),
             None => {
-                let pipes = Pipes::new().map_err(|e| SpawnError::of(program, e))?;
-                let reply = spawner.spawn(&request(&pipes));
-                (pipes, reply)
+                let armed = self.armed.take().filter(|a| a.runs(spec));
+                match armed.and_then(|a| spawner.go().map(|sent| (a.pipes, sent.and_then(|()| spawner.started())))) {
+                    Some((pipes, reply)) => (pipes, reply, None),
+                    None => {
+                        let pipes = Pipes::new().map_err(|e| SpawnError::of(program, e))?;
+                        let reply = spawner.spawn(&request(&pipes));
+                        (pipes, reply, None)
+                    }
+                }
             }
         };
         let Pipes { out: (out_r, out_w), err: (err_r, err_w) } = pipes;
@@ -272,23 +310,31 @@ impl Executor for Processes {
         // The helper holds its own copies now: the streams end when the run's tree exits.
         drop((out_w, err_w));
         signals::set_current_group(pid);
-        let started = Instant::now();
+        let started = early_at.unwrap_or_else(Instant::now);
         let mut sampler = None;
         let mut sample_at = spec.sample.map(|c| (started + SAMPLE_AFTER, c));
+        // The next run is set up once this one is old enough for the set-up not to share its first
+        // instants (a shorter run has it set up after its end).
+        let mut arm_at = (spec.again && spec.kill_leftovers).then_some(started + SAMPLE_AFTER);
         let mut timed_out = false;
         let mut kill_at = spec.timeout.map(|t| (started + t, libc::SIGTERM));
         let finished = loop {
-            let deadline = [kill_at.map(|(at, _)| at), sample_at.map(|(at, _)| at)].into_iter().flatten().min();
+            let deadline = [kill_at.map(|(at, _)| at), sample_at.map(|(at, _)| at), arm_at].into_iter().flatten().min();
             match streams.until(Some(spawner.reply_fd()), deadline) {
                 Ok(Wake::Deadline) => {
+                    let now = Instant::now();
                     if let Some((at, c)) = sample_at
-                        && Instant::now() >= at
+                        && now >= at
                     {
                         sample_at = None;
                         sampler = Sampler::start(pid, c);
                     }
+                    if arm_at.is_some_and(|at| now >= at) {
+                        arm_at = None;
+                        self.armed = arm(spawner);
+                    }
                     let Some((at, sig)) = kill_at else { continue };
-                    if Instant::now() < at {
+                    if now < at {
                         continue;
                     }
                     timed_out = true;
@@ -310,16 +356,31 @@ impl Executor for Processes {
         if spec.kill_leftovers {
             self.children = Some(earlier);
         }
+        // The same command runs next: it starts now, while this run's output is read, its report
+        // made and the run recorded.
+        let succeeded = finished.as_ref().is_ok_and(|f| libc::WIFEXITED(f.status) && libc::WEXITSTATUS(f.status) == 0);
+        if spec.again
+            && spec.kill_leftovers
+            && succeeded
+            && !timed_out
+            && !signals::interrupted()
+            && let Some(spawner) = self.spawner.as_mut()
+            && let Some(next) = self.armed.take().filter(|a| a.runs(spec)).or_else(|| arm(spawner))
+            && let Some(Ok(())) = spawner.go()
+        {
+            self.started = Some((next, Instant::now()));
+        }
         // A descendant that escaped the group may hold a pipe open: stop reading after a while.
         let _ = streams.until(None, Some(Instant::now() + OUTPUT_GRACE));
         let [stdout, stderr] = streams.finish();
         // The same command is likely next: set it up while the sampler's report and the record
         // of this run are made.
         if spec.kill_leftovers
-            && let (Some(spawner), Ok(pipes)) = (self.spawner.as_mut(), Pipes::new())
-            && spawner.arm(&request(&pipes)).is_ok()
+            && self.started.is_none()
+            && self.armed.is_none()
+            && let Some(spawner) = self.spawner.as_mut()
         {
-            self.armed = Some(Armed { argv: spec.argv.to_vec(), env: spec.env.to_vec(), pipes });
+            self.armed = arm(spawner);
         }
         let threads = sampler.map(Sampler::stop);
         let finished = finished?;
@@ -361,7 +422,55 @@ impl Processes {
     fn helper_failed(&mut self, e: std::io::Error) -> SpawnError {
         self.spawner = None;
         self.armed = None;
+        self.started = None;
         SpawnError::Helper(e)
+    }
+
+    /// Stops a run started ahead that the sweep did not ask for after all (it stopped, or asked
+    /// for another command): SIGTERM to its group, SIGKILL if it is still there after a grace.
+    fn stop_started(&mut self, run: Armed) {
+        drop(run);
+        let Some(spawner) = self.spawner.as_mut() else { return };
+        let pid = match spawner.started() {
+            Ok(Ok(pid)) => pid,
+            Ok(Err(_)) => return,
+            Err(e) => {
+                self.helper_failed(e);
+                return;
+            }
+        };
+        // SAFETY: signals the run's own process group (its leader is reaped only after its end
+        // has been read below).
+        unsafe { libc::kill(-pid, libc::SIGTERM) };
+        if !readable(spawner.reply_fd(), GRACE) {
+            // SAFETY: as above.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+        if let Err(e) = spawner.finish() {
+            self.helper_failed(e);
+        }
+    }
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        if let Some((run, _)) = self.started.take() {
+            self.stop_started(run);
+        }
+    }
+}
+
+/// Whether `fd` becomes readable within `wait`.
+fn readable(fd: std::os::fd::RawFd, wait: Duration) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now()).as_millis() as libc::c_int;
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, left) };
+        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return n > 0;
+        }
     }
 }
 

@@ -129,13 +129,13 @@ impl Spawner {
         Ok(())
     }
 
-    /// Starts the run armed last; returns its process id once it has exec'd. `None` when none is
-    /// armed.
-    pub fn go(&mut self) -> Option<io::Result<Result<i32, Refused>>> {
+    /// Starts the run armed last, without waiting for it: [`Spawner::started`] gives its process
+    /// id. `None` when none is armed.
+    pub fn go(&mut self) -> Option<io::Result<()>> {
         if !std::mem::take(&mut self.armed) {
             return None;
         }
-        Some(self.send(&[GO]).and_then(|()| self.started()))
+        Some(self.send(&[GO]))
     }
 
     fn send(&mut self, m: &[u8]) -> io::Result<()> {
@@ -143,8 +143,8 @@ impl Spawner {
         send(to, m)
     }
 
-    /// The reply to a start: the run's process id, or why it could not start.
-    fn started(&mut self) -> io::Result<Result<i32, Refused>> {
+    /// The reply to a start: the run's process id once it has exec'd, or why it could not start.
+    pub fn started(&mut self) -> io::Result<Result<i32, Refused>> {
         let reply = receive(&mut self.from)?;
         let mut at = &reply[..];
         let (ok, value) = (take_u8(&mut at)?, take_i64(&mut at)? as i32);

@@ -137,6 +137,13 @@ pub fn run(
             show_output,
             sample: if point.launch.is_some() { None } else { sample },
             kill_leftovers: true,
+            again: point.launch.is_none()
+                && point.evict.is_empty()
+                && point.hooks.prepare.is_none()
+                && point.hooks.conclude.is_none()
+                && sched
+                    .next_on_success(task)
+                    .is_some_and(|t| matches!(t, Task::Warmup(q) | Task::Measure(q) if q == p)),
         };
         let mut outcome = exec.run(&spec)?;
         if outcome.interrupted {
@@ -340,6 +347,7 @@ impl Hooks<'_> {
             show_output: self.show_output,
             sample: None,
             kill_leftovers: false,
+            again: false,
         };
         let o = self.exec.run(&spec)?;
         if o.interrupted || o.exit_code == Some(0) {

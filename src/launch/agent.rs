@@ -77,6 +77,7 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         show_output: true,
         sample: o.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() }),
         kill_leftovers: true,
+        again: false,
     };
     let out = Processes::new().run(&spec)?;
     let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);

@@ -71,6 +71,29 @@ impl Scheduler {
         self.queue.pop_front()
     }
 
+    /// The task after `current` (the one handed out last) if `current` succeeds, when that is
+    /// already certain: `None` when it depends on how long `current` takes, or on other points.
+    pub fn next_on_success(&self, current: Task) -> Option<Task> {
+        if let Some(&t) = self.queue.front() {
+            return Some(t);
+        }
+        let (Task::Warmup(p) | Task::Measure(p)) = current;
+        let progress = &self.points[p];
+        let done = progress.done + u32::from(matches!(current, Task::Measure(_)));
+        // Under automatic runs the first measured run sets the target; below the least count
+        // the point needs more runs whatever it is.
+        let needs = match progress.target {
+            Some(t) => done < t,
+            None if done < self.runs.min => true,
+            None => return None,
+        };
+        // Sequential order takes the first point that needs runs, and those before this one have
+        // theirs; a round of the other orders is this point alone once the others have theirs.
+        let alone =
+            self.order == Order::Sequential || self.points.iter().enumerate().all(|(q, pp)| q == p || !pp.needs_runs());
+        (needs && alone).then_some(Task::Measure(p))
+    }
+
     /// Records a finished measured run of `point` that took `wall_s`; sets its target if unknown.
     pub fn finished(&mut self, point: usize, wall_s: f64) {
         let runs = self.runs;
@@ -196,6 +219,44 @@ mod tests {
         assert_eq!(drain(&mut s, 10.0).len(), 3);
         let mut s = Scheduler::new(Order::Sequential, 0, auto, vec![PointProgress::default()], 1);
         assert_eq!(drain(&mut s, 0.001).len(), 30);
+    }
+
+    /// Drives `s` with runs of `wall` seconds; returns how many times the task after each one was
+    /// known in advance, failing if one known in advance was not the next.
+    fn foreseen(mut s: Scheduler, wall: f64) -> usize {
+        let mut known = 0;
+        let mut task = s.next_task();
+        while let Some(t) = task {
+            let ahead = s.next_on_success(t);
+            if let Task::Measure(p) = t {
+                s.finished(p, wall);
+            }
+            task = s.next_task();
+            if ahead.is_some() {
+                assert_eq!(ahead, task, "after {t:?}");
+                known += 1;
+            }
+        }
+        known
+    }
+
+    #[test]
+    fn the_task_after_a_success_is_foreseen_only_when_certain() {
+        let new = |order, warmup, runs, n| Scheduler::new(order, warmup, runs, vec![PointProgress::default(); n], 3);
+        // One point, 1 warm-up and 2 runs: known after the warm-up and after the first run.
+        assert_eq!(foreseen(new(Order::Sequential, 1, FIXED2, 1), 1.0), 2);
+        assert_eq!(foreseen(new(Order::Interleaved, 1, FIXED2, 1), 1.0), 2);
+        // Sequential over two points: within each point only (the point after is another command).
+        assert_eq!(foreseen(new(Order::Sequential, 0, FIXED2, 2), 1.0), 2);
+        // Interleaved over three points: the next task is always known, but it is another point.
+        let mut s = new(Order::Interleaved, 0, FIXED2, 3);
+        let t = s.next_task().unwrap();
+        assert_eq!(s.next_on_success(t), Some(Task::Measure(1)));
+        assert_eq!(foreseen(new(Order::Random, 1, FIXED2, 4), 1.0), 10);
+        // Automatic runs: the first runs (below the least count) are known, not the rest.
+        let auto = Runs { min: 3, max: 30, min_time_s: 3.0 };
+        assert_eq!(foreseen(new(Order::Sequential, 0, auto, 1), 0.5), 5);
+        assert_eq!(foreseen(new(Order::Sequential, 0, auto, 1), 10.0), 2);
     }
 
     #[test]

@@ -158,3 +158,67 @@ fn a_second_ctrl_c_exits_at_once_and_kills_the_workload() {
     let doc = results(&dir);
     assert_eq!(doc.schema_version, SCHEMA_VERSION);
 }
+
+/// Runs of one command follow each other at once (the next starts as the last one ends, while
+/// that one is recorded): Ctrl-C still leaves only finished runs recorded and nothing running.
+#[test]
+fn ctrl_c_between_runs_of_one_command_leaves_nothing_running() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("r");
+    let pids = d.path().join("pids");
+    let script = format!("echo $$ >> {}; sleep 0.1", pids.display());
+    let child = Command::new(bin())
+        .args(["run", "-r", "30", "-w", "0", "-o", dir.to_str().unwrap(), "--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while recorded(&dir) < 3 {
+        assert!(start.elapsed() < Duration::from_secs(20), "no runs recorded");
+        std::thread::sleep(Duration::from_millis(7));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = results(&dir);
+    assert_eq!(doc.status, Status::Interrupted);
+    assert!(doc.points[0].runs.iter().all(|r| r.exit_code == Some(0)), "the interrupted run must not be recorded");
+    let started: Vec<i32> = std::fs::read_to_string(&pids).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert!(started.len() > doc.points[0].runs.len() || started.len() >= 3);
+    for pid in started {
+        assert!(!alive(pid), "run {pid} still runs after the sweep was interrupted");
+    }
+}
+
+/// A run started ahead is stopped, not waited for, when the sweep cannot go on: here the first
+/// run replaces the results folder by a file, so its record fails while the second run sleeps.
+/// The second run may also not have started yet (then it never does): tried until it had.
+#[test]
+fn a_run_started_ahead_is_stopped_when_the_sweep_cannot_go_on() {
+    for _attempt in 0..10 {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("r");
+        let (count, pid) = (d.path().join("count"), d.path().join("pid"));
+        let script = format!(
+            "if [ -e {count} ]; then echo $$ > {pid}; exec sleep 30; fi; touch {count}; sleep 0.05; rm -r {dir}; touch {dir}",
+            count = count.display(),
+            pid = pid.display(),
+            dir = dir.display()
+        );
+        let start = Instant::now();
+        let out = Command::new(bin())
+            .args(["run", "-r", "3", "-w", "0", "-o", dir.to_str().unwrap(), "--", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        assert!(start.elapsed() < Duration::from_secs(10), "the sweep waited for the run started ahead");
+        assert!(!out.status.success());
+        let msg = String::from_utf8_lossy(&out.stderr);
+        assert!(msg.contains("cannot write"), "{msg}");
+        let Ok(p) = std::fs::read_to_string(&pid) else { continue };
+        let p: i32 = p.trim().parse().unwrap();
+        assert!(!alive(p), "the run started ahead ({p}) still runs");
+        return;
+    }
+    panic!("the second run never started before the sweep stopped");
+}
