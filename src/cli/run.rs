@@ -59,9 +59,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         },
         Ok(Stop::Interrupted) => {
             let sig = signals::interrupt_signal().unwrap_or(libc::SIGINT);
+            let n = store.doc.run_count();
             let msg = format!(
-                "interrupted: {} finished runs are saved in {}; continue with: scalescope run --resume {}",
-                store.doc.run_count(),
+                "interrupted: {n} finished run{} saved in {}; continue with: scalescope run --resume {}",
+                if n == 1 { " is" } else { "s are" },
                 store.file().display(),
                 store.dir().display()
             );

@@ -85,7 +85,7 @@ fn serve(parent: i32) -> io::Result<()> {
                 run.reap();
                 refuse(&mut to, errno)?;
             }
-            Says::Exec { t0, kill_group, out, err, own_io } => {
+            Says::Exec { t0, kill_group, out, err, own_usage, own_io } => {
                 // The output's write ends stay open here until the clock has stopped: the run's
                 // exit then wakes no reader of its output while it is timed.
                 let held = [out, err].map(|fd| open_output(parent, fd).ok());
@@ -100,7 +100,7 @@ fn serve(parent: i32) -> io::Result<()> {
                         if !run.ends_within(NEXT_READY_AFTER) {
                             next = Some(Ready::fork(&ready)?);
                         }
-                        let finished = wait(&mut run, t0, kill_group, own_io);
+                        let finished = wait(&mut run, t0, kill_group, own_usage, own_io);
                         drop(held);
                         send(&mut to, &finished)?;
                     }
@@ -143,9 +143,10 @@ enum Says {
     /// Its pipe ended: it exec'd (after saying so) or exited (before).
     Nothing,
     /// It execs now: the clock's start, the run's options, scalescope's descriptors of its
-    /// output, and the bytes it read and wrote itself before the exec (its request and this
-    /// message), which the run's I/O counters must not count.
-    Exec { t0: u64, kill_group: bool, out: i64, err: i64, own_io: (u64, u64) },
+    /// output, what it used itself before the clock (as [`usage`] lists it) and the bytes it read
+    /// and wrote itself before the exec (its request and this message), which the run's usage and
+    /// I/O counters must not count.
+    Exec { t0: u64, kill_group: bool, out: i64, err: i64, own_usage: [i64; 9], own_io: (u64, u64) },
     /// The run could not be started: the `errno` of opening its output or of `execve`.
     Refused(i32),
 }
@@ -184,6 +185,13 @@ impl Ready {
                 kill_group: take_u8(&mut at)? == 1,
                 out: take_i64(&mut at)?,
                 err: take_i64(&mut at)?,
+                own_usage: {
+                    let mut u = [0; 9];
+                    for v in &mut u {
+                        *v = take_i64(&mut at)?;
+                    }
+                    u
+                },
                 own_io: (take_i64(&mut at)? as u64, take_i64(&mut at)? as u64),
             },
             _ => Says::Refused(take_i64(&mut at)? as i32),
@@ -299,12 +307,41 @@ struct SetUp {
     _env: Vec<CString>,
     argp: Vec<*mut libc::c_char>,
     envp: Vec<*mut libc::c_char>,
-    kill_group: bool,
-    /// scalescope's descriptors of the output, for the helper.
-    out: i64,
-    err: i64,
     /// The output opened, closed when a request replaces this one (and at the exec).
     _files: [File; 2],
+    /// The message that tells the helper it execs, made before the page drop (see [`Exec`]).
+    exec: Exec,
+}
+
+/// The "it execs now" message with its length, made while the run is set up, and filled in just
+/// before the exec in place with stores and raw system calls: code run after the page drop is
+/// brought back in (a page-cache folio at a time) and counts in the run's peak, as a fresh
+/// allocation or libc's `write` and `clock_gettime` would.
+struct Exec(Vec<u8>);
+
+impl Exec {
+    /// Where the clock's start, the usage before it and the bytes read and written are.
+    const T0: usize = 9;
+    const USAGE: usize = Exec::T0 + 8 + 1 + 16;
+    const READ: usize = Exec::USAGE + 9 * 8;
+    const LEN: usize = Exec::READ + 16;
+
+    fn new(kill_group: bool, out: i64, err: i64) -> Exec {
+        let mut m = Vec::with_capacity(Exec::LEN);
+        put_i64(&mut m, (Exec::LEN - 8) as i64);
+        m.push(1);
+        put_i64(&mut m, 0);
+        m.push(u8::from(kill_group));
+        put_i64(&mut m, out);
+        put_i64(&mut m, err);
+        m.resize(Exec::LEN, 0);
+        Exec(m)
+    }
+
+    #[inline(always)]
+    fn put(&mut self, at: usize, v: i64) {
+        self.0[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
 }
 
 /// The ready child's work; returns only when it did not exec. It reads requests until one is to
@@ -324,16 +361,22 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
     // A run armed but not started, or why it could not be set up: said at its "go" only, since
     // scalescope may replace it (and close its output) before this process has read it.
     let mut armed: Option<Result<SetUp, i32>> = None;
+    // The last message, in a buffer that a "go" fits without an allocation.
+    let mut message = Vec::with_capacity(64);
     let run = loop {
         // An armed run waits for its "go" with its code pages dropped: what runs from here to the
         // exec is brought back in (a page-cache folio at a time) and counts in the run's peak,
         // so the wait takes the shortest path there is.
-        let next = if armed.is_some() { receive_raw(&mut from) } else { receive(&mut from) };
-        let message = match next {
-            Ok(m) => m,
+        let next = if armed.is_some() {
+            receive_raw(&mut from, &mut message)
+        } else {
+            receive(&mut from).map(|m| message = m)
+        };
+        match next {
+            Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Stop::Quiet,
             Err(_) => return Stop::Torn,
-        };
+        }
         read += 8 + message.len() as u64;
         let Some((&kind, request)) = message.split_first() else { return Stop::Torn };
         if kind == spawner::GO {
@@ -357,33 +400,53 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
             (_, run) => armed = Some(run),
         }
     };
-    // SAFETY: the run is not the helper's to take along (a raw call: see the wait above).
+    // From here to the exec: raw system calls and stores into memory already written (see
+    // [`Exec`]). The run is not the helper's to take along.
+    // SAFETY: plain system calls.
     unsafe { libc::syscall(libc::SYS_prctl, libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong, 0, 0, 0) };
     if let Some(s) = shed.as_mut() {
         s.reset();
     }
-    let t0 = monotonic_ns();
-    let mut exec = vec![1u8];
-    put_i64(&mut exec, t0 as i64);
-    exec.push(u8::from(run.kill_group));
-    put_i64(&mut exec, run.out);
-    put_i64(&mut exec, run.err);
-    // The requests and their lengths were read; this message and its length are written, and
-    // the bytes that reset the peak.
-    put_i64(&mut exec, read as i64);
-    let written = 8 + exec.len() as i64 + 8 + shed.as_ref().map_or(0, |s| s.written() as i64);
-    put_i64(&mut exec, written);
-    if send(report, &exec).is_err() {
+    // What this process used before the clock (its fork, set-up and wait for the "go"), which the
+    // run's usage must not count: `wait4` counts a process's whole life. The peak is not a sum:
+    // it was reset instead.
+    // SAFETY: rusage and timespec are plain data filled by the calls.
+    let mut own: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid out-pointers.
+    unsafe {
+        libc::syscall(libc::SYS_getrusage, libc::RUSAGE_SELF, &mut own);
+        libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC, &mut now);
+    }
+    own.ru_maxrss = 0;
+    let mut exec = run.exec;
+    exec.put(Exec::T0, now.tv_sec * 1_000_000_000 + now.tv_nsec);
+    for (i, u) in usage(&own).into_iter().enumerate() {
+        exec.put(Exec::USAGE + 8 * i, u);
+    }
+    // The requests and their lengths were read; this message is written, and the bytes that
+    // reset the peak.
+    exec.put(Exec::READ, read as i64);
+    exec.put(Exec::READ + 8, (Exec::LEN as u64 + shed.as_ref().map_or(0, |s| s.written())) as i64);
+    // One write below PIPE_BUF: whole or not at all.
+    // SAFETY: writes the message's bytes to a descriptor this process holds.
+    let sent = unsafe { libc::syscall(libc::SYS_write, report.as_raw_fd(), exec.0.as_ptr(), exec.0.len()) };
+    if sent != exec.0.len() as i64 {
         return Stop::Quiet;
     }
     // SAFETY: every pointer is to a NUL-terminated string that outlives the call, and both arrays
     // end in a null pointer.
-    unsafe { libc::execve(run.program.as_ptr(), run.argp.as_ptr().cast(), run.envp.as_ptr().cast()) };
-    Stop::Refused(io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOEXEC))
+    let errno = unsafe { libc::syscall(libc::SYS_execve, run.program.as_ptr(), run.argp.as_ptr(), run.envp.as_ptr()) };
+    Stop::Refused(if errno < 0 {
+        io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOEXEC)
+    } else {
+        libc::ENOEXEC
+    })
 }
 
-/// [`receive`] with raw system calls for a message of one byte (a "go"): see [`become_run`].
-fn receive_raw(from: &mut File) -> io::Result<Vec<u8>> {
+/// [`receive`] into `into` with raw system calls and no allocation for a message of one byte (a
+/// "go"): see [`become_run`].
+fn receive_raw(from: &mut File, into: &mut Vec<u8>) -> io::Result<()> {
     let fd = from.as_raw_fd();
     let read_full = |buf: &mut [u8]| {
         let mut at = 0;
@@ -401,18 +464,19 @@ fn receive_raw(from: &mut File) -> io::Result<Vec<u8>> {
     };
     let mut len = [0u8; 8];
     read_full(&mut len)?;
+    into.clear();
     match i64::from_le_bytes(len) {
         1 => {
             let mut one = [0u8; 1];
             read_full(&mut one)?;
-            Ok(one.to_vec())
+            into.push(one[0]);
         }
         n => {
-            let mut m = vec![0u8; usize::try_from(n).map_err(|_| torn())?];
-            from.read_exact(&mut m)?;
-            Ok(m)
+            into.resize(usize::try_from(n).map_err(|_| torn())?, 0);
+            from.read_exact(into)?;
         }
     }
+    Ok(())
 }
 
 /// Sets the run of a request up in this process: arguments and environment, output, descriptors
@@ -444,10 +508,8 @@ fn set_up(m: &Making, r: &Request) -> Result<SetUp, i32> {
         _env: env,
         argp,
         envp,
-        kill_group: r.kill_group,
-        out: r.out,
-        err: r.err,
         _files: files,
+        exec: Exec::new(r.kill_group, r.out, r.err),
     })
 }
 
@@ -534,10 +596,10 @@ fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
     strings.iter().map(|s| s.as_ptr().cast_mut()).chain([std::ptr::null_mut()]).collect()
 }
 
-/// Waits for the run to exit, stops the clock, reads its I/O while it is a zombie (less `own`,
-/// the ready child's own reads and writes), kills what is left of its group when asked, reaps it;
-/// returns the `Finished` message.
-fn wait(run: &mut Ready, t0: u64, kill_group: bool, own: (u64, u64)) -> Vec<u8> {
+/// Waits for the run to exit, stops the clock, reads its I/O while it is a zombie, kills what is
+/// left of its group when asked, reaps it; returns the `Finished` message. `own_usage` and `own`
+/// are what the ready child used, read and wrote itself before the clock, taken out of the run's.
+fn wait(run: &mut Ready, t0: u64, kill_group: bool, own_usage: [i64; 9], own: (u64, u64)) -> Vec<u8> {
     let pid = run.pid;
     loop {
         // SAFETY: siginfo_t is plain data filled by waitid.
@@ -559,18 +621,10 @@ fn wait(run: &mut Ready, t0: u64, kill_group: bool, own: (u64, u64)) -> Vec<u8> 
     while unsafe { libc::wait4(pid, &mut status, 0, &mut ru) } < 0
         && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
     {}
-    let micros = |tv: libc::timeval| tv.tv_sec * 1_000_000 + tv.tv_usec;
-    let usage = [
-        micros(ru.ru_utime),
-        micros(ru.ru_stime),
-        ru.ru_maxrss,
-        ru.ru_minflt,
-        ru.ru_majflt,
-        ru.ru_inblock,
-        ru.ru_oublock,
-        ru.ru_nvcsw,
-        ru.ru_nivcsw,
-    ];
+    let mut usage = usage(&ru);
+    for (u, own) in usage.iter_mut().zip(own_usage) {
+        *u = (*u - own).max(0);
+    }
     let mut m = Vec::with_capacity(128);
     put_i64(&mut m, status.into());
     put_i64(&mut m, wall_ns as i64);
@@ -586,6 +640,24 @@ fn wait(run: &mut Ready, t0: u64, kill_group: bool, own: (u64, u64)) -> Vec<u8> 
         None => m.push(0),
     }
     m
+}
+
+/// The figures of a `rusage` a run reports: user and system CPU in µs, max RSS in KiB, minor and
+/// major faults, blocks in and out, voluntary and involuntary context switches.
+#[inline(always)]
+fn usage(ru: &libc::rusage) -> [i64; 9] {
+    let micros = |tv: libc::timeval| tv.tv_sec * 1_000_000 + tv.tv_usec;
+    [
+        micros(ru.ru_utime),
+        micros(ru.ru_stime),
+        ru.ru_maxrss,
+        ru.ru_minflt,
+        ru.ru_majflt,
+        ru.ru_inblock,
+        ru.ru_oublock,
+        ru.ru_nvcsw,
+        ru.ru_nivcsw,
+    ]
 }
 
 #[cfg(test)]

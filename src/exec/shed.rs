@@ -5,7 +5,7 @@
 //! touched): 2 MiB by its exec, where GNU time reads 1 MiB for `true`. So once the run is set up,
 //! before the clock starts, the child drops the pages of its read-only file mappings (code and
 //! constants, read back from the page cache when next used) and resets its peak to what is left:
-//! its data and the code that execs the run (`true`: 1.1 MiB). It costs 0.08 ms between two runs.
+//! its data and the code that execs the run (`true`: 1.0 MiB). It costs 0.08 ms between two runs.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
