@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Bytes kept from the start and, separately, from the end of each stream.
 pub const KEEP_BYTES: usize = 64 * 1024;
@@ -152,13 +152,7 @@ impl Streams {
                 return Ok(Wake::Closed);
             }
             // To the nanosecond: a timeout in whole milliseconds, rounded down, spun the last one.
-            let left = deadline.map(|d| {
-                let left = d.saturating_duration_since(Instant::now());
-                libc::timespec {
-                    tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
-                    tv_nsec: left.subsec_nanos().into(),
-                }
-            });
+            let left = deadline.map(|d| timespec(d.saturating_duration_since(Instant::now())));
             let timeout = left.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
             // SAFETY: `fds` is a valid array of pollfd, and `timeout` null or a valid timespec, for
             // the duration of the call.
@@ -194,6 +188,25 @@ impl Streams {
     pub fn finish(self) -> [Captured; 2] {
         self.captures.map(Capture::finish)
     }
+}
+
+/// Whether `fd` becomes readable within `wait` (a signal meanwhile does not cut the wait short).
+pub(crate) fn readable_within(fd: RawFd, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    loop {
+        let left = timespec(deadline.saturating_duration_since(Instant::now()));
+        // SAFETY: one valid pollfd and a valid timespec for the duration of the call.
+        let n = unsafe { libc::ppoll(&mut p, 1, &left, std::ptr::null()) };
+        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return n > 0;
+        }
+    }
+}
+
+/// A timeout for `ppoll`.
+fn timespec(d: Duration) -> libc::timespec {
+    libc::timespec { tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t, tv_nsec: d.subsec_nanos().into() }
 }
 
 fn keep(cap: &mut Captured, chunk: &[u8]) {

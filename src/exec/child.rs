@@ -4,7 +4,7 @@
 //! timeout that stops the whole group. The [`Executor`] trait lets the sweep run on scripted
 //! outcomes in tests.
 
-use super::capture::{Capture, Captured, Streams, Wake};
+use super::capture::{Capture, Captured, Streams, Wake, readable_within};
 use super::metrics::Scanner;
 use super::signals;
 use super::spawner::{Refused, Request, Spawner};
@@ -315,7 +315,8 @@ impl Executor for Processes {
         let mut sample_at = spec.sample.map(|c| (started + SAMPLE_AFTER, c));
         // The next run is set up once this one is old enough for the set-up not to share its first
         // instants (a shorter run has it set up after its end).
-        let mut arm_at = (spec.again && spec.kill_leftovers).then_some(started + SAMPLE_AFTER);
+        let again = spec.again && spec.kill_leftovers;
+        let mut arm_at = again.then_some(started + SAMPLE_AFTER);
         let mut timed_out = false;
         let mut kill_at = spec.timeout.map(|t| (started + t, libc::SIGTERM));
         let finished = loop {
@@ -359,8 +360,7 @@ impl Executor for Processes {
         // The same command runs next: it starts now, while this run's output is read, its report
         // made and the run recorded.
         let succeeded = finished.as_ref().is_ok_and(|f| libc::WIFEXITED(f.status) && libc::WEXITSTATUS(f.status) == 0);
-        if spec.again
-            && spec.kill_leftovers
+        if again
             && succeeded
             && !timed_out
             && !signals::interrupted()
@@ -442,7 +442,7 @@ impl Processes {
         // SAFETY: signals the run's own process group (its leader is reaped only after its end
         // has been read below).
         unsafe { libc::kill(-pid, libc::SIGTERM) };
-        if !readable(spawner.reply_fd(), GRACE) {
+        if !readable_within(spawner.reply_fd(), GRACE) {
             // SAFETY: as above.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
@@ -456,20 +456,6 @@ impl Drop for Processes {
     fn drop(&mut self) {
         if let Some((run, _)) = self.started.take() {
             self.stop_started(run);
-        }
-    }
-}
-
-/// Whether `fd` becomes readable within `wait`.
-fn readable(fd: std::os::fd::RawFd, wait: Duration) -> bool {
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    let deadline = Instant::now() + wait;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now()).as_millis() as libc::c_int;
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut p, 1, left) };
-        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return n > 0;
         }
     }
 }

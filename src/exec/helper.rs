@@ -15,6 +15,7 @@
 //! copies of the helper (its data, about 0.3 MiB: a fork copies no page of code) and the code it
 //! runs once it has dropped the rest (see [`super::shed`]).
 
+use super::capture::readable_within;
 use super::shed::{self, Shed};
 use super::spawner::{self, HELPER_NAME, put_i64, receive, send, take_bytes, take_i64, take_u8, torn};
 use crate::sample::procfs::ProcFile;
@@ -218,15 +219,7 @@ impl Ready {
         }
         // SAFETY: the descriptor is new and owned here.
         let pidfd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let mut p = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        let ms = d.as_millis() as libc::c_int;
-        loop {
-            // SAFETY: one valid pollfd.
-            let n = unsafe { libc::poll(&mut p, 1, ms) };
-            if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                return n > 0;
-            }
-        }
+        readable_within(pidfd.as_raw_fd(), d)
     }
 
     /// The child ended before a request: scalescope closed its end (or sent a torn message).

@@ -141,9 +141,7 @@ pub fn run(
                 && point.evict.is_empty()
                 && point.hooks.prepare.is_none()
                 && point.hooks.conclude.is_none()
-                && sched
-                    .next_on_success(task)
-                    .is_some_and(|t| matches!(t, Task::Warmup(q) | Task::Measure(q) if q == p)),
+                && sched.next_on_success(task).is_some_and(|t| t.point() == p),
         };
         let mut outcome = exec.run(&spec)?;
         if outcome.interrupted {

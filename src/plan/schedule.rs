@@ -15,6 +15,14 @@ pub enum Task {
     Measure(usize),
 }
 
+impl Task {
+    /// The point it runs.
+    pub fn point(self) -> usize {
+        let (Task::Warmup(p) | Task::Measure(p)) = self;
+        p
+    }
+}
+
 /// Progress of one point: runs done and, once known, how many it needs.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PointProgress {
@@ -77,7 +85,7 @@ impl Scheduler {
         if let Some(&t) = self.queue.front() {
             return Some(t);
         }
-        let (Task::Warmup(p) | Task::Measure(p)) = current;
+        let p = current.point();
         let progress = &self.points[p];
         let done = progress.done + u32::from(matches!(current, Task::Measure(_)));
         // Under automatic runs the first measured run sets the target; below the least count
