@@ -1,5 +1,9 @@
 //! Descriptive statistics over repeated runs: mean, median, σ, quartiles, a 95% confidence
-//! interval of the mean (Student's t) and outliers by Tukey's fences.
+//! interval of the mean (Student's t) and outliers by Tukey's fences; Student's quantiles, Welch's
+//! test and ratio intervals; and ([`sequential`]) intervals that hold when runs are added until
+//! the verdict is clear, paired by round where runs were interleaved.
+
+pub mod sequential;
 
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +100,42 @@ pub fn t_975_at(df: f64) -> f64 {
     t_975(lo as usize) + w * (t_975(hi as usize) - t_975(lo as usize))
 }
 
+/// The quantile of Student's t distribution for a two-sided interval of error `alpha` (0.05 for
+/// 95%) at `df` degrees of freedom (fractional, as Welch's): [`t_975_at`] at 5%, else the exact
+/// quantile.
+pub fn t_two_sided(alpha: f64, df: f64) -> f64 {
+    if (alpha - 0.05).abs() < 1e-12 { t_975_at(df) } else { t_quantile(1.0 - alpha / 2.0, df) }
+}
+
+/// The `p` quantile (0.5 < p < 1) of Student's t distribution at `df` > 0 degrees of freedom,
+/// exact to 1e-9: the upper tail ½·I_{df/(df+t²)}(df/2, ½) solved for t by bisection.
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if p <= 0.5 {
+        return 0.0;
+    }
+    if p >= 1.0 || df <= 0.0 {
+        return f64::INFINITY;
+    }
+    let tail = |t: f64| 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while tail(hi) > 1.0 - p && hi < 1e12 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if tail(mid) > 1.0 - p {
+            lo = mid
+        } else {
+            hi = mid
+        }
+        if hi - lo < 1e-10 * hi.max(1.0) {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// The 97.5% quantile of Student's t distribution with `df` degrees of freedom.
 pub fn t_975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
@@ -170,6 +210,24 @@ mod tests {
         let many_b: Vec<f64> = many_a.iter().map(|v| 2.0 * v).collect();
         let [lo, hi] = ratio_interval(&many_a, &many_b, 7).unwrap();
         assert!(lo > 1.95 && hi < 2.05, "{lo} {hi}");
+    }
+
+    #[test]
+    fn exact_t_quantiles_match_published_tables() {
+        // R: qt(0.975, 1:4), qt(0.995, 10), qt(0.9875, 2), qt(0.999, 30).
+        for (p, df, want) in [
+            (0.975, 1.0, 12.706_205),
+            (0.975, 2.0, 4.302_653),
+            (0.975, 4.0, 2.776_445),
+            (0.995, 10.0, 3.169_273),
+            (0.9875, 2.0, 6.205_347),
+            (0.999, 30.0, 3.385_185),
+        ] {
+            let t = t_quantile(p, df);
+            assert!((t - want).abs() < 1e-4, "qt({p}, {df}) = {t}, not {want}");
+        }
+        assert_eq!(t_two_sided(0.05, 4.0), t_975(4));
+        assert!((t_two_sided(0.025, 2.0) - 6.205_347).abs() < 1e-4);
     }
 
     #[test]
@@ -259,17 +317,12 @@ pub fn widen(interval: [f64; 2], value: f64, half: Option<f64>) -> [f64; 2] {
 /// means); this is what few runs can honestly say. `None` with fewer than two values on a side or
 /// a mean that is not positive.
 pub fn log_ratio_halfwidth(a: &[f64], b: &[f64]) -> Option<f64> {
-    let (sa, sb) = (Summary::of(a)?, Summary::of(b)?);
-    if sa.n < 2 || sb.n < 2 || sa.mean <= 0.0 || sb.mean <= 0.0 {
-        return None;
-    }
-    let va = (sa.stddev / sa.mean).powi(2) / sa.n as f64;
-    let vb = (sb.stddev / sb.mean).powi(2) / sb.n as f64;
-    if va + vb == 0.0 {
-        return Some(0.0);
-    }
-    let df = (va + vb).powi(2) / (va * va / (sa.n - 1) as f64 + vb * vb / (sb.n - 1) as f64);
-    Some(t_975_at(df) * (va + vb).sqrt())
+    log_ratio_halfwidth_at(a, b, 0.05)
+}
+
+/// [`log_ratio_halfwidth`] for a two-sided interval of error `alpha`.
+pub fn log_ratio_halfwidth_at(a: &[f64], b: &[f64], alpha: f64) -> Option<f64> {
+    sequential::unpaired(a, b, sequential::Confidence { looks: 0, alpha }).map(|l| l.half)
 }
 
 /// The regularized incomplete beta function I_x(a, b), by its continued fraction.

@@ -7,6 +7,7 @@ pub mod fits;
 pub mod lm;
 pub mod models;
 pub mod observations;
+pub mod ratio;
 pub mod speedup;
 pub mod summary;
 pub mod table_csv;
@@ -41,6 +42,7 @@ pub struct AnalysisError(pub String);
 pub fn analyze_results(doc: &Results, axis: &Axis, opts: &Options) -> Result<Analysis, AnalysisError> {
     let opts = Options {
         baseline: opts.baseline.clone().or_else(|| doc.plan.baseline.clone()),
+        confidence: doc.sequential.as_ref().map_or(opts.confidence, |s| s.confidence()),
         cpus: opts.cpus.or(Some(doc.machine.allowed_cpus as f64).filter(|c| *c > 0.0)),
         ..opts.clone()
     };

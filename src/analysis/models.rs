@@ -262,7 +262,7 @@ mod tests {
             .iter()
             .zip(rates)
             .enumerate()
-            .map(|(i, (&count, &r))| Obs { index: i, count, values: vec![r], cpu_pct: None })
+            .map(|(i, (&count, &r))| Obs { index: i, count, values: vec![r], rounds: Vec::new(), cpu_pct: None })
             .collect();
         let series = Series { label: String::new(), points };
         let obs = Observations {
@@ -280,7 +280,7 @@ mod tests {
         let points = [(1.0, vec![1.0, 1.03, 0.97]), (2.0, vec![1.45, 1.70, 1.95])]
             .into_iter()
             .enumerate()
-            .map(|(index, (count, values))| Obs { index, count, values, cpu_pct: None })
+            .map(|(index, (count, values))| Obs { index, count, values, rounds: Vec::new(), cpu_pct: None })
             .collect();
         let series = Series { label: String::new(), points };
         let (mut obs, _) = table(&[1.0], &[1.0]);
@@ -372,7 +372,7 @@ mod tests {
                     .map(|(i, &n)| {
                         let x = law.value(n, &truth);
                         let values = (0..5).map(|_| x * (1.0 + 0.05 * gaussian(&mut rng))).collect();
-                        Obs { index: i, count: n, values, cpu_pct: None }
+                        Obs { index: i, count: n, values, rounds: Vec::new(), cpu_pct: None }
                     })
                     .collect();
                 let (mut obs, _) = table(&[1.0], &[1.0]);

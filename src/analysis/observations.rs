@@ -1,7 +1,7 @@
 //! What the models see: for each series (points sharing every parameter but the counted one),
 //! the count and the per-run values at each point, from a results document or a CSV table.
 
-use crate::plan::Axis;
+use crate::plan::{Axis, Order};
 use crate::results::analysis::Basis;
 use crate::results::{Results, value_text};
 
@@ -14,6 +14,8 @@ pub struct Obs {
     pub count: f64,
     /// One value per successful run (throughput or seconds, per `Basis`).
     pub values: Vec<f64>,
+    /// The interleaved round of each value, when the runs were taken in rounds (else empty).
+    pub rounds: Vec<u32>,
     /// Mean %CPU, when known.
     pub cpu_pct: Option<f64>,
 }
@@ -66,17 +68,23 @@ pub fn from_results(doc: &Results, axis: &Axis) -> Observations {
             .map(|(n, v)| format!("{n}={}", value_text(v)))
             .collect::<Vec<_>>()
             .join(" ");
-        let values: Vec<f64> = p
+        // Runs written before rounds were recorded: in interleaved order, run k of each point was
+        // taken in round k.
+        let interleaved = doc.plan.order != Order::Sequential;
+        let (values, rounds): (Vec<f64>, Vec<Option<u32>>) = p
             .runs
             .iter()
             .filter(|r| r.succeeded())
-            .filter_map(|r| match basis {
-                Basis::Throughput => r.throughput,
-                Basis::Time => Some(r.wall_s),
+            .filter_map(|r| {
+                let v = match basis {
+                    Basis::Throughput => r.throughput,
+                    Basis::Time => Some(r.wall_s),
+                }?;
+                (v.is_finite() && v > 0.0).then_some((v, r.round.or(interleaved.then_some(r.index))))
             })
-            .filter(|v| v.is_finite() && *v > 0.0)
-            .collect();
-        let obs = Obs { index: i, count, values, cpu_pct: p.stats().cpu_pct.map(|c| c.mean) };
+            .unzip();
+        let rounds = rounds.into_iter().collect::<Option<Vec<u32>>>().unwrap_or_default();
+        let obs = Obs { index: i, count, values, rounds, cpu_pct: p.stats().cpu_pct.map(|c| c.mean) };
         match series.iter_mut().find(|s| s.label == label) {
             Some(s) => s.points.push(obs),
             None => series.push(Series { label, points: vec![obs] }),

@@ -4,8 +4,10 @@
 
 use super::AnalysisError;
 use super::observations::{Observations, Series};
+use super::ratio;
 use crate::results::analysis::PointScaling;
-use crate::stats::{Rng, log_ratio_halfwidth, quantile, widen};
+use crate::stats::sequential::Confidence;
+use crate::stats::{Rng, quantile, widen};
 
 /// Resamples for a speed-up's interval.
 const RESAMPLES: usize = 1000;
@@ -36,16 +38,26 @@ pub fn baseline_value(obs: &Observations, text: &str) -> Result<f64, AnalysisErr
     Ok(v)
 }
 
-/// The baseline point of a series: the one at `wanted`, else the smallest count.
-pub fn baseline_of(series: &Series, wanted: Option<f64>) -> Option<usize> {
+/// The baseline point of a series: the one at `wanted`, else the smallest count — above 0 when
+/// the count is a number of workers (0 workers is a program's word for "none" or "automatic").
+pub fn baseline_of(series: &Series, wanted: Option<f64>, parallel: bool) -> Option<usize> {
     match wanted {
         Some(v) => series.points.iter().position(|p| p.count == v),
+        None if parallel => series.points.iter().position(|p| p.count > 0.0),
         None => (!series.points.is_empty()).then_some(0),
     }
 }
 
-/// Scaling figures of every point of a series against its baseline point `base`.
-pub fn per_point(obs: &Observations, series: &Series, base: usize, rng: &mut Rng) -> Vec<PointScaling> {
+/// Scaling figures of every point of a series against its baseline point `base`, with intervals
+/// as sure as `conf` asks: from the per-round ratios where the runs were paired in interleaved
+/// rounds, else a bootstrap over the runs widened to Welch's delta method.
+pub fn per_point(
+    obs: &Observations,
+    series: &Series,
+    base: usize,
+    conf: Confidence,
+    rng: &mut Rng,
+) -> Vec<PointScaling> {
     let b = &series.points[base];
     let base_rate = obs.rate(b.count, &b.values);
     series
@@ -54,19 +66,26 @@ pub fn per_point(obs: &Observations, series: &Series, base: usize, rng: &mut Rng
         .map(|p| {
             let rate = obs.rate(p.count, &p.values);
             let speedup = rate / base_rate;
-            let speedup_ci95 = (p.values.len() > 1 && b.values.len() > 1 && p.index != b.index).then(|| {
-                let mut draws: Vec<f64> = (0..RESAMPLES)
-                    .map(|_| {
-                        obs.rate(p.count, &resample(&p.values, rng)) / obs.rate(b.count, &resample(&b.values, rng))
-                    })
-                    .collect();
-                draws.sort_by(f64::total_cmp);
-                let boot = [quantile(&draws, 0.025), quantile(&draws, 0.975)];
-                widen(boot, speedup, log_ratio_halfwidth(&b.values, &p.values))
+            let judged = (p.values.len() > 1 && b.values.len() > 1 && p.index != b.index)
+                .then(|| ratio::log_interval(obs, b, p, conf))
+                .flatten();
+            let paired_rounds = judged.filter(|l| l.paired).map(|l| l.n as u32);
+            let speedup_ci95 = (p.values.len() > 1 && b.values.len() > 1 && p.index != b.index).then(|| match judged {
+                Some(l) if l.paired => ratio::holding(l.interval(), speedup),
+                _ => {
+                    let mut draws: Vec<f64> = (0..RESAMPLES)
+                        .map(|_| {
+                            obs.rate(p.count, &resample(&p.values, rng)) / obs.rate(b.count, &resample(&b.values, rng))
+                        })
+                        .collect();
+                    draws.sort_by(f64::total_cmp);
+                    let boot = [quantile(&draws, conf.alpha / 2.0), quantile(&draws, 1.0 - conf.alpha / 2.0)];
+                    widen(boot, speedup, judged.map(|l| l.half))
+                }
             });
             let rel = p.count / b.count;
             let parallel = obs.axis.parallel();
-            let efficiency = parallel.then(|| speedup / rel);
+            let efficiency = (parallel && rel > 0.0).then(|| speedup / rel);
             let karp_flatt =
                 (parallel && !obs.axis.weak() && rel > 1.0).then(|| (1.0 / speedup - 1.0 / rel) / (1.0 - 1.0 / rel));
             PointScaling {
@@ -76,6 +95,7 @@ pub fn per_point(obs: &Observations, series: &Series, base: usize, rng: &mut Rng
                 rate,
                 speedup,
                 speedup_ci95,
+                paired_rounds,
                 efficiency,
                 karp_flatt,
                 // Outside [0, 1] (a slowdown, or superlinear speed-up) no parallel fraction explains it.

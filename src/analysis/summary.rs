@@ -7,6 +7,7 @@ use super::observations::{Observations, Series};
 use super::{fits, speedup, verdict};
 use crate::results::analysis::{Analysis, Basis, IntervalMethod, Prediction, SeriesAnalysis, UslFit};
 use crate::stats::Rng;
+use crate::stats::sequential::Confidence;
 
 /// Seed of the bootstrap: the same data always gives the same intervals.
 const SEED: u64 = 0x5CA1_E5C0_9E00;
@@ -22,6 +23,9 @@ pub struct Options {
     pub predict: Vec<f64>,
     /// CPUs the sweep could use: thread counts above it are oversubscribed and left out of fits.
     pub cpus: Option<f64>,
+    /// How sure the speed-up intervals must be (runs added until the verdict was clear spend
+    /// the error over several looks).
+    pub confidence: Confidence,
 }
 
 /// Analyses observations.
@@ -39,9 +43,16 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
     }
     let mut series = Vec::new();
     for s in &obs.series {
-        let Some(base) = speedup::baseline_of(s, wanted) else { continue };
-        let points = speedup::per_point(obs, s, base, &mut rng);
-        let (best, retrograde) = verdict::judge(obs, s);
+        let Some(base) = speedup::baseline_of(s, wanted, axis.parallel()) else { continue };
+        let zero = s.points.iter().any(|p| p.count <= 0.0);
+        if axis.parallel() && zero && !notes.iter().any(|n: &String| n.contains("0 is not a number of")) {
+            notes.push(format!(
+                "{0}=0 is not a number of workers (a program's word for none, or for automatic): it is shown with its speed-up against {0}={1}, with no efficiency, and left out of the model fits",
+                axis.param, s.points[base].count
+            ));
+        }
+        let points = speedup::per_point(obs, s, base, opts.confidence, &mut rng);
+        let (best, retrograde) = verdict::judge(obs, s, opts.confidence);
         let mut warnings = Vec::new();
         let single = s.points.iter().filter(|p| p.values.len() == 1).count();
         if single > 0 && s.points.iter().any(|p| p.values.len() > 1) {
@@ -66,6 +77,11 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
                 }
             }
             _ => s.clone(),
+        };
+        let fitted = if axis.parallel() {
+            Series { label: fitted.label, points: fitted.points.into_iter().filter(|p| p.count > 0.0).collect() }
+        } else {
+            fitted
         };
         let s_fit = &fitted;
         let mut fit = |law| if axis.parallel() { models::fit(law, obs, s_fit, &mut rng) } else { None };
@@ -123,7 +139,7 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
         Basis::Throughput => obs.unit.clone().unwrap_or_default(),
         Basis::Time => "1/s".into(),
     };
-    Ok(Analysis { axis: axis.clone(), basis: obs.basis, unit, series, notes })
+    Ok(Analysis { axis: axis.clone(), basis: obs.basis, unit, confidence: opts.confidence, series, notes })
 }
 
 /// Where to measure next when the USL fit cannot pin κ or the peak down.

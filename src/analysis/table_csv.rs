@@ -70,7 +70,7 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
             unit.get_or_insert_with(|| u.to_string());
         }
         let cpu_pct = cpu_col.map(|c| number(c, &header[c])).transpose()?;
-        points.push(Obs { index: points.len(), count, values: vec![value], cpu_pct });
+        points.push(Obs { index: points.len(), count, values: vec![value], rounds: Vec::new(), cpu_pct });
     }
     if points.is_empty() {
         return Err(err("the table has a header but no rows".into()));

@@ -2,8 +2,9 @@
 //! uncertainty), and the smallest count that already comes close to the best.
 
 use super::observations::{Observations, Series};
+use super::ratio;
 use crate::results::analysis::{Best, JudgedBy, Retrograde};
-use crate::stats::log_ratio_halfwidth;
+use crate::stats::sequential::Confidence;
 
 /// Without repeated runs, a drop counts only beyond this fraction of the best rate.
 pub const SINGLE_VALUE_THRESHOLD: f64 = 0.05;
@@ -14,19 +15,19 @@ pub const NEAR_BEST: f64 = 0.05;
 /// (pigz at 1 thread against 2, measured 1.94× slower, was called best).
 pub const STANDS_IN: f64 = 0.10;
 
-/// Finds the best point and, if real, the retrograde region after it.
-pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retrograde>) {
+/// Finds the best point and, if real, the retrograde region after it, judging rates apart by
+/// their ratio's interval at `conf`.
+pub fn judge(obs: &Observations, series: &Series, conf: Confidence) -> (Option<Best>, Option<Retrograde>) {
     let rates: Vec<f64> = series.points.iter().map(|p| obs.rate(p.count, &p.values)).collect();
     let Some(bi) = (0..rates.len()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])) else { return (None, None) };
     // The fewest workers whose rate cannot be told from the top rate: the ratio's 95% interval
-    // (as the speed-up's, see [`log_ratio_halfwidth`]) reaches 1, and it measured within
+    // (as the speed-up's, see [`ratio::log_interval`]) reaches 1, and it measured within
     // [`STANDS_IN`] of it. Single values carry no measure of noise: there the best is simply the
     // highest.
     let top = &series.points[bi];
     let same = |i: usize| {
         rates[i] >= (1.0 - STANDS_IN) * rates[bi]
-            && log_ratio_halfwidth(&series.points[i].values, &top.values)
-                .is_some_and(|h| (rates[bi] / rates[i]).ln() <= h)
+            && ratio::log_interval(obs, &series.points[i], top, conf).is_some_and(|l| l.centre - l.half <= 0.0)
     };
     let chosen = (0..bi).find(|&i| same(i)).unwrap_or(bi);
     let best_rate = rates[chosen];
@@ -45,8 +46,8 @@ pub fn judge(obs: &Observations, series: &Series) -> (Option<Best>, Option<Retro
     let best_rate = rates[bi];
     let (b, l) = (&series.points[bi], &series.points[last]);
     // Slower only when the ratio's 95% interval, as the speed-up's, excludes 1.
-    let judged = match log_ratio_halfwidth(&l.values, &b.values) {
-        Some(h) => ((best_rate / rates[last]).ln() > h).then_some(JudgedBy::Runs),
+    let judged = match ratio::log_interval(obs, l, b, conf) {
+        Some(r) => (r.centre - r.half > 0.0).then_some(JudgedBy::Runs),
         None => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate).then_some(JudgedBy::Threshold),
     };
     let retro = judged.map(|how| Retrograde {
@@ -79,7 +80,13 @@ mod tests {
             points: points
                 .iter()
                 .enumerate()
-                .map(|(index, (count, v))| Obs { index, count: *count, values: v.to_vec(), cpu_pct: None })
+                .map(|(index, (count, v))| Obs {
+                    index,
+                    count: *count,
+                    values: v.to_vec(),
+                    rounds: Vec::new(),
+                    cpu_pct: None,
+                })
                 .collect(),
         };
         let obs = Observations {
@@ -88,7 +95,7 @@ mod tests {
             unit: None,
             series: vec![series.clone()],
         };
-        judge(&obs, &series)
+        judge(&obs, &series, Confidence::FIXED)
     }
 
     #[test]

@@ -28,7 +28,12 @@ pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
     };
     let ask = Ask { workers: args.view.workers, weak: args.view.weak, ..Ask::default() };
     let obs = read_table(csv, &args.columns, &ask)?;
-    let opts = Options { baseline: args.view.baseline.clone(), predict: args.view.predict.clone(), cpus: None };
+    let opts = Options {
+        baseline: args.view.baseline.clone(),
+        predict: args.view.predict.clone(),
+        cpus: None,
+        ..Options::default()
+    };
     let a = fit(&obs, &opts)?;
     let colour = terminal::colour();
     let mut out = String::new();

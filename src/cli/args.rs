@@ -281,15 +281,20 @@ pub struct RunArgs {
     /// hyperfine's form of --param: a name and a comma-separated list.
     #[arg(short = 'L', long = "parameter-list", num_args = 2, value_names = ["NAME", "VALUES"])]
     pub lists: Vec<String>,
-    /// Measured runs per point [default: at least 3, more while runs are short, up to 30].
+    /// Exactly N measured runs per point [default: at least 3, more while runs are short, then
+    /// more where the verdict is undecided, within --budget].
     #[arg(short = 'r', long, value_name = "N")]
     pub runs: Option<u32>,
     /// Fewest measured runs per point under automatic runs.
     #[arg(short = 'm', long, value_name = "N")]
     pub min_runs: Option<u32>,
-    /// Most measured runs per point under automatic runs.
+    /// Most measured runs per point under automatic runs [default: 100].
     #[arg(short = 'M', long, value_name = "N")]
     pub max_runs: Option<u32>,
+    /// Time that runs added to decide an undecided verdict may take: a multiple of the first
+    /// pass's (2x), a duration (90s, 10m), or 0 for none [default: 2x].
+    #[arg(long, value_name = "TIME")]
+    pub budget: Option<String>,
     /// Unrecorded warm-up runs before each point's first measured run.
     #[arg(short = 'w', long, value_name = "N", default_value_t = 1)]
     pub warmup: u32,

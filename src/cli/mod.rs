@@ -8,6 +8,7 @@ mod compare;
 mod completions;
 mod demo;
 mod man;
+mod more_runs;
 mod probe;
 mod progress;
 mod report;

@@ -3,17 +3,18 @@
 
 use super::args::{LauncherArg, OrderArg, RunArgs};
 use super::progress::Session;
-use super::{Exit, Usage, view};
+use super::{Exit, Usage, more_runs, view};
 use crate::exec::ceiling::{self, Ceiling};
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{Processes, signals};
 use crate::machine;
 use crate::plan::schedule::PointProgress;
-use crate::plan::{self, Hooks, Launcher, LauncherKind, Order, Plan, Request};
+use crate::plan::{self, Budget, Hooks, Launcher, LauncherKind, Order, Plan, Request};
 use crate::report::format::command_line as template_line;
 use crate::report::sections::Sections;
 use crate::results::{Results, Status, Store, check_owned, time};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Runs `scalescope run`; `params` are the `--param`/`-L` items in command-line order.
 pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
@@ -34,9 +35,20 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
         })
         .collect();
     let plan = store.doc.plan.clone();
+    let first_round = store.doc.next_round();
+    let walls_before: f64 = store.doc.points.iter().flat_map(|p| &p.runs).map(|r| r.wall_s).sum();
+    let started = Instant::now();
     let mut session = Session::new(&mut store, args.show_output);
-    let outcome = sweep::run(&plan, progress, &mut session, &mut Processes::new(), args.show_output);
+    let outcome = sweep::run(&plan, (progress, first_round), &mut session, &mut Processes::new(), args.show_output);
     session.finish();
+    // The first pass's time: this call's, and that of the runs a resumed sweep took before.
+    let first_pass_s = started.elapsed().as_secs_f64() + walls_before;
+    let outcome = match outcome {
+        Ok(Stop::Complete) if every_run_failed(&store.doc).is_none() => {
+            more_runs::settle(&mut store, &args.view, first_pass_s, args.show_output)?
+        }
+        other => other,
+    };
     let (status, exit, message) = match outcome {
         Ok(Stop::Complete) => match every_run_failed(&store.doc) {
             Some(outcome) => (
@@ -191,7 +203,14 @@ fn describe(plan: &Plan) -> anyhow::Result<String> {
     let runs = if plan.runs.min == plan.runs.max {
         format!("{} measured run{} per point", plan.runs.min, if plan.runs.min == 1 { "" } else { "s" })
     } else {
-        format!("{} to {} measured runs per point (more while runs are short)", plan.runs.min, plan.runs.max)
+        let more = match plan.runs.budget {
+            Some(Budget::Multiple(m)) => {
+                format!(", then more where the verdict is undecided, for up to {m}× the first pass's time")
+            }
+            Some(Budget::Seconds(s)) => format!(", then more where the verdict is undecided, for up to {s} s"),
+            None => String::new(),
+        };
+        format!("{} to {} measured runs per point (more while runs are short{more})", plan.runs.min, plan.runs.max)
     };
     let order = match plan.order {
         Order::Sequential => "sequential: every run of a point, then the next point".to_string(),
@@ -235,6 +254,7 @@ fn request(args: &RunArgs, params: &[String]) -> Request {
         runs: args.runs,
         min_runs: args.min_runs,
         max_runs: args.max_runs,
+        budget: args.budget.clone(),
         warmup: args.warmup,
         order: args.order.map(|o| match o {
             OrderArg::Sequential => Order::Sequential,

@@ -26,7 +26,8 @@ pub fn analyse(doc: &mut Results, view: &ViewArgs) -> anyhow::Result<()> {
     } else {
         doc.plan.axis.clone()
     };
-    let opts = Options { baseline: view.baseline.clone(), predict: view.predict.clone(), cpus: None };
+    let opts =
+        Options { baseline: view.baseline.clone(), predict: view.predict.clone(), cpus: None, ..Options::default() };
     crate::diagnose::analyse(doc, axis.as_ref(), &opts)?;
     Ok(())
 }

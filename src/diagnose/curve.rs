@@ -56,9 +56,35 @@ pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, eff_hi: f
 pub const UNDECIDED_BELOW: f64 = 0.75;
 
 /// `the efficiency at 2 threads is anywhere from 45% to 100%`: too few or too varied runs to say
-/// whether it scales.
-/// `causes` says whether cause findings at that count follow it.
-pub fn undecided(top: &PointScaling, name: &str, [lo, hi]: [f64; 2], causes: bool, label: &str) -> Finding {
+/// whether it scales. `causes` says whether cause findings at that count follow it; `doc` says
+/// how many runs were added to decide it and why they vary.
+pub fn undecided(
+    doc: &Results,
+    top: &PointScaling,
+    name: &str,
+    [lo, hi]: [f64; 2],
+    causes: bool,
+    label: &str,
+) -> Finding {
+    let mut evidence = vec![format!("measured {:.0}% from {} runs", 100.0 * top.efficiency.unwrap_or(0.0), top.runs)];
+    let seq = doc.sequential.as_ref();
+    match seq {
+        Some(s) if !s.undecided.is_empty() => evidence.push(format!(
+            "runs were added for {:.0} s (budget {:.0} s, --budget) and still could not tell",
+            s.spent_s, s.budget_s
+        )),
+        Some(_) => {}
+        None => evidence.push("the number of runs was fixed (--runs): none were added to decide it".into()),
+    }
+    let noise = super::noise::of(doc);
+    evidence.extend(noise.as_ref().map(|n| format!("why the runs vary: {}", n.evidence)));
+    let more = match (seq, &noise) {
+        (_, Some(n)) => n.advice().to_string(),
+        (Some(_), None) => "a quieter machine, or a larger --budget".into(),
+        (None, None) => {
+            "more runs (leave --runs out: scalescope adds runs until the answer is clear), on a quieter machine".into()
+        }
+    };
     Finding {
         kind: Kind::NoisyMeasurement,
         severity: Severity::Low,
@@ -68,13 +94,12 @@ pub fn undecided(top: &PointScaling, name: &str, [lo, hi]: [f64; 2], causes: boo
             100.0 * lo,
             100.0 * hi
         ),
-        evidence: vec![format!("measured {:.0}% from {} runs", 100.0 * top.efficiency.unwrap_or(0.0), top.runs)],
+        evidence,
         advice: if causes {
-            "more runs (--runs 10) on a quieter machine; the causes below say where the capacity went in these runs"
+            format!("{more}; the causes below say where the capacity went in these runs")
         } else {
-            "more runs (--runs 10) on a quieter machine"
-        }
-        .into(),
+            more
+        },
         cost_pct: None,
         at: Some(top.count),
     }
@@ -415,10 +440,13 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         (true, false) => "more runs (--runs), --order interleaved, a quieter machine, pinned CPUs",
     };
     let steal_line = |(label, share): &(String, f64)| format!("{label}: {:.0}% of the capacity stolen", 100.0 * share);
+    let why = super::noise::of(doc);
     let (summary, evidence) = if stolen.is_empty() {
+        let mut evidence = noisy.clone();
+        evidence.extend(why.as_ref().map(|n| format!("why: {}", n.evidence)));
         (
             format!("run-to-run variation above 10% at {} point(s): small differences may not be real", noisy.len()),
-            noisy,
+            evidence,
         )
     } else {
         let mut evidence: Vec<String> = stolen.iter().map(steal_line).collect();
@@ -436,7 +464,10 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         severity: if worst >= STOLEN_MEDIUM { Severity::Medium } else { Severity::Low },
         summary,
         evidence,
-        advice: advice.into(),
+        advice: match (&why, stolen.is_empty()) {
+            (Some(n), true) => n.advice().into(),
+            _ => advice.into(),
+        },
         cost_pct: None,
         at: None,
     });
@@ -564,6 +595,7 @@ mod tests {
             rate: speedup,
             speedup,
             speedup_ci95: Some(ci),
+            paired_rounds: None,
             efficiency: Some(speedup / count),
             karp_flatt: None,
             amdahl_parallel_pct: None,

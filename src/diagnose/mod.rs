@@ -8,14 +8,17 @@ mod curve;
 pub mod evidence;
 mod known;
 pub mod ledger;
+pub mod noise;
 mod ranks;
 mod series;
+mod undecided;
 
 use crate::analysis::{AnalysisError, Options, analyze_results};
 use crate::plan::Axis;
 use crate::results::Results;
 use crate::results::analysis::Analysis;
 pub use crate::results::findings::{Finding, Kind, Severity};
+pub use undecided::{INDIFFERENT, Question, questions};
 
 /// Analyses `doc` along `axis` (no analysis without one) and diagnoses it, storing both in it.
 pub fn analyse(doc: &mut Results, axis: Option<&Axis>, opts: &Options) -> Result<(), AnalysisError> {

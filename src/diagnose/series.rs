@@ -5,12 +5,12 @@
 //! (block size, files, input, build) every point gets the causes of its own idle capacity.
 
 use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope};
-use super::ledger::{self, Cause, Useful};
+use super::ledger::{self, Cause, Ledger, Useful};
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
 use crate::plan::{Counts, Scaling};
-use crate::results::analysis::{Analysis, SeriesAnalysis};
+use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::{PointResult, Results};
 use crate::sample::Class;
 use crate::stats::{Summary, log_ratio_halfwidth};
@@ -64,21 +64,8 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         return;
     }
     let cpus = doc.machine.allowed_cpus as f64;
-    let Some(base) = s.points.iter().find(|p| p.count == s.baseline) else { return };
-    let Some(top) = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to && p.count > s.baseline) else { return };
+    let Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated }) = Pair::of(doc, a, s) else { return };
     let copies = a.axis.counts == Counts::Copies;
-    // The work the top count did against the baseline's: measured where every run has a
-    // throughput (a fixed-time benchmark does more work at more threads); else, under weak
-    // scaling (copies always) each count does proportionally more work.
-    let ratio = curve::work_ratio(doc, base, top, a.axis.scaling == Scaling::Weak);
-    let useful = Useful::of(&doc.points[base.index], ratio);
-    let lt = ledger::of(&doc.points[top.index], useful);
-    let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
-    let eff = top.efficiency.unwrap_or(1.0);
-    // No run can be more efficient than the work's CPU time allows: the interval stops there.
-    let bound = lt.as_ref().and_then(|l| cpu_bound(&doc.points[base.index], &doc.points[top.index], ratio, l.capacity));
-    let eff_hi = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[1]).min(bound.unwrap_or(f64::INFINITY));
-    let gated = gap_is_real(eff, eff_hi, lt.as_ref());
     let base_label = count_label(base.count, name);
     let local = a.axis.counts == Counts::Workers;
     if local && !doc.plan.mentions(name) {
@@ -192,15 +179,62 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     if gated && !explained && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(top.count)) {
         out.extend(curve::serial_fraction(s, top, name, &label));
     }
-    let eff_lo = curve::efficiency_interval(top, base.count).map_or(eff, |c| c[0]).min(eff);
     // An interval reaching both below a poor efficiency and up to a good one cannot tell either
     // way, whichever side the measured value fell on.
     let undecided = eff_lo < curve::UNDECIDED_BELOW && eff_hi >= curve::GOOD_EFFICIENCY;
     if !gated && !explained && undecided {
         let causes = out.iter().any(|f| f.at == Some(top.count) && !f.kind.describes_curve());
-        out.push(curve::undecided(top, name, [eff_lo, eff_hi], causes, &label));
+        out.push(curve::undecided(doc, top, name, [eff_lo, eff_hi], causes, &label));
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
         out.extend(curve::scales_well(s, top, name, eff_hi, &label));
+    }
+}
+
+/// The two points a series on a worker, copy or rank axis is judged on: the baseline and the
+/// largest count that is not oversubscribed, with the ledger of each and how sure the top's
+/// efficiency is.
+pub struct Pair<'a> {
+    /// The baseline point.
+    pub base: &'a PointScaling,
+    /// The largest count fitted.
+    pub top: &'a PointScaling,
+    /// The work the top did against the baseline's.
+    pub ratio: f64,
+    /// The top's ledger against the baseline's CPU for the same work.
+    pub lt: Option<Ledger>,
+    /// The baseline's own ledger.
+    pub lb: Option<Ledger>,
+    /// The top's efficiency.
+    pub eff: f64,
+    /// The low end of its interval (at most `eff`).
+    pub eff_lo: f64,
+    /// The high end of its interval, where the work's CPU time allows.
+    pub eff_hi: f64,
+    /// Whether the gap below 90% is real ([`gap_is_real`]).
+    pub gated: bool,
+}
+
+impl<'a> Pair<'a> {
+    /// The pair of series `s`, when it has a count above its baseline.
+    pub fn of(doc: &Results, a: &Analysis, s: &'a SeriesAnalysis) -> Option<Pair<'a>> {
+        let base = s.points.iter().find(|p| p.count == s.baseline)?;
+        let top = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to && p.count > s.baseline)?;
+        // The work the top count did against the baseline's: measured where every run has a
+        // throughput (a fixed-time benchmark does more work at more threads); else, under weak
+        // scaling (copies always) each count does proportionally more work.
+        let ratio = curve::work_ratio(doc, base, top, a.axis.scaling == Scaling::Weak);
+        let useful = Useful::of(&doc.points[base.index], ratio);
+        let lt = ledger::of(&doc.points[top.index], useful);
+        let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
+        let eff = top.efficiency.unwrap_or(1.0);
+        // No run can be more efficient than the work's CPU time allows: the interval stops there.
+        let bound =
+            lt.as_ref().and_then(|l| cpu_bound(&doc.points[base.index], &doc.points[top.index], ratio, l.capacity));
+        let interval = curve::efficiency_interval(top, base.count);
+        let eff_hi = interval.map_or(eff, |c| c[1]).min(bound.unwrap_or(f64::INFINITY));
+        let eff_lo = interval.map_or(eff, |c| c[0]).min(eff);
+        let gated = gap_is_real(eff, eff_hi, lt.as_ref());
+        Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated })
     }
 }
 
@@ -216,7 +250,7 @@ fn demote_retrograde(out: &mut [Finding], why: &str) {
 /// falls short, or the point's own runs put at least a tenth of its capacity idle (the low end of
 /// their interval) while its work threads waited or had no work — the efficiency cannot then reach
 /// 90%, whatever the spread of the wall times it divides.
-fn gap_is_real(eff: f64, eff_hi: f64, top: Option<&ledger::Ledger>) -> bool {
+pub fn gap_is_real(eff: f64, eff_hi: f64, top: Option<&ledger::Ledger>) -> bool {
     let good = 1.0 - MEDIUM;
     eff_hi < good || (eff < good && top.is_some_and(|l| l.idle_low() >= MEDIUM))
 }

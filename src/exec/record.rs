@@ -11,6 +11,10 @@ use serde_json::{Map, Value};
 pub struct RunRecord {
     /// Position of this run among the point's measured runs (0-based).
     pub index: u32,
+    /// The interleaved round the run was taken in (one run of every point that needed one), when
+    /// the sweep ran in rounds: runs of one round are paired by the analysis.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub round: Option<u32>,
     /// When the run started, seconds since the Unix epoch.
     pub started_unix_s: f64,
     /// Wall-clock time from spawn to exit (monotonic clock).

@@ -69,11 +69,11 @@ pub enum Stop {
     },
 }
 
-/// Runs the sweep from the given progress until done, interrupted or failed; every process goes
-/// through `exec`.
+/// Runs the sweep from the given progress until done, interrupted or failed, numbering its rounds
+/// from `first_round`; every process goes through `exec`.
 pub fn run(
     plan: &Plan,
-    progress: Vec<PointProgress>,
+    (progress, first_round): (Vec<PointProgress>, u32),
     sink: &mut dyn Sink,
     exec: &mut dyn Executor,
     show_output: bool,
@@ -81,7 +81,7 @@ pub fn run(
     signals::install();
     let scanner = Arc::new(Scanner::new(&plan.metrics).map_err(|e| PlanError::Invalid(e.to_string()))?);
     let timeout = plan.timeout_s.map(Duration::from_secs_f64);
-    let mut sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed);
+    let mut sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed).from_round(first_round);
     for (i, p) in sched.progress().iter().enumerate() {
         if let Some(t) = p.target {
             sink.target(i, t);
@@ -150,6 +150,7 @@ pub fn run(
         Hooks { exec: &mut *exec, point, show_output }.run("conclude", &point.hooks.conclude)?;
 
         let mut record = measure(&outcome, point, index, started, &scanner);
+        record.round = if warmup { None } else { sched.round() };
         record.evict = eviction.map(Box::new);
         // One sweep of the sampler says nothing about where a run's time went (a run shorter
         // than the sampling interval): no report rather than an empty one.
@@ -231,6 +232,7 @@ fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner:
     let missing_metrics = scanner.expected().filter(|n| !metrics.contains_key(*n)).map(String::from).collect();
     RunRecord {
         index,
+        round: None,
         started_unix_s,
         wall_s: o.wall_s,
         user_s: u.user_s,
@@ -435,7 +437,7 @@ mod tests {
         let mut exec = Scripted { log: Vec::new(), wall_s, exit };
         let mut sink = Memory::default();
         let progress = vec![PointProgress::default(); plan.len()];
-        let stop = run(plan, progress, &mut sink, &mut exec, false);
+        let stop = run(plan, (progress, 0), &mut sink, &mut exec, false);
         (stop, exec.log, sink)
     }
 
@@ -468,6 +470,7 @@ mod tests {
         );
         assert_eq!(log.iter().filter(|l| l.ends_with("prepare")).count(), 6, "before every run, warm-ups included");
         assert_eq!(sink.runs.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [0, 1, 0, 1]);
+        assert_eq!(sink.runs.iter().map(|(_, r)| r.round).collect::<Vec<_>>(), [Some(0), Some(0), Some(1), Some(1)]);
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! is parsed and checked here, once, so that the command line only passes the words along and the
 //! runs only read the plan.
 
+use super::axis::{Ask, Axis};
 use super::error::{PlanError, invalid};
 use super::launcher::{self, Launcher};
-use super::{Hooks, MetricSpec, Order, Param, Plan, Runs, parse_seconds, values};
+use super::{Budget, Hooks, MetricSpec, Order, Param, Plan, Runs, parse_seconds, values};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What the user asked for, item by item as written (the input of [`build`]).
@@ -22,6 +23,8 @@ pub struct Request {
     pub min_runs: Option<u32>,
     /// `--max-runs`.
     pub max_runs: Option<u32>,
+    /// `--budget`, as written: `2x`, `90s`, `10m`, or `0` for none.
+    pub budget: Option<String>,
     /// Warm-up runs per point.
     pub warmup: u32,
     /// `--order`; by default interleaved when the sweep has more than one point.
@@ -62,6 +65,26 @@ pub struct Request {
     pub copies: Option<u32>,
 }
 
+/// Reads `--budget`: a multiple of the first pass's time (`2x`), a duration (`90s`, `10m`), or `0`
+/// for no added runs.
+fn budget(text: &str) -> Result<Option<Budget>, PlanError> {
+    let t = text.trim();
+    if t.parse::<f64>().is_ok_and(|v| v == 0.0) {
+        return Ok(None);
+    }
+    if let Some(m) = t.strip_suffix(['x', '×']) {
+        return match m.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok((v > 0.0).then_some(Budget::Multiple(v))),
+            _ => Err(invalid!(
+                "--budget {text}: write a multiple of the first pass's time (2x), a duration (90s, 10m) or 0"
+            )),
+        };
+    }
+    parse_seconds(t).map(|s| Some(Budget::Seconds(s))).map_err(|_| {
+        invalid!("--budget {text}: write a multiple of the first pass's time (2x), a duration (90s, 10m) or 0")
+    })
+}
+
 /// The name of the parameter `--zip` adds: the product of the paired counts.
 pub const WORKERS: &str = "workers";
 
@@ -74,6 +97,14 @@ pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
             .ok_or_else(|| invalid!("--param {item}: write NAME=VALUES, e.g. --param threads=1,2,4"))?;
         values::check_name(name)?;
         let values = values::expand(spec, nproc).map_err(|e| invalid!("--param {name}: {e}"))?;
+        // `threads=1-4` is one value of text: as a count of workers it is surely meant as a range.
+        if Axis::along(name, &Ask::default()).parallel()
+            && let Some((v, a, b)) = values.iter().find_map(|v| values::dash_range(v).map(|(a, b)| (v, a, b)))
+        {
+            return Err(invalid!(
+                "--param {name}={spec}: '{v}' would be one value, not the {name} from {a} to {b}: write {a}..{b} for every count between them, or {a}..{b}:x2 to double"
+            ));
+        }
         params.push(Param { name: name.to_string(), values });
     }
     if let Some(k) = r.copies {
@@ -91,10 +122,19 @@ pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
         scale = scale.or(Some(WORKERS.into()));
     }
     let runs = match (r.runs, r.min_runs, r.max_runs) {
+        (Some(_), _, _) if r.budget.is_some() => {
+            return Err(invalid!(
+                "--budget adds runs where the verdict is undecided, --runs fixes their number: give one of them"
+            ));
+        }
         (Some(n), _, _) => Runs::fixed(n),
         (None, min, max) => {
             let min = min.unwrap_or(Runs::AUTO.min);
-            Runs { min, max: max.unwrap_or(Runs::AUTO.max.max(min)), ..Runs::AUTO }
+            let budget = match &r.budget {
+                Some(text) => budget(text)?,
+                None => Runs::AUTO.budget,
+            };
+            Runs { min, max: max.unwrap_or(Runs::AUTO.max.max(min)), budget, ..Runs::AUTO }
         }
     };
     let metrics = pairs(&r.metrics, "--metric", "NAME=REGEX")?
@@ -219,6 +259,14 @@ mod tests {
     }
 
     #[test]
+    fn a_count_written_as_a_dash_range_is_said_not_swept_as_text() {
+        let e = build(&request(&["threads=1-4"], &["prog", "{threads}"]), 4).unwrap_err().to_string();
+        assert!(e.contains("write 1..4") && !e.contains('\n'), "{e}");
+        // A CPU list for taskset is text, and meant as such.
+        assert!(build(&request(&["cpus_list=0-3,0-1"], &["taskset", "-c", "{cpus_list}", "prog"]), 4).is_ok());
+    }
+
+    #[test]
     fn malformed_items_are_one_sentence_each() {
         for (params, env, metric) in [(&["t"][..], &[][..], &[][..]), (&[], &["=x"], &[]), (&[], &[], &["x"])] {
             let mut r = request(params, &["prog"]);
@@ -227,5 +275,25 @@ mod tests {
             let e = build(&r, 4).unwrap_err().to_string();
             assert!(e.contains("write ") && !e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn the_budget_is_a_multiple_a_duration_or_nothing() {
+        let runs = |budget: Option<&str>, fixed: Option<u32>| {
+            let mut r = request(&["t=1,2"], &["prog", "{t}"]);
+            r.budget = budget.map(String::from);
+            r.runs = fixed;
+            build(&r, 4).map(|p| p.runs)
+        };
+        assert_eq!(runs(None, None).unwrap().budget, Runs::AUTO.budget);
+        assert_eq!(runs(Some("3x"), None).unwrap().budget, Some(Budget::Multiple(3.0)));
+        assert_eq!(runs(Some("10m"), None).unwrap().budget, Some(Budget::Seconds(600.0)));
+        assert_eq!(runs(Some("0"), None).unwrap().budget, None);
+        assert_eq!(runs(None, Some(5)).unwrap(), Runs::fixed(5));
+        for bad in ["x", "-1x", "soon"] {
+            let e = runs(Some(bad), None).unwrap_err().to_string();
+            assert!(e.starts_with("--budget") && e.contains("2x"), "{e}");
+        }
+        assert!(runs(Some("2x"), Some(5)).unwrap_err().to_string().contains("give one of them"));
     }
 }

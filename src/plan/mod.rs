@@ -36,8 +36,10 @@ pub struct Param {
     pub values: Vec<String>,
 }
 
-/// How many measured runs each point gets: exactly `min` when `min == max`, otherwise at least
-/// `min`, and more (up to `max`) while a point has taken less than `min_time_s` in all.
+/// How many measured runs each point gets: exactly `min` when `min == max`; otherwise a first pass
+/// of at least `min`, more (up to [`Runs::FIRST_PASS_MOST`]) while a point has taken less than
+/// `min_time_s` in all, and then, within `budget`, more runs (up to `max`) for the points whose
+/// verdict the runs cannot decide yet.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Runs {
     /// Fewest measured runs per point.
@@ -46,15 +48,47 @@ pub struct Runs {
     pub max: u32,
     /// Aim for at least this much measured time per point under automatic runs.
     pub min_time_s: f64,
+    /// Time that runs added to decide a verdict may take; none: no runs are added.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub budget: Option<Budget>,
 }
 
 impl Runs {
-    /// The default: at least 3 runs, more while runs are short (up to 30 or about 3 s per point).
-    pub const AUTO: Runs = Runs { min: 3, max: 30, min_time_s: 3.0 };
+    /// The default: at least 3 runs, more while runs are short (up to 30 or about 3 s per point),
+    /// then more where the verdict is undecided, for up to twice the first pass's time.
+    pub const AUTO: Runs = Runs { min: 3, max: 100, min_time_s: 3.0, budget: Some(Budget::Multiple(2.0)) };
+
+    /// Most runs per point of the first pass, however short its runs.
+    pub const FIRST_PASS_MOST: u32 = 30;
 
     /// Exactly `n` runs per point.
     pub fn fixed(n: u32) -> Runs {
-        Runs { min: n, max: n, min_time_s: 0.0 }
+        Runs { min: n, max: n, min_time_s: 0.0, budget: None }
+    }
+
+    /// Most runs per point of the first pass.
+    pub fn first_pass_most(&self) -> u32 {
+        self.max.min(Runs::FIRST_PASS_MOST).max(self.min)
+    }
+}
+
+/// How long runs added to decide a verdict may take in all (`--budget`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum Budget {
+    /// This many times the first pass's time (`2x`).
+    Multiple(f64),
+    /// This many seconds (`90s`, `10m`).
+    Seconds(f64),
+}
+
+impl Budget {
+    /// Seconds allowed, given the first pass's.
+    pub fn seconds(&self, first_pass_s: f64) -> f64 {
+        match *self {
+            Budget::Multiple(m) => m * first_pass_s,
+            Budget::Seconds(s) => s,
+        }
     }
 }
 

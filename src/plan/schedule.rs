@@ -39,6 +39,11 @@ impl PointProgress {
         PointProgress { done, target, warmed: false }
     }
 
+    /// Progress of a point that ran a moment ago and is given `target` runs in all: already warm.
+    pub fn warm(done: u32, target: u32) -> PointProgress {
+        PointProgress { done, target: Some(target), warmed: true }
+    }
+
     fn needs_runs(&self) -> bool {
         self.target.is_none_or(|t| self.done < t)
     }
@@ -52,6 +57,7 @@ pub struct Scheduler {
     points: Vec<PointProgress>,
     queue: VecDeque<Task>,
     rng: Rng,
+    round: u32,
 }
 
 impl Scheduler {
@@ -63,7 +69,19 @@ impl Scheduler {
                 p.target = Some(runs.min);
             }
         }
-        Scheduler { order, warmup, runs, points, queue: VecDeque::new(), rng: Rng::new(seed) }
+        Scheduler { order, warmup, runs, points, queue: VecDeque::new(), rng: Rng::new(seed), round: 0 }
+    }
+
+    /// Numbers the rounds from `first` (after those a resumed sweep already ran).
+    pub fn from_round(mut self, first: u32) -> Scheduler {
+        self.round = first;
+        self
+    }
+
+    /// The round of the measured task handed out last, when runs go in interleaved rounds: the
+    /// queue is refilled only when empty, so a task always belongs to the latest round.
+    pub fn round(&self) -> Option<u32> {
+        (self.order != Order::Sequential).then(|| self.round.saturating_sub(1))
     }
 
     /// Progress of every point.
@@ -109,7 +127,7 @@ impl Scheduler {
         p.done += 1;
         if p.target.is_none() {
             let wanted = (runs.min_time_s / wall_s.max(1e-6)).ceil();
-            p.target = Some((wanted.min(runs.max as f64) as u32).max(runs.min));
+            p.target = Some((wanted.min(runs.first_pass_most() as f64) as u32).max(runs.min));
         }
     }
 
@@ -143,6 +161,9 @@ impl Scheduler {
                     self.rng.shuffle(&mut round);
                 }
                 self.warm(&round);
+                if !round.is_empty() {
+                    self.round += 1;
+                }
                 self.queue.extend(round.into_iter().map(Task::Measure));
             }
         }
@@ -175,7 +196,7 @@ mod tests {
         out
     }
 
-    const FIXED2: Runs = Runs { min: 2, max: 2, min_time_s: 0.0 };
+    const FIXED2: Runs = Runs { min: 2, max: 2, min_time_s: 0.0, budget: None };
 
     #[test]
     fn a_point_whose_first_run_fails_gets_the_fewest_runs() {
@@ -188,7 +209,7 @@ mod tests {
                 if p == 0 { s.failed(p) } else { s.finished(p, 0.001) }
             }
         }
-        assert_eq!(runs, [Runs::AUTO.min as usize, Runs::AUTO.max as usize]);
+        assert_eq!(runs, [Runs::AUTO.min as usize, Runs::FIRST_PASS_MOST as usize]);
     }
 
     #[test]
@@ -220,7 +241,7 @@ mod tests {
 
     #[test]
     fn automatic_runs_grow_for_short_runs_within_bounds() {
-        let auto = Runs { min: 3, max: 30, min_time_s: 3.0 };
+        let auto = Runs { min: 3, max: 30, min_time_s: 3.0, budget: None };
         let mut s = Scheduler::new(Order::Sequential, 0, auto, vec![PointProgress::default()], 1);
         assert_eq!(drain(&mut s, 0.5).len(), 6);
         let mut s = Scheduler::new(Order::Sequential, 0, auto, vec![PointProgress::default()], 1);
@@ -262,9 +283,27 @@ mod tests {
         assert_eq!(s.next_on_success(t), Some(Task::Measure(1)));
         assert_eq!(foreseen(new(Order::Random, 1, FIXED2, 4), 1.0), 10);
         // Automatic runs: the first runs (below the least count) are known, not the rest.
-        let auto = Runs { min: 3, max: 30, min_time_s: 3.0 };
+        let auto = Runs { min: 3, max: 30, min_time_s: 3.0, budget: None };
         assert_eq!(foreseen(new(Order::Sequential, 0, auto, 1), 0.5), 5);
         assert_eq!(foreseen(new(Order::Sequential, 0, auto, 1), 10.0), 2);
+    }
+
+    #[test]
+    fn interleaved_runs_carry_their_round_and_continue_from_the_first_given() {
+        let mut s = Scheduler::new(Order::Interleaved, 1, FIXED2, vec![PointProgress::default(); 2], 1).from_round(4);
+        let mut rounds = Vec::new();
+        while let Some(t) = s.next_task() {
+            if let Task::Measure(p) = t {
+                rounds.push((p, s.round()));
+                s.finished(p, 1.0);
+            }
+        }
+        assert_eq!(rounds, [(0, Some(4)), (1, Some(4)), (0, Some(5)), (1, Some(5))]);
+        let s = Scheduler::new(Order::Sequential, 0, FIXED2, vec![PointProgress::default(); 2], 1);
+        assert_eq!(s.round(), None);
+        // Points continued warm get no warm-up.
+        let mut s = Scheduler::new(Order::Interleaved, 1, Runs::AUTO, vec![PointProgress::warm(3, 4); 2], 1);
+        assert_eq!(drain(&mut s, 1.0), [Task::Measure(0), Task::Measure(1)]);
     }
 
     #[test]

@@ -93,6 +93,12 @@ fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
     Ok(values.into_iter().map(|v| v.to_string()).collect())
 }
 
+/// `1-4` as (1, 4): two whole numbers joined by a dash, the way ranges are written in prose.
+pub fn dash_range(value: &str) -> Option<(u64, u64)> {
+    let (a, b) = value.split_once('-')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
 /// Whether a value reads as a number (and is stored as one in results.json): finite, and not
 /// written with a leading `+`.
 pub fn is_number(text: &str) -> bool {

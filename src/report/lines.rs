@@ -21,7 +21,39 @@ pub fn waits(doc: &Results) -> Vec<String> {
 
 /// Warnings of every point, as `label: warning` lines.
 pub fn notes(doc: &Results) -> Vec<String> {
-    doc.points.iter().flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label()))).collect()
+    let mut out: Vec<String> =
+        doc.points.iter().flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label()))).collect();
+    out.extend(added(doc));
+    out
+}
+
+/// What runs the sweep added to decide its verdict, and what it could not decide: `threads=1,
+/// threads=2: 6 more runs each to tell whether it scales at 2 threads (efficiency 66–123% after 3
+/// runs)`.
+fn added(doc: &Results) -> Vec<String> {
+    let Some(seq) = &doc.sequential else { return Vec::new() };
+    let mut lines: Vec<(String, Vec<String>, u32)> = Vec::new();
+    for a in &seq.added {
+        let label = doc.points.get(a.point).map_or_else(|| a.point.to_string(), |p| p.label());
+        match lines.iter_mut().find(|(why, _, runs)| *why == a.why && *runs == a.runs) {
+            Some((_, labels, _)) => labels.push(label),
+            None => lines.push((a.why.clone(), vec![label], a.runs)),
+        }
+    }
+    let mut out: Vec<String> = lines
+        .into_iter()
+        .map(|(why, labels, runs)| {
+            let each = if labels.len() > 1 { " each" } else { "" };
+            format!("{}: {runs} more run{}{each} to tell {why}", labels.join(", "), if runs == 1 { "" } else { "s" })
+        })
+        .collect();
+    out.extend(seq.undecided.iter().map(|u| {
+        format!(
+            "still undecided after {:.0} s of added runs (budget {:.0} s, --budget): {u}",
+            seq.spent_s, seq.budget_s
+        )
+    }));
+    out
 }
 
 /// Lines comparing each point's read rate with the measured ceiling of its input files.

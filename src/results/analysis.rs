@@ -4,6 +4,7 @@
 //! and `compare` read it. Described in docs/analysis.md.
 
 use crate::plan::Axis;
+use crate::stats::sequential::Confidence;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +17,10 @@ pub struct Analysis {
     pub basis: Basis,
     /// Unit of the rates (throughput unit, or `1/s` from times).
     pub unit: String,
+    /// How sure its speed-up intervals are: each a 95% interval over the whole sweep, which spends
+    /// the 5% over its looks when it added runs until the verdict was clear.
+    #[serde(default, skip_serializing_if = "Confidence::is_fixed")]
+    pub confidence: Confidence,
     /// One entry per series.
     pub series: Vec<SeriesAnalysis>,
     /// Remarks that hold for the whole analysis.
@@ -86,9 +91,14 @@ pub struct PointScaling {
     pub rate: f64,
     /// Rate ÷ baseline rate (for time: baseline time ÷ time).
     pub speedup: f64,
-    /// 95% bootstrap interval of the speed-up; absent when this point or the baseline has one run.
+    /// 95% interval of the speed-up (see `confidence`): from the per-round ratios when the runs
+    /// were paired, else a bootstrap widened to Welch's; absent when this point or the baseline
+    /// has one run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub speedup_ci95: Option<[f64; 2]>,
+    /// Rounds in which both this point and the baseline ran, when the interval is made from them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub paired_rounds: Option<u32>,
     /// Speed-up × baseline count ÷ count; only when the count is a number of workers.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub efficiency: Option<f64>,

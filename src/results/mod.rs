@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod findings;
 mod load;
 pub mod point_stats;
+pub mod sequential;
 mod store;
 mod sync;
 pub mod time;
@@ -21,6 +22,7 @@ pub use findings::Finding;
 pub use load::{LoadError, OLDEST_SCHEMA, load};
 pub use point_stats::PointStats;
 use schemars::JsonSchema;
+pub use sequential::{Added, Sequential};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -78,6 +80,9 @@ pub struct Results {
     pub metric_units: BTreeMap<String, String>,
     /// Every point of the grid, in grid order.
     pub points: Vec<PointResult>,
+    /// Runs added until the verdict was clear, when the number of runs was not fixed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sequential: Option<Sequential>,
     /// Scaling analysis (speed-up, efficiency, models), made after the sweep; absent while runs
     /// are being added, and when no parameter is numeric.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -218,6 +223,7 @@ impl Results {
             throughput_unit,
             metric_units: BTreeMap::new(),
             points,
+            sequential: None,
             analysis: None,
             findings: Vec::new(),
             ceiling: None,
@@ -247,6 +253,11 @@ impl Results {
     /// All measured runs in the document.
     pub fn run_count(&self) -> usize {
         self.points.iter().map(|p| p.runs.len()).sum()
+    }
+
+    /// The round the next interleaved run starts: after every round recorded.
+    pub fn next_round(&self) -> u32 {
+        self.points.iter().flat_map(|p| &p.runs).filter_map(|r| r.round).max().map_or(0, |r| r + 1)
     }
 }
 

@@ -334,6 +334,54 @@ fn automatic_runs_take_more_runs_of_short_commands() {
     );
 }
 
+/// A shell command whose runs sleep (1 s plus up to 80% more, at random) / threads: 2 threads
+/// halve the time, and the first pass's runs cannot tell whether that is 90% efficient or not.
+const NOISY_HALVING: &str = "sleep $(awk -v s=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') -v t={threads} 'BEGIN { srand(s); printf \"%.4f\", (1 + 0.8 * rand()) / t }')";
+
+#[test]
+fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
+    let d = tempfile::tempdir().unwrap();
+    let o = sweep(d.path(), "-w 0 --no-sample --shell --budget 5s --param threads=1,2", &[NOISY_HALVING]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("more runs of threads=1 and threads=2 to tell whether it scales at 2 threads (efficiency "),
+        "{err}"
+    );
+    let doc = results(&d.path().join("r"));
+    let seq = doc.sequential.as_ref().expect("the sweep records its added runs");
+    assert!(seq.looks >= 2 && !seq.added.is_empty(), "{seq:?}");
+    assert!(seq.added.iter().all(|a| a.why.starts_with("whether it scales at 2 threads")), "{seq:?}");
+    // The budget bounds the added time, give or take the last round.
+    assert!(seq.budget_s == 5.0 && seq.spent_s <= seq.budget_s + 2.0, "{seq:?}");
+    let runs: Vec<usize> = doc.points.iter().map(|p| p.runs.len()).collect();
+    assert!(runs[0] > 3, "{runs:?}");
+    // Every run of the baseline went in a round with the other point: the speed-up pairs them.
+    let a = doc.analysis.as_ref().unwrap();
+    assert_eq!(a.series[0].points[1].paired_rounds, Some(runs[0] as u32), "{:?}", a.series[0].points[1]);
+    assert_eq!(a.confidence.looks, seq.looks);
+    assert!(a.confidence.alpha < 0.05);
+    // What was added, and what the budget could not decide, are in the notes.
+    let out = stdout(&o);
+    assert!(
+        out.contains("threads=1, threads=2: ") && out.contains("more runs each to tell whether it scales"),
+        "{out}"
+    );
+    if !seq.undecided.is_empty() {
+        assert!(out.contains("still undecided after") && err.contains("before telling whether it scales"), "{out}");
+    }
+
+    // A fixed number of runs, or no budget: nothing is added.
+    for options in ["-r 3", "-M 3 --budget 0"] {
+        let e = tempfile::tempdir().unwrap();
+        let o = sweep(e.path(), &format!("-w 0 --no-sample --shell --param threads=1,2 {options}"), &[NOISY_HALVING]);
+        assert!(o.status.success() && !stderr(&o).contains("more runs of"), "{}", stderr(&o));
+        let doc = results(&e.path().join("r"));
+        assert!(doc.points.iter().all(|p| p.runs.len() == 3), "{options}");
+        assert!(doc.sequential.is_none(), "{options}");
+    }
+}
+
 #[test]
 fn a_daemon_started_by_the_workload_does_not_outlive_its_run() {
     let d = tempfile::tempdir().unwrap();

@@ -1,0 +1,173 @@
+//! Measuring until the verdict is clear: after the first pass, the points whose verdict the runs
+//! cannot decide (an efficiency whose interval straddles 90%, a count that may or may not be
+//! slower than the best) get more runs, look by look, as many as the spread so far says would
+//! decide it, within `--budget` and at most `--max-runs` a point. Each look spends part of the
+//! intervals' 5% error, so that stopping when the answer looks clear does not make them lie
+//! (docs/analysis.md).
+
+use super::args::ViewArgs;
+use super::progress::Session;
+use super::view;
+use crate::diagnose::{self, Question};
+use crate::exec::sweep::{self, Stop};
+use crate::exec::{ExecError, Processes};
+use crate::plan::schedule::PointProgress;
+use crate::results::{Added, Results, Sequential, Store};
+use crate::stats::sequential::Confidence;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Added runs per look are at most this many times the runs a point has: a spread estimated from
+/// three runs may be far off, and the next look sees it better.
+const GROWTH: u32 = 4;
+
+/// Adds runs look by look while questions remain, the budget lasts and looks remain, and records
+/// what it did in the document's `sequential`. `first_pass_s` is the time the first pass took.
+/// Returns how the last sweep of added runs ended (`Complete` when none ran); the outer error is
+/// the analysis's or the disk's.
+pub fn settle(
+    store: &mut Store,
+    view: &ViewArgs,
+    first_pass_s: f64,
+    show_output: bool,
+) -> anyhow::Result<Result<Stop, ExecError>> {
+    let plan = store.doc.plan.clone();
+    let Some(budget) = plan.runs.budget else { return Ok(Ok(Stop::Complete)) };
+    if store.doc.sequential.is_none() {
+        store.doc.sequential = Some(Sequential {
+            looks: 1,
+            first_pass_s,
+            budget_s: budget.seconds(first_pass_s),
+            ..Sequential::default()
+        });
+    }
+    let overhead = overhead(&store.doc);
+    loop {
+        view::analyse(&mut store.doc, view)?;
+        let seq = store.doc.sequential.clone().unwrap_or_default();
+        let questions = diagnose::questions(&store.doc, Confidence::at_look(seq.looks + 1), plan.runs.max);
+        if questions.is_empty() {
+            set_undecided(&mut store.doc, Vec::new());
+            return Ok(Ok(Stop::Complete));
+        }
+        let left = seq.budget_s - seq.spent_s;
+        let targets = targets(&store.doc, &questions, (plan.runs.max, overhead), left);
+        if !seq.confidence().may_look_again() || targets.is_empty() {
+            let why = if targets.is_empty() && seq.confidence().may_look_again() {
+                format!("the budget ({}) ran out", budget_words(&seq))
+            } else {
+                format!("{} looks at the runs are the most the intervals allow", seq.looks)
+            };
+            let undecided: Vec<String> = questions.iter().map(|q| format!("{} ({})", q.what, q.now)).collect();
+            for u in &undecided {
+                eprintln!("scalescope: {why} before telling {u}; --budget sets how long to measure");
+            }
+            set_undecided(&mut store.doc, undecided);
+            store.save()?;
+            return Ok(Ok(Stop::Complete));
+        }
+        let look = seq.looks + 1;
+        let mut added = Vec::new();
+        for q in &questions {
+            let points: Vec<(usize, u32)> =
+                q.points.iter().filter_map(|p| targets.get(p).map(|t| (*p, t - done(&store.doc, *p)))).collect();
+            let Some(&(_, most)) = points.iter().max_by_key(|(_, n)| *n) else { continue };
+            let labels: Vec<String> = points.iter().map(|(p, _)| store.doc.points[*p].label()).collect();
+            eprintln!(
+                "scalescope: {most} more run{} of {} to tell {} ({})",
+                if most == 1 { "" } else { "s" },
+                labels.join(" and "),
+                q.what,
+                q.now
+            );
+            for (p, n) in points {
+                if !added.iter().any(|a: &Added| a.point == p) {
+                    added.push(Added { look, point: p, runs: n, why: format!("{} ({})", q.what, q.now) });
+                }
+            }
+        }
+        for (&p, &t) in &targets {
+            store.doc.points[p].target_runs = Some(t);
+        }
+        let progress: Vec<PointProgress> = (0..store.doc.points.len())
+            .map(|p| {
+                let d = done(&store.doc, p);
+                PointProgress::warm(d, targets.get(&p).copied().unwrap_or(d))
+            })
+            .collect();
+        store.save()?;
+        let first_round = store.doc.next_round();
+        let started = Instant::now();
+        let mut session = Session::new(store, show_output);
+        let outcome = sweep::run(&plan, (progress, first_round), &mut session, &mut Processes::new(), show_output);
+        session.finish();
+        if let Some(s) = store.doc.sequential.as_mut() {
+            s.looks = look;
+            s.spent_s += started.elapsed().as_secs_f64();
+            s.added.extend(added);
+        }
+        if !matches!(outcome, Ok(Stop::Complete)) {
+            return Ok(outcome);
+        }
+    }
+}
+
+fn set_undecided(doc: &mut Results, undecided: Vec<String>) {
+    if let Some(s) = doc.sequential.as_mut() {
+        s.undecided = undecided;
+    }
+}
+
+/// `2× the first pass, 38 s`.
+fn budget_words(seq: &Sequential) -> String {
+    let times = seq.budget_s / seq.first_pass_s.max(1e-9);
+    format!("{times:.1}× the first pass, {:.0} s", seq.budget_s)
+}
+
+/// Runs counted towards a point's target: successful ones, or all under `--ignore-failure`.
+fn done(doc: &Results, p: usize) -> u32 {
+    let ignore = doc.plan.ignore_failure;
+    doc.points[p].runs.iter().filter(|r| ignore || r.succeeded()).count() as u32
+}
+
+/// The runs each point named by a question should have in all. A question adds the same number
+/// of runs to both of its points, so that they go in the same rounds: what it needs by the spread
+/// so far (up to `max` when no number within it would tell), at most [`GROWTH`] times what the
+/// fewer of them has; all scaled down to what `left` seconds allow, a run costing its point's
+/// mean wall time × `overhead`. Points that would gain nothing are left out.
+fn targets(doc: &Results, questions: &[Question], (max, overhead): (u32, f64), left: f64) -> BTreeMap<usize, u32> {
+    let per_run = |p: usize| -> f64 {
+        let runs: Vec<f64> = doc.points[p].runs.iter().filter(|r| r.succeeded()).map(|r| r.wall_s).collect();
+        let mean = if runs.is_empty() { 0.0 } else { runs.iter().sum::<f64>() / runs.len() as f64 };
+        mean * overhead
+    };
+    let rounds: Vec<(&Question, u32)> = questions
+        .iter()
+        .map(|q| {
+            let have = q.points.iter().map(|&p| done(doc, p)).min().unwrap_or(0);
+            let want = q.runs_needed.unwrap_or(max).min(GROWTH * have.max(1)).min(max);
+            (q, want.saturating_sub(have))
+        })
+        .collect();
+    let cost: f64 = rounds.iter().map(|(q, k)| f64::from(*k) * q.points.iter().map(|&p| per_run(p)).sum::<f64>()).sum();
+    let share = if cost > left { (left / cost).max(0.0) } else { 1.0 };
+    let mut want: BTreeMap<usize, u32> = BTreeMap::new();
+    for (q, k) in rounds {
+        let k = (f64::from(k) * share).floor() as u32;
+        for &p in &q.points {
+            let t = (done(doc, p) + k).min(max.max(done(doc, p)));
+            let e = want.entry(p).or_insert(t);
+            *e = (*e).max(t);
+        }
+    }
+    want.retain(|&p, t| *t > done(doc, p));
+    want
+}
+
+/// The first pass's time over the wall time of its runs (those in the document when the first
+/// look is taken): what warm-ups, hooks and recording add to each run, between 1 and 3.
+fn overhead(doc: &Results) -> f64 {
+    let Some(seq) = &doc.sequential else { return 1.0 };
+    let walls: f64 = doc.points.iter().flat_map(|p| &p.runs).map(|r| r.wall_s).sum();
+    (seq.first_pass_s / walls.max(1e-9)).clamp(1.0, 3.0)
+}

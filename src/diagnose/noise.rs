@@ -1,0 +1,270 @@
+//! Why runs of one point took different times: which of the measured suspects explains most of
+//! the run-to-run variation of the wall time, within points (so that the points' own differences
+//! do not count). The suspects are what the sampler measured about each run — other processes'
+//! CPU time on the machine, the hypervisor's steal time — and what the runs themselves show: a
+//! drift of the machine's speed over the sweep, and runs that fall in two groups. The one that
+//! explains the most, when it explains at least half and beyond chance, is named with what to do.
+
+use crate::results::{PointResult, Results};
+use crate::stats::t_two_sided;
+
+/// A suspect must explain at least this share of the variation within points to be named.
+const EXPLAINS: f64 = 0.5;
+/// Two groups of runs are named when splitting them leaves at most this share of the variation…
+const SPLIT_LEAVES: f64 = 0.15;
+/// …their typical times differ by at least this factor…
+const GROUPS_APART: f64 = 1.08;
+/// …and each holds at least this many runs.
+const GROUP_RUNS: usize = 2;
+
+/// What made the runs noisy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Noise {
+    /// The suspect named.
+    pub cause: Cause,
+    /// Share of the variation of log wall time within points that it explains.
+    pub explains: f64,
+    /// The figures behind it, in words.
+    pub evidence: String,
+}
+
+/// The suspects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// Other processes used the CPUs in the slow runs.
+    OtherProcesses,
+    /// The hypervisor took CPU time in the slow runs.
+    Steal,
+    /// The machine slowed down or sped up over the sweep.
+    Drift,
+    /// Runs fall into a fast and a slow group.
+    TwoGroups,
+}
+
+impl Noise {
+    /// What to do about it.
+    pub fn advice(&self) -> &'static str {
+        match self.cause {
+            Cause::OtherProcesses => {
+                "measure when the machine is idle or on a node of your own (other processes took CPUs in the slow runs)"
+            }
+            Cause::Steal => {
+                "measure on a dedicated node or a quieter host: the hypervisor gave the CPUs to other guests in the slow runs"
+            }
+            Cause::Drift => {
+                "the machine's speed changed during the sweep (another job starting or ending, heat, a frequency governor): keep the default interleaved order so that every count sees the same drift, and look for what else ran"
+            }
+            Cause::TwoGroups => {
+                "runs fall into a fast and a slow group: a cache or page cache warm in some runs only (--prepare to set the same state, --warmup), threads placed on different cores or NUMA nodes (pin them: taskset, numactl), or a periodic background task"
+            }
+        }
+    }
+}
+
+/// Per run of a point: ln wall time and the suspects measured about it.
+struct Run {
+    log_wall: f64,
+    started: f64,
+    others: Option<f64>,
+    stolen: Option<f64>,
+}
+
+fn runs(p: &PointResult) -> Vec<Run> {
+    p.runs
+        .iter()
+        .filter(|r| r.succeeded() && r.wall_s > 0.0)
+        .map(|r| {
+            let t = r.threads.as_deref();
+            let m = t.and_then(|t| t.machine_cpu);
+            // Other processes' CPU per second of the run: the machine's busy time less the job's
+            // and scalescope's own.
+            let own = r.user_s + r.sys_s + t.map_or(0.0, |t| t.scalescope_cpu_s);
+            Run {
+                log_wall: r.wall_s.ln(),
+                started: r.started_unix_s,
+                others: m.map(|m| (m.busy_s - own).max(0.0) / r.wall_s),
+                stolen: m.map(|m| m.stolen_s / r.wall_s),
+            }
+        })
+        .collect()
+}
+
+/// The suspect that explains most of the variation of the wall time within points, if one
+/// explains at least half of it beyond chance.
+pub fn of(doc: &Results) -> Option<Noise> {
+    let points: Vec<Vec<Run>> = doc.points.iter().map(runs).filter(|r| r.len() >= 3).collect();
+    if points.is_empty() {
+        return None;
+    }
+    let mut best: Option<Noise> = None;
+    let mut consider = |n: Option<Noise>| {
+        if let Some(n) = n
+            && best.as_ref().is_none_or(|b| n.explains > b.explains)
+        {
+            best = Some(n);
+        }
+    };
+    // Other processes and steal slow runs down: a run that took longer while they took less
+    // says nothing of them.
+    consider(regression(&points, |r| r.others).filter(|(_, slope)| *slope > 0.0).map(|(r2, slope)| Noise {
+        cause: Cause::OtherProcesses,
+        explains: r2,
+        evidence: format!(
+            "other processes' CPU time explains {:.0}% of the variation within points: each CPU they used made a run {:.0}% slower",
+            100.0 * r2,
+            100.0 * (slope.exp() - 1.0)
+        ),
+    }));
+    consider(regression(&points, |r| r.stolen).filter(|(_, slope)| *slope > 0.0).map(|(r2, _)| Noise {
+        cause: Cause::Steal,
+        explains: r2,
+        evidence: format!("the hypervisor's steal time explains {:.0}% of the variation within points", 100.0 * r2),
+    }));
+    consider(regression(&points, |r| Some(r.started)).map(|(r2, slope)| Noise {
+        cause: Cause::Drift,
+        explains: r2,
+        evidence: format!(
+            "runs got {} by {:.1}% a minute over the sweep, explaining {:.0}% of the variation within points",
+            if slope > 0.0 { "slower" } else { "faster" },
+            100.0 * (slope * 60.0).exp_m1().abs(),
+            100.0 * r2
+        ),
+    }));
+    consider(groups(doc, &points));
+    best.filter(|b| b.explains >= EXPLAINS)
+}
+
+/// Pooled within-point regression of ln wall time on `x`: the share of the variation it explains
+/// and the slope, when the slope is significant at 5% (Student's t on the pooled residuals).
+fn regression(points: &[Vec<Run>], x: impl Fn(&Run) -> Option<f64>) -> Option<(f64, f64)> {
+    let (mut sxx, mut sxy, mut syy, mut n, mut groups) = (0.0, 0.0, 0.0, 0usize, 0usize);
+    for runs in points {
+        let xs: Option<Vec<f64>> = runs.iter().map(&x).collect();
+        let xs = xs?;
+        let k = runs.len() as f64;
+        let (mx, my) = (xs.iter().sum::<f64>() / k, runs.iter().map(|r| r.log_wall).sum::<f64>() / k);
+        for (xi, r) in xs.iter().zip(runs) {
+            sxx += (xi - mx).powi(2);
+            sxy += (xi - mx) * (r.log_wall - my);
+            syy += (r.log_wall - my).powi(2);
+        }
+        n += runs.len();
+        groups += 1;
+    }
+    let df = n.checked_sub(groups + 1).filter(|d| *d >= 2)? as f64;
+    if sxx <= 0.0 || syy <= 0.0 {
+        return None;
+    }
+    let r2 = sxy * sxy / (sxx * syy);
+    let t = (r2 * df / (1.0 - r2).max(1e-12)).sqrt();
+    (t > t_two_sided(0.05, df)).then_some((r2, sxy / sxx))
+}
+
+/// Points whose runs split into a fast and a slow group: the split that leaves the least
+/// variation within the groups, when it leaves at most [`SPLIT_LEAVES`] of it, the groups are
+/// [`GROUPS_APART`] and each has [`GROUP_RUNS`] runs. The share explained is pooled over the
+/// points that split so.
+fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
+    let (mut between, mut total) = (0.0, 0.0);
+    let mut lines = Vec::new();
+    let labels: Vec<String> = doc.points.iter().filter(|p| runs(p).len() >= 3).map(|p| p.label()).collect();
+    for (runs, label) in points.iter().zip(&labels) {
+        let mut v: Vec<f64> = runs.iter().map(|r| r.log_wall).collect();
+        v.sort_by(f64::total_cmp);
+        let ss = |s: &[f64]| {
+            let m = s.iter().sum::<f64>() / s.len() as f64;
+            s.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+        };
+        let all = ss(&v);
+        total += all;
+        let split = (GROUP_RUNS..=v.len().saturating_sub(GROUP_RUNS))
+            .map(|k| (k, ss(&v[..k]) + ss(&v[k..])))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((k, within)) = split else { continue };
+        let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+        let (fast, slow) = (mean(&v[..k]).exp(), mean(&v[k..]).exp());
+        if all > 0.0 && within <= SPLIT_LEAVES * all && slow >= GROUPS_APART * fast {
+            between += all - within;
+            lines.push(format!("{label}: {k} runs near {fast:.3} s, {} near {slow:.3} s", v.len() - k));
+        }
+    }
+    (total > 0.0 && !lines.is_empty()).then(|| Noise {
+        cause: Cause::TwoGroups,
+        explains: between / total,
+        evidence: format!("two groups of runs ({})", lines.join("; ")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::RunRecord;
+    use crate::sample::ThreadReport;
+    use crate::sample::report::MachineCpu;
+
+    fn doc(points: &[&[(f64, f64, f64)]]) -> Results {
+        let plan = crate::plan::build(
+            &crate::plan::Request {
+                command: vec!["prog".into(), "{t}".into()],
+                params: vec![format!("t={}", (1..=points.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(","))],
+                ..Default::default()
+            },
+            4,
+        )
+        .unwrap();
+        let mut doc = Results::new(plan, vec![]).unwrap();
+        for (p, runs) in points.iter().enumerate() {
+            for (i, &(wall_s, others_cpu, started)) in runs.iter().enumerate() {
+                let threads = ThreadReport {
+                    machine_cpu: Some(MachineCpu { busy_s: wall_s + others_cpu, stolen_s: 0.0 }),
+                    ..Default::default()
+                };
+                doc.points[p].runs.push(RunRecord {
+                    index: i as u32,
+                    wall_s,
+                    user_s: wall_s,
+                    started_unix_s: started,
+                    exit_code: Some(0),
+                    threads: Some(Box::new(threads)),
+                    ..Default::default()
+                });
+            }
+        }
+        doc
+    }
+
+    #[test]
+    fn the_slow_runs_that_other_processes_shared_are_put_down_to_them() {
+        // Each run slower by as much as others used the CPUs: 1 s alone, +0.3 s beside 0.5 CPU.
+        let d = doc(&[
+            &[(1.0, 0.0, 0.0), (1.3, 0.65, 10.0), (1.02, 0.02, 20.0), (1.28, 0.6, 30.0), (0.99, 0.0, 40.0)],
+            &[(0.5, 0.0, 5.0), (0.66, 0.33, 15.0), (0.51, 0.0, 25.0), (0.5, 0.01, 35.0), (0.64, 0.3, 45.0)],
+        ]);
+        let n = of(&d).expect("a cause");
+        assert_eq!(n.cause, Cause::OtherProcesses, "{n:?}");
+        assert!(n.explains > 0.8, "{n:?}");
+    }
+
+    #[test]
+    fn a_machine_that_slows_over_the_sweep_is_drift_and_two_kinds_of_runs_are_groups() {
+        let drift: Vec<(f64, f64, f64)> = (0..8).map(|i| (1.0 + 0.05 * i as f64, 0.0, 30.0 * i as f64)).collect();
+        let n = of(&doc(&[&drift])).expect("drift");
+        assert_eq!(n.cause, Cause::Drift, "{n:?}");
+        assert!(n.evidence.contains("slower"), "{}", n.evidence);
+        let two = [1.0, 1.5, 1.01, 1.49, 0.99, 1.51, 1.0, 1.5];
+        let runs: Vec<(f64, f64, f64)> = two.iter().enumerate().map(|(i, &w)| (w, 0.0, 10.0 * i as f64)).collect();
+        let n = of(&doc(&[&runs])).expect("two groups");
+        assert_eq!(n.cause, Cause::TwoGroups, "{n:?}");
+        assert!(n.evidence.contains("4 runs near 1.000 s, 4 near 1.500 s"), "{}", n.evidence);
+    }
+
+    #[test]
+    fn noise_no_suspect_explains_is_not_put_down_to_one() {
+        let runs: Vec<(f64, f64, f64)> = [1.0, 1.12, 0.95, 1.07, 1.01, 0.9, 1.1]
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| (w, 0.1, 10.0 * i as f64))
+            .collect();
+        assert_eq!(of(&doc(&[&runs])), None);
+    }
+}

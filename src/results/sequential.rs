@@ -1,0 +1,46 @@
+//! How a sweep measured until its verdict was clear: the looks it took at its intervals, the
+//! runs it added at each and why, the time they took against the budget, and what was still
+//! undecided when the budget ran out.
+
+use crate::stats::sequential::Confidence;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The sweep's record of its added runs (absent when the number of runs was fixed).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Sequential {
+    /// Looks at the verdict that could add runs, the first pass's included.
+    pub looks: u32,
+    /// Seconds the first pass took (each point's least runs, warm-ups and hooks).
+    pub first_pass_s: f64,
+    /// Seconds the added runs may take in all.
+    pub budget_s: f64,
+    /// Seconds the added runs took.
+    pub spent_s: f64,
+    /// Runs added, look by look.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub added: Vec<Added>,
+    /// What the runs could still not decide when the sweep stopped, in words.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub undecided: Vec<String>,
+}
+
+impl Sequential {
+    /// How sure the intervals are at the latest look.
+    pub fn confidence(&self) -> Confidence {
+        Confidence::at_look(self.looks.max(1))
+    }
+}
+
+/// Runs added to one point at one look, and why.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Added {
+    /// The look that added them (2 for the first additions).
+    pub look: u32,
+    /// Index into `points[]`.
+    pub point: usize,
+    /// Runs added.
+    pub runs: u32,
+    /// What they are to decide: `whether it scales: efficiency 76–104% after 3 runs`.
+    pub why: String,
+}
