@@ -2,7 +2,8 @@
 //! time, sampled for a while without stopping or tracing it. The sampler takes each thread's
 //! counters at its first sweep as the baseline, so the totals cover exactly the window sampled.
 //! Where the kernel allows it, the event tracer runs alongside (exact switch intervals and on-CPU
-//! stacks in the report's `tracer` and `stacks`).
+//! stacks in the report's `tracer` and `stacks`). What idled the CPUs its threads could use is
+//! judged as for one run of a sweep, the window having no start-up or tail of its own (findings).
 
 use super::args::AttachArgs;
 use super::{Exit, Usage, view};
@@ -105,6 +106,14 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
         }
         for l in &report.limits {
             out.push_str(&format!("not seen: {l}\n"));
+        }
+        let found = crate::diagnose::window(&report);
+        if !found.is_empty() {
+            out.push_str(&terminal::render_section(
+                "findings",
+                &crate::report::findings::lines(&found, terminal::colour()),
+                terminal::colour(),
+            ));
         }
     }
     view::print(&out)?;

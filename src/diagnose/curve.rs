@@ -20,8 +20,15 @@ pub fn efficiency_interval(p: &PointScaling, base_count: f64) -> Option<[f64; 2]
     Some(p.speedup_ci95.map_or([e, e], |[lo, hi]| [lo / rel, hi / rel]))
 }
 
-/// `scales well: 1.97× at 2 threads against 1 (99% efficiency)`.
-pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, eff_hi: f64, label: &str) -> Option<Finding> {
+/// `scales well: 1.97× at 2 threads against 1 (99% efficiency)`, judged at `top`; `cpus` are those
+/// of this machine when the count runs on it.
+pub fn scales_well(
+    s: &SeriesAnalysis,
+    top: &PointScaling,
+    (name, cpus): (&str, Option<f64>),
+    eff_hi: f64,
+    label: &str,
+) -> Option<Finding> {
     let eff = top.efficiency?;
     let within = if eff < GOOD_EFFICIENCY {
         // One decimal where whole percents would read "of 90% (up to 90%)".
@@ -45,10 +52,73 @@ pub fn scales_well(s: &SeriesAnalysis, top: &PointScaling, name: &str, eff_hi: f
             100.0 * eff
         ),
         evidence: s.points.iter().map(|p| format!("{}: {:.2}×", count_label(p.count, name), p.speedup)).collect(),
-        advice: "measure at higher counts to find where it stops".into(),
+        advice: where_next(s, top, name, cpus),
         cost_pct: None,
         at: Some(top.count),
     })
+}
+
+/// Where to measure to find where scaling stops: higher counts while they fit the CPUs; when the
+/// sweep reached the CPUs (or measured beyond them, which only time-shares them), another machine.
+fn where_next(s: &SeriesAnalysis, top: &PointScaling, name: &str, cpus: Option<f64>) -> String {
+    let Some(cpus) = cpus else { return "measure at higher counts to find where it stops".into() };
+    let beyond = s.points.iter().any(|p| p.count > top.count);
+    if beyond || top.count >= cpus {
+        format!(
+            "it scales to the {cpus} CPUs this job may use{}: to find where it stops, sweep it on a machine with more CPUs",
+            if beyond { format!(", and more {name} than CPUs only share them") } else { String::new() }
+        )
+    } else {
+        format!("measure at higher counts, up to the {cpus} CPUs this job may use, to find where it stops")
+    }
+}
+
+/// A window of a running job (`attach`) whose threads kept the CPUs they could use busy: nothing
+/// idled them. Whether the work per CPU holds up as threads are added only a sweep can tell.
+/// `own_gap` is the share of the capacity the job itself left idle (other processes' load left out).
+pub fn busy_window(l: &Ledger, own_gap: f64) -> Finding {
+    Finding {
+        kind: Kind::ScalesWell,
+        severity: Severity::Info,
+        summary: format!(
+            "its threads kept the {} CPU{} they could use busy in the window but for {:.0}% of their capacity: no wait of theirs idled them",
+            trim_count(l.capacity),
+            if l.capacity == 1.0 { "" } else { "s" },
+            100.0 * own_gap.max(0.0)
+        ),
+        evidence: vec![format!("{:.2} of {:.2} core-seconds lost", l.lost_s, l.capacity * l.wall_s)],
+        advice: "whether the work each CPU does holds up as threads are added (false sharing, memory bandwidth), only a sweep tells: scalescope run --param threads=…".into(),
+        cost_pct: None,
+        at: None,
+    }
+}
+
+/// A window of a running job whose threads want more CPUs than it may use and wait for them a
+/// tenth of their time or more: more threads than CPUs, said first as a sweep past the CPUs says it.
+pub fn crowded_window(t: &PointThreads, l: &Ledger, cpus: f64) -> Option<Finding> {
+    let total: f64 = t.classes.values().sum();
+    let runq = t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) / total.max(1e-12);
+    (l.demand > cpus + 0.5 && runq >= 0.1).then(|| Finding {
+        kind: Kind::CpuOversubscription,
+        severity: Severity::Low,
+        summary: format!(
+            "{:.0} threads want a CPU at once on {} CPUs: they wait for one {:.0}% of their time",
+            l.demand,
+            trim_count(cpus),
+            100.0 * runq
+        ),
+        evidence: vec![format!("{:.1} CPUs busy on average", l.cpu_s / l.wall_s.max(1e-9))],
+        advice: format!(
+            "run at most {} busy threads (the CPUs this job may use); threads beyond them only take turns",
+            trim_count(cpus)
+        ),
+        cost_pct: None,
+        at: None,
+    })
+}
+
+fn trim_count(x: f64) -> String {
+    if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
 /// Below this low end of the efficiency's interval, a sweep whose interval also reaches

@@ -47,14 +47,41 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     }
     merge_noise(&mut out);
     // A stable sort: within one severity, causes keep the order their ledger gave them. First
-    // what says the whole sweep scales, or that the parameter or the runs' length make the rest moot.
-    let lead = |k: Kind| matches!(k, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored);
+    // what says the whole sweep scales, or that the parameter, the runs' length or counts beyond
+    // the CPUs (a curve flat past them) make the rest moot.
+    let cpus = doc.machine.allowed_cpus as f64;
+    let lead = |f: &Finding| {
+        matches!(f.kind, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored)
+            || (f.kind == Kind::CpuOversubscription && f.at.is_some_and(|n| n > cpus))
+    };
     out.sort_by(|x, y| {
-        lead(y.kind)
-            .cmp(&lead(x.kind))
+        lead(y)
+            .cmp(&lead(x))
             .then(y.severity.cmp(&x.severity))
             .then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
     });
+    out
+}
+
+/// Findings for a window of a running job (`attach`): what idled the CPUs its threads could use,
+/// judged as one point run once (the window has no start-up or tail of its own), or that nothing
+/// did. There is no speed-up to judge without a sweep, so nothing is said of the curve.
+pub fn window(report: &crate::sample::ThreadReport) -> Vec<Finding> {
+    use crate::sample::Class;
+    let run = crate::exec::RunRecord {
+        wall_s: report.wall_s,
+        user_s: report.seconds(Class::CpuUser),
+        sys_s: report.seconds(Class::CpuKernel),
+        exit_code: Some(0),
+        threads: Some(Box::new(report.clone())),
+        ..Default::default()
+    };
+    let p = crate::results::PointResult { params: Default::default(), command: Vec::new(), target_runs: None, runs: vec![run] };
+    let mut out = Vec::new();
+    series::window(&p, crate::machine::allowed_cpus().max(1) as f64, &mut out);
+    merge_noise(&mut out);
+    let lead = |f: &Finding| matches!(f.kind, Kind::ScalesWell | Kind::CpuOversubscription);
+    out.sort_by(|x, y| lead(y).cmp(&lead(x)).then(y.severity.cmp(&x.severity)));
     out
 }
 

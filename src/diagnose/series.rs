@@ -186,7 +186,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         let causes = out.iter().any(|f| f.at == Some(top.count) && !f.kind.describes_curve());
         out.push(curve::undecided(doc, top, name, [eff_lo, eff_hi], causes, &label));
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
-        out.extend(curve::scales_well(s, top, name, eff_hi, &label));
+        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), eff_hi, &label));
     }
 }
 
@@ -318,10 +318,31 @@ fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(
 /// Findings for a point outside any series (a single point, or a sweep over text values).
 pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
     let p = &doc.points[index];
+    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
+    causes_of(p, at, out);
+}
+
+/// Findings for a window of a running job (`attach`), as one point run once: what idled the
+/// CPUs its threads could use; or, when they kept them busy, that nothing did.
+pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
+    let Some(l) = ledger::of(p, None) else { return };
+    let crowded = threads::of_point(p).and_then(|t| curve::crowded_window(&t, &l, cpus));
+    // What the machine's other load, the hypervisor and watching took is not the job's loss.
+    let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer].iter().filter_map(|c| l.item(c)).map(|i| i.core_s).sum();
+    let own_gap = l.gap - held / (l.capacity * l.wall_s).max(1e-12);
+    match crowded {
+        Some(f) => out.push(f),
+        None if own_gap < MEDIUM => out.push(curve::busy_window(&l, own_gap)),
+        None => {}
+    }
+    causes_of(p, String::new(), out);
+}
+
+/// The causes of one point's idle capacity, judged against its own runs, `at` saying where.
+fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
     let none = |_: Class, _: Option<&Pick>| None;
-    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
     let scope = Scope {
         at,
         at_count: None,

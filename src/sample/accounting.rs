@@ -162,6 +162,16 @@ fn steady_edges(full: &[bool]) -> (Option<usize>, Option<usize>) {
 /// bin whose work threads run or wait in them uses the capacity fully (the steady phase of a job
 /// that reads is not its start-up).
 pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64, busy: &[bool]) -> Accounting {
+    accounted(h, span_s, (capacity, cpus), busy, true)
+}
+
+/// [`account`] for a window cut out of a running job (`attach`): it has no start-up or tail of
+/// its own, so every bin is steady.
+pub fn account_window(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64, busy: &[bool]) -> Accounting {
+    accounted(h, span_s, (capacity, cpus), busy, false)
+}
+
+fn accounted(h: &History, span_s: f64, (capacity, cpus): (Option<f64>, f64), busy: &[bool], phased: bool) -> Accounting {
     let w = h.width();
     // The last bin recorded may lie at the very end of the span, with no width left.
     let bins = h.bins().min((span_s / w - 1e-9).ceil().max(0.0) as usize);
@@ -192,8 +202,8 @@ pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64, busy:
     let full: Vec<bool> = (0..bins).map(|b| width(b) > 0.0 && working(b) >= FULL * cap * width(b)).collect();
     let (first, last) = steady_edges(&full);
     let phase = |b: usize| match (first, last) {
-        (Some(f), _) if b < f => Phase::Startup,
-        (_, Some(l)) if b > l => Phase::Tail,
+        (Some(f), _) if phased && b < f => Phase::Startup,
+        (_, Some(l)) if phased && b > l => Phase::Tail,
         _ => Phase::Steady,
     };
     let mut a = Accounting { capacity: cap, from_axis, span_s, peak_work_threads, ..Default::default() };

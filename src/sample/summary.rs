@@ -28,7 +28,13 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
     let work = accounting::work_threads(&s.history, s.config.capacity, cpus, &busy);
     let joins: Vec<u32> = (0..s.labels.len() as u32).filter(|&l| s.labels[l as usize].0 == Class::Join).collect();
     s.history.spread_unlabelled(&work, &joins);
-    let acc = accounting::account(&s.history, wall_s, s.config.capacity, cpus, &busy);
+    // A run is sampled from its spawn; `attach` samples a window of a running job, with no
+    // start-up or tail of its own.
+    let acc = if s.config.prior_life {
+        accounting::account(&s.history, wall_s, s.config.capacity, cpus, &busy)
+    } else {
+        accounting::account_window(&s.history, wall_s, s.config.capacity, cpus, &busy)
+    };
     let mut namer = Namer::default();
     let names: Vec<String> =
         s.labels.iter().map(|(class, site)| wait_name(*class, site.as_ref(), &s.places, &mut namer)).collect();

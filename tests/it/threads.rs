@@ -198,6 +198,13 @@ fn attach_names_the_lock_of_a_running_process() {
     );
     let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     assert!(share(&t, Class::Lock) > 0.15, "{:?}", t.classes);
+    // The window is judged as one run with no start-up or tail of its own: the lock leads, and
+    // no other cause is raised (the machine's load may be said beside it: other tests run).
+    let found: Vec<&str> =
+        text.lines().skip_while(|l| !l.starts_with("findings")).filter(|l| l.contains("] ")).collect();
+    assert!(found.first().is_some_and(|l| l.contains("lock-contention") && l.contains("queue_lock")), "{text}");
+    let other = |l: &&&str| !l.contains("lock-contention") && !l.contains("noisy-measurement");
+    assert!(found.iter().filter(other).all(|l| l.contains("[info]") || l.contains("[low]")), "{text}");
     let o = scalescope(d.path(), &["attach", "999999999"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no process with PID 999999999"), "{}", stderr(&o));
@@ -256,6 +263,31 @@ fn process_cpu_s(pid: u32) -> f64 {
         .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
         .sum::<f64>()
         * 1e-9
+}
+
+#[test]
+fn attach_says_a_window_that_kept_its_cpus_busy_and_one_with_too_many_threads() {
+    let _guard = common::measuring();
+    let d = tempfile::tempdir().unwrap();
+    let cpus = scalescope::machine::allowed_cpus();
+    for (threads, kind) in [(cpus, "[info] scales-well"), (4 * cpus, "[low] cpu-oversubscription")] {
+        let mut child = std::process::Command::new(common::bin())
+            .args(["probe", "scalable", "--threads", &threads.to_string(), "--seconds", "4"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let o = scalescope(d.path(), &["attach", &child.id().to_string(), "--duration", "2s"]);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let text = stdout(&o);
+        let found: Vec<&str> =
+            text.lines().skip_while(|l| !l.starts_with("findings")).filter(|l| l.contains("] ")).collect();
+        assert!(found.first().is_some_and(|l| l.contains(kind)), "{threads} threads: {text}");
+        // Other tests may load the machine meanwhile: its load may be said, nothing else raised.
+        let raised = |l: &&str| (l.contains("[high]") || l.contains("[medium]")) && !l.contains("noisy-measurement");
+        assert!(!found.iter().any(raised), "{text}");
+    }
 }
 
 #[test]
