@@ -76,7 +76,12 @@ pub fn window(report: &crate::sample::ThreadReport) -> Vec<Finding> {
         threads: Some(Box::new(report.clone())),
         ..Default::default()
     };
-    let p = crate::results::PointResult { params: Default::default(), command: Vec::new(), target_runs: None, runs: vec![run] };
+    let p = crate::results::PointResult {
+        params: Default::default(),
+        command: Vec::new(),
+        target_runs: None,
+        runs: vec![run],
+    };
     let mut out = Vec::new();
     series::window(&p, crate::machine::allowed_cpus().max(1) as f64, &mut out);
     merge_noise(&mut out);

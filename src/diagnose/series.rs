@@ -328,7 +328,8 @@ pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let crowded = threads::of_point(p).and_then(|t| curve::crowded_window(&t, &l, cpus));
     // What the machine's other load, the hypervisor and watching took is not the job's loss.
-    let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer].iter().filter_map(|c| l.item(c)).map(|i| i.core_s).sum();
+    let held: f64 =
+        [Cause::OtherLoad, Cause::Stolen, Cause::Observer].iter().filter_map(|c| l.item(c)).map(|i| i.core_s).sum();
     let own_gap = l.gap - held / (l.capacity * l.wall_s).max(1e-12);
     match crowded {
         Some(f) => out.push(f),

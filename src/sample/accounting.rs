@@ -171,7 +171,13 @@ pub fn account_window(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64
     accounted(h, span_s, (capacity, cpus), busy, false)
 }
 
-fn accounted(h: &History, span_s: f64, (capacity, cpus): (Option<f64>, f64), busy: &[bool], phased: bool) -> Accounting {
+fn accounted(
+    h: &History,
+    span_s: f64,
+    (capacity, cpus): (Option<f64>, f64),
+    busy: &[bool],
+    phased: bool,
+) -> Accounting {
     let w = h.width();
     // The last bin recorded may lie at the very end of the span, with no width left.
     let bins = h.bins().min((span_s / w - 1e-9).ceil().max(0.0) as usize);
