@@ -86,6 +86,9 @@ pub struct Scope<'a> {
     /// The count against the baseline's (2 for 2 threads against 1) when the sweep is taken as
     /// strong scaling: CPU time grown as much says the work may grow with the count.
     pub strong_ratio: Option<f64>,
+    /// Whether the point's threads ran one at a time (two or more on a CPU at once less than a
+    /// tenth of the time any ran): waits while another thread runs are then turns.
+    pub one_at_a_time: bool,
 }
 
 /// Chooses a point's waits (given all of that point's waits).
@@ -214,10 +217,17 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
-            match a.feeder.filter(|f| f.running >= FEEDS && f.waits_for_work.unwrap_or(0.0) < PEER) {
+            match a.feeder.clone().filter(|f| f.running >= FEEDS && f.waits_for_work.unwrap_or(0.0) < PEER) {
                 // By name: its thread id differs in every run of the point.
                 Some(f) => Some((Kind::WaitForWork, format!("feeder '{}'", f.name), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
+                // Another thread of the job ran nearly all the time it waited, a peer that waits
+                // for its turn itself, and the job's threads ran one at a time: turns on a lock,
+                // whatever the primitive (each thread's own condition variable, as CPython's
+                // and Ruby's interpreter locks hand over) and whatever a timer does beside it.
+                None if scope.one_at_a_time && a.members_running + a.others_running >= TURNS && a.feeder.is_some() => {
+                    lock()
+                }
                 None if a.members_running >= TURNS => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(None))),
                 None => Some((Kind::WaitForWork, "waiting".into(), Role::Waiting(a.meanwhile.clone()))),
             }
@@ -661,6 +671,13 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                         a.members_peak,
                         if a.members_peak <= SERIALISED { "they take turns (serialised)" } else { "contended" }
                     )
+                } else if let (true, Some(f)) = (scope.one_at_a_time, &a.feeder) {
+                    format!(
+                        "while one waits, another thread of the job runs {:.0}% of the time ('{}', itself waiting for its turn {:.0}% of its time), and the job's threads run one at a time: they take turns, each waiting on its own object",
+                        100.0 * f.running,
+                        f.name,
+                        100.0 * f.waits_for_work.unwrap_or(0.0)
+                    )
                 } else {
                     format!(
                         "while they wait, {:.2} threads that also wait on it and {:.2} other threads run on average",
@@ -947,6 +964,7 @@ mod tests {
             cpu_ratio_lo: None,
             shares,
             strong_ratio: Some(2.0),
+            one_at_a_time: false,
         }
     }
 
@@ -1025,6 +1043,41 @@ mod tests {
         let mut out = Vec::new();
         findings(&scope, &spun, &mut out);
         assert!(out[0].advice.contains("false sharing"), "{out:?}");
+    }
+
+    #[test]
+    fn threads_taking_turns_each_on_its_own_condition_variable_are_serialised_on_a_lock() {
+        // An interpreter lock handed over through a condition variable per thread (Ruby's): while
+        // one waits, the other runs nearly all the time, itself waiting for its turn half its
+        // time; a timer thread polls beside them.
+        let peer = Feeder {
+            name: "rb.rb:2".into(),
+            tid: Some(2),
+            running: 0.96,
+            busy: 0.5,
+            waits_for_work: Some(0.48),
+            ..Default::default()
+        };
+        let around = Around { others_running: 0.97, feeder: Some(peer), ..Default::default() };
+        let waits = vec![Wait {
+            class: Some(Class::WaitForWork),
+            name: "heap+0x444".into(),
+            around: Some(around),
+            ..Default::default()
+        }];
+        let shares = |_: Class, _: Option<&Pick>| None;
+        let l = Ledger { lost_s: 0.6, gap: 0.5, items: vec![waiting(0.55, 0.0)], ..ledger(1.0, 1.0) };
+        let kinds = |one_at_a_time: bool| {
+            let scope = Scope { one_at_a_time, ..starved_scope(&waits, &shares) };
+            let mut out = Vec::new();
+            findings(&scope, &l, &mut out);
+            (out.iter().map(|f| f.kind).collect::<Vec<_>>(), out)
+        };
+        let (serialised, out) = kinds(true);
+        assert_eq!(serialised, [Kind::LockContention], "{out:?}");
+        assert!(out[0].evidence.iter().any(|e| e.contains("run one at a time")), "{out:?}");
+        // Two of the job's threads on the CPUs at once: not turns on a lock.
+        assert_eq!(kinds(false).0, [Kind::WaitForWork]);
     }
 
     #[test]

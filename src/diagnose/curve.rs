@@ -26,10 +26,10 @@ pub fn scales_well(
     s: &SeriesAnalysis,
     top: &PointScaling,
     (name, cpus): (&str, Option<f64>),
-    eff_hi: f64,
+    [eff, eff_hi]: [f64; 2],
     label: &str,
 ) -> Option<Finding> {
-    let eff = top.efficiency?;
+    top.efficiency?;
     let within = if eff < GOOD_EFFICIENCY {
         // One decimal where whole percents would read "of 90% (up to 90%)".
         let hi = if (100.0 * eff_hi).round() == (100.0 * GOOD_EFFICIENCY).round() {
@@ -119,6 +119,25 @@ pub fn crowded_window(t: &PointThreads, l: &Ledger, cpus: f64) -> Option<Finding
 
 fn trim_count(x: f64) -> String {
     if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
+}
+
+/// `the baseline (1 thread) already kept 1.8 CPUs busy: on 2 CPUs at most 1.11× was possible at
+/// 2 threads, and 1.02× is 92% of it`.
+pub fn busy_baseline_line(
+    base: &PointScaling,
+    top: &PointScaling,
+    (busy, possible): (f64, f64),
+    eff: f64,
+    (name, cpus): (&str, f64),
+) -> String {
+    format!(
+        "the baseline ({}) already kept {busy:.1} CPUs busy: on {} CPUs at most {possible:.2}× was possible at {}, and {:.2}× is {:.0}% of it (the efficiency judged here; the table's is against the counts)",
+        count_label(base.count, name),
+        trim_count(cpus),
+        count_label(top.count, name),
+        top.speedup,
+        100.0 * eff
+    )
 }
 
 /// Below this low end of the efficiency's interval, a sweep whose interval also reaches

@@ -52,7 +52,7 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     let cpus = doc.machine.allowed_cpus as f64;
     let lead = |f: &Finding| {
         matches!(f.kind, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored)
-            || (f.kind == Kind::CpuOversubscription && f.at.is_some_and(|n| n > cpus))
+            || (f.kind == Kind::CpuOversubscription && f.severity > Severity::Info && f.at.is_some_and(|n| n > cpus))
     };
     out.sort_by(|x, y| {
         lead(y)

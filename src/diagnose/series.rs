@@ -58,13 +58,19 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                 cpu_ratio_lo: None,
                 shares: &shares,
                 strong_ratio: None,
+                one_at_a_time: one_at_a_time(&doc.points[p.index]),
             };
             causes::findings(&scope, &l, out);
         }
         return;
     }
     let cpus = doc.machine.allowed_cpus as f64;
-    let Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated }) = Pair::of(doc, a, s) else { return };
+    let Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline }) = Pair::of(doc, a, s) else {
+        return;
+    };
+    // A baseline that kept more CPUs busy than its count, and a count that did as well as its CPU
+    // use allows: no gap to raise causes by.
+    let gated = gated && busy_baseline.is_none_or(|b| b.eff < curve::GOOD_EFFICIENCY);
     let copies = a.axis.counts == Counts::Copies;
     let base_label = count_label(base.count, name);
     let local = a.axis.counts == Counts::Workers;
@@ -92,6 +98,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             cpu_ratio_lo: cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).map(|(r, _)| r.interval[0]),
             shares: &shares,
             strong_ratio: ((ratio - 1.0).abs() <= SAME_WORK).then(|| top.count / base.count),
+            one_at_a_time: one_at_a_time(&doc.points[top.index]),
         };
         causes::findings(&scope, l, out);
     }
@@ -176,7 +183,12 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         || out
             .iter()
             .any(|f| f.at == Some(top.count) && f.severity >= Severity::Medium && f.kind != Kind::NoisyMeasurement);
-    if gated && !explained && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(top.count)) {
+    // Amdahl's fit on the counts means nothing when the baseline's CPU use is not its count.
+    if gated
+        && !explained
+        && busy_baseline.is_none()
+        && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(top.count))
+    {
         out.extend(curve::serial_fraction(s, top, name, &label));
     }
     // An interval reaching both below a poor efficiency and up to a good one cannot tell either
@@ -185,8 +197,20 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     if !gated && !explained && undecided {
         let causes = out.iter().any(|f| f.at == Some(top.count) && !f.kind.describes_curve());
         out.push(curve::undecided(doc, top, name, [eff_lo, eff_hi], causes, &label));
+    } else if let Some(b) = busy_baseline.filter(|b| b.eff >= curve::GOOD_EFFICIENCY && !explained) {
+        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [b.eff, b.eff_hi], &label));
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
-        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), eff_hi, &label));
+        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [eff, eff_hi], &label));
+    }
+    if let Some(b) = busy_baseline {
+        // Said on the verdict that leads for this count: what the efficiency was judged against.
+        let line = curve::busy_baseline_line(base, top, (b.busy, b.possible), b.eff, (name, cpus));
+        let here = |f: &Finding| f.at == Some(top.count) && f.kind != Kind::NoisyMeasurement;
+        let verdict =
+            out.iter().position(|f| here(f) && f.kind == Kind::ScalesWell).or_else(|| out.iter().position(here));
+        if let Some(i) = verdict {
+            out[i].evidence.insert(0, line);
+        }
     }
 }
 
@@ -212,7 +236,28 @@ pub struct Pair<'a> {
     pub eff_hi: f64,
     /// Whether the gap below 90% is real ([`gap_is_real`]).
     pub gated: bool,
+    /// When the baseline kept more CPUs busy than its count, the efficiency against its CPU use.
+    pub busy_baseline: Option<BusyBaseline>,
 }
+
+/// A baseline that kept more CPUs busy than its count (a caller thread that works too, threads of
+/// the program's own): the speed-up its CPU use allows at the top count, and the top's efficiency
+/// against that, which decides whether the program scales (the gap the causes are gated by stays
+/// the counts': the ledger already starts from the baseline's CPU).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BusyBaseline {
+    /// CPUs the baseline kept busy on average.
+    pub busy: f64,
+    /// The speed-up at the top count that its CPU use allows on this machine.
+    pub possible: f64,
+    /// The top's speed-up against it.
+    pub eff: f64,
+    /// The high end of that efficiency's interval.
+    pub eff_hi: f64,
+}
+
+/// A baseline busy on at least this many CPUs more than its count is judged by its CPU use.
+const BUSY_BASELINE: f64 = 0.5;
 
 impl<'a> Pair<'a> {
     /// The pair of series `s`, when it has a count above its baseline.
@@ -226,6 +271,18 @@ impl<'a> Pair<'a> {
         let useful = Useful::of(&doc.points[base.index], ratio);
         let lt = ledger::of(&doc.points[top.index], useful);
         let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
+        // A baseline that already kept more CPUs busy than its count (a caller thread that works
+        // too, threads of the program's own) leaves less to gain than the counts say: the
+        // efficiency is then judged against what its CPU use allows on this machine.
+        let rel = top.count / base.count;
+        let cpus = doc.machine.allowed_cpus as f64;
+        let local_strong = a.axis.counts == Counts::Workers && a.axis.scaling == Scaling::Strong;
+        let busy_baseline = base
+            .cpu_pct
+            .map(|c| c / 100.0)
+            .filter(|b| local_strong && *b >= base.count + BUSY_BASELINE && cpus > 0.0)
+            .map(|b| (b, (rel * b).min(cpus) / b))
+            .filter(|(_, possible)| *possible < rel);
         let eff = top.efficiency.unwrap_or(1.0);
         // No run can be more efficient than the work's CPU time allows: the interval stops there.
         let bound =
@@ -234,7 +291,13 @@ impl<'a> Pair<'a> {
         let eff_hi = interval.map_or(eff, |c| c[1]).min(bound.unwrap_or(f64::INFINITY));
         let eff_lo = interval.map_or(eff, |c| c[0]).min(eff);
         let gated = gap_is_real(eff, eff_hi, lt.as_ref());
-        Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated })
+        let busy_baseline = busy_baseline.map(|(busy, possible)| BusyBaseline {
+            busy,
+            possible,
+            eff: eff * rel / possible,
+            eff_hi: (interval.map_or(eff, |c| c[1]) * rel / possible).min(bound.unwrap_or(f64::INFINITY)),
+        });
+        Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline })
     }
 }
 
@@ -271,6 +334,20 @@ fn cpu_bound(base: &PointResult, top: &PointResult, work_ratio: f64, capacity: f
         return None;
     }
     runs.iter().map(|r| dearest / cpu(r).max(1e-12)).reduce(f64::max)
+}
+
+/// Two or more of a point's threads on a CPU at once for less than this share of the time any ran…
+const TOGETHER: f64 = 0.1;
+
+/// …means they ran one at a time — where two could (a job on one CPU always runs one at a time).
+fn one_at_a_time(p: &PointResult) -> bool {
+    let (mut any, mut two) = (0.0, 0.0);
+    let runs = p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_deref());
+    for t in runs.filter(|t| t.capacity.as_ref().is_some_and(|c| c.cpus >= 2.0)) {
+        any += t.concurrency_s.iter().skip(1).sum::<f64>();
+        two += t.concurrency_s.iter().skip(2).sum::<f64>();
+    }
+    any > 0.0 && two < TOGETHER * any
 }
 
 fn share(t: &PointThreads, c: Class) -> f64 {
@@ -358,6 +435,7 @@ fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
         cpu_ratio_lo: None,
         shares: &none,
         strong_ratio: None,
+        one_at_a_time: one_at_a_time(p),
     };
     causes::findings(&scope, &l, out);
 }

@@ -243,12 +243,37 @@ fn more_threads_than_cores_is_oversubscription_and_not_an_alarm_when_the_program
     let cpus = std::thread::available_parallelism().unwrap().get();
     // Two thirds of the default work: a single thread still runs 0.3 s.
     let f = findings(&format!("1,{cpus},{}", 4 * cpus), &["scalable", "--threads", "{threads}", "--ops", "200000000"]);
-    first(&f, Kind::ScalesWell);
-    let o = f.iter().find(|x| x.kind == Kind::CpuOversubscription).unwrap_or_else(|| panic!("{:?}", kinds(&f)));
+    // Flat past the CPUs: said first, and scales-well (when the runs decide it) no longer advises
+    // the counts already measured.
+    let o = first(&f, Kind::CpuOversubscription);
     assert!(o.advice.contains(&format!("at most {cpus} threads")), "{o:?}");
+    assert_eq!(o.at, Some(4.0 * cpus as f64), "{o:?}");
+    if let Some(s) = f.iter().find(|x| x.kind == Kind::ScalesWell) {
+        assert!(s.advice.contains("a machine with more CPUs"), "{s:?}");
+    } else {
+        assert!(cannot_tell(&f), "neither scales-well nor undecided at {cpus}: {:?}", kinds(&f));
+    }
     nothing_serious_but(&f, &[]);
     let within = findings(&format!("1,{cpus}"), &["scalable", "--threads", "{threads}", "--ops", "200000000"]);
     assert!(!within.iter().any(|x| x.kind == Kind::CpuOversubscription), "{:?}", kinds(&within));
+}
+
+#[test]
+fn a_baseline_that_already_fills_the_cpus_is_judged_by_its_cpu_use_not_its_count() {
+    // As Java's parallel streams swept over the pool's parallelism: the caller thread works too,
+    // so parallelism=1 already keeps 2 threads busy, and 2 CPUs leave nothing more to gain.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let exe = bin().to_string_lossy().into_owned();
+    let command = format!("{exe} probe scalable --threads $(({{par}} + {})) --ops 200000000", cpus - 1);
+    let f = swept("-r 3 -w 0 --shell --workers --param par=1,2", &[&command]);
+    assert!(!f.iter().any(|x| x.kind == Kind::SerialFraction), "{:?}", kinds(&f));
+    nothing_serious_but(&f, &[]);
+    if f.first().map(|x| x.kind) == Some(Kind::ScalesWell) {
+        let e = &f[0].evidence[0];
+        assert!(e.contains("the baseline (1 par) already kept") && e.contains("CPUs busy"), "{:?}", kinds(&f));
+    } else {
+        assert!(cannot_tell(&f), "neither scales-well nor undecided: {:?}", kinds(&f));
+    }
 }
 
 #[test]
