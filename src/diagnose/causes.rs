@@ -39,6 +39,22 @@ const TAIL_WAITS: f64 = 2.0 / 3.0;
 /// starved by a feeder (who wait between pieces of work).
 const FINISHED: f64 = 0.5;
 
+/// A thread that runs the waiting threads' code (at least this share of its on-CPU samples in
+/// their chains of callers)…
+const SAME_CODE: f64 = 0.5;
+/// …at no more than this many times their rate of work is one of them.
+const SAME_PACE: f64 = 1.5;
+
+/// Whether the thread that ran while workers waited for work is one of them rather than what
+/// feeds them: it waits for work itself, or it runs their code at about their pace (a compression
+/// worker beside another, not the thread that reads and hands out the blocks; a producer running
+/// an interpreter's loop like its consumers, but all the time while they wait, stays a feeder).
+fn peer(f: &Feeder) -> bool {
+    let same_work = f.same_code.is_some_and(|c| c >= SAME_CODE)
+        && f.waiters_busy.is_some_and(|w| f.busy <= SAME_PACE * w.max(1e-9));
+    f.waits_for_work.unwrap_or(0.0) >= PEER || same_work
+}
+
 /// `'zstd' (tid 4242)`: threads of one program often share a name.
 fn who(f: &Feeder) -> String {
     match f.tid {
@@ -217,7 +233,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
         }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
-            match a.feeder.clone().filter(|f| f.running >= FEEDS && f.waits_for_work.unwrap_or(0.0) < PEER) {
+            match a.feeder.clone().filter(|f| f.running >= FEEDS && !peer(f)) {
                 // By name: its thread id differs in every run of the point.
                 Some(f) => Some((Kind::WaitForWork, format!("feeder '{}'", f.name), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
@@ -1043,6 +1059,27 @@ mod tests {
         let mut out = Vec::new();
         findings(&scope, &spun, &mut out);
         assert!(out[0].advice.contains("false sharing"), "{out:?}");
+    }
+
+    #[test]
+    fn a_thread_that_runs_the_waiters_code_at_their_pace_is_a_peer_not_a_feeder() {
+        let f = |same_code, busy, waiters_busy| Feeder {
+            name: "zstd".into(),
+            running: 0.9,
+            busy,
+            same_code: Some(same_code),
+            waiters_busy: Some(waiters_busy),
+            waits_for_work: Some(0.05),
+            ..Default::default()
+        };
+        // A compression worker beside the waiting one: the same chains of callers, a like share of time.
+        assert!(peer(&f(0.8, 0.6, 0.5)));
+        // A producer in an interpreter's loop like its consumers', busy all the time they wait.
+        assert!(!peer(&f(0.8, 0.99, 0.3)));
+        // A thread that runs other code.
+        assert!(!peer(&f(0.05, 0.6, 0.5)));
+        // One that waits for work itself.
+        assert!(peer(&Feeder { waits_for_work: Some(0.3), ..f(0.0, 0.6, 0.5) }));
     }
 
     #[test]

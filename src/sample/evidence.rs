@@ -33,6 +33,8 @@ pub struct Findings {
     pub threads: Vec<ThreadTotals>,
     /// Limits lines: refusals, lost records, uncovered threads or CPUs.
     pub limits: Vec<String>,
+    /// What code each thread ran on a CPU (empty without on-CPU samples).
+    pub code: super::profile::Code,
 }
 
 impl Evidence {
@@ -163,6 +165,7 @@ impl Evidence {
         if let Some(r) = &self.stacks.refusal {
             self.limits.push(r.clone());
         }
+        let code = self.builder.code_by_thread(&self.stacks);
         let profile = self.builder.finish(&mut self.stacks, phases);
         let mut limits = self.limits;
         if let Some(s) = &summary {
@@ -173,6 +176,7 @@ impl Evidence {
             tracer: summary.as_ref().map(TracerReport::of),
             threads: summary.map(|s| s.threads).unwrap_or_default(),
             limits,
+            code,
         };
         (findings, buffers)
     }

@@ -285,6 +285,8 @@ pub struct ProfileBuilder {
     unlabelled: HashMap<(i32, u32), f64>,
     /// The latest on-CPU stack per thread: where it was preempted.
     last_on: HashMap<i32, StackId>,
+    /// On-CPU samples per thread and stack: what code each thread runs.
+    by_thread: HashMap<i32, HashMap<StackId, u64>>,
 }
 
 impl ProfileBuilder {
@@ -300,6 +302,7 @@ impl ProfileBuilder {
             weights: HashMap::new(),
             unlabelled: HashMap::new(),
             last_on: HashMap::new(),
+            by_thread: HashMap::new(),
         }
     }
 
@@ -311,6 +314,7 @@ impl ProfileBuilder {
     pub fn sample(&mut self, s: &StackSample) {
         if let Some(stack) = s.stack {
             *self.on.entry((self.bin(s.time_ns), stack)).or_default() += 1;
+            *self.by_thread.entry(s.tid).or_default().entry(stack).or_default() += 1;
             self.last_on.insert(s.tid, stack);
         }
     }
@@ -374,6 +378,25 @@ impl ProfileBuilder {
         }
     }
 
+    /// What code each thread ran on a CPU: per thread, its on-CPU samples by the chain of callers
+    /// of the sampled instruction (its stack without the innermost frame, whose exact address
+    /// differs from sample to sample where there are no symbols). Threads that run the same
+    /// chains do the same work.
+    pub fn code_by_thread(&self, stacks: &Stacks) -> Code {
+        let (_, all) = stacks.tables();
+        self.by_thread
+            .iter()
+            .map(|(&tid, samples)| {
+                let mut chains: HashMap<Vec<u32>, u64> = HashMap::new();
+                for (&id, &n) in samples {
+                    let frames = all.get(id as usize).map_or(&[][..], |f| &f[..f.len().saturating_sub(1)]);
+                    *chains.entry(frames.to_vec()).or_default() += n;
+                }
+                (tid, chains)
+            })
+            .collect()
+    }
+
     /// The profile, placed in `phases` (the accounting's); unlabelled off-CPU time is shared among the waits labelled in the
     /// same thread and phase (or anywhere in the thread), or kept as `[unsampled wait]`.
     pub fn finish(mut self, stacks: &mut Stacks, phases: Phases) -> StackProfile {
@@ -412,6 +435,20 @@ impl ProfileBuilder {
         }
         compact(stacks, on, off, phases, self.period_ms)
     }
+}
+
+/// Per thread, on-CPU samples by chain of callers (frame ids, outermost first).
+pub type Code = HashMap<i32, HashMap<Vec<u32>, u64>>;
+
+/// The share of `a`'s on-CPU samples in chains of callers that `b` runs as much (Σ min of the two
+/// threads' shares per chain): 1 for threads that run the same code in the same proportions, 0
+/// for threads that share none. `None` when either has no samples.
+pub fn same_code(a: &HashMap<Vec<u32>, u64>, b: &HashMap<Vec<u32>, u64>) -> Option<f64> {
+    let (ta, tb) = (a.values().sum::<u64>() as f64, b.values().sum::<u64>() as f64);
+    if ta == 0.0 || tb == 0.0 {
+        return None;
+    }
+    Some(a.iter().map(|(k, &n)| (n as f64 / ta).min(b.get(k).map_or(0.0, |&m| m as f64 / tb))).sum())
 }
 
 /// Labelled intervals of one stack and cause.
@@ -472,6 +509,23 @@ mod tests {
     fn frames(stacks: &mut Stacks, names: &[&str]) -> StackId {
         let f: Vec<Frame> = names.iter().map(|n| Frame { function: n.to_string(), module: "prog".into() }).collect();
         stacks.intern_frames(&f)
+    }
+
+    #[test]
+    fn threads_running_the_same_chains_of_callers_run_the_same_code() {
+        let mut stacks = Stacks::new();
+        let mut b = ProfileBuilder::new(0, 10_000_000);
+        // Two workers in one loop, sampled at different instructions; a producer elsewhere.
+        let w1 = frames(&mut stacks, &["start", "worker", "mix+0x10"]);
+        let w2 = frames(&mut stacks, &["start", "worker", "mix+0x24"]);
+        let p = frames(&mut stacks, &["start", "producer", "mix+0x10"]);
+        for (tid, stack) in [(1, w1), (1, w2), (2, w2), (2, w2), (3, p), (3, p)] {
+            b.sample(&StackSample { pid: 1, tid, time_ns: 5, stack: Some(stack) });
+        }
+        let code = b.code_by_thread(&stacks);
+        assert_eq!(same_code(&code[&1], &code[&2]), Some(1.0));
+        assert_eq!(same_code(&code[&3], &code[&2]), Some(0.0), "the same function, called from other code");
+        assert_eq!(same_code(&code[&1], &HashMap::new()), None);
     }
 
     #[test]

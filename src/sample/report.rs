@@ -281,6 +281,14 @@ pub struct Feeder {
     /// rather than what feeds them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits_for_work: Option<f64>,
+    /// Share of its on-CPU samples in code the waiting threads run as much (the same chains of
+    /// callers): near 1 for a peer doing their work, near 0 for a thread that does other work
+    /// (absent without on-CPU stacks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_code: Option<f64>,
+    /// The waiting threads' own share of time on a CPU (mean over them), to set its `busy` against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiters_busy: Option<f64>,
     /// Its largest wait when not running (`io on read in folio_wait_bit_common`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits: Option<String>,

@@ -7,7 +7,7 @@ use super::behaviour;
 use super::capacity::{Capacity, IdleKind, IdleShare};
 use super::classify::{Class, Site};
 use super::history::History;
-use super::profile::{Phases, StackProfile};
+use super::profile::{Code, Phases, StackProfile, same_code};
 use super::report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
 use super::sampler::State;
 use super::symbols::{Namer, Place};
@@ -110,16 +110,16 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
         s.spent = buffers;
         found
     });
-    let (stacks, tracer) = match found {
+    let (stacks, tracer, code) = match found {
         Some(f) => {
             for l in f.limits {
                 if !s.limits.contains(&l) {
                     s.limits.push(l);
                 }
             }
-            (f.stacks, f.tracer)
+            (f.stacks, f.tracer, (!f.code.is_empty()).then_some(f.code))
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     let hot = match (&stacks, tracer.is_some()) {
         (Some(p), true) => hot_from_stacks(p),
@@ -127,6 +127,9 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
     };
     for w in &mut top_waits {
         w.taken_at = taken_at(s, &names, &w.name);
+        if let (Some(a), Some(code)) = (w.around.as_mut(), code.as_ref()) {
+            peer_code(s, (&names, &per_label), &w.name, a, code);
+        }
     }
     ThreadReport {
         wall_s,
@@ -225,6 +228,42 @@ fn waits(s: &State, names: &[String], per_label: &[(f64, Vec<usize>)], comm: &dy
     out
 }
 
+/// Whether the thread that ran while the threads waiting on `name` waited runs their code: its
+/// share of on-CPU samples in the chains of callers the waiters run, and the waiters' own share
+/// of time on a CPU.
+fn peer_code(
+    s: &State,
+    (names, per_label): (&[String], &[(f64, Vec<usize>)]),
+    name: &str,
+    a: &mut Around,
+    code: &Code,
+) {
+    let Some(f) = a.feeder.as_mut() else { return };
+    let Some(label) =
+        (0..names.len()).filter(|&l| names[l] == name).max_by(|&x, &y| per_label[x].0.total_cmp(&per_label[y].0))
+    else {
+        return;
+    };
+    let tid_of = |track: usize| s.threads.iter().find(|(_, t)| t.track == track).map(|(&tid, _)| tid);
+    let waiters: Vec<usize> = per_label[label].1.iter().copied().filter(|&t| tid_of(t) != f.tid).collect();
+    let mut theirs: HashMap<Vec<u32>, u64> = HashMap::new();
+    for chains in waiters.iter().filter_map(|&t| tid_of(t)).filter_map(|tid| code.get(&tid)) {
+        for (k, n) in chains {
+            *theirs.entry(k.clone()).or_default() += n;
+        }
+    }
+    f.same_code = f.tid.and_then(|tid| code.get(&tid)).and_then(|mine| same_code(mine, &theirs));
+    let busy: Vec<f64> = waiters
+        .iter()
+        .map(|&t| {
+            let tr = &s.history.tracks[t];
+            let life = tr.on_s() + tr.runq_s() + tr.off_s();
+            if life > 0.0 { tr.on_s() / life } else { 0.0 }
+        })
+        .collect();
+    f.waiters_busy = (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64);
+}
+
 /// How threads behaved around the largest label of this name.
 fn around(
     s: &State,
@@ -251,6 +290,8 @@ fn around(
             running,
             busy: if life > 0.0 { tr.on_s() / life } else { 0.0 },
             waits_for_work: (life > 0.0).then(|| waiting_for_work / life),
+            same_code: None,
+            waiters_busy: None,
             waits: main_wait_label(&s.history, track).map(|l| {
                 let class = s.labels[l as usize].0;
                 format!("{} on {}", class.short(), names[l as usize])
