@@ -1,22 +1,113 @@
 #!/usr/bin/env python3
-"""The thread-state sampler's cost, measured side by side in one run.
+"""What watching costs, measured side by side in one run.
 
 1. 64 busy threads (`scalescope probe scalable --threads 64`) at the default rate: the sampler's CPU
    time / the workload's CPU time (goal: <= 1%).
 2. 1,000 idle threads (tests/workloads/behave.c, built with cc): the sampler's CPU time / wall time,
    in % of one core (goal: <= 2%).
 3. Workload throughput with and without sampling, paired runs interleaved (ratio; 1.00 = no effect).
+4. With --corpus: every program of bench/real-programs.py at its largest count, one run watched
+   (sampler and tracer, the defaults) and one with --no-sample, alternated `--pairs` times; the
+   ratio of the medians of the wall times, unwatched / watched, with a 95% interval from the
+   per-pair ratios (goal: >= 0.99 on every program; the interval says whether a miss is real).
 
 Usage: bench/sampler-overhead.py [--scalescope target/release/scalescope] [--pairs 5] [--seconds 3]
+       bench/sampler-overhead.py --corpus [--half tune|eval|all] [--only NAME] [--pairs 7]
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse, importlib.util, json, math, os, shutil, statistics, subprocess, sys, tempfile
 
 
 def run(exe, args, tmp, name):
     out = os.path.join(tmp, name)
+    shutil.rmtree(out, ignore_errors=True)
     subprocess.run([exe, "run", "-r", "1", "-w", "0", "-o", out] + args, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return json.load(open(os.path.join(out, "results.json")))["points"][0]["runs"][0]
+
+
+def probes(exe, a, tmp):
+    here = os.path.dirname(os.path.abspath(__file__))
+    behave = os.path.join(tmp, "behave")
+    subprocess.run(["cc", "-O1", "-pthread", "-o", behave,
+                    os.path.join(here, "..", "tests", "workloads", "behave.c")], check=True)
+    secs = str(a.seconds)
+    r = run(exe, ["--", exe, "probe", "scalable", "--threads", "64", "--seconds", secs], tmp, "busy")
+    t = r["threads"]
+    print(f"64 busy threads, {a.seconds:.0f} s: sampler {t['sampler_cpu_s']:.3f} s CPU at {t['sample_rate_hz']:.0f} Hz "
+          f"= {100 * t['sampler_cpu_s'] / (r['user_s'] + r['sys_s']):.3f}% of the workload's CPU")
+    r = run(exe, ["--", behave, "idle", "1000", secs], tmp, "idle")
+    t = r["threads"]
+    print(f"1000 idle threads, {a.seconds:.0f} s: sampler {t['sampler_cpu_s']:.3f} s CPU at {t['sample_rate_hz']:.1f} Hz "
+          f"= {100 * t['sampler_cpu_s'] / t['wall_s']:.2f}% of one core")
+    cores = os.cpu_count()
+    on, off = [], []
+    for i in range(a.pairs):
+        for sample, acc in ((True, on), (False, off)):
+            extra = [] if sample else ["--no-sample"]
+            r = run(exe, extra + ["--", exe, "probe", "scalable", "--threads", str(cores), "--seconds", "1"],
+                    tmp, f"pair{i}{sample}")
+            acc.append(r["metrics"]["throughput"])
+    ratio = statistics.median(on) / statistics.median(off)
+    print(f"throughput of {cores} busy threads with / without sampling, {a.pairs} interleaved pairs: {ratio:.4f}")
+
+
+def corpus(exe, a, tmp):
+    """Each real program at its largest count, watched and unwatched, alternated."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("real_programs", os.path.join(here, "real-programs.py"))
+    rp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rp)
+    d = a.dir or os.path.join(tmp, "inputs")
+    os.makedirs(d, exist_ok=True)
+    rp.prepare(exe, d)
+    worst, misses = None, []
+    for case in rp.cases(d, rp.feed_rate(d)):
+        name, need, opts, cmd, _expect = case[:5]
+        half = case[5] if len(case) > 5 else "tune"
+        if (a.only and a.only not in name) or (a.half != "all" and half != a.half):
+            continue
+        if any(not rp.have(p) for p in need):
+            print(f"skipped: {name} ({', '.join(p for p in need if not rp.have(p))} not installed)")
+            continue
+        opts = list(opts)
+        # The largest count of the case's sweep, one point: --param threads=2 unless it sets its own.
+        if "--param" in opts:
+            i = opts.index("--param")
+            pname, values = opts[i + 1].split("=", 1)
+            opts[i + 1] = f"{pname}={values.split(',')[-1]}"
+        else:
+            opts += ["--param", "threads=2"]
+        if "-r" in opts:
+            del opts[opts.index("-r"):opts.index("-r") + 2]
+        ratios, watched, plain = [], [], []
+        try:
+            for i in range(a.pairs):
+                pair = {}
+                for watch in ((True, False) if i % 2 == 0 else (False, True)):
+                    extra = [] if watch else ["--no-sample"]
+                    r = run(exe, extra + opts + ["--"] + cmd, tmp, f"c{watch}")
+                    if r.get("exit_code") != 0:
+                        raise RuntimeError(f"exit code {r.get('exit_code')}")
+                    pair[watch] = r["wall_s"]
+                watched.append(pair[True])
+                plain.append(pair[False])
+                ratios.append(pair[False] / pair[True])
+        except (subprocess.CalledProcessError, RuntimeError) as e:
+            print(f"{name:28} failed: {e}")
+            continue
+        ratio = statistics.median(plain) / statistics.median(watched)
+        logs = [math.log(x) for x in ratios]
+        half_width = 2.0 * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
+        lo, hi = math.exp(statistics.mean(logs) - half_width), math.exp(statistics.mean(logs) + half_width)
+        flag = "" if ratio >= 0.99 else ("  MISS" if hi < 0.99 else "  below 0.99, within noise")
+        print(f"{name:28} [{half}] {statistics.median(watched):7.3f} s watched  unwatched/watched {ratio:.4f} "
+              f"(per pair {lo:.3f}-{hi:.3f}){flag}", flush=True)
+        worst = ratio if worst is None else min(worst, ratio)
+        if hi < 0.99:
+            misses.append(name)
+    print(f"\nworst ratio: {worst:.4f}" if worst is not None else "\nno program ran")
+    print("programs whose interval lies below 0.99: " + (", ".join(misses) if misses else "none"))
+    return 1 if misses else 0
 
 
 def main():
@@ -24,32 +115,14 @@ def main():
     ap.add_argument("--scalescope", default="target/release/scalescope")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--corpus", action="store_true", help="the real programs, watched against unwatched")
+    ap.add_argument("--half", default="all", choices=["tune", "eval", "all"])
+    ap.add_argument("--only", help="corpus cases whose name contains this")
+    ap.add_argument("--dir", help="where the corpus inputs are made (kept)")
     a = ap.parse_args()
     exe = os.path.abspath(a.scalescope)
-    here = os.path.dirname(os.path.abspath(__file__))
-    with tempfile.TemporaryDirectory() as tmp:
-        behave = os.path.join(tmp, "behave")
-        subprocess.run(["cc", "-O1", "-pthread", "-o", behave,
-                        os.path.join(here, "..", "tests", "workloads", "behave.c")], check=True)
-        secs = str(a.seconds)
-        r = run(exe, ["--", exe, "probe", "scalable", "--threads", "64", "--seconds", secs], tmp, "busy")
-        t = r["threads"]
-        print(f"64 busy threads, {a.seconds:.0f} s: sampler {t['sampler_cpu_s']:.3f} s CPU at {t['sample_rate_hz']:.0f} Hz "
-              f"= {100 * t['sampler_cpu_s'] / (r['user_s'] + r['sys_s']):.3f}% of the workload's CPU")
-        r = run(exe, ["--", behave, "idle", "1000", secs], tmp, "idle")
-        t = r["threads"]
-        print(f"1000 idle threads, {a.seconds:.0f} s: sampler {t['sampler_cpu_s']:.3f} s CPU at {t['sample_rate_hz']:.1f} Hz "
-              f"= {100 * t['sampler_cpu_s'] / t['wall_s']:.2f}% of one core")
-        cores = os.cpu_count()
-        on, off = [], []
-        for i in range(a.pairs):
-            for sample, acc in ((True, on), (False, off)):
-                extra = [] if sample else ["--no-sample"]
-                r = run(exe, extra + ["--", exe, "probe", "scalable", "--threads", str(cores), "--seconds", "1"],
-                        tmp, f"pair{i}{sample}")
-                acc.append(r["metrics"]["throughput"])
-        ratio = statistics.median(on) / statistics.median(off)
-        print(f"throughput of {cores} busy threads with / without sampling, {a.pairs} interleaved pairs: {ratio:.4f}")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        return corpus(exe, a, tmp) if a.corpus else probes(exe, a, tmp)
 
 
 if __name__ == "__main__":

@@ -128,6 +128,9 @@ pub struct AgentArgs {
     /// Do not sample thread states.
     #[arg(long)]
     pub no_sample: bool,
+    /// Sample without the event tracer (/proc only).
+    #[arg(long)]
+    pub no_trace: bool,
     /// A metric extractor, as for `run`.
     #[arg(long, value_name = "NAME=REGEX")]
     pub metric: Vec<String>,
@@ -362,6 +365,10 @@ pub struct RunArgs {
     /// Do not sample where thread time goes.
     #[arg(long)]
     pub no_sample: bool,
+    /// No event tracer (exact switch intervals, call stacks of waits and of on-CPU code): /proc
+    /// sampling only, which costs the job less.
+    #[arg(long)]
+    pub no_trace: bool,
     /// Run the command through `sh -c` (parameter values are quoted).
     #[arg(long)]
     pub shell: bool,

@@ -177,6 +177,7 @@ fn agent(a: &args::AgentArgs) -> anyhow::Result<Exit> {
         parts: a.parts.clone(),
         copies: a.copies,
         sample_rate_hz: (!a.no_sample).then_some(a.sample_rate),
+        no_trace: a.no_trace,
         metrics,
         command: a.command.clone(),
     };

@@ -119,6 +119,7 @@ pub fn run(
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let sample = plan.sample_rate_hz.map(|rate_hz| Config {
             rate_hz,
+            trace: !plan.no_trace,
             capacity: capacity(plan, point),
             ..Default::default()
         });
@@ -302,6 +303,9 @@ fn agent_argv(l: &Launch, dir: &Path, plan: &Plan, command: &[String]) -> Result
     match plan.sample_rate_hz {
         Some(hz) => argv.extend(["--sample-rate".into(), hz.to_string()]),
         None => argv.push("--no-sample".into()),
+    }
+    if plan.no_trace {
+        argv.push("--no-trace".into());
     }
     for m in &plan.metrics {
         argv.extend(["--metric".into(), format!("{}={}", m.name, m.regex)]);

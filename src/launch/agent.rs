@@ -20,6 +20,8 @@ pub struct Options {
     pub copies: u32,
     /// Sampling rate, or `None` for no sampling.
     pub sample_rate_hz: Option<f64>,
+    /// Sample without the event tracer.
+    pub no_trace: bool,
     /// Metric extractors.
     pub metrics: Vec<MetricSpec>,
     /// The command.
@@ -75,7 +77,11 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         timeout: None,
         scanner,
         show_output: true,
-        sample: o.sample_rate_hz.map(|rate_hz| crate::sample::Config { rate_hz, ..Default::default() }),
+        sample: o.sample_rate_hz.map(|rate_hz| crate::sample::Config {
+            rate_hz,
+            trace: !o.no_trace,
+            ..Default::default()
+        }),
         kill_leftovers: true,
         again: false,
     };

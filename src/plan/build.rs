@@ -47,6 +47,8 @@ pub struct Request {
     pub ignore_failure: bool,
     /// Sampling rate, or `None` for `--no-sample`.
     pub sample_rate_hz: Option<f64>,
+    /// `--no-trace`.
+    pub no_trace: bool,
     /// `--scale`.
     pub scale: Option<String>,
     /// `--workers`.
@@ -157,6 +159,7 @@ pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
         timeout_s: r.timeout.as_deref().map(parse_seconds).transpose()?,
         ignore_failure: r.ignore_failure,
         sample_rate_hz: r.sample_rate_hz,
+        no_trace: r.no_trace,
         scale,
         workers: r.workers,
         weak: r.weak,

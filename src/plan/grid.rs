@@ -93,6 +93,7 @@ mod tests {
             timeout_s: None,
             ignore_failure: false,
             sample_rate_hz: None,
+            no_trace: false,
             scale: None,
             workers: false,
             weak: false,

@@ -167,6 +167,9 @@ pub struct Plan {
     /// Thread-state sampling rate in Hz; absent when sampling is off.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sample_rate_hz: Option<f64>,
+    /// Sample without the event tracer (`--no-trace`: /proc only).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub no_trace: bool,
     /// The counted parameter asked for with `--scale`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub scale: Option<String>,
