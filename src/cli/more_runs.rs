@@ -58,7 +58,17 @@ pub fn settle(
             } else {
                 format!("{} looks at the runs are the most the intervals allow", seq.looks)
             };
-            let undecided: Vec<String> = questions.iter().map(|q| format!("{} ({})", q.what, q.now)).collect();
+            let max = plan.runs.max;
+            let undecided: Vec<String> = questions
+                .iter()
+                .map(|q| {
+                    let more = match q.runs_needed {
+                        Some(n) => format!("about {n} runs a point would tell, by the spread so far"),
+                        None => format!("at this spread, not even {max} runs a point (--max-runs) would tell"),
+                    };
+                    format!("{} ({}; {more})", q.what, q.now)
+                })
+                .collect();
             for u in &undecided {
                 eprintln!("scalescope: {why} before telling {u}; --budget sets how long to measure");
             }

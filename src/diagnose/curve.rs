@@ -121,6 +121,39 @@ fn trim_count(x: f64) -> String {
     if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
+/// A baseline that already kept more CPUs busy than its count, so that the top count wants more
+/// CPUs than there are: `cpu-oversubscription`, with what its CPU use allowed.
+pub fn busy_baseline(
+    base: &PointScaling,
+    top: &PointScaling,
+    (busy, possible): (f64, f64),
+    eff: f64,
+    (name, cpus, label): (&str, f64, &str),
+) -> Finding {
+    Finding {
+        kind: Kind::CpuOversubscription,
+        severity: Severity::Low,
+        summary: format!(
+            "at {} the job already kept {busy:.1} of the {} CPUs busy: at {} it wants more CPUs than there are, so at most {possible:.2}× was possible{label}",
+            count_label(base.count, name),
+            trim_count(cpus),
+            count_label(top.count, name)
+        ),
+        evidence: vec![format!(
+            "measured {:.2}× at {}: {:.0}% of what the CPUs allowed (the table's efficiency is against the counts)",
+            top.speedup,
+            count_label(top.count, name),
+            100.0 * eff
+        )],
+        advice: format!(
+            "'{name}' is not the number of busy threads here (a caller or threads of the program's own work beside them): on {} CPUs the smallest count already uses them; sweep on a machine with more CPUs to see it scale",
+            trim_count(cpus)
+        ),
+        cost_pct: None,
+        at: Some(top.count),
+    }
+}
+
 /// `the baseline (1 thread) already kept 1.8 CPUs busy: on 2 CPUs at most 1.11× was possible at
 /// 2 threads, and 1.02× is 92% of it`.
 pub fn busy_baseline_line(

@@ -146,6 +146,19 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             out.extend(curve::busy_threads_beyond_cpus(doc, top, (l, lb.as_ref()), (name, cpus, &label), gated));
         }
     }
+    // A baseline that already kept more CPUs busy than its count, so that the top count wants
+    // more CPUs than the machine has: the count oversubscribes the CPUs by design, and that is
+    // what to read first (a Java stream whose caller works beside `parallelism` workers).
+    if let Some(b) = busy_baseline {
+        let line = curve::busy_baseline_line(base, top, (b.busy, b.possible), b.eff, (name, cpus));
+        match out.iter_mut().find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count)) {
+            Some(f) => {
+                f.severity = f.severity.max(Severity::Low);
+                f.evidence.insert(0, line);
+            }
+            None => out.push(curve::busy_baseline(base, top, (b.busy, b.possible), b.eff, (name, cpus, &label))),
+        }
+    }
     // A cause that explains the gap (a starved consumer, a lock) is why more threads did nothing.
     let caused = out.iter().any(|f| {
         f.at == Some(top.count)
@@ -197,20 +210,10 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     if !gated && !explained && undecided {
         let causes = out.iter().any(|f| f.at == Some(top.count) && !f.kind.describes_curve());
         out.push(curve::undecided(doc, top, name, [eff_lo, eff_hi], causes, &label));
-    } else if let Some(b) = busy_baseline.filter(|b| b.eff >= curve::GOOD_EFFICIENCY && !explained) {
-        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [b.eff, b.eff_hi], &label));
+    } else if busy_baseline.is_some() {
+        // Said by the oversubscription finding, with the baseline's CPU use.
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
         out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [eff, eff_hi], &label));
-    }
-    if let Some(b) = busy_baseline {
-        // Said on the verdict that leads for this count: what the efficiency was judged against.
-        let line = curve::busy_baseline_line(base, top, (b.busy, b.possible), b.eff, (name, cpus));
-        let here = |f: &Finding| f.at == Some(top.count) && f.kind != Kind::NoisyMeasurement;
-        let verdict =
-            out.iter().position(|f| here(f) && f.kind == Kind::ScalesWell).or_else(|| out.iter().position(here));
-        if let Some(i) = verdict {
-            out[i].evidence.insert(0, line);
-        }
     }
 }
 
