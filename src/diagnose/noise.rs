@@ -110,9 +110,9 @@ pub fn of(doc: &Results) -> Option<Noise> {
         cause: Cause::OtherProcesses,
         explains: r2,
         evidence: format!(
-            "other processes' CPU time explains {:.0}% of the variation within points: each CPU they used made a run {:.0}% slower",
+            "other processes' CPU time explains {:.0}% of the variation within points: a tenth of a CPU used by them made a run {:.1}% slower",
             100.0 * r2,
-            100.0 * (slope.exp() - 1.0)
+            100.0 * ((0.1 * slope).exp() - 1.0)
         ),
     }));
     consider(regression(&points, |r| r.stolen).filter(|(_, slope)| *slope > 0.0).map(|(r2, _)| Noise {

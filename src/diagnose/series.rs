@@ -212,6 +212,10 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         out.push(curve::undecided(doc, top, name, [eff_lo, eff_hi], causes, &label));
     } else if busy_baseline.is_some() {
         // Said by the oversubscription finding, with the baseline's CPU use.
+    } else if let Some(f) =
+        (eff_lo > SUPERLINEAR).then(|| superlinear(doc, (base, top), (ratio, lb.as_ref()), name, &label)).flatten()
+    {
+        out.push(f);
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
         out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [eff, eff_hi], &label));
     }
@@ -302,6 +306,59 @@ impl<'a> Pair<'a> {
         });
         Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline })
     }
+}
+
+/// An efficiency whose whole interval lies above this is superlinear beyond the runs' noise.
+const SUPERLINEAR: f64 = 1.05;
+/// The top's CPU per unit of work at most this share of the baseline's (the interval's high end)…
+const CHEAPER: f64 = 0.95;
+/// …or the baseline idle this share of its capacity, explain a superlinear speed-up.
+const BASELINE_IDLE: f64 = 0.2;
+
+/// A speed-up beyond what the count allows, explained rather than praised: the baseline paid more
+/// CPU for the same work (its working set fits the caches only when split among threads), or it
+/// left its CPU idle waiting (waits that more threads overlap). `None` when neither shows.
+fn superlinear(
+    doc: &Results,
+    (base, top): (&PointScaling, &PointScaling),
+    (ratio, lb): (f64, Option<&Ledger>),
+    name: &str,
+    label: &str,
+) -> Option<Finding> {
+    let (b, t) = (count_label(base.count, name), count_label(top.count, name));
+    let lead = format!(
+        "{:.2}× at {t} against {b} ({:.0}% efficiency) is more than the count gives",
+        top.speedup,
+        100.0 * top.efficiency.unwrap_or(1.0)
+    );
+    if let Some((n, _)) = cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).filter(|(n, _)| n.interval[1] < CHEAPER) {
+        return Some(Finding {
+            kind: Kind::OnCpuInefficiency,
+            severity: Severity::Low,
+            summary: format!(
+                "{lead}: at {b} the same work took {:.2}× the CPU time it took at {t}, so the baseline is the inefficient run (a working set that fits the caches only when split among threads, or the memory bandwidth of one core){label}",
+                1.0 / (n.interval[0] * n.interval[1]).sqrt()
+            ),
+            evidence: vec![format!(
+                "CPU time per unit of work at {t} against {b}: {:.2}–{:.2}× (95% interval)",
+                n.interval[0], n.interval[1]
+            )],
+            advice: format!(
+                "read the speed-up against a baseline that does not pay this (--baseline {}), and look at the single-thread case: a smaller working set per pass (blocking, tiling) makes it faster too",
+                trim(top.count)
+            ),
+            cost_pct: None,
+            at: Some(top.count),
+        });
+    }
+    let idle = lb.map(|l| l.gap).filter(|g| *g >= BASELINE_IDLE)?;
+    let mut first = Vec::new();
+    causes_of(&doc.points[base.index], format!("at {b}"), &mut first);
+    let mut f = first.into_iter().find(|f| f.kind != Kind::NoisyMeasurement)?;
+    f.severity = Severity::Low;
+    f.evidence.insert(0, format!("{lead}: at {b} the job left {:.0}% of its CPU idle, waits that more threads overlap", 100.0 * idle));
+    f.at = Some(top.count);
+    Some(f)
 }
 
 /// A retrograde finding that the runs cannot stand behind becomes `low`, saying why.
