@@ -67,6 +67,22 @@ pub fn allowed_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The numbers of the CPUs this process may use (its affinity mask), in order; empty where the
+/// mask cannot be read.
+pub fn allowed_cpu_ids() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; the call fills it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if rc == 0 {
+            // SAFETY: CPU_ISSET reads the set filled above, within its size.
+            return (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+        }
+    }
+    Vec::new()
+}
+
 fn online_cpus() -> usize {
     // SAFETY: sysconf has no preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };

@@ -1,7 +1,8 @@
 //! Why runs of one point took different times: which of the measured suspects explains most of
 //! the run-to-run variation of the wall time, within points (so that the points' own differences
 //! do not count). The suspects are what the sampler measured about each run — other processes'
-//! CPU time on the machine, the hypervisor's steal time — and what the runs themselves show: a
+//! CPU time on the machine, the hypervisor's steal time, the CPUs' clock where the kernel shows
+//! it — and what the runs themselves show: a
 //! drift of the machine's speed over the sweep, and runs that fall in two groups. The one that
 //! explains the most, when it explains at least half and beyond chance, is named with what to do.
 
@@ -39,6 +40,8 @@ pub enum Cause {
     Drift,
     /// Runs fall into a fast and a slow group.
     TwoGroups,
+    /// The CPUs ran at a lower clock in the slow runs.
+    Frequency,
 }
 
 impl Noise {
@@ -54,6 +57,9 @@ impl Noise {
             Cause::Drift => {
                 "the machine's speed changed during the sweep (another job starting or ending, heat, a frequency governor): keep the default interleaved order so that every count sees the same drift, and look for what else ran"
             }
+            Cause::Frequency => {
+                "the CPUs' clock changed from run to run (a power-saving governor, turbo, a thermal limit): set the performance governor (cpupower frequency-set -g performance) or fix the frequency, and warm up before measuring"
+            }
             Cause::TwoGroups => {
                 "runs fall into a fast and a slow group: a cache or page cache warm in some runs only (--prepare to set the same state, --warmup), threads placed on different cores or NUMA nodes (pin them: taskset, numactl), or a periodic background task"
             }
@@ -67,6 +73,7 @@ struct Run {
     started: f64,
     others: Option<f64>,
     stolen: Option<f64>,
+    mhz: Option<f64>,
 }
 
 fn runs(p: &PointResult) -> Vec<Run> {
@@ -84,6 +91,7 @@ fn runs(p: &PointResult) -> Vec<Run> {
                 started: r.started_unix_s,
                 others: m.map(|m| (m.busy_s - own).max(0.0) / r.wall_s),
                 stolen: m.map(|m| m.stolen_s / r.wall_s),
+                mhz: m.and_then(|m| m.mhz),
             }
         })
         .collect()
@@ -119,6 +127,16 @@ pub fn of(doc: &Results) -> Option<Noise> {
         cause: Cause::Steal,
         explains: r2,
         evidence: format!("the hypervisor's steal time explains {:.0}% of the variation within points", 100.0 * r2),
+    }));
+    // A lower clock makes a run slower: a slope of the other sign is not the clock's doing.
+    consider(regression(&points, |r| r.mhz).filter(|(_, slope)| *slope < 0.0).map(|(r2, slope)| Noise {
+        cause: Cause::Frequency,
+        explains: r2,
+        evidence: format!(
+            "the CPUs' clock explains {:.0}% of the variation within points: 100 MHz less made a run {:.1}% slower",
+            100.0 * r2,
+            100.0 * ((-100.0 * slope).exp() - 1.0)
+        ),
     }));
     consider(regression(&points, |r| Some(r.started)).map(|(r2, slope)| Noise {
         cause: Cause::Drift,
@@ -216,7 +234,7 @@ mod tests {
         for (p, runs) in points.iter().enumerate() {
             for (i, &(wall_s, others_cpu, started)) in runs.iter().enumerate() {
                 let threads = ThreadReport {
-                    machine_cpu: Some(MachineCpu { busy_s: wall_s + others_cpu, stolen_s: 0.0 }),
+                    machine_cpu: Some(MachineCpu { busy_s: wall_s + others_cpu, ..Default::default() }),
                     ..Default::default()
                 };
                 doc.points[p].runs.push(RunRecord {
@@ -256,6 +274,24 @@ mod tests {
         let n = of(&doc(&[&runs])).expect("two groups");
         assert_eq!(n.cause, Cause::TwoGroups, "{n:?}");
         assert!(n.evidence.contains("4 runs near 1.000 s, 4 near 1.500 s"), "{}", n.evidence);
+    }
+
+    #[test]
+    fn runs_at_a_lower_clock_are_put_down_to_the_clock() {
+        // A governor that moved between 2.0 and 2.6 GHz: each run's time follows its clock.
+        let mut d = doc(&[&[(0.0, 0.0, 0.0); 6]]);
+        for (i, (r, mhz)) in
+            d.points[0].runs.iter_mut().zip([2600.0, 2000.0, 2600.0, 2100.0, 2550.0, 2000.0]).enumerate()
+        {
+            r.wall_s = 2600.0 / mhz * (1.0 + 0.005 * (i % 2) as f64);
+            r.user_s = r.wall_s;
+            if let Some(t) = r.threads.as_mut() {
+                t.machine_cpu = Some(MachineCpu { busy_s: r.wall_s, stolen_s: 0.0, mhz: Some(mhz) });
+            }
+        }
+        let n = of(&d).expect("the clock");
+        assert_eq!(n.cause, Cause::Frequency, "{n:?}");
+        assert!(n.advice().contains("governor"), "{}", n.advice());
     }
 
     #[test]

@@ -331,7 +331,9 @@ fn superlinear(
         top.speedup,
         100.0 * top.efficiency.unwrap_or(1.0)
     );
-    if let Some((n, _)) = cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).filter(|(n, _)| n.interval[1] < CHEAPER) {
+    if let Some((n, _)) =
+        cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).filter(|(n, _)| n.interval[1] < CHEAPER)
+    {
         return Some(Finding {
             kind: Kind::OnCpuInefficiency,
             severity: Severity::Low,
@@ -356,7 +358,10 @@ fn superlinear(
     causes_of(&doc.points[base.index], format!("at {b}"), &mut first);
     let mut f = first.into_iter().find(|f| f.kind != Kind::NoisyMeasurement)?;
     f.severity = Severity::Low;
-    f.evidence.insert(0, format!("{lead}: at {b} the job left {:.0}% of its CPU idle, waits that more threads overlap", 100.0 * idle));
+    f.evidence.insert(
+        0,
+        format!("{lead}: at {b} the job left {:.0}% of its CPU idle, waits that more threads overlap", 100.0 * idle),
+    );
     f.at = Some(top.count);
     Some(f)
 }

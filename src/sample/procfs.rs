@@ -197,6 +197,33 @@ pub fn cpu_ticks_of(stat: &File) -> Option<(u64, u64)> {
     cpu_line(std::str::from_utf8(&buf[..n]).ok()?)
 }
 
+/// CPUs whose clock frequency a run's report samples: a few of those the job may use, enough to
+/// see a governor or a thermal limit at work without opening a file per CPU of a large node.
+const FREQUENCY_CPUS: usize = 8;
+
+/// The current-frequency files (`cpufreq/scaling_cur_freq`) of up to [`FREQUENCY_CPUS`] of the
+/// CPUs this process may use, opened once; empty where the kernel shows no frequency (most VMs).
+pub fn frequency_files() -> Vec<File> {
+    crate::machine::allowed_cpu_ids()
+        .into_iter()
+        .take(FREQUENCY_CPUS)
+        .filter_map(|c| File::open(format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq")).ok())
+        .collect()
+}
+
+/// The mean of the frequencies the files read now, in MHz (they hold kHz).
+pub fn mean_mhz(files: &[File]) -> Option<f64> {
+    let khz: Vec<f64> = files
+        .iter()
+        .filter_map(|f| {
+            let mut buf = [0u8; 32];
+            let n = f.read_at(&mut buf, 0).ok()?;
+            std::str::from_utf8(&buf[..n]).ok()?.trim().parse::<f64>().ok()
+        })
+        .collect();
+    (!khz.is_empty()).then(|| khz.iter().sum::<f64>() / khz.len() as f64 / 1000.0)
+}
+
 /// `(busy, steal)` from the aggregate `cpu` line at the start of `/proc/stat`.
 fn cpu_line(text: &str) -> Option<(u64, u64)> {
     let mut f = text.lines().next()?.split_ascii_whitespace();

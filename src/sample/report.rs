@@ -93,6 +93,10 @@ pub struct MachineCpu {
     /// (`steal` in /proc/stat; 0 on real hardware). Time stolen from a thread counts as its time
     /// on a CPU for the tracer and off it for schedstat.
     pub stolen_s: f64,
+    /// The mean clock frequency of (up to 8 of) the CPUs the job could use, at the run's start
+    /// and end, MHz; absent where the kernel does not show it (most virtual machines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mhz: Option<f64>,
 }
 
 impl MachineCpu {

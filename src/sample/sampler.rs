@@ -118,6 +118,10 @@ pub(crate) struct State {
     started_boot: f64,
     /// The machine's busy and stolen CPU ticks when sampling began (`/proc/stat`).
     pub cpu_ticks: Option<(u64, u64)>,
+    /// The CPUs' current-frequency files, where the kernel shows them.
+    pub frequency: Vec<std::fs::File>,
+    /// Their mean frequency at the start, MHz.
+    pub mhz: Option<f64>,
     /// `/proc/stat`, kept open for the reading at the end.
     pub stat: Option<std::fs::File>,
     /// This process's CPU seconds when sampling began.
@@ -173,6 +177,8 @@ impl State {
             started_boot: procfs::boot_seconds(),
             stat: std::fs::File::open("/proc/stat").ok(),
             cpu_ticks: None,
+            frequency: procfs::frequency_files(),
+            mhz: None,
             own_cpu_s: procfs::process_cpu_s(),
             tree: Tree::new(root),
             threads: HashMap::new(),
@@ -199,6 +205,7 @@ impl State {
             spent: None,
         };
         s.cpu_ticks = s.stat.as_ref().and_then(procfs::cpu_ticks_of);
+        s.mhz = procfs::mean_mhz(&s.frequency);
         s
     }
 

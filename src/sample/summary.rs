@@ -154,7 +154,10 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
         capacity: Some(capacity),
         stacks,
         tracer,
-        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), super::procfs::ticks_per_second()),
+        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), super::procfs::ticks_per_second()).map(|m| MachineCpu {
+            mhz: s.mhz.zip(super::procfs::mean_mhz(&s.frequency)).map(|(a, b)| 0.5 * (a + b)),
+            ..m
+        }),
         scalescope_cpu_s: (super::procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
     }
 }
@@ -166,6 +169,7 @@ fn machine_cpu(start: Option<(u64, u64)>, stat: Option<&std::fs::File>, ticks_pe
     Some(MachineCpu {
         busy_s: b1.saturating_sub(b0) as f64 / ticks_per_s,
         stolen_s: s1.saturating_sub(s0) as f64 / ticks_per_s,
+        mhz: None,
     })
 }
 
