@@ -598,9 +598,11 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
 /// Watching the job took at least this share of a point's capacity: said.
 const WATCHING: f64 = 0.05;
 
-/// `watching the job took up to 19% of its CPU capacity`: scalescope's own threads (the sampler,
-/// the tracer's collector, the thread reading output) used that much CPU beside the job, which
-/// may have run slower for it.
+/// `watching the job took up to 19% of its CPU capacity`: the job's threads were runnable while
+/// the CPUs they could use ran scalescope's own threads (the sampler, the tracer's collector, the
+/// thread reading output) — the ledger's share put down to watching, at most their CPU time. CPU
+/// scalescope used beside a job that left CPUs free (a Node.js process switching 35 times a
+/// second with a CPU idle) took nothing from it and is not said.
 fn watching(doc: &Results) -> Option<Finding> {
     let points: Vec<(String, f64, f64)> = doc
         .points
@@ -609,13 +611,13 @@ fn watching(doc: &Results) -> Option<Finding> {
             let runs: Vec<_> = p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_deref()).collect();
             let l = ledger::of(p, None)?;
             let n = runs.len().max(1) as f64;
-            let own = runs.iter().map(|t| t.scalescope_cpu_s).sum::<f64>() / n;
             let switches = runs
                 .iter()
                 .map(|t| (t.voluntary_switches + t.involuntary_switches) as f64 / t.wall_s.max(1e-9))
                 .sum::<f64>()
                 / n;
-            let share = own / (l.capacity * l.wall_s).max(1e-12);
+            let held = l.item(&Cause::Observer).map_or(0.0, |i| i.core_s);
+            let share = held / (l.capacity * l.wall_s).max(1e-12);
             (share >= WATCHING).then(|| (p.label(), share, switches))
         })
         .collect();
