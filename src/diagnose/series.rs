@@ -132,13 +132,25 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             && f.cost_pct.is_some_and(|c| c >= 100.0 * causes::LOADED)
     });
     // A slowdown measured while other processes held the CPUs may be theirs: said, not raised.
-    out.extend(curve::retrograde(s, name, cpus, local, &label).map(|mut f| {
+    // One that a cause at that count explains (a lock two threads fight over) comes after it.
+    let cause_there = |at: Option<f64>| {
+        out.iter()
+            .filter(|f| f.at == at && !f.kind.describes_curve() && f.kind != Kind::NoisyMeasurement)
+            .map(|f| f.severity)
+            .max()
+            .filter(|s| *s >= Severity::Medium)
+    };
+    let retro = curve::retrograde(s, name, cpus, local, &label).map(|mut f| {
         if loaded || load_said {
             f.severity = Severity::Low;
             f.evidence.push("other processes held the CPUs for most of the lost capacity: the machine's load may make it slower, not the count".into());
+        } else if let Some(cause) = cause_there(f.at) {
+            f.severity = f.severity.min(cause);
+            f.evidence.push("the cause above is what grows with the count".into());
         }
         f
-    }));
+    });
+    out.extend(retro);
     if local {
         out.extend(curve::oversubscription(doc, s, (name, cpus, &label), a.axis.scaling == Scaling::Weak));
         let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count));
