@@ -61,9 +61,7 @@ def corpus(exe, a, tmp):
     os.makedirs(d, exist_ok=True)
     rp.prepare(exe, d)
     worst, misses = None, []
-    for case in rp.cases(d, rp.feed_rate(d)):
-        name, need, opts, cmd, _expect = case[:5]
-        half = case[5] if len(case) > 5 else "tune"
+    for name, half, need, opts, cmd, _expect in rp.cases(d, rp.feed_rate(d)):
         if (a.only and a.only not in name) or (a.half != "all" and half != a.half):
             continue
         if any(not rp.have(p) for p in need):
