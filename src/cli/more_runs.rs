@@ -142,8 +142,8 @@ fn done(doc: &Results, p: usize) -> u32 {
 
 /// The runs each point named by a question should have in all. A question adds the same number
 /// of runs to both of its points, so that they go in the same rounds: what it needs by the spread
-/// so far (up to `max` when no number within it would tell), at most [`GROWTH`] times what the
-/// fewer of them has; all scaled down to what `left` seconds allow, a run costing its point's
+/// so far (up to `max` when no number within it would tell), at least half again and at most
+/// [`GROWTH`] times what the fewer of them has; all scaled down to what `left` seconds allow, a run costing its point's
 /// mean wall time × `overhead`. Points that would gain nothing are left out.
 fn targets(doc: &Results, questions: &[Question], (max, overhead): (u32, f64), left: f64) -> BTreeMap<usize, u32> {
     let per_run = |p: usize| -> f64 {
@@ -155,7 +155,9 @@ fn targets(doc: &Results, questions: &[Question], (max, overhead): (u32, f64), l
         .iter()
         .map(|q| {
             let have = q.points.iter().map(|&p| done(doc, p)).min().unwrap_or(0);
-            let want = q.runs_needed.unwrap_or(max).min(GROWTH * have.max(1)).min(max);
+            // A projection from a few runs' spread falls short as often as not, and looks are few:
+            // each adds at least half of what the points have.
+            let want = q.runs_needed.unwrap_or(max).max(have + (have / 2).max(2)).min(GROWTH * have.max(1)).min(max);
             (q, want.saturating_sub(have))
         })
         .collect();

@@ -55,8 +55,9 @@ pub struct Runs {
 
 impl Runs {
     /// The default: at least 3 runs, more while runs are short (up to 30 or about 3 s per point),
-    /// then more where the verdict is undecided, for up to twice the first pass's time.
-    pub const AUTO: Runs = Runs { min: 3, max: 100, min_time_s: 3.0, budget: Some(Budget::Multiple(2.0)) };
+    /// then more where the verdict is undecided, for up to the first pass's time again (a sweep
+    /// takes at most twice its first pass).
+    pub const AUTO: Runs = Runs { min: 3, max: 100, min_time_s: 3.0, budget: Some(Budget::Multiple(1.0)) };
 
     /// Most runs per point of the first pass, however short its runs.
     pub const FIRST_PASS_MOST: u32 = 30;
