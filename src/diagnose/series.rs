@@ -321,7 +321,7 @@ impl<'a> Pair<'a> {
 }
 
 /// An efficiency whose whole interval lies above this is superlinear beyond the runs' noise.
-const SUPERLINEAR: f64 = 1.05;
+pub const SUPERLINEAR: f64 = 1.05;
 /// The top's CPU per unit of work at most this share of the baseline's (the interval's high end)…
 const CHEAPER: f64 = 0.95;
 /// …or the baseline idle this share of its capacity, explain a superlinear speed-up.

@@ -1,11 +1,11 @@
 //! What the runs cannot decide yet, and how many runs would decide it: the efficiency at the
 //! count a series is judged at whose interval straddles 90% (outside the band of 85–95% where
-//! either answer reads the same), and a slower or faster count whose difference from the best
-//! the runs cannot tell apart. A sweep that measures until its verdict is clear adds runs to the
-//! points each question names.
+//! either answer reads the same) or, measured above 105%, reaches below it (superlinear or not),
+//! and a slower or faster count whose difference from the best the runs cannot tell apart. A
+//! sweep that measures until its verdict is clear adds runs to the points each question names.
 
 use super::curve::GOOD_EFFICIENCY;
-use super::series::Pair;
+use super::series::{Pair, SUPERLINEAR};
 use crate::analysis::observations::{self, Obs};
 use crate::analysis::{count_label, ratio};
 use crate::plan::Counts;
@@ -42,7 +42,12 @@ pub fn questions(doc: &Results, next: Confidence, max: u32) -> Vec<Question> {
     let mut out = Vec::new();
     for s in &a.series {
         if a.axis.parallel() && a.axis.counts != Counts::Other {
-            out.extend(Pair::of(doc, a, s).and_then(|p| efficiency(&p, &a.axis.param, (a.confidence, next), max)));
+            if let Some(p) = Pair::of(doc, a, s) {
+                let conf = (a.confidence, next);
+                out.extend(
+                    efficiency(&p, &a.axis.param, conf, max).or_else(|| superlinear(&p, &a.axis.param, conf, max)),
+                );
+            }
         }
         if let Some(o) = obs.series.iter().find(|o| o.label == s.label) {
             out.extend(slower(&obs, &o.points, s, &a.axis.param, (a.confidence, next), max));
@@ -79,6 +84,29 @@ fn efficiency(p: &Pair, name: &str, (now, next): (Confidence, Confidence), max: 
             runs_words(p.top.runs.min(p.base.runs))
         ),
         runs_needed: needed(&interval, wanted, (now, next), max),
+    })
+}
+
+/// Whether the judged count is faster than its count allows (a superlinear speed-up, which is
+/// explained rather than praised): its efficiency is measured above [`SUPERLINEAR`] and its
+/// interval still reaches below it.
+fn superlinear(p: &Pair, name: &str, (now, next): (Confidence, Confidence), max: u32) -> Option<Question> {
+    let (lo, hi) = (p.eff_lo, p.eff_hi);
+    let c = 0.5 * (lo.max(1e-9).ln() + hi.max(1e-9).ln());
+    if lo > SUPERLINEAR || c <= SUPERLINEAR.ln() {
+        return None;
+    }
+    let interval = speedup_interval(p.top, p.base)?;
+    Some(Question {
+        points: vec![p.base.index, p.top.index],
+        what: format!("whether {} are faster than their count allows", count_label(p.top.count, name)),
+        now: format!(
+            "efficiency {:.0}–{:.0}% after {}",
+            100.0 * lo,
+            100.0 * hi,
+            runs_words(p.top.runs.min(p.base.runs))
+        ),
+        runs_needed: needed(&interval, c - SUPERLINEAR.ln(), (now, next), max),
     })
 }
 
