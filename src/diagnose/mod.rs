@@ -11,6 +11,7 @@ pub mod ledger;
 pub mod noise;
 mod ranks;
 mod series;
+mod stack;
 mod undecided;
 
 use crate::analysis::{AnalysisError, Options, analyze_results};
@@ -18,12 +19,14 @@ use crate::plan::Axis;
 use crate::results::Results;
 use crate::results::analysis::Analysis;
 pub use crate::results::findings::{Finding, Kind, Severity};
+pub use stack::stacks;
 pub use undecided::{INDIFFERENT, Question, questions};
 
 /// Analyses `doc` along `axis` (no analysis without one) and diagnoses it, storing both in it.
 pub fn analyse(doc: &mut Results, axis: Option<&Axis>, opts: &Options) -> Result<(), AnalysisError> {
     doc.analysis = axis.map(|a| analyze_results(doc, a, opts)).transpose()?;
     doc.findings = diagnose(doc, doc.analysis.as_ref());
+    doc.stacks = doc.analysis.as_ref().map(|a| stack::stacks(doc, a)).unwrap_or_default();
     Ok(())
 }
 

@@ -166,6 +166,7 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
         push("cpu", "CPU utilisation", "% of one CPU", cpu, "user + system CPU time over wall time");
     }
     for d in sets {
+        out.extend(stack_bars(d));
         if let Some(f) = thread_bars(d) {
             out.push(f);
         }
@@ -206,6 +207,69 @@ fn thread_bars(d: &Drawn) -> Option<Figure> {
     Some(Figure {
         id: if d.label.is_empty() { "threads".into() } else { format!("threads-{}", file_safe(&d.label)) },
         caption: "share of all threads' time per point, by state (from the thread-state sampler)".into(),
+        svg: svg::stacked_bars(&Bars { title, categories, stacks }),
+    })
+}
+
+/// Colour of a part of a speed-up stack: its class's for a wait, the flame graphs' colours.
+fn stack_colour(cause: &str) -> &'static str {
+    if let Some(c) = Class::ALL.iter().find(|c| c.short() == cause) {
+        return class_colour(*c);
+    }
+    match cause {
+        "speed-up" => class_colour(Class::CpuUser),
+        "other processes" => class_colour(Class::Runqueue),
+        "no work" => class_colour(Class::Join),
+        "unsampled" => class_colour(Class::Unsampled),
+        "extra CPU" => class_colour(Class::CpuKernel),
+        "sampling" => "#7F7F7F",
+        "stolen" => "#B07AA1",
+        "no CPU" => "#444444",
+        _ => "#F7F7F7",
+    }
+}
+
+/// Speed-up stacks, one bar per count: the count split into the speed-up, the cores each cause
+/// took and what nothing explains, in % of the count.
+fn stack_bars(d: &Drawn) -> Option<Figure> {
+    let stacks = &d.doc.stacks;
+    if stacks.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = vec!["speed-up".into()];
+    for st in stacks {
+        for p in &st.parts {
+            if !names.contains(&p.cause) {
+                names.push(p.cause.clone());
+            }
+        }
+    }
+    names.push("unexplained".into());
+    let mut layers: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    let mut categories = Vec::new();
+    for st in stacks {
+        let point = &d.doc.points[st.point];
+        categories.push(if st.series.is_empty() { point.label() } else { format!("{} {}", st.series, point.label()) });
+        // A negative remainder (a speed-up beyond the capacity's account) is drawn as none, the
+        // rest scaled to fill the bar.
+        let shown = st.speedup + st.lost() + st.unexplained.max(0.0);
+        for (k, name) in names.iter().enumerate() {
+            let cores = match name.as_str() {
+                "speed-up" => st.speedup,
+                "unexplained" => st.unexplained.max(0.0),
+                n => st.parts.iter().filter(|p| p.cause == n).map(|p| p.cores).sum(),
+            };
+            layers[k].push(100.0 * cores / shown.max(1e-12));
+        }
+    }
+    let stacks = names.iter().zip(layers).map(|(n, v)| (n.clone(), stack_colour(n).to_string(), v)).collect();
+    let title =
+        if d.label.is_empty() { "Speed-up stacks".to_string() } else { format!("Speed-up stacks: {}", d.label) };
+    Some(Figure {
+        id: if d.label.is_empty() { "stacks".into() } else { format!("stacks-{}", file_safe(&d.label)) },
+        caption: "each count split into the measured speed-up, the cores each cause of lost capacity took and \
+                  what nothing explains, in % of the count (from the capacity ledger)"
+            .into(),
         svg: svg::stacked_bars(&Bars { title, categories, stacks }),
     })
 }

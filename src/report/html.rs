@@ -137,6 +137,7 @@ pub fn report(doc: &Results, s: &Sections, figs: &[Figure]) -> String {
     let measured = doc.points.iter().any(|p| p.runs.iter().any(|r| r.succeeded()));
     body.push_str(&findings(&s.findings, measured));
     body.push_str(&section("Model", &s.model));
+    body.push_str(&section("Speed-up stacks (cores)", &s.stacks));
     body.push_str(&figures(figs));
     body.push_str(&section("Top waits: locks, system calls and hot functions", &s.waits));
     body.push_str(&super::flame::section(doc));

@@ -1,5 +1,5 @@
-//! The lines under the table: the largest waits of every sampled point, the points' warnings,
-//! and the job's read rate against the measured I/O ceiling.
+//! The lines under the table: the largest waits of every sampled point, the speed-up stacks, the
+//! points' warnings, and the job's read rate against the measured I/O ceiling.
 
 use crate::results::Results;
 
@@ -17,6 +17,48 @@ pub fn waits(doc: &Results) -> Vec<String> {
     }
     out.extend(limits.into_iter().map(|l| format!("not seen: {l}")));
     out
+}
+
+/// Most parts of a speed-up stack named on its line; the rest are added up as `other causes`.
+const STACK_PARTS: usize = 4;
+
+/// `threads=2: 2 = 1.62 speed-up + 0.21 lock (queue_lock) + 0.09 no work (tail) + 0.08
+/// unexplained`: each speed-up stack in cores, parts of 0.01 or more.
+pub fn stacks(doc: &Results) -> Vec<String> {
+    doc.stacks
+        .iter()
+        .map(|st| {
+            let label = doc.points[st.point].label();
+            let label = if st.series.is_empty() { label } else { format!("{} {label}", st.series) };
+            let mut terms = vec![format!("{:.2} speed-up", st.speedup)];
+            let shown: Vec<_> = st.parts.iter().filter(|p| p.cores >= 0.005).collect();
+            for p in shown.iter().take(STACK_PARTS) {
+                let object = p.object.as_deref().map(|o| format!(" ({})", object_name(o))).unwrap_or_default();
+                terms.push(format!("+ {:.2} {}{object}", p.cores, p.cause));
+            }
+            let rest: f64 = st.lost() - shown.iter().take(STACK_PARTS).map(|p| p.cores).sum::<f64>();
+            if rest >= 0.005 {
+                terms.push(format!("+ {rest:.2} other causes"));
+            }
+            if st.unexplained >= 0.005 {
+                terms.push(format!("+ {:.2} unexplained", st.unexplained));
+            } else if st.unexplained <= -0.005 {
+                terms.push(format!("− {:.2} beyond the capacity's account", -st.unexplained));
+            }
+            format!("{label}: {} = {}", trim_count(st.count), terms.join(" "))
+        })
+        .collect()
+}
+
+/// A symbol's short name (`GLOBAL_LOCK`); an address (`heap+0x4088`), a system call or a phase
+/// as it is: two objects in the heap must not read the same.
+fn object_name(o: &str) -> String {
+    if o.contains("::") || o.contains('!') { super::threads::short_name(o) } else { o.to_string() }
+}
+
+/// A count without trailing zeros: `2`, `1.5`.
+fn trim_count(n: f64) -> String {
+    if n.fract() == 0.0 { format!("{n:.0}") } else { format!("{n}") }
 }
 
 /// Warnings of every point, as `label: warning` lines.

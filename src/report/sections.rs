@@ -17,6 +17,8 @@ pub struct Sections {
     pub ceiling: Vec<String>,
     /// The model block.
     pub model: Vec<String>,
+    /// The speed-up stack of every count.
+    pub stacks: Vec<String>,
     /// The diagnosis.
     pub findings: Vec<Finding>,
     /// Warnings of every point.
@@ -33,6 +35,7 @@ impl Sections {
             ranks: threads::rank_lines(doc),
             ceiling: lines::ceiling(doc),
             model: analysis.map(model::lines).unwrap_or_default(),
+            stacks: lines::stacks(doc),
             findings: doc.findings.clone(),
             notes: lines::notes(doc),
         }
@@ -47,6 +50,7 @@ impl Sections {
         text.push_str(&terminal::render_section("ranks", &shorten(&self.ranks), colour));
         text.push_str(&terminal::render_section("I/O ceiling", &shorten(&self.ceiling), colour));
         text.push_str(&terminal::render_section("model", &self.model, colour));
+        text.push_str(&terminal::render_section("speed-up stacks (cores)", &shorten(&self.stacks), colour));
         text.push_str(&terminal::render_section("findings", &finding_lines::lines(&self.findings, colour), colour));
         text.push_str(&terminal::render_warnings("notes", &shorten(&self.notes), colour));
         text
@@ -56,6 +60,7 @@ impl Sections {
     pub fn markdown(&self, doc: &Results) -> String {
         let sections = [
             markdown::list("Model", &self.model),
+            markdown::list("Speed-up stacks (cores)", &self.stacks),
             markdown::findings(&self.findings),
             markdown::list("Waits", &self.waits),
             markdown::list("Ranks and copies", &self.ranks),

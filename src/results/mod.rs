@@ -8,6 +8,7 @@ pub mod findings;
 mod load;
 pub mod point_stats;
 pub mod sequential;
+pub mod stack;
 mod store;
 mod sync;
 pub mod time;
@@ -25,6 +26,7 @@ use schemars::JsonSchema;
 pub use sequential::{Added, Sequential};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
+pub use stack::{SpeedupStack, StackPart};
 use std::collections::BTreeMap;
 pub use store::{FILE_NAME, Store};
 pub use trust::{Untrusted, check_owned};
@@ -90,6 +92,9 @@ pub struct Results {
     /// Findings of the diagnosis, made with the analysis.
     #[serde(default)]
     pub findings: Vec<Finding>,
+    /// Speed-up stacks of the counts above each series' baseline, made with the findings.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub stacks: Vec<SpeedupStack>,
     /// What the input files can deliver (`--ceiling`), measured after the sweep.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub ceiling: Option<crate::exec::ceiling::Ceiling>,
@@ -226,6 +231,7 @@ impl Results {
             sequential: None,
             analysis: None,
             findings: Vec::new(),
+            stacks: Vec::new(),
             ceiling: None,
         })
     }
@@ -235,6 +241,7 @@ impl Results {
     pub fn add_run(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) {
         self.analysis = None;
         self.findings.clear();
+        self.stacks.clear();
         for (name, unit) in units {
             self.metric_units.entry(name.clone()).or_insert_with(|| unit.clone());
         }

@@ -24,6 +24,7 @@ mod python;
 mod report;
 mod schema;
 mod security;
+mod speedup_stacks;
 mod stacks;
 mod storage;
 mod sweep;

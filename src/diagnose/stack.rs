@@ -1,0 +1,122 @@
+//! Speed-up stacks: each count of workers above a series' baseline split into the measured
+//! speed-up, the cores every cause in the point's capacity ledger took, the workers no CPU was
+//! left for, and what nothing explains — so that `count = speed-up + lost + unexplained`.
+
+use super::curve;
+use super::ledger::{self, Cause, Useful};
+use crate::plan::{Counts, Scaling};
+use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
+use crate::results::{Results, SpeedupStack, StackPart};
+
+/// Parts below this many cores are folded into their cause without an object.
+const SMALL: f64 = 0.005;
+/// Most parts named by their object; the rest are folded into their cause.
+const MOST_PARTS: usize = 6;
+
+/// The stacks of every series of a sweep over a number of workers on this machine.
+pub fn stacks(doc: &Results, a: &Analysis) -> Vec<SpeedupStack> {
+    if a.axis.counts != Counts::Workers {
+        return Vec::new();
+    }
+    let weak = a.axis.scaling == Scaling::Weak;
+    a.series.iter().flat_map(|s| series(doc, s, weak)).collect()
+}
+
+fn series(doc: &Results, s: &SeriesAnalysis, weak: bool) -> Vec<SpeedupStack> {
+    let Some(base) = s.points.iter().find(|p| p.count == s.baseline) else { return Vec::new() };
+    s.points.iter().filter(|p| p.count > base.count).filter_map(|p| stack(doc, s, (base, p), weak)).collect()
+}
+
+/// The stack of `top` against `base`, when the count's efficiency and ledger are known.
+fn stack(
+    doc: &Results,
+    s: &SeriesAnalysis,
+    (base, top): (&PointScaling, &PointScaling),
+    weak: bool,
+) -> Option<SpeedupStack> {
+    let eff = top.efficiency?;
+    let ratio = curve::work_ratio(doc, base, top, weak);
+    let l = ledger::of(&doc.points[top.index], Useful::of(&doc.points[base.index], ratio))?;
+    if l.wall_s <= 0.0 {
+        return None;
+    }
+    let mut parts: Vec<StackPart> = l.items.iter().map(|i| part(&i.cause, i.core_s / l.wall_s)).collect();
+    let no_cpu = top.count - l.capacity;
+    if no_cpu > SMALL {
+        parts.push(StackPart { cause: "no CPU".into(), object: None, cores: no_cpu });
+    }
+    let parts = fold(parts);
+    let speedup = eff * top.count;
+    let lost: f64 = parts.iter().map(|p| p.cores).sum();
+    Some(SpeedupStack {
+        series: s.label.clone(),
+        point: top.index,
+        count: top.count,
+        speedup,
+        parts,
+        unexplained: top.count - speedup - lost,
+    })
+}
+
+/// A ledger cause as a part of the stack.
+fn part(cause: &Cause, cores: f64) -> StackPart {
+    let (name, object) = match cause {
+        Cause::Wait { class, object } => (class.short(), (!object.is_empty()).then(|| object.clone())),
+        Cause::OtherLoad => ("other processes", None),
+        Cause::Observer => ("sampling", None),
+        Cause::Stolen => ("stolen", None),
+        Cause::NoWork(phase) => ("no work", Some(phase.name().to_string())),
+        Cause::Unlabelled => ("unsampled", None),
+        Cause::ExtraUser | Cause::ExtraKernel => ("extra CPU", None),
+    };
+    StackPart { cause: name.into(), object, cores }
+}
+
+/// Parts of one cause and object added up, largest first; beyond the [`MOST_PARTS`] largest, and
+/// below [`SMALL`] cores, parts are added to their cause without an object.
+fn fold(parts: Vec<StackPart>) -> Vec<StackPart> {
+    let mut merged: Vec<StackPart> = Vec::new();
+    for p in parts {
+        match merged.iter_mut().find(|m| m.cause == p.cause && m.object == p.object) {
+            Some(m) => m.cores += p.cores,
+            None => merged.push(p),
+        }
+    }
+    merged.sort_by(|a, b| b.cores.total_cmp(&a.cores));
+    let mut out: Vec<StackPart> = Vec::new();
+    for (i, mut p) in merged.into_iter().enumerate() {
+        if i >= MOST_PARTS || p.cores < SMALL {
+            p.object = None;
+        }
+        match out.iter_mut().find(|m| m.cause == p.cause && m.object == p.object) {
+            Some(m) => m.cores += p.cores,
+            None => out.push(p),
+        }
+    }
+    out.retain(|p| p.cores.abs() >= 1e-9);
+    out.sort_by(|a, b| b.cores.total_cmp(&a.cores));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(cause: &str, object: Option<&str>, cores: f64) -> StackPart {
+        StackPart { cause: cause.into(), object: object.map(String::from), cores }
+    }
+
+    #[test]
+    fn small_and_many_parts_fold_into_their_cause_and_nothing_is_lost() {
+        let mut parts = vec![p("lock", Some("m"), 0.3), p("lock", Some("m"), 0.1), p("io", Some("read"), 0.002)];
+        parts.extend((0..8).map(|k| p("ipc", Some(&format!("fd{k}")), 0.01 * (k + 1) as f64)));
+        let before: f64 = parts.iter().map(|p| p.cores).sum();
+        let out = fold(parts);
+        let after: f64 = out.iter().map(|p| p.cores).sum();
+        assert!((before - after).abs() < 1e-12);
+        assert_eq!(out[0], p("lock", Some("m"), 0.4));
+        assert!(out.iter().any(|x| x.cause == "io" && x.object.is_none()), "{out:?}");
+        assert!(out.iter().filter(|x| x.object.is_some()).count() <= MOST_PARTS, "{out:?}");
+        assert!(out.windows(2).all(|w| w[0].cores >= w[1].cores));
+    }
+}
