@@ -204,7 +204,7 @@ fn describe(plan: &Plan) -> anyhow::Result<String> {
         format!("{} measured run{} per point", plan.runs.min, if plan.runs.min == 1 { "" } else { "s" })
     } else {
         let more = match plan.runs.budget {
-            Some(Budget::Multiple(m)) if m == 1.0 => {
+            Some(Budget::Multiple(1.0)) => {
                 ", then more where the verdict is undecided, for up to the first pass's time again".to_string()
             }
             Some(Budget::Multiple(m)) => {

@@ -41,13 +41,12 @@ pub fn questions(doc: &Results, next: Confidence, max: u32) -> Vec<Question> {
     let obs = observations::from_results(doc, &a.axis);
     let mut out = Vec::new();
     for s in &a.series {
-        if a.axis.parallel() && a.axis.counts != Counts::Other {
-            if let Some(p) = Pair::of(doc, a, s) {
-                let conf = (a.confidence, next);
-                out.extend(
-                    efficiency(&p, &a.axis.param, conf, max).or_else(|| superlinear(&p, &a.axis.param, conf, max)),
-                );
-            }
+        if a.axis.parallel()
+            && a.axis.counts != Counts::Other
+            && let Some(p) = Pair::of(doc, a, s)
+        {
+            let conf = (a.confidence, next);
+            out.extend(efficiency(&p, &a.axis.param, conf, max).or_else(|| superlinear(&p, &a.axis.param, conf, max)));
         }
         if let Some(o) = obs.series.iter().find(|o| o.label == s.label) {
             out.extend(slower(&obs, &o.points, s, &a.axis.param, (a.confidence, next), max));
@@ -67,47 +66,43 @@ fn efficiency(p: &Pair, name: &str, (now, next): (Confidence, Confidence), max: 
     if decided || p.gated {
         return None;
     }
-    let interval = speedup_interval(p.top, p.base)?;
     // The half-width that would decide it, on the log scale: the distance to 90%, or a fit
     // inside the band around it, from the interval's own centre (the paired rounds' ratio: the
     // ratio of mean times, 95% where the rounds said 93%, projected 12 runs where 36 were needed).
-    let c = 0.5 * (lo.max(1e-9).ln() + hi.max(1e-9).ln());
+    let c = log_centre(p);
     let band = ((GOOD_EFFICIENCY + INDIFFERENT).ln() - c).min(c - (GOOD_EFFICIENCY - INDIFFERENT).ln());
     let wanted = (c - GOOD_EFFICIENCY.ln()).abs().max(band);
+    about_efficiency(p, format!("whether it scales at {}", count_label(p.top.count, name)), wanted, (now, next), max)
+}
+
+/// The centre of the efficiency's interval on the log scale.
+fn log_centre(p: &Pair) -> f64 {
+    0.5 * (p.eff_lo.max(1e-9).ln() + p.eff_hi.max(1e-9).ln())
+}
+
+/// A question on the judged count's efficiency, decided when its interval's half-width on the
+/// log scale is `wanted`.
+fn about_efficiency(p: &Pair, what: String, wanted: f64, conf: (Confidence, Confidence), max: u32) -> Option<Question> {
+    let interval = speedup_interval(p.top, p.base)?;
+    let runs = runs_words(p.top.runs.min(p.base.runs));
     Some(Question {
         points: vec![p.base.index, p.top.index],
-        what: format!("whether it scales at {}", count_label(p.top.count, name)),
-        now: format!(
-            "efficiency {:.0}–{:.0}% after {}",
-            100.0 * lo,
-            100.0 * hi,
-            runs_words(p.top.runs.min(p.base.runs))
-        ),
-        runs_needed: needed(&interval, wanted, (now, next), max),
+        what,
+        now: format!("efficiency {:.0}–{:.0}% after {runs}", 100.0 * p.eff_lo, 100.0 * p.eff_hi),
+        runs_needed: needed(&interval, wanted, conf, max),
     })
 }
 
 /// Whether the judged count is faster than its count allows (a superlinear speed-up, which is
 /// explained rather than praised): its efficiency is measured above [`SUPERLINEAR`] and its
 /// interval still reaches below it.
-fn superlinear(p: &Pair, name: &str, (now, next): (Confidence, Confidence), max: u32) -> Option<Question> {
-    let (lo, hi) = (p.eff_lo, p.eff_hi);
-    let c = 0.5 * (lo.max(1e-9).ln() + hi.max(1e-9).ln());
-    if lo > SUPERLINEAR || c <= SUPERLINEAR.ln() {
+fn superlinear(p: &Pair, name: &str, conf: (Confidence, Confidence), max: u32) -> Option<Question> {
+    let c = log_centre(p);
+    if p.eff_lo > SUPERLINEAR || c <= SUPERLINEAR.ln() {
         return None;
     }
-    let interval = speedup_interval(p.top, p.base)?;
-    Some(Question {
-        points: vec![p.base.index, p.top.index],
-        what: format!("whether {} are faster than their count allows", count_label(p.top.count, name)),
-        now: format!(
-            "efficiency {:.0}–{:.0}% after {}",
-            100.0 * lo,
-            100.0 * hi,
-            runs_words(p.top.runs.min(p.base.runs))
-        ),
-        runs_needed: needed(&interval, c - SUPERLINEAR.ln(), (now, next), max),
-    })
+    let what = format!("whether {} are faster than their count allows", count_label(p.top.count, name));
+    about_efficiency(p, what, c - SUPERLINEAR.ln(), conf, max)
 }
 
 /// Whether the last count is slower than the best, or a larger count faster than the one that
