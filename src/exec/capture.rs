@@ -74,20 +74,31 @@ impl Capture {
             self.echo = None;
         }
         keep(&mut self.cap, chunk);
-        for piece in chunk.split_inclusive(|&b| b == b'\n') {
-            let complete = piece.ends_with(b"\n");
-            if complete && self.line.is_empty() {
-                // The common case: a whole line inside the chunk, scanned in place.
-                self.scanner.scan_line(&piece[..piece.len().min(MAX_LINE)], &mut self.cap.found);
-                continue;
-            }
-            if self.line.len() < MAX_LINE {
-                self.line.extend_from_slice(&piece[..piece.len().min(MAX_LINE - self.line.len())]);
-            }
-            if complete {
-                self.scanner.scan_line(&self.line, &mut self.cap.found);
-                self.line.clear();
-            }
+        // Newlines found with memchr: a byte-by-byte split made the thread reading zstd's 50 MB
+        // of compressed output the largest part of scalescope's CPU time beside it.
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', chunk) {
+            self.piece(&chunk[start..=end], true);
+            start = end + 1;
+        }
+        if start < chunk.len() {
+            self.piece(&chunk[start..], false);
+        }
+    }
+
+    /// A piece of a line, `complete` when it ends one.
+    fn piece(&mut self, piece: &[u8], complete: bool) {
+        if complete && self.line.is_empty() {
+            // The common case: a whole line inside the chunk, scanned in place.
+            self.scanner.scan_line(&piece[..piece.len().min(MAX_LINE)], &mut self.cap.found);
+            return;
+        }
+        if self.line.len() < MAX_LINE {
+            self.line.extend_from_slice(&piece[..piece.len().min(MAX_LINE - self.line.len())]);
+        }
+        if complete {
+            self.scanner.scan_line(&self.line, &mut self.cap.found);
+            self.line.clear();
         }
     }
 
