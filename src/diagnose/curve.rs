@@ -3,7 +3,7 @@
 //! to measure, and noisy runs.
 
 use super::ledger::{self, Cause, Ledger};
-use super::{Finding, Kind, Severity};
+use super::{Finding, INDIFFERENT, Kind, Severity};
 use crate::analysis::count_label;
 use crate::analysis::threads::PointThreads;
 use crate::results::Results;
@@ -26,7 +26,7 @@ pub fn scales_well(
     s: &SeriesAnalysis,
     top: &PointScaling,
     (name, cpus): (&str, Option<f64>),
-    [eff, eff_hi]: [f64; 2],
+    [eff, eff_lo, eff_hi]: [f64; 3],
     label: &str,
 ) -> Option<Finding> {
     top.efficiency?;
@@ -38,6 +38,12 @@ pub fn scales_well(
             format!("{:.0}", 100.0 * eff_hi)
         };
         format!(", within the runs' noise of {:.0}% (up to {hi}%)", 100.0 * GOOD_EFFICIENCY)
+    } else if eff_lo < GOOD_EFFICIENCY
+        && !(eff_lo >= GOOD_EFFICIENCY - INDIFFERENT && eff_hi <= GOOD_EFFICIENCY + INDIFFERENT)
+    {
+        // The runs added to decide it ran out first (the question the notes say is still open):
+        // the verdict is the measurement's, and says so.
+        format!(", though the runs place it anywhere from {:.0}% to {:.0}%", 100.0 * eff_lo, 100.0 * eff_hi)
     } else {
         String::new()
     };

@@ -229,7 +229,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     {
         out.push(f);
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
-        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [eff, eff_hi], &label));
+        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [eff, eff_lo, eff_hi], &label));
     }
 }
 

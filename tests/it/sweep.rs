@@ -372,6 +372,11 @@ fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
     );
     if !seq.undecided.is_empty() {
         assert!(out.contains("still undecided after") && err.contains("before telling whether it scales"), "{out}");
+        // A verdict the added runs could not decide says so in the finding itself.
+        if let Some(f) = doc.findings.iter().find(|f| f.kind == scalescope::results::findings::Kind::ScalesWell) {
+            let said = f.summary.contains("within the runs' noise") || f.summary.contains("anywhere from");
+            assert!(said, "{f:?}");
+        }
     }
 
     // A fixed number of runs, or no budget: nothing is added.
