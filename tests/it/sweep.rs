@@ -345,14 +345,18 @@ fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
     let o = sweep(d.path(), "-w 0 --no-sample --shell --budget 5s --param threads=1,2", &[NOISY_HALVING]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
+    // Which side of 90% it is on, or (measured above 105%) whether it is superlinear.
+    let questions = ["whether it scales at 2 threads", "whether 2 threads are faster than their count allows"];
     assert!(
-        err.contains("more runs of threads=1 and threads=2 to tell whether it scales at 2 threads (efficiency "),
+        questions
+            .iter()
+            .any(|q| err.contains(&format!("more runs of threads=1 and threads=2 to tell {q} (efficiency "))),
         "{err}"
     );
     let doc = results(&d.path().join("r"));
     let seq = doc.sequential.as_ref().expect("the sweep records its added runs");
     assert!(seq.looks >= 2 && !seq.added.is_empty(), "{seq:?}");
-    assert!(seq.added.iter().all(|a| a.why.starts_with("whether it scales at 2 threads")), "{seq:?}");
+    assert!(seq.added.iter().all(|a| questions.iter().any(|q| a.why.starts_with(q))), "{seq:?}");
     // The budget bounds the added time, give or take the last round.
     assert!(seq.budget_s == 5.0 && seq.spent_s <= seq.budget_s + 2.0, "{seq:?}");
     let runs: Vec<usize> = doc.points.iter().map(|p| p.runs.len()).collect();
@@ -366,12 +370,9 @@ fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
     assert!(a.confidence.alpha < 0.05);
     // What was added, and what the budget could not decide, are in the notes.
     let out = stdout(&o);
-    assert!(
-        out.contains("threads=1, threads=2: ") && out.contains("more runs each to tell whether it scales"),
-        "{out}"
-    );
+    assert!(out.contains("threads=1, threads=2: ") && out.contains("more runs each to tell whether"), "{out}");
     if !seq.undecided.is_empty() {
-        assert!(out.contains("still undecided after") && err.contains("before telling whether it scales"), "{out}");
+        assert!(out.contains("still undecided after") && err.contains("before telling whether"), "{out}");
         // A verdict the added runs could not decide says so in the finding itself.
         if let Some(f) = doc.findings.iter().find(|f| f.kind == scalescope::results::findings::Kind::ScalesWell) {
             let said = f.summary.contains("within the runs' noise") || f.summary.contains("anywhere from");
