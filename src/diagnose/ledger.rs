@@ -44,6 +44,20 @@ impl Cause {
     pub fn is_extra(&self) -> bool {
         matches!(self, Cause::ExtraUser | Cause::ExtraKernel)
     }
+
+    /// Its short name in tables and speed-up stacks: a wait's class (`lock`, `io`), `other
+    /// processes`, `sampling`, `stolen`, `no work`, `unsampled`, `extra CPU`.
+    pub fn short_name(&self) -> &'static str {
+        match self {
+            Cause::Wait { class, .. } => class.short(),
+            Cause::OtherLoad => "other processes",
+            Cause::Observer => "sampling",
+            Cause::Stolen => "stolen",
+            Cause::NoWork(_) => "no work",
+            Cause::Unlabelled => "unsampled",
+            Cause::ExtraUser | Cause::ExtraKernel => "extra CPU",
+        }
+    }
 }
 
 /// One cause over the point's runs.

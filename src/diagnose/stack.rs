@@ -45,57 +45,52 @@ fn stack(
     if no_cpu > SMALL {
         parts.push(StackPart { cause: "no CPU".into(), object: None, cores: no_cpu });
     }
-    let parts = fold(parts);
-    let speedup = eff * top.count;
-    let lost: f64 = parts.iter().map(|p| p.cores).sum();
-    Some(SpeedupStack {
+    let mut st = SpeedupStack {
         series: s.label.clone(),
         point: top.index,
         count: top.count,
-        speedup,
-        parts,
-        unexplained: top.count - speedup - lost,
-    })
+        speedup: eff * top.count,
+        parts: fold(parts),
+        unexplained: 0.0,
+    };
+    st.unexplained = st.count - st.speedup - st.lost();
+    Some(st)
 }
 
-/// A ledger cause as a part of the stack.
+/// A ledger cause as a part of the stack, with a wait's object or the phase of `no work`.
 fn part(cause: &Cause, cores: f64) -> StackPart {
-    let (name, object) = match cause {
-        Cause::Wait { class, object } => (class.short(), (!object.is_empty()).then(|| object.clone())),
-        Cause::OtherLoad => ("other processes", None),
-        Cause::Observer => ("sampling", None),
-        Cause::Stolen => ("stolen", None),
-        Cause::NoWork(phase) => ("no work", Some(phase.name().to_string())),
-        Cause::Unlabelled => ("unsampled", None),
-        Cause::ExtraUser | Cause::ExtraKernel => ("extra CPU", None),
+    let object = match cause {
+        Cause::Wait { object, .. } => (!object.is_empty()).then(|| object.clone()),
+        Cause::NoWork(phase) => Some(phase.name().to_string()),
+        _ => None,
     };
-    StackPart { cause: name.into(), object, cores }
+    StackPart { cause: cause.short_name().into(), object, cores }
 }
 
 /// Parts of one cause and object added up, largest first; beyond the [`MOST_PARTS`] largest, and
 /// below [`SMALL`] cores, parts are added to their cause without an object.
 fn fold(parts: Vec<StackPart>) -> Vec<StackPart> {
     let mut merged: Vec<StackPart> = Vec::new();
-    for p in parts {
-        match merged.iter_mut().find(|m| m.cause == p.cause && m.object == p.object) {
-            Some(m) => m.cores += p.cores,
-            None => merged.push(p),
-        }
-    }
+    parts.into_iter().for_each(|p| add(&mut merged, p));
     merged.sort_by(|a, b| b.cores.total_cmp(&a.cores));
     let mut out: Vec<StackPart> = Vec::new();
     for (i, mut p) in merged.into_iter().enumerate() {
         if i >= MOST_PARTS || p.cores < SMALL {
             p.object = None;
         }
-        match out.iter_mut().find(|m| m.cause == p.cause && m.object == p.object) {
-            Some(m) => m.cores += p.cores,
-            None => out.push(p),
-        }
+        add(&mut out, p);
     }
     out.retain(|p| p.cores.abs() >= 1e-9);
     out.sort_by(|a, b| b.cores.total_cmp(&a.cores));
     out
+}
+
+/// Adds `p` to the part of the same cause and object, or as a new one.
+fn add(parts: &mut Vec<StackPart>, p: StackPart) {
+    match parts.iter_mut().find(|m| m.cause == p.cause && m.object == p.object) {
+        Some(m) => m.cores += p.cores,
+        None => parts.push(p),
+    }
 }
 
 #[cfg(test)]

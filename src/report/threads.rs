@@ -18,15 +18,10 @@ pub fn capacity_cell(p: &PointResult) -> Option<String> {
     }
     let mut idle: Vec<(String, f64)> = Vec::new();
     for i in &l.items {
-        let name = match &i.cause {
-            Cause::Stolen => continue,
-            Cause::Wait { class, .. } => class.short().to_string(),
-            Cause::OtherLoad => "other processes".into(),
-            Cause::Observer => "sampling".into(),
-            Cause::NoWork(_) => "no work".into(),
-            Cause::Unlabelled => "unsampled".into(),
-            Cause::ExtraUser | Cause::ExtraKernel => continue,
-        };
+        if i.cause == Cause::Stolen || i.cause.is_extra() {
+            continue;
+        }
+        let name = i.cause.short_name().to_string();
         match idle.iter_mut().find(|x| x.0 == name) {
             Some(x) => x.1 += i.core_s,
             None => idle.push((name, i.core_s)),
