@@ -39,7 +39,8 @@ alarm is a finding above "info", other than the case's expected kind, on a sweep
 at the largest count that fits the CPUs is 90% or more, or on a case that is expected to scale.
 Prints every case (efficiency, first finding, expected one, the sweep's wall time, the findings
 above info, and "[busy machine]" where a medium noisy-measurement put the gap down to other load),
-then for each half the accuracy, the false alarms and the time spent in scalescope,
+then for each half the accuracy, the false alarms, the sweeps that ended undecided ("the runs
+cannot tell") on a program 5 points or more from the 90% line, and the time spent in scalescope,
 and with --repeat how often each case gave the same answer. Exits 1 when the accuracy of a half
 that ran is below 90% or it raised a false alarm. Cases whose program is not installed are
 skipped, and said so. Every input is made by the script (nothing is downloaded); scalescope's
@@ -475,7 +476,7 @@ def main():
         chosen = [c for c in cases(d, rate)
                   if (a.half == "all" or c[1] == a.half) and (not a.only or a.only in c[0])]
         halves = [h for h in ("tune", "eval") if any(c[1] == h for c in chosen)]
-        score = {h: {"right": 0, "total": 0, "alarms": [], "seconds": 0.0} for h in halves}
+        score = {h: {"right": 0, "total": 0, "alarms": [], "seconds": 0.0, "undecided_far": []} for h in halves}
         skipped, answers = [], {}
         for rep in range(a.repeat):
             for i, (name, half, need, opts, cmd, expect) in enumerate(chosen):
@@ -507,6 +508,12 @@ def main():
                     h["alarms"].append(f"{name}: {', '.join(false)} at efficiency {eff:.0%}" if eff is not None
                                        else f"{name}: {', '.join(false)}")
                 e = f"{eff:5.0%}" if eff is not None else "    —"
+                # The stopping rule's promise: a sweep ends undecided only on a program whose
+                # efficiency is within 5 points of the 90% line.
+                undecided = any(x["kind"] == "noisy-measurement" and "cannot tell" in x["summary"]
+                                for x in doc.get("findings", []))
+                if undecided and eff is not None and abs(eff - 0.9) >= 0.05:
+                    h["undecided_far"].append(f"{name} at {eff:.0%}")
                 # Said, not scored: scalescope found the machine's other load (or the host) behind the gap.
                 busy = any(x["kind"] == "noisy-measurement" and x["severity"] in ("medium", "high")
                            for x in doc.get("findings", []))
@@ -530,6 +537,8 @@ def main():
                   f"false alarms: {len(h['alarms'])}; {h['seconds']:.0f} s in scalescope")
             for x in h["alarms"]:
                 print(f"  {x}")
+            if h["undecided_far"]:
+                print(f"  ended undecided 5 points or more from 90%: {', '.join(h['undecided_far'])}")
             passed = passed and h["total"] > 0 and acc >= 0.9 and not h["alarms"]
         if len(halves) > 1:
             right, total = sum(score[h]["right"] for h in halves), sum(score[h]["total"] for h in halves)

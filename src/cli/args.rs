@@ -74,13 +74,13 @@ pub enum Command {
 )]
 pub struct SbatchArgs {
     /// Nodes to allocate (`#SBATCH --nodes`).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub nodes: Option<u32>,
     /// Tasks to allocate (`#SBATCH --ntasks`).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub ntasks: Option<u32>,
     /// CPUs per task (`#SBATCH --cpus-per-task`).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub cpus_per_task: Option<u32>,
     /// Time limit (`#SBATCH --time`), e.g. 02:00:00.
     #[arg(long, value_name = "TIME")]
@@ -120,10 +120,10 @@ pub struct AgentArgs {
     #[arg(long, value_name = "DIR", required = true)]
     pub parts: PathBuf,
     /// Start K copies of the command at once, each an agent with its own rank.
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    #[arg(long, value_name = "K", default_value_t = 0, allow_negative_numbers = true)]
     pub copies: u32,
     /// Samples per second of the thread-state sampler.
-    #[arg(long, value_name = "HZ", default_value_t = 100.0)]
+    #[arg(long, value_name = "HZ", default_value_t = 100.0, allow_negative_numbers = true)]
     pub sample_rate: f64,
     /// Do not sample thread states.
     #[arg(long)]
@@ -198,7 +198,7 @@ pub struct CompareArgs {
     #[arg(long = "label", value_name = "NAME")]
     pub labels: Vec<String>,
     /// Changes below this are "no change", e.g. `2%` or `0.02`.
-    #[arg(long, value_name = "FRACTION", default_value = "2%")]
+    #[arg(long, value_name = "FRACTION", default_value = "2%", allow_negative_numbers = true)]
     pub noise: String,
     /// The set the others are compared with: its label or its position (1 = first).
     #[arg(long, value_name = "SET")]
@@ -286,26 +286,26 @@ pub struct RunArgs {
     pub lists: Vec<String>,
     /// Exactly N measured runs per point [default: at least 3, more while runs are short, then
     /// more where the verdict is undecided, within --budget].
-    #[arg(short = 'r', long, value_name = "N")]
+    #[arg(short = 'r', long, value_name = "N", allow_negative_numbers = true)]
     pub runs: Option<u32>,
     /// Fewest measured runs per point under automatic runs.
-    #[arg(short = 'm', long, value_name = "N")]
+    #[arg(short = 'm', long, value_name = "N", allow_negative_numbers = true)]
     pub min_runs: Option<u32>,
     /// Most measured runs per point under automatic runs [default: 100].
-    #[arg(short = 'M', long, value_name = "N")]
+    #[arg(short = 'M', long, value_name = "N", allow_negative_numbers = true)]
     pub max_runs: Option<u32>,
     /// Time that runs added to decide an undecided verdict may take: a multiple of the first
     /// pass's (2x), a duration (90s, 10m), or 0 for none [default: 2x].
     #[arg(long, value_name = "TIME")]
     pub budget: Option<String>,
     /// Unrecorded warm-up runs before each point's first measured run.
-    #[arg(short = 'w', long, value_name = "N", default_value_t = 1)]
+    #[arg(short = 'w', long, value_name = "N", default_value_t = 1, allow_negative_numbers = true)]
     pub warmup: u32,
     /// Order of runs across points [default: interleaved when there are several points].
     #[arg(long, value_enum)]
     pub order: Option<OrderArg>,
     /// Seed of `--order random` [default: from the clock, recorded in results.json].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Shell command run before the first run of each point (e.g. to build with `{threads}`).
     #[arg(short = 's', long, value_name = "CMD")]
@@ -336,7 +336,7 @@ pub struct RunArgs {
     pub zip: bool,
     /// Also run K identical copies at once (adds the parameter copies=1,K): do copies slow each
     /// other down?
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", allow_negative_numbers = true)]
     pub copies: Option<u32>,
     /// After the sweep, measure what these input files can deliver: scalescope's `readspeed`
     /// probe reads them at the sweep's thread counts (cold with --evict), and the report judges
@@ -360,7 +360,7 @@ pub struct RunArgs {
     #[arg(short = 'i', long)]
     pub ignore_failure: bool,
     /// Thread-state samples per second (lowered automatically when there are many threads).
-    #[arg(long, value_name = "HZ", default_value_t = 100.0)]
+    #[arg(long, value_name = "HZ", default_value_t = 100.0, allow_negative_numbers = true)]
     pub sample_rate: f64,
     /// Do not sample where thread time goes.
     #[arg(long)]
@@ -492,7 +492,7 @@ pub struct AttachArgs {
     #[arg(short = 'd', long, value_name = "DURATION", default_value = "10s")]
     pub duration: String,
     /// Samples per second (lowered automatically when there are many threads).
-    #[arg(long, value_name = "HZ", default_value_t = 100.0)]
+    #[arg(long, value_name = "HZ", default_value_t = 100.0, allow_negative_numbers = true)]
     pub sample_rate: f64,
     /// Write the sampler's report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
@@ -529,7 +529,7 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "DURATION")]
         seconds: Option<String>,
         /// Total operations, split evenly over the threads.
-        #[arg(long, value_name = "N", default_value_t = crate::probes::scalable::DEFAULT_OPS)]
+        #[arg(long, value_name = "N", default_value_t = crate::probes::scalable::DEFAULT_OPS, allow_negative_numbers = true)]
         ops: u64,
     },
     /// Threads that spend a share of every operation inside one global mutex.
@@ -537,7 +537,7 @@ pub enum ProbeCommand {
         #[command(flatten)]
         common: ZooArgs,
         /// Share of each operation done holding the lock (0 removes the problem).
-        #[arg(long, value_name = "FRACTION", default_value_t = 0.3)]
+        #[arg(long, value_name = "FRACTION", default_value_t = 0.3, allow_negative_numbers = true)]
         critical: f64,
     },
     /// Threads that yield the CPU while holding one of a few mutexes (the pattern of sysbench's
@@ -551,7 +551,7 @@ pub enum ProbeCommand {
         #[command(flatten)]
         common: ZooArgs,
         /// Share of the work done by one thread first (0 removes the problem).
-        #[arg(long, value_name = "FRACTION", default_value_t = 0.2)]
+        #[arg(long, value_name = "FRACTION", default_value_t = 0.2, allow_negative_numbers = true)]
         serial: f64,
     },
     /// One thread gets three times the share of the others.
@@ -567,7 +567,7 @@ pub enum ProbeCommand {
         #[command(flatten)]
         common: ZooArgs,
         /// Producer threads (as many as consumers removes the problem).
-        #[arg(long, value_name = "N", default_value_t = 1)]
+        #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true)]
         producers: usize,
     },
     /// Per-thread counters in one cache line.
@@ -592,7 +592,7 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
         files: Vec<PathBuf>,
         /// Block reads in all.
-        #[arg(long, value_name = "N", default_value_t = 40_000)]
+        #[arg(long, value_name = "N", default_value_t = 40_000, allow_negative_numbers = true)]
         reads: u64,
         /// Leave the files in the page cache (removes the problem).
         #[arg(long)]
@@ -643,7 +643,7 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "SIZE", default_value = "1MiB")]
         chunk: String,
         /// How many of the most frequent words to print.
-        #[arg(long, value_name = "K", default_value_t = 10)]
+        #[arg(long, value_name = "K", default_value_t = 10, allow_negative_numbers = true)]
         top: usize,
     },
     /// Actors on worker threads exchanging messages one at a time: message-passing latency.
@@ -652,10 +652,10 @@ pub enum ProbeCommand {
         #[arg(short = 't', long, default_value_t = 1)]
         threads: usize,
         /// Actors per worker.
-        #[arg(long, value_name = "N", default_value_t = 100)]
+        #[arg(long, value_name = "N", default_value_t = 100, allow_negative_numbers = true)]
         actors: usize,
         /// Messages each actor sends (each waits for its reply).
-        #[arg(long, value_name = "N", default_value_t = 20_000)]
+        #[arg(long, value_name = "N", default_value_t = 20_000, allow_negative_numbers = true)]
         messages: u64,
     },
     /// Reading event files and building events, with or without overlapping the two.
@@ -688,7 +688,7 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "MIB", default_value_t = 256)]
         mib: usize,
         /// Passes over each array.
-        #[arg(long, value_name = "N", default_value_t = 16)]
+        #[arg(long, value_name = "N", default_value_t = 16, allow_negative_numbers = true)]
         passes: u32,
     },
 }
@@ -722,7 +722,7 @@ pub struct ZooArgs {
     #[arg(short = 't', long, default_value_t = 1)]
     pub threads: usize,
     /// Total operations, split over the threads.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, allow_negative_numbers = true)]
     pub ops: u64,
 }
 

@@ -192,3 +192,19 @@ fn man_renders_the_page_with_every_section() {
     let page = sections(&text, |l| (!l.is_empty() && !l.starts_with(' ')).then(|| l.trim().to_string()));
     check_page("man", &page, &cmds);
 }
+
+#[test]
+fn a_negative_count_is_a_bad_value_not_an_unknown_flag() {
+    for (flag, value) in [("--runs", "-3"), ("-w", "-1"), ("--sample-rate", "-5")] {
+        let d = tempfile::tempdir().unwrap();
+        let o = scalescope(d.path(), &["run", flag, value, "--", "true"]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let err = stderr(&o);
+        // clap's "invalid value" or scalescope's own sentence on the range; not "unexpected
+        // argument '-3' found" with a tip to put it after `--`.
+        assert!(
+            err.contains(value) && !err.contains("unexpected argument") && !err.contains("tip:"),
+            "{flag} {value}: {err}"
+        );
+    }
+}
