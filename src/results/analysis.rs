@@ -191,6 +191,10 @@ pub struct Fit {
     /// √(RSS / (n − p)), in rate units; absent without degrees of freedom.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub residual_stddev: Option<f64>,
+    /// The same from the residuals relative to the fitted rates, in percent: the figure that reads
+    /// alike for a time and a throughput.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub residual_pct: Option<f64>,
     /// How the intervals were obtained.
     pub intervals: IntervalMethod,
 }

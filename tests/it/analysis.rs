@@ -110,6 +110,49 @@ fn predictions_come_with_intervals_and_a_warning() {
     assert!(text.contains("against 16 threads"), "{text}");
 }
 
+/// The figures of `[a–b unit]` and `interval a–b unit` in a line, in the order printed.
+fn intervals(line: &str) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for (i, _) in line.match_indices('–') {
+        let before: String =
+            line[..i].chars().rev().take_while(|c| c.is_ascii_digit() || *c == '.').collect::<String>();
+        let lo: String = before.chars().rev().collect();
+        let hi: String = line[i + '–'.len_utf8()..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        if let (Ok(lo), Ok(hi)) = (lo.parse(), hi.parse()) {
+            out.push((lo, hi));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_timed_table_predicts_in_seconds_lower_bound_first() {
+    let table = "readspeed-90x.csv";
+    let d = tempfile::tempdir().unwrap();
+    let times: String = std::fs::read_to_string(fixture(table))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let v: Vec<&str> = l.split(',').collect();
+            format!("{},{}\n", v[0], 1000.0 / v[1].parse::<f64>().unwrap())
+        })
+        .collect();
+    std::fs::write(d.path().join("t.csv"), format!("threads,time_s\n{times}")).unwrap();
+    let o = scalescope(d.path(), &argv("analyze --count threads --time time_s --predict 96,512 --csv t.csv", &[]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("prediction at")).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for l in &lines {
+        let found = intervals(l);
+        assert!(!found.is_empty(), "{l}");
+        assert!(found.iter().all(|(lo, hi)| lo <= hi), "upper bound first in {l}");
+        assert!(l.contains("s per run") && !l.contains("MB/s"), "{l}");
+    }
+    assert!(text.contains("residual σ ") && text.contains("% of the fitted rate"), "{text}");
+}
+
 #[test]
 fn degenerate_tables_get_a_clear_sentence_not_a_made_up_number() {
     let d = tempfile::tempdir().unwrap();
