@@ -183,7 +183,7 @@ pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Opti
 /// as Student's t at n − 1 degrees of freedom, with the n − 1 variance, asks beyond the normal
 /// quantile a bootstrap of `n` runs gives: three runs resampled have ten distinct means, and the
 /// fits' intervals would be two to three times narrower than the speed-up's they are fitted to.
-fn widened(y: f64, resampled: f64, n: usize) -> f64 {
+pub(super) fn widened(y: f64, resampled: f64, n: usize) -> f64 {
     if n < 2 || y <= 0.0 || resampled <= 0.0 {
         return resampled;
     }

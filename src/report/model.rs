@@ -187,15 +187,34 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             r.change_pct
         ));
     }
+    if let Some(f) = &s.fast_baseline {
+        out.push(super::prediction::fast_baseline(a, f));
+    }
     for p in &s.predictions {
+        let tag = if p.extrapolated { " (extrapolated)" } else { "" };
+        if let Some(f) = &p.forecast {
+            out.push(format!("prediction at {}{tag}: {}", count_text(a, p.count), super::prediction::forecast(a, f)));
+        }
         let mut parts = Vec::new();
         for (name, e) in [("Amdahl", &p.amdahl), ("USL", &p.usl), ("Gustafson", &p.gustafson)] {
             if let Some(e) = e {
                 parts.push(format!("{name} {}", rate_estimate(a, e)));
             }
         }
-        let tag = if p.extrapolated { " (extrapolated)" } else { "" };
-        out.push(format!("prediction at {}{tag}: {}", count_text(a, p.count), parts.join("; ")));
+        if !parts.is_empty() {
+            out.push(format!("the laws at {} (95%): {}", count_text(a, p.count), parts.join("; ")));
+        }
+    }
+    match &s.backtest {
+        Some(b) => out.push(super::prediction::backtest(a, b)),
+        None if s.predictions.iter().any(|p| p.extrapolated) => out.push(
+            "back-test: none (it needs three counts, to predict the largest from the others): this extrapolation is untried"
+                .into(),
+        ),
+        None => {}
+    }
+    if let Some(n) = &s.next_count {
+        out.push(super::prediction::next_count(a, n));
     }
     out.extend(s.warnings.iter().map(|w| format!("warning: {w}")));
     out

@@ -105,7 +105,9 @@ fn predictions_come_with_intervals_and_a_warning() {
     );
     let text = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(text.contains("prediction at 256 threads (extrapolated): Amdahl"), "{text}");
+    assert!(text.contains("prediction at 256 threads (extrapolated): "), "{text}");
+    assert!(text.contains("the laws at 256 threads (95%): Amdahl"), "{text}");
+    assert!(text.contains("back-test: from 2–32 threads this procedure predicted 48 threads"), "{text}");
     assert!(text.contains("are extrapolations"), "{text}");
     assert!(text.contains("against 16 threads"), "{text}");
 }
@@ -126,30 +128,21 @@ fn intervals(line: &str) -> Vec<(f64, f64)> {
 }
 
 #[test]
-fn a_timed_table_predicts_in_seconds_lower_bound_first() {
-    let table = "readspeed-90x.csv";
-    let d = tempfile::tempdir().unwrap();
-    let times: String = std::fs::read_to_string(fixture(table))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let v: Vec<&str> = l.split(',').collect();
-            format!("{},{}\n", v[0], 1000.0 / v[1].parse::<f64>().unwrap())
-        })
-        .collect();
-    std::fs::write(d.path().join("t.csv"), format!("threads,time_s\n{times}")).unwrap();
-    let o = scalescope(d.path(), &argv("analyze --count threads --time time_s --predict 96,512 --csv t.csv", &[]));
+fn a_timed_table_predicts_in_seconds_lower_bound_first_beside_its_back_test() {
+    let table = "tables/cp2k_h2o_dft_ls_nrep3_pizdaint.csv";
+    let o = in_fixtures(&argv("analyze --count processes --time time_s --predict 96,512 --csv", &[table]));
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    let lines: Vec<&str> = text.lines().filter(|l| l.contains("prediction at")).collect();
-    assert_eq!(lines.len(), 2, "{text}");
+    golden("analyze/nrep3-predict.golden.txt", &text);
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("prediction at") || l.contains("the laws at")).collect();
+    assert_eq!(lines.len(), 4, "{text}");
     for l in &lines {
         let found = intervals(l);
         assert!(!found.is_empty(), "{l}");
         assert!(found.iter().all(|(lo, hi)| lo <= hi), "upper bound first in {l}");
         assert!(l.contains("s per run") && !l.contains("MB/s"), "{l}");
     }
+    assert!(text.contains("back-test: from 4–128 processes this procedure predicted 256 processes time "), "{text}");
     assert!(text.contains("residual σ ") && text.contains("% of the fitted rate"), "{text}");
 }
 
@@ -317,4 +310,29 @@ fn a_published_table_far_from_ideal_with_no_cause_is_a_serial_fraction() {
     let serial = doc.analysis.as_ref().unwrap().series[0].amdahl.as_ref().unwrap().serial_fraction.value;
     assert!(s.evidence.iter().any(|e| e.contains(&format!("{serial:.4}"))), "{s:?}");
     assert!(!doc.findings.iter().any(|f| f.kind == Kind::ScalesWell), "{:?}", doc.findings);
+}
+
+#[test]
+fn show_and_the_html_report_put_the_back_test_beside_an_extrapolation() {
+    // The guide's sweep of 1, 2 and 4 threads, as if taken on 4 CPUs: three counts to fit.
+    let d = tempfile::tempdir().unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("guide/results.json")).unwrap()).unwrap();
+    doc["machine"]["allowed_cpus"] = 4.into();
+    std::fs::write(d.path().join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
+    let guide = "results.json";
+    let o = scalescope(d.path(), &["show", guide, "--predict", "8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("back-test: from 1–2 threads this procedure predicted 4 threads"), "{text}");
+    assert!(text.contains("prediction at 8 threads (extrapolated): "), "{text}");
+    let o = scalescope(d.path(), &["report", guide, "--predict", "8", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(
+        page.contains("back-test: from 1–2 threads this procedure predicted 4 threads"),
+        "no back-test in the report"
+    );
+    let o = scalescope(d.path(), &["show", guide, "--predict", "3"]);
+    assert!(!stdout(&o).contains("back-test"), "{}", stdout(&o));
 }
