@@ -178,11 +178,13 @@ fn coef(x: f64) -> String {
     if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e5) { format!("{x:.3e}") } else { format!("{x:.4}") }
 }
 
-/// Every candidate: Amdahl, the USL, Gustafson, and the normal form with one or two terms.
+/// Every candidate: Amdahl, the USL, Gustafson, and the normal form with no term (a constant: the
+/// count changes nothing), one or two.
 pub fn candidates() -> Vec<Hypothesis> {
     let time = |family, terms: Vec<Term>| Hypothesis { family, space: Space::Time, terms };
     let mut v = vec![
         time(Family::Amdahl, vec![INVERSE]),
+        time(Family::NormalForm, Vec::new()),
         time(Family::Usl, vec![INVERSE, LINEAR]),
         Hypothesis { family: Family::Gustafson, space: Space::Rate, terms: vec![LINEAR] },
     ];
@@ -219,7 +221,7 @@ mod tests {
         // Faster than linear: T = 1/p² is no Amdahl (c₀ < 0 would be needed).
         let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0].iter().map(|&p| (p, 1.0 / (p * p))).collect();
         assert_eq!(candidates()[0].fit(&pts), None);
-        let gus = &candidates()[2];
+        let gus = &candidates()[3];
         let c = gus.fit(&[(1.0, 1.0), (2.0, 0.5), (4.0, 0.25)]).unwrap();
         assert!((gus.time(&c, 8.0).unwrap() - 0.125).abs() < 1e-12, "{c:?}");
     }
@@ -227,7 +229,7 @@ mod tests {
     #[test]
     fn candidates_are_distinct_and_read_as_formulas() {
         let v = candidates();
-        assert_eq!(v.len(), 3 + 16 + 17 * 16 / 2 - 1);
+        assert_eq!(v.len(), 4 + 16 + 17 * 16 / 2 - 1);
         for (i, a) in v.iter().enumerate() {
             assert!(v[i + 1..].iter().all(|b| b != a), "{a:?} twice");
         }
