@@ -336,3 +336,32 @@ fn show_and_the_html_report_put_the_back_test_beside_an_extrapolation() {
     let o = scalescope(d.path(), &["show", guide, "--predict", "3"]);
     assert!(!stdout(&o).contains("back-test"), "{}", stdout(&o));
 }
+
+/// Every model line docs/analysis.md shows under a `$ scalescope analyze --csv TABLE …` is one that
+/// command prints, on the fixture table of that name.
+#[test]
+fn the_model_lines_in_analysis_md_are_what_analyze_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/analysis.md")).unwrap();
+    let mut checked = 0;
+    for block in doc.split("```console\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        let Some(cmd) = block.lines().next().and_then(|l| l.strip_prefix("$ scalescope ")) else { continue };
+        let args: Vec<&str> = cmd.split_whitespace().collect();
+        let table = args[args.iter().position(|a| *a == "--csv").unwrap() + 1];
+        let dir = ["tests/fixtures", "tests/fixtures/tables"]
+            .map(|d| root.join(d))
+            .into_iter()
+            .find(|d| d.join(table).exists());
+        let o = scalescope(&dir.unwrap_or_else(|| panic!("{table} is no fixture")), &args);
+        let printed = stdout(&o);
+        for line in block.lines().filter(|l| l.starts_with("  - ")) {
+            assert!(
+                printed.lines().any(|p| p == line),
+                "docs/analysis.md shows a line `{cmd}` does not print:\n{line}\n\n{printed}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked} lines checked");
+}
