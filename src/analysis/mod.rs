@@ -1,12 +1,20 @@
 //! Turning measurements into scaling figures: per point speed-up, efficiency and Karp–Flatt
 //! against a baseline; Amdahl, USL and Gustafson fits with intervals; the best point and whether
-//! more is slower beyond it; predictions. Used after every run, by `scalescope analyze`, and on
+//! more is slower beyond it; predictions by a model chosen by cross-validation, with intervals,
+//! a back-test and the count to measure next. Used after every run, by `scalescope analyze`, and on
 //! published tables (CSV).
 
+pub mod backtest;
+pub mod crossval;
+pub mod fast_baseline;
 pub mod fits;
+pub mod forecast;
 pub mod lm;
 pub mod models;
+pub mod next_count;
+pub mod normal_form;
 pub mod observations;
+pub mod prediction;
 pub mod ratio;
 pub mod speedup;
 pub mod summary;

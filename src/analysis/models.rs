@@ -100,14 +100,20 @@ impl Fitted {
     /// The model's rate at `n`, with an interval from the drawn parameter sets.
     pub fn predict(&self, n: f64) -> Estimate {
         let value = self.law.value(n, &self.theta);
-        Estimate { value, ci95: interval(self.draws.iter().map(|t| self.law.value(n, t)).collect()) }
+        Estimate { value, ci95: around(value, interval(self.draws.iter().map(|t| self.law.value(n, t)).collect())) }
     }
 
     /// A figure derived from the parameters, with an interval over the draws.
     pub fn derived(&self, f: impl Fn(&[f64]) -> Option<f64>) -> Option<Estimate> {
         let value = f(&self.theta)?;
-        Some(Estimate { value, ci95: interval(self.draws.iter().filter_map(|t| f(t)).collect()) })
+        Some(Estimate { value, ci95: around(value, interval(self.draws.iter().filter_map(|t| f(t)).collect())) })
     }
+}
+
+/// An interval of draws stretched to hold the best fit's own figure: draws clamped at a bound
+/// (σ = 0, κ = 0) can leave it outside their percentiles.
+fn around(value: f64, ci: Option<[f64; 2]>) -> Option<[f64; 2]> {
+    ci.map(|[lo, hi]| [lo.min(value), hi.max(value)])
 }
 
 fn interval(mut v: Vec<f64>) -> Option<[f64; 2]> {
@@ -130,6 +136,8 @@ pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Opti
     let residuals: Vec<f64> = xs.iter().zip(&ys).map(|(&x, &y)| y - law.value(x, &best.theta)).collect();
     let dof = xs.len().saturating_sub(law.arity());
     let residual_stddev = (dof > 0).then(|| (best.rss / dof as f64).sqrt());
+    let relative: f64 = xs.iter().zip(&residuals).map(|(&x, r)| (r / law.value(x, &best.theta)).powi(2)).sum();
+    let residual_pct = (dof > 0 && relative.is_finite()).then(|| 100.0 * (relative / dof as f64).sqrt());
     let repeated = series.points.iter().all(|p| p.values.len() > 1);
     let (intervals, draws) = if repeated {
         let draws = (0..DRAWS)
@@ -151,7 +159,9 @@ pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Opti
     };
     let ci95 = (0..law.arity())
         .map(|i| match intervals {
-            IntervalMethod::Bootstrap => interval(draws.iter().map(|t: &Vec<f64>| t[i]).collect()),
+            IntervalMethod::Bootstrap => {
+                around(best.theta[i], interval(draws.iter().map(|t: &Vec<f64>| t[i]).collect()))
+            }
             IntervalMethod::Asymptotic => best.covariance.as_ref().map(|c| {
                 let half = t_975(dof) * c[i][i].max(0.0).sqrt();
                 let (lo, hi) = law.bounds()[i];
@@ -160,14 +170,20 @@ pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Opti
             IntervalMethod::None => None,
         })
         .collect();
-    Some(Fitted { law, theta: best.theta, ci95, fit: Fit { residuals, residual_stddev, intervals }, draws })
+    Some(Fitted {
+        law,
+        theta: best.theta,
+        ci95,
+        fit: Fit { residuals, residual_stddev, residual_pct, intervals },
+        draws,
+    })
 }
 
 /// A resampled rate moved away from the point's own rate `y` (on the log scale) by as much more
 /// as Student's t at n − 1 degrees of freedom, with the n − 1 variance, asks beyond the normal
 /// quantile a bootstrap of `n` runs gives: three runs resampled have ten distinct means, and the
 /// fits' intervals would be two to three times narrower than the speed-up's they are fitted to.
-fn widened(y: f64, resampled: f64, n: usize) -> f64 {
+pub(super) fn widened(y: f64, resampled: f64, n: usize) -> f64 {
     if n < 2 || y <= 0.0 || resampled <= 0.0 {
         return resampled;
     }

@@ -4,6 +4,7 @@
 use super::AnalysisError;
 use super::models::{self, Law};
 use super::observations::{Observations, Series};
+use super::prediction::{self, Predicted};
 use super::{fits, speedup, verdict};
 use crate::results::analysis::{Analysis, Basis, IntervalMethod, Prediction, SeriesAnalysis, UslFit};
 use crate::stats::Rng;
@@ -104,15 +105,22 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
         if let Some(u) = &usl_fit {
             suggest(u, max, &mut warnings);
         }
+        let predicted = if axis.parallel() {
+            prediction::predict(obs, s_fit, &opts.predict, &mut rng)
+        } else {
+            Predicted { forecasts: vec![None; opts.predict.len()], ..Predicted::default() }
+        };
         let predictions: Vec<Prediction> = opts
             .predict
             .iter()
-            .map(|&n| Prediction {
+            .zip(predicted.forecasts)
+            .map(|(&n, forecast)| Prediction {
                 count: n,
                 extrapolated: n > max || n < min,
                 amdahl: amdahl.as_ref().map(|m| m.predict(n)),
                 usl: usl.as_ref().map(|m| m.predict(n)),
                 gustafson: gustafson.as_ref().map(|m| m.predict(n)),
+                forecast,
             })
             .collect();
         if predictions.iter().any(|p| p.extrapolated) {
@@ -132,6 +140,9 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
             usl: usl_fit,
             gustafson: gustafson.as_ref().map(fits::gustafson),
             predictions,
+            backtest: predicted.backtest,
+            fast_baseline: predicted.fast_baseline,
+            next_count: predicted.next_count,
             warnings,
         });
     }

@@ -9,6 +9,7 @@ pub mod html;
 pub mod lines;
 pub mod markdown;
 pub mod model;
+pub mod prediction;
 pub mod sections;
 pub mod summary;
 pub mod svg;

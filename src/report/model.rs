@@ -20,7 +20,28 @@ pub fn estimate(e: &Estimate, f: impl Fn(f64) -> String) -> String {
     }
 }
 
-fn rate_text(a: &Analysis, x: f64) -> String {
+/// A rate's interval in the unit shown, lower bound first: `8.01–9.2 s per run`.
+pub fn rate_interval(a: &Analysis, [lo, hi]: [f64; 2]) -> String {
+    let (lo, hi) = if a.basis == Basis::Time { (hi, lo) } else { (lo, hi) };
+    match a.basis {
+        Basis::Throughput => {
+            let (div, label) = throughput_scale(&a.unit, hi);
+            format!("{}–{} {label}", num(lo / div), num(hi / div))
+        }
+        Basis::Time => format!("{}–{} s per run", num(1.0 / lo), num(1.0 / hi)),
+    }
+}
+
+/// A fitted rate with its interval: `9.21 s per run [8.01–10.0 s per run]`.
+fn rate_estimate(a: &Analysis, e: &Estimate) -> String {
+    match e.ci95 {
+        Some(ci) => format!("{} [{}]", rate_text(a, e.value), rate_interval(a, ci)),
+        None => rate_text(a, e.value),
+    }
+}
+
+/// A rate as shown: throughput in its scaled unit, or seconds per run from a time.
+pub fn rate_text(a: &Analysis, x: f64) -> String {
     match a.basis {
         Basis::Throughput => {
             let (div, label) = throughput_scale(&a.unit, x);
@@ -35,7 +56,8 @@ pub fn count(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 { format!("{n:.0}") } else { num(n) }
 }
 
-fn count_text(a: &Analysis, n: f64) -> String {
+/// A count with its parameter's name.
+pub fn count_text(a: &Analysis, n: f64) -> String {
     count_label(n, &a.axis.param)
 }
 
@@ -116,7 +138,11 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             }
             _ => "; no peak (κ = 0: throughput levels off instead of falling)".into(),
         };
-        let resid = u.fit.residual_stddev.map(|r| format!("; residual σ {}", rate_text(a, r))).unwrap_or_default();
+        let resid = match (a.basis, u.fit.residual_stddev, u.fit.residual_pct) {
+            (Basis::Throughput, Some(r), Some(pct)) => format!("; residual σ {} ({pct:.1}%)", rate_text(a, r)),
+            (_, _, Some(pct)) => format!("; residual σ {pct:.1}% of the fitted rate"),
+            _ => String::new(),
+        };
         out.push(format!(
             "USL fit: σ (contention) = {}, κ (coherency) = {}{peak}; {}-limited{resid}{}",
             estimate(&u.sigma, sig),
@@ -161,15 +187,34 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             r.change_pct
         ));
     }
+    if let Some(f) = &s.fast_baseline {
+        out.push(super::prediction::fast_baseline(a, f));
+    }
     for p in &s.predictions {
+        let tag = if p.extrapolated { " (extrapolated)" } else { "" };
+        if let Some(f) = &p.forecast {
+            out.push(format!("prediction at {}{tag}: {}", count_text(a, p.count), super::prediction::forecast(a, f)));
+        }
         let mut parts = Vec::new();
         for (name, e) in [("Amdahl", &p.amdahl), ("USL", &p.usl), ("Gustafson", &p.gustafson)] {
             if let Some(e) = e {
-                parts.push(format!("{name} {}", estimate(e, |x| rate_text(a, x))));
+                parts.push(format!("{name} {}", rate_estimate(a, e)));
             }
         }
-        let tag = if p.extrapolated { " (extrapolated)" } else { "" };
-        out.push(format!("prediction at {}{tag}: {}", count_text(a, p.count), parts.join("; ")));
+        if !parts.is_empty() {
+            out.push(format!("the laws at {} (95%): {}", count_text(a, p.count), parts.join("; ")));
+        }
+    }
+    match &s.backtest {
+        Some(b) => out.push(super::prediction::backtest(a, b)),
+        None if s.predictions.iter().any(|p| p.extrapolated) => out.push(
+            "back-test: none (it needs three counts, to predict the largest from the others): this extrapolation is untried"
+                .into(),
+        ),
+        None => {}
+    }
+    if let Some(n) = &s.next_count {
+        out.push(super::prediction::next_count(a, n));
     }
     out.extend(s.warnings.iter().map(|w| format!("warning: {w}")));
     out

@@ -1,6 +1,6 @@
 //! The scaling analysis as results.json stores it: per series, per-point speed-up, efficiency and
 //! Karp–Flatt, the Amdahl, USL or Gustafson fit with its parameters as fields, the best point,
-//! retrograde scaling and predictions. [`crate::analysis`] computes it; the diagnosis, the reports
+//! retrograde scaling, predictions with their back-test and the count to measure next. [`crate::analysis`] computes it; the diagnosis, the reports
 //! and `compare` read it. Described in docs/analysis.md.
 
 use crate::plan::Axis;
@@ -74,6 +74,16 @@ pub struct SeriesAnalysis {
     /// Model predictions at the requested counts.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub predictions: Vec<Prediction>,
+    /// The prediction procedure tried on the largest measured counts, when a count beyond them
+    /// is predicted.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub backtest: Option<Backtest>,
+    /// The smallest count did more per core than the rest, so the forecast was fitted without it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fast_baseline: Option<FastBaseline>,
+    /// Where to measure next to narrow the farthest prediction.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub next_count: Option<NextCount>,
     /// What weakens these figures.
     pub warnings: Vec<String>,
 }
@@ -191,6 +201,10 @@ pub struct Fit {
     /// √(RSS / (n − p)), in rate units; absent without degrees of freedom.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub residual_stddev: Option<f64>,
+    /// The same from the residuals relative to the fitted rates, in percent: the figure that reads
+    /// alike for a time and a throughput.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub residual_pct: Option<f64>,
     /// How the intervals were obtained.
     pub intervals: IntervalMethod,
 }
@@ -299,6 +313,9 @@ pub struct Prediction {
     /// Gustafson's rate there.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub gustafson: Option<Estimate>,
+    /// The model chosen by cross-validation, with a 90% prediction interval.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub forecast: Option<Forecast>,
 }
 
 /// Amdahl's rate at `n`: γn / (1 + s(n−1)).
@@ -314,4 +331,94 @@ pub fn usl(n: f64, gamma: f64, sigma: f64, kappa: f64) -> f64 {
 /// Gustafson's rate at `n`: γ(s + (1−s)n).
 pub fn gustafson(n: f64, gamma: f64, s: f64) -> f64 {
     gamma * (s + (1.0 - s) * n)
+}
+
+/// The cross-validated prediction at one count: the model the points chose, its rate there and
+/// a 90% interval that carries the choice, the parameters and the back-test's error.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Forecast {
+    /// Predicted rate (throughput, or 1/time).
+    pub rate: f64,
+    /// 90% prediction interval of the rate, lower first; absent with two counts of one run each.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub interval90: Option<[f64; 2]>,
+    /// The chosen model as a formula in T (time per unit of work, 1/rate) or X (rate).
+    pub model: String,
+    /// Its leave-one-out error: root mean square of the log error, as a percentage; absent when
+    /// two counts left nothing to leave out.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cv_error_pct: Option<f64>,
+    /// The next best model, when its leave-one-out error is within 1.5× of the chosen one's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub runner_up: Option<RunnerUp>,
+}
+
+/// The model that came second in the cross-validation.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct RunnerUp {
+    /// Its formula.
+    pub model: String,
+    /// Its rate at the count.
+    pub rate: f64,
+    /// Its leave-one-out error, as a percentage.
+    pub cv_error_pct: f64,
+}
+
+/// The largest measured counts predicted from the smaller ones by the same procedure.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Backtest {
+    /// Smallest and largest count it was fitted to.
+    pub trained: [f64; 2],
+    /// The model chosen on them.
+    pub model: String,
+    /// Each held-out count.
+    pub checks: Vec<BacktestCheck>,
+}
+
+/// One held-out count of a back-test.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct BacktestCheck {
+    /// The count.
+    pub count: f64,
+    /// The rate predicted.
+    pub predicted: f64,
+    /// The rate measured.
+    pub measured: f64,
+    /// (predicted − measured) / measured in percent, of the figure as measured (time or
+    /// throughput): negative is low.
+    pub error_pct: f64,
+}
+
+/// The smallest count did more per core than the others: Karp–Flatt falls as the count grows.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct FastBaseline {
+    /// The smallest count, left out of the forecast's fit.
+    pub count: f64,
+    /// The second count and its Karp–Flatt serial fraction against the smallest.
+    pub second: [f64; 2],
+    /// The largest count fitted and its fraction.
+    pub largest: [f64; 2],
+}
+
+/// Where to measure next to narrow the prediction at the largest count predicted.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct NextCount {
+    /// The count predicted.
+    pub target: f64,
+    /// Width of its 90% interval now, in percent of the prediction.
+    pub width_pct: f64,
+    /// Counts that could be measured, smallest first.
+    pub options: Vec<NextOption>,
+}
+
+/// A count that could be measured next.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct NextOption {
+    /// The count.
+    pub count: f64,
+    /// Width of the target's 90% interval if it measured as predicted, in percent.
+    pub width_pct: f64,
+    /// Core-seconds of one run there (count × predicted wall time), when runs are timed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub core_seconds: Option<f64>,
 }

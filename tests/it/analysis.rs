@@ -105,9 +105,45 @@ fn predictions_come_with_intervals_and_a_warning() {
     );
     let text = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(text.contains("prediction at 256 threads (extrapolated): Amdahl"), "{text}");
+    assert!(text.contains("prediction at 256 threads (extrapolated): "), "{text}");
+    assert!(text.contains("the laws at 256 threads (95%): Amdahl"), "{text}");
+    assert!(text.contains("back-test: from 2–32 threads this procedure predicted 48 threads"), "{text}");
     assert!(text.contains("are extrapolations"), "{text}");
     assert!(text.contains("against 16 threads"), "{text}");
+}
+
+/// The figures of `[a–b unit]` and `interval a–b unit` in a line, in the order printed.
+fn intervals(line: &str) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for (i, _) in line.match_indices('–') {
+        let before: String =
+            line[..i].chars().rev().take_while(|c| c.is_ascii_digit() || *c == '.').collect::<String>();
+        let lo: String = before.chars().rev().collect();
+        let hi: String = line[i + '–'.len_utf8()..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        if let (Ok(lo), Ok(hi)) = (lo.parse(), hi.parse()) {
+            out.push((lo, hi));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_timed_table_predicts_in_seconds_lower_bound_first_beside_its_back_test() {
+    let table = "tables/cp2k_h2o_dft_ls_nrep3_pizdaint.csv";
+    let o = in_fixtures(&argv("analyze --count processes --time time_s --predict 96,512 --csv", &[table]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    golden("analyze/nrep3-predict.golden.txt", &text);
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("prediction at") || l.contains("the laws at")).collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    for l in &lines {
+        let found = intervals(l);
+        assert!(!found.is_empty(), "{l}");
+        assert!(found.iter().all(|(lo, hi)| lo <= hi), "upper bound first in {l}");
+        assert!(l.contains("s per run") && !l.contains("MB/s"), "{l}");
+    }
+    assert!(text.contains("back-test: from 4–128 processes this procedure predicted 256 processes time "), "{text}");
+    assert!(text.contains("residual σ ") && text.contains("% of the fitted rate"), "{text}");
 }
 
 #[test]
@@ -274,4 +310,58 @@ fn a_published_table_far_from_ideal_with_no_cause_is_a_serial_fraction() {
     let serial = doc.analysis.as_ref().unwrap().series[0].amdahl.as_ref().unwrap().serial_fraction.value;
     assert!(s.evidence.iter().any(|e| e.contains(&format!("{serial:.4}"))), "{s:?}");
     assert!(!doc.findings.iter().any(|f| f.kind == Kind::ScalesWell), "{:?}", doc.findings);
+}
+
+#[test]
+fn show_and_the_html_report_put_the_back_test_beside_an_extrapolation() {
+    // The guide's sweep of 1, 2 and 4 threads, as if taken on 4 CPUs: three counts to fit.
+    let d = tempfile::tempdir().unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("guide/results.json")).unwrap()).unwrap();
+    doc["machine"]["allowed_cpus"] = 4.into();
+    std::fs::write(d.path().join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
+    let guide = "results.json";
+    let o = scalescope(d.path(), &["show", guide, "--predict", "8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("back-test: from 1–2 threads this procedure predicted 4 threads"), "{text}");
+    assert!(text.contains("prediction at 8 threads (extrapolated): "), "{text}");
+    let o = scalescope(d.path(), &["report", guide, "--predict", "8", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(
+        page.contains("back-test: from 1–2 threads this procedure predicted 4 threads"),
+        "no back-test in the report"
+    );
+    let o = scalescope(d.path(), &["show", guide, "--predict", "3"]);
+    assert!(!stdout(&o).contains("back-test"), "{}", stdout(&o));
+}
+
+/// Every model line docs/analysis.md shows under a `$ scalescope analyze --csv TABLE …` is one that
+/// command prints, on the fixture table of that name.
+#[test]
+fn the_model_lines_in_analysis_md_are_what_analyze_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/analysis.md")).unwrap();
+    let mut checked = 0;
+    for block in doc.split("```console\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        let Some(cmd) = block.lines().next().and_then(|l| l.strip_prefix("$ scalescope ")) else { continue };
+        let args: Vec<&str> = cmd.split_whitespace().collect();
+        let table = args[args.iter().position(|a| *a == "--csv").unwrap() + 1];
+        let dir = ["tests/fixtures", "tests/fixtures/tables"]
+            .map(|d| root.join(d))
+            .into_iter()
+            .find(|d| d.join(table).exists());
+        let o = scalescope(&dir.unwrap_or_else(|| panic!("{table} is no fixture")), &args);
+        let printed = stdout(&o);
+        for line in block.lines().filter(|l| l.starts_with("  - ")) {
+            assert!(
+                printed.lines().any(|p| p == line),
+                "docs/analysis.md shows a line `{cmd}` does not print:\n{line}\n\n{printed}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked} lines checked");
 }

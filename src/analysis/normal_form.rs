@@ -1,0 +1,239 @@
+//! The candidate models of a forecast, each linear in its coefficients: Extra-P's performance-model
+//! normal form T(p) = c₀ + Σ cₖ·p^iₖ·log₂^jₖ(p) (one or two terms) on the time per unit of work,
+//! with Amdahl (T = c₀ + c₁/p) and the USL (T = c₀ + c₁/p + c₂·p) as the members whose
+//! coefficients keep their laws' meaning, and Gustafson as a straight line in the rate.
+//! Every fit is weighted least squares on relative error, so a table of times and one of
+//! throughputs give the same model.
+
+use super::lm::solve_linear;
+
+/// What the linear combination models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// Time per unit of work, 1 / rate.
+    Time,
+    /// The rate.
+    Rate,
+}
+
+/// Which law a candidate stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// T = c₀ + c₁/p with c₀ ≥ 0, c₁ > 0.
+    Amdahl,
+    /// T = c₀ + c₁/p + c₂·p, σ ∈ [0, 1], κ ≥ 0.
+    Usl,
+    /// X = c₀ + c₁·p with both ≥ 0.
+    Gustafson,
+    /// Any other sum of terms.
+    NormalForm,
+}
+
+/// One term p^(num/den) · log₂(p)^log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Term {
+    /// Numerator of the power of p.
+    pub num: i8,
+    /// Denominator of the power of p.
+    pub den: i8,
+    /// Power of log₂(p).
+    pub log: u8,
+}
+
+impl Term {
+    const fn new(num: i8, den: i8, log: u8) -> Term {
+        Term { num, den, log }
+    }
+
+    /// The term's value at `p`.
+    pub fn at(&self, p: f64) -> f64 {
+        p.powf(f64::from(self.num) / f64::from(self.den)) * p.log2().powi(i32::from(self.log))
+    }
+
+    fn text(&self) -> String {
+        let power = match (self.num, self.den) {
+            (0, _) => String::new(),
+            (1, 1) => "p".into(),
+            (n, 1) => format!("p^{n}"),
+            (n, d) => format!("p^{n}/{d}"),
+        };
+        let log = match self.log {
+            0 => String::new(),
+            1 => "log₂p".into(),
+            2 => "log₂²p".into(),
+            l => format!("log₂^{l}p"),
+        };
+        [power, log].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("·")
+    }
+}
+
+/// The exponent set: powers −1, −½, 0, ½, 1, 2 of p, times log₂(p) to the power 0, 1 or 2.
+pub const TERMS: [Term; 17] = [
+    Term::new(-1, 1, 0),
+    Term::new(-1, 1, 1),
+    Term::new(-1, 1, 2),
+    Term::new(-1, 2, 0),
+    Term::new(-1, 2, 1),
+    Term::new(-1, 2, 2),
+    Term::new(0, 1, 1),
+    Term::new(0, 1, 2),
+    Term::new(1, 2, 0),
+    Term::new(1, 2, 1),
+    Term::new(1, 2, 2),
+    Term::new(1, 1, 0),
+    Term::new(1, 1, 1),
+    Term::new(1, 1, 2),
+    Term::new(2, 1, 0),
+    Term::new(2, 1, 1),
+    Term::new(2, 1, 2),
+];
+
+const INVERSE: Term = Term::new(-1, 1, 0);
+const LINEAR: Term = Term::new(1, 1, 0);
+
+/// A candidate: a constant plus its terms, in its space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hypothesis {
+    /// The law it stands for.
+    pub family: Family,
+    /// What it models.
+    pub space: Space,
+    /// Its terms, after the constant.
+    pub terms: Vec<Term>,
+}
+
+impl Hypothesis {
+    /// Coefficients: the constant and one per term.
+    pub fn arity(&self) -> usize {
+        self.terms.len() + 1
+    }
+
+    /// The modelled figure (time per unit, or rate) at `p`.
+    pub fn raw(&self, c: &[f64], p: f64) -> f64 {
+        c[0] + self.terms.iter().zip(&c[1..]).map(|(t, c)| c * t.at(p)).sum::<f64>()
+    }
+
+    /// The time per unit of work at `p`; `None` where the model is not positive.
+    pub fn time(&self, c: &[f64], p: f64) -> Option<f64> {
+        let v = self.raw(c, p);
+        (v > 0.0 && v.is_finite()).then(|| if self.space == Space::Time { v } else { 1.0 / v })
+    }
+
+    /// Weighted least squares on relative error through `(p, time per unit)` points; `None` when
+    /// singular or when the coefficients leave the law's meaning.
+    pub fn fit(&self, pts: &[(f64, f64)]) -> Option<Vec<f64>> {
+        let k = self.arity();
+        if pts.len() < k {
+            return None;
+        }
+        let mut a = vec![vec![0.0; k]; k];
+        let mut b = vec![0.0; k];
+        let mut row = vec![0.0; k];
+        for &(p, t) in pts {
+            let y = if self.space == Space::Time { t } else { 1.0 / t };
+            row[0] = 1.0 / y;
+            for (r, term) in row[1..].iter_mut().zip(&self.terms) {
+                *r = term.at(p) / y;
+            }
+            for i in 0..k {
+                b[i] += row[i];
+                for j in 0..k {
+                    a[i][j] += row[i] * row[j];
+                }
+            }
+        }
+        let c = solve_linear(a, b)?;
+        self.admissible(&c).then_some(c)
+    }
+
+    fn admissible(&self, c: &[f64]) -> bool {
+        match self.family {
+            Family::Amdahl => c[0] >= 0.0 && c[1] > 0.0,
+            // T = α/p + β + δp: γ = 1/(α+β+δ), σ = (β+δ)γ, κ = δγ.
+            Family::Usl => c[1] > 0.0 && c[2] >= 0.0 && c[0] + c[2] >= 0.0,
+            Family::Gustafson => c[0] >= 0.0 && c[1] > 0.0,
+            Family::NormalForm => true,
+        }
+    }
+
+    /// The model as a formula: `T = 0.12 + 3.4·p^-1`, or `X = …` for a rate.
+    pub fn formula(&self, c: &[f64]) -> String {
+        let name = match self.family {
+            Family::Amdahl => "Amdahl: ",
+            Family::Usl => "USL: ",
+            Family::Gustafson => "Gustafson: ",
+            Family::NormalForm => "",
+        };
+        let lhs = if self.space == Space::Time { "T" } else { "X" };
+        let mut s = format!("{name}{lhs} = {}", coef(c[0]));
+        for (t, c) in self.terms.iter().zip(&c[1..]) {
+            let sign = if *c < 0.0 { " − " } else { " + " };
+            s.push_str(&format!("{sign}{}·{}", coef(c.abs()), t.text()));
+        }
+        s
+    }
+}
+
+fn coef(x: f64) -> String {
+    if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e5) { format!("{x:.3e}") } else { format!("{x:.4}") }
+}
+
+/// Every candidate: Amdahl, the USL, Gustafson, and the normal form with no term (a constant: the
+/// count changes nothing), one or two.
+pub fn candidates() -> Vec<Hypothesis> {
+    let time = |family, terms: Vec<Term>| Hypothesis { family, space: Space::Time, terms };
+    let mut v = vec![
+        time(Family::Amdahl, vec![INVERSE]),
+        time(Family::NormalForm, Vec::new()),
+        time(Family::Usl, vec![INVERSE, LINEAR]),
+        Hypothesis { family: Family::Gustafson, space: Space::Rate, terms: vec![LINEAR] },
+    ];
+    for (i, a) in TERMS.iter().enumerate() {
+        if *a != INVERSE {
+            v.push(time(Family::NormalForm, vec![*a]));
+        }
+        for b in &TERMS[i + 1..] {
+            if !(*a == INVERSE && *b == LINEAR) {
+                v.push(time(Family::NormalForm, vec![*a, *b]));
+            }
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amdahl_in_time_recovers_its_serial_fraction() {
+        // X = 10p / (1 + 0.05(p − 1)) ⇔ T = (0.95/p + 0.05) / 10.
+        let pts: Vec<(f64, f64)> =
+            [1.0, 2.0, 4.0, 8.0].iter().map(|&p| (p, (1.0 + 0.05 * (p - 1.0)) / (10.0 * p))).collect();
+        let h = &candidates()[0];
+        let c = h.fit(&pts).unwrap();
+        assert!((c[0] - 0.005).abs() < 1e-12 && (c[1] - 0.095).abs() < 1e-12, "{c:?}");
+        assert!((h.time(&c, 64.0).unwrap() - (1.0 + 0.05 * 63.0) / 640.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_superlinear_table_is_no_amdahl_and_laws_keep_their_meaning() {
+        // Faster than linear: T = 1/p² is no Amdahl (c₀ < 0 would be needed).
+        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0].iter().map(|&p| (p, 1.0 / (p * p))).collect();
+        assert_eq!(candidates()[0].fit(&pts), None);
+        let gus = &candidates()[3];
+        let c = gus.fit(&[(1.0, 1.0), (2.0, 0.5), (4.0, 0.25)]).unwrap();
+        assert!((gus.time(&c, 8.0).unwrap() - 0.125).abs() < 1e-12, "{c:?}");
+    }
+
+    #[test]
+    fn candidates_are_distinct_and_read_as_formulas() {
+        let v = candidates();
+        assert_eq!(v.len(), 4 + 16 + 17 * 16 / 2 - 1);
+        for (i, a) in v.iter().enumerate() {
+            assert!(v[i + 1..].iter().all(|b| b != a), "{a:?} twice");
+        }
+        let h = Hypothesis { family: Family::NormalForm, space: Space::Time, terms: vec![TERMS[1], TERMS[8]] };
+        assert_eq!(h.formula(&[1.0, 2.5, -0.5]), "T = 1.0000 + 2.5000·p^-1·log₂p − 0.5000·p^1/2");
+    }
+}

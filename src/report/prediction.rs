@@ -1,0 +1,87 @@
+//! The prediction lines of the model block: the cross-validated forecast with its 90% interval
+//! (lower bound first, in the unit measured), the back-test beside it, a smallest count that did
+//! more per core than the rest, and where to measure next.
+
+use super::format::num;
+use super::model::{count_text, rate_interval, rate_text, sig};
+use crate::results::analysis::{Analysis, Backtest, FastBaseline, Forecast, NextCount};
+
+/// `2517 MB/s, 90% interval 2201–2890 MB/s, by T = … (chosen by cross-validation: …)`.
+pub fn forecast(a: &Analysis, f: &Forecast) -> String {
+    let interval = match f.interval90 {
+        Some(ci) => format!("90% interval {}", rate_interval(a, ci)),
+        None => "no interval (two counts of one run each leave nothing to resample)".into(),
+    };
+    let cv = match f.cv_error_pct {
+        Some(e) => format!("chosen by leave-one-out cross-validation, {e:.1}% off on the counts it left out"),
+        None => "two counts: no choice of model".into(),
+    };
+    let runner = f
+        .runner_up
+        .as_ref()
+        .map(|r| format!("; runner-up {}: {} ({:.1}% off)", r.model, rate_text(a, r.rate), r.cv_error_pct))
+        .unwrap_or_default();
+    format!("{}, {interval}, by {} ({cv}){runner}", rate_text(a, f.rate), f.model)
+}
+
+/// `back-test: from 1–8 threads this procedure predicted 16 threads 4% low (…)`.
+pub fn backtest(a: &Analysis, b: &Backtest) -> String {
+    let what = if a.basis == crate::results::analysis::Basis::Time { "time " } else { "" };
+    let checks: Vec<String> = b
+        .checks
+        .iter()
+        .map(|c| {
+            let way = if c.error_pct < 0.0 { "low" } else { "high" };
+            format!(
+                "{} {what}{:.0}% {way} ({}; measured {})",
+                count_text(a, c.count),
+                c.error_pct.abs(),
+                rate_text(a, c.predicted),
+                rate_text(a, c.measured)
+            )
+        })
+        .collect();
+    format!(
+        "back-test: from {}–{} {} this procedure predicted {}",
+        super::model::count(b.trained[0]),
+        super::model::count(b.trained[1]),
+        a.axis.param,
+        checks.join(", ")
+    )
+}
+
+/// The smallest count that did more per core, and what the forecast does about it.
+pub fn fast_baseline(a: &Analysis, f: &FastBaseline) -> String {
+    format!(
+        "baseline: {} did more per core than the rest (Karp–Flatt against it falls from {} at {} to {} at {}: \
+         a higher clock with one core busy, or data that fit its caches); the prediction is fitted without it",
+        count_text(a, f.count),
+        sig(f.second[1]),
+        count_text(a, f.second[0]),
+        sig(f.largest[1]),
+        count_text(a, f.largest[0])
+    )
+}
+
+/// `next: to narrow the prediction at 64 threads (…): measure 32 threads (…)`.
+pub fn next_count(a: &Analysis, n: &NextCount) -> String {
+    let options: Vec<String> = n
+        .options
+        .iter()
+        .map(|o| {
+            let cost = o.core_seconds.map(|c| format!(", {} a run", core_time(c))).unwrap_or_default();
+            format!("{} would leave {:.0}%{cost}", count_text(a, o.count), o.width_pct)
+        })
+        .collect();
+    format!(
+        "next: the 90% interval at {} is {:.0}% of the prediction wide; measuring {}",
+        count_text(a, n.target),
+        n.width_pct,
+        options.join(", ")
+    )
+}
+
+/// Core-seconds in the largest unit that keeps them above one.
+fn core_time(s: f64) -> String {
+    if s >= 3600.0 { format!("{} core-hours", num(s / 3600.0)) } else { format!("{} core-seconds", num(s)) }
+}
