@@ -225,7 +225,7 @@ pub struct ViewArgs {
     #[arg(long, value_name = "NAME")]
     pub scale: Option<String>,
     /// Counts at which to predict throughput with each fitted model, e.g. `128,256`.
-    #[arg(long, value_name = "COUNTS", value_delimiter = ',')]
+    #[arg(long, value_name = "COUNTS", value_delimiter = ',', allow_negative_numbers = true, value_parser = count_to_predict)]
     pub predict: Vec<f64>,
     /// The work grows with the count (weak scaling): Gustafson instead of Amdahl and USL
     /// [default: when --work uses the counted parameter].
@@ -724,6 +724,14 @@ pub struct ZooArgs {
     /// Total operations, split over the threads.
     #[arg(long, value_name = "N", default_value_t = 1_000_000, allow_negative_numbers = true)]
     pub ops: u64,
+}
+
+/// A count `--predict` can predict at: a finite number above 0.
+fn count_to_predict(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => Err("a count to predict at is a number above 0, such as 64 or 128".into()),
+    }
 }
 
 /// The `--param` and `-L` arguments of `run`, merged in the order they were given on the command line.

@@ -208,3 +208,17 @@ fn a_negative_count_is_a_bad_value_not_an_unknown_flag() {
         );
     }
 }
+
+#[test]
+fn a_count_to_predict_at_must_be_above_zero() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("t.csv"), "threads,time_s\n1,4.0\n2,2.1\n4,1.2\n").unwrap();
+    for bad in ["0", "-8", "many", "inf"] {
+        let o = scalescope(
+            d.path(),
+            &["analyze", "--csv", "t.csv", "--count", "threads", "--time", "time_s", "--predict", bad],
+        );
+        assert_eq!(o.status.code(), Some(2), "--predict {bad}");
+        assert!(stderr(&o).contains("a count to predict at is a number above 0"), "--predict {bad}: {}", stderr(&o));
+    }
+}
