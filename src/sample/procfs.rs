@@ -148,33 +148,6 @@ pub fn io(text: &str) -> Option<(u64, u64)> {
     Some((get("read_bytes:")?, get("write_bytes:")?))
 }
 
-/// (pid, tid) of every thread of the `roots` and of their descendants (through each thread's
-/// `children` file).
-pub fn tree_tasks(roots: impl IntoIterator<Item = i32>) -> Vec<(i32, i32)> {
-    let mut out = Vec::new();
-    let mut pids: Vec<i32> = roots.into_iter().collect();
-    let mut seen = std::collections::HashSet::new();
-    // scalescope itself (and its helper) is never part of a tree it watches, unless asked for:
-    // attached to a shell it was started from, it sampled its own threads.
-    let own = std::process::id() as i32;
-    if !pids.contains(&own) {
-        seen.insert(own);
-    }
-    while let Some(pid) = pids.pop() {
-        if !seen.insert(pid) {
-            continue;
-        }
-        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
-        for e in dir.flatten() {
-            let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-            out.push((pid, tid));
-            let children = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/children")).unwrap_or_default();
-            pids.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()));
-        }
-    }
-    out
-}
-
 /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`).
 pub fn ticks_per_second() -> f64 {
     // SAFETY: sysconf has no preconditions.

@@ -15,6 +15,7 @@ use super::procfs;
 use super::records::{self, Record};
 use super::stacks::{StackId, Stacks};
 use super::switch_cost::SwitchCost;
+use super::tree::Tree;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -215,7 +216,8 @@ impl Tracer {
     /// Starts tracing the process `pid` (just spawned or long running) and its descendants.
     pub fn start(pid: i32, config: &TracerConfig) -> Result<Tracer, TracerRefused> {
         let cpu0 = procfs::thread_cpu_s();
-        let before = procfs::tree_tasks([pid]);
+        let mut tree = Tree::new(pid);
+        let before = tree.walk();
         let cpus = perf::allowed_cpus(pid);
         let mut rings = Vec::new();
         let mut limits = Vec::new();
@@ -275,14 +277,14 @@ impl Tracer {
             },
         };
         t.rings.watch();
-        t.cover(pid, before, &attr(config, pages), &ring_cpus);
+        t.cover(pid, &mut tree, before, &attr(config, pages), &ring_cpus);
         t.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         Ok(t)
     }
 
     /// Gives events to the threads that existed before the inherited events (each on every
     /// covered CPU, writing into that CPU's buffer), until no uncovered thread is left.
-    fn cover(&mut self, root: i32, before: Vec<(i32, i32)>, attr: &Attr, cpus: &[i32]) {
+    fn cover(&mut self, root: i32, tree: &mut Tree, before: Vec<(i32, i32)>, attr: &Attr, cpus: &[i32]) {
         let mut covered: HashSet<i32> = HashSet::from([root]);
         let mut todo: Vec<(i32, i32)> = before.into_iter().filter(|(_, tid)| *tid != root).collect();
         let mut failed = 0usize;
@@ -313,10 +315,7 @@ impl Tracer {
                 .iter()
                 .filter_map(|(r, _)| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None })
                 .collect();
-            todo = procfs::tree_tasks([root])
-                .into_iter()
-                .filter(|(_, tid)| !covered.contains(tid) && !forked.contains(tid))
-                .collect();
+            todo = tree.walk().into_iter().filter(|(_, tid)| !covered.contains(tid) && !forked.contains(tid)).collect();
             if todo.is_empty() {
                 break;
             }

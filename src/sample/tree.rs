@@ -44,14 +44,16 @@ impl Tree {
         }
     }
 
-    /// (pid, tid) of every thread of the processes known and of their descendants, as
-    /// [`procfs::tree_tasks`] finds them, through handles kept open from one walk to the next: a
-    /// walk at every sweep of a small tree opened a directory and a file per task each time, half
-    /// of what the sampler cost beside three busy threads of `xz`.
-    fn walk(&mut self) -> Vec<(i32, i32)> {
+    /// (pid, tid) of every thread of the processes known and of their descendants (through each
+    /// thread's `children` file), through handles kept open from one walk to the next: a walk at
+    /// every sweep of a small tree opened a directory and a file per task each time, half of what
+    /// the sampler cost beside three busy threads of `xz`.
+    pub fn walk(&mut self) -> Vec<(i32, i32)> {
         let mut out = Vec::new();
         let mut pids: Vec<i32> = self.pids.iter().copied().collect();
         let mut seen = HashSet::new();
+        // scalescope itself (and its helper) is never part of a tree it watches, unless asked for:
+        // attached to a shell it was started from, it sampled its own threads.
         let own = std::process::id() as i32;
         if !pids.contains(&own) {
             seen.insert(own);
@@ -114,7 +116,7 @@ impl Tree {
     /// Adds the new PIDs in /proc whose parent is in the tree.
     fn scan_proc(&mut self) {
         let Ok(dir) = std::fs::read_dir("/proc") else { return };
-        // scalescope itself stays out, as in [`procfs::tree_tasks`].
+        // scalescope itself stays out, as in [`Tree::walk`].
         self.outside.insert(std::process::id() as i32);
         let mut fresh: Vec<(i32, i32)> = dir
             .flatten()
