@@ -273,8 +273,21 @@ impl framehop::ModuleSectionInfo<Section> for SectionInfo {
 /// 30 MB) when it was first unwound through was a third of the sampler's CPU beside `make -j`.
 #[derive(Default)]
 pub struct SymbolTable {
-    by_addr: Vec<(u64, u64, Box<str>)>,
-    demangled: Vec<OnceLock<String>>,
+    by_addr: Vec<Symbol>,
+}
+
+/// One entry of a [`SymbolTable`].
+struct Symbol {
+    addr: u64,
+    size: u64,
+    name: Box<str>,
+    demangled: OnceLock<String>,
+}
+
+impl Symbol {
+    fn new(addr: u64, size: u64, name: &str) -> Symbol {
+        Symbol { addr, size, name: name.into(), demangled: OnceLock::new() }
+    }
 }
 
 impl SymbolTable {
@@ -296,23 +309,18 @@ impl SymbolTable {
             .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         all.dedup_by_key(|s| s.0);
-        let by_addr: Vec<(u64, u64, Box<str>)> = all.into_iter().map(|(a, _, size, n)| (a, size, n.into())).collect();
-        let demangled = (0..by_addr.len()).map(|_| OnceLock::new()).collect();
-        SymbolTable { by_addr, demangled }
+        SymbolTable { by_addr: all.into_iter().map(|(a, _, size, n)| Symbol::new(a, size, n)).collect() }
     }
 
     /// The symbol whose extent holds `vaddr` and the offset into it; a symbol without a size
     /// names its own address only.
     pub fn lookup(&self, vaddr: u64) -> Option<(&str, u64)> {
-        let end = self.by_addr.partition_point(|(a, _, _)| *a <= vaddr);
+        let end = self.by_addr.partition_point(|s| s.addr <= vaddr);
         // A small symbol may sit inside a larger one: look back a few entries for one that covers.
-        let i = (end.saturating_sub(8)..end).rev().find(|&i| {
-            let (a, size, _) = &self.by_addr[i];
-            let off = vaddr - a;
-            off < *size || off == 0
-        })?;
-        let name = self.demangled[i].get_or_init(|| demangle(&self.by_addr[i].2));
-        Some((name.as_str(), vaddr - self.by_addr[i].0))
+        self.by_addr[end.saturating_sub(8)..end].iter().rev().find_map(|s| {
+            let off = vaddr - s.addr;
+            (off < s.size || off == 0).then(|| (s.demangled.get_or_init(|| demangle(&s.name)).as_str(), off))
+        })
     }
 }
 
@@ -420,7 +428,7 @@ mod tests {
         run("cc", &[os("-O1"), os("-o"), exe.as_os_str(), src.as_os_str()]);
         let hidden = |path: &std::path::Path| -> bool {
             let elf = Elf::open(path.to_str().unwrap()).unwrap();
-            elf.symbols().by_addr.iter().any(|(_, _, n)| &**n == "hidden_step")
+            elf.symbols().by_addr.iter().any(|s| &*s.name == "hidden_step")
         };
         assert!(hidden(&exe), "a static function is in .symtab");
         run("objcopy", &[os("--only-keep-debug"), os("p"), os("p.debug")]);
@@ -434,8 +442,8 @@ mod tests {
 
     #[test]
     fn markers_lose_to_sized_symbols_and_nothing_is_named_past_its_end() {
-        let by_addr = vec![(0x100, 0x40, "histogram_lock".into()), (0x200, 0, "_edata".into())];
-        let t = SymbolTable { by_addr, demangled: vec![OnceLock::new(), OnceLock::new()] };
+        let t =
+            SymbolTable { by_addr: vec![Symbol::new(0x100, 0x40, "histogram_lock"), Symbol::new(0x200, 0, "_edata")] };
         assert_eq!(t.lookup(0x108), Some(("histogram_lock", 8)));
         assert_eq!(t.lookup(0x140), None);
         assert_eq!(t.lookup(0x200), Some(("_edata", 0)));
