@@ -58,9 +58,23 @@ impl History {
             return Err(HistoryError::NotFound { path: path.display().to_string() });
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         match Self::open_with(path, flags, false) {
-            Err(HistoryError::ReadOnly { .. }) => {
-                Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX, false)
+            Err(HistoryError::ReadOnly { .. } | HistoryError::CannotOpen { .. }) => {
+                match Self::open_with(path, read_only, false) {
+                    // A WAL file on a read-only file system, its shared memory gone: read as it
+                    // stands (nobody can be writing to it there).
+                    Err(HistoryError::ReadOnly { .. } | HistoryError::CannotOpen { .. }) => {
+                        let mut h = Self::open_with(
+                            Path::new(&immutable_uri(path)),
+                            read_only | OpenFlags::SQLITE_OPEN_URI,
+                            false,
+                        )?;
+                        h.path = path.to_path_buf();
+                        Ok(h)
+                    }
+                    other => other,
+                }
             }
             other => other,
         }
@@ -142,6 +156,13 @@ impl History {
             }
         }
     }
+}
+
+/// `file:PATH?immutable=1`, the path's `?`, `#` and `%` escaped.
+fn immutable_uri(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let text = abs.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+    format!("file:{text}?immutable=1")
 }
 
 /// Whether SQLite failed because another connection holds the lock.
