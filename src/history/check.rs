@@ -8,13 +8,14 @@
 
 use super::figures::{Track, Worse};
 use super::steps;
-use crate::stats::{Summary, welch_p};
+use crate::stats::{Summary, t_two_sided, welch_p};
 use serde::Serialize;
 
 /// How many sweeps on each side of a step are compared.
 pub const WINDOW: usize = 10;
-/// A step must be this many of the sweeps' own σ (robust) away from their level.
-pub const SPREAD_Z: f64 = 3.0;
+/// Sweeps at a level needed to judge the newest one against their spread: with fewer, one sweep
+/// slowed by the machine's load cannot be told from a step.
+pub const MIN_LEVEL: usize = 3;
 
 /// How to judge.
 #[derive(Clone, Copy, Debug)]
@@ -152,15 +153,20 @@ fn judge_last(t: &Track, level: &[usize], n: usize, o: &Options) -> Option<Step>
         return None;
     }
     let step = judge(t, window, &[n], n, o)?;
-    // Outside the spread of the level's own sweeps: a repeat moves as much as they do.
+    // Outside the spread of the level's own sweeps: a repeat moves as much as they do. The runs
+    // of one sweep share its machine's state (a load that slows them all), so Welch's test on
+    // them is not enough: the new sweep must fall outside the level's prediction interval, with
+    // Student's t for a spread estimated from few sweeps (5.8σ from 4 of them, 3.2σ from 10).
     let v: Vec<f64> = window.iter().filter_map(|&i| t.entries[i].value).collect();
-    if v.len() >= 3 {
-        let mut dev: Vec<f64> = v.iter().map(|x| (x - step.before).abs()).collect();
-        let sigma = (steps::median(&mut dev) * 1.4826).max(steps::noise(&v));
-        let m = v.len() as f64;
-        if (step.after - step.before).abs() <= SPREAD_Z * sigma * (1.0 + 1.0 / m).sqrt() {
-            return None;
-        }
+    if v.len() < MIN_LEVEL {
+        return None;
+    }
+    let mut dev: Vec<f64> = v.iter().map(|x| (x - step.before).abs()).collect();
+    let sigma = (steps::median(&mut dev) * 1.4826).max(steps::noise(&v));
+    let m = v.len() as f64;
+    let t_crit = t_two_sided(o.alpha, m - 1.0);
+    if (step.after - step.before).abs() <= t_crit * sigma * (1.0 + 1.0 / m).sqrt() {
+        return None;
     }
     Some(step)
 }
