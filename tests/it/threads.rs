@@ -325,9 +325,9 @@ fn attach_counts_only_the_window_it_sampled() {
         .unwrap();
     // A second of CPU before the attach, which the totals must leave out.
     std::thread::sleep(std::time::Duration::from_millis(1200));
-    let before = process_cpu_s(child.id());
+    let (before, started) = (process_cpu_s(child.id()), std::time::Instant::now());
     let o = scalescope(d.path(), &["attach", &child.id().to_string(), "--duration", "2s", "--export-json", "t.json"]);
-    let during = process_cpu_s(child.id()) - before;
+    let (during, elapsed) = (process_cpu_s(child.id()) - before, started.elapsed().as_secs_f64());
     // It would burn CPU for seconds more: the window is over.
     child.kill().unwrap();
     child.wait().unwrap();
@@ -335,8 +335,12 @@ fn attach_counts_only_the_window_it_sampled() {
     let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     let cpu = t.seconds(Class::CpuUser) + t.seconds(Class::CpuKernel);
     assert!((t.wall_s - 2.0).abs() < 0.1, "{}", t.wall_s);
-    // On an idle machine `during` is 2.0 s; a loaded one gives the probe less, and so must the report.
-    assert!((cpu - during).abs() < 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in the window");
+    // `during` also holds scalescope's start and end around the window (0.5 s of them under the
+    // suite's load once): the report never counts more, and it counts the probe's CPU rate over
+    // the window (an idle machine gives it a whole CPU; a loaded one less, and so must the report).
+    assert!(cpu < during + 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in all");
+    let expected = t.wall_s * during / elapsed;
+    assert!(cpu > expected - 0.2, "reported {cpu:.3} s of CPU, about {expected:.3} s expected in the window");
 }
 
 #[test]
