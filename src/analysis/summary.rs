@@ -102,14 +102,15 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
         }
         let max = s.points.iter().map(|p| p.count).fold(f64::MIN, f64::max);
         let min = s.points.iter().map(|p| p.count).fold(f64::MAX, f64::min);
-        if let Some(u) = &usl_fit {
-            suggest(u, max, &mut warnings);
-        }
         let predicted = if axis.parallel() {
             prediction::predict(obs, s_fit, &opts.predict, &mut rng)
         } else {
             Predicted { forecasts: vec![None; opts.predict.len()], ..Predicted::default() }
         };
+        // The next-count line, where there is one, says where to measure: one advice, not two.
+        if let Some(u) = usl_fit.as_ref().filter(|_| predicted.next_count.is_none()) {
+            suggest(u, max, &mut warnings);
+        }
         let predictions: Vec<Prediction> = opts
             .predict
             .iter()

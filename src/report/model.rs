@@ -20,35 +20,41 @@ pub fn estimate(e: &Estimate, f: impl Fn(f64) -> String) -> String {
     }
 }
 
-/// A rate's interval in the unit shown, lower bound first: `8.01–9.2 s per run`.
-pub fn rate_interval(a: &Analysis, [lo, hi]: [f64; 2]) -> String {
+/// A rate's interval at `count` in the unit shown, lower bound first: `8.01–9.2 s per run`.
+pub fn rate_interval(a: &Analysis, count: f64, [lo, hi]: [f64; 2]) -> String {
     let (lo, hi) = if a.basis == Basis::Time { (hi, lo) } else { (lo, hi) };
     match a.basis {
         Basis::Throughput => {
             let (div, label) = throughput_scale(&a.unit, hi);
             format!("{}–{} {label}", num(lo / div), num(hi / div))
         }
-        Basis::Time => format!("{}–{} s per run", num(1.0 / lo), num(1.0 / hi)),
+        Basis::Time => format!("{}–{} s per run", num(seconds(a, count, lo)), num(seconds(a, count, hi))),
     }
 }
 
-/// A fitted rate with its interval: `9.21 s per run [8.01–10.0 s per run]`.
-fn rate_estimate(a: &Analysis, e: &Estimate) -> String {
+/// A fitted rate at `count` with its interval: `9.21 s per run [8.01–10.0 s per run]`.
+fn rate_estimate(a: &Analysis, count: f64, e: &Estimate) -> String {
     match e.ci95 {
-        Some(ci) => format!("{} [{}]", rate_text(a, e.value), rate_interval(a, ci)),
-        None => rate_text(a, e.value),
+        Some(ci) => format!("{} [{}]", rate_text(a, count, e.value), rate_interval(a, count, ci)),
+        None => rate_text(a, count, e.value),
     }
 }
 
-/// A rate as shown: throughput in its scaled unit, or seconds per run from a time.
-pub fn rate_text(a: &Analysis, x: f64) -> String {
+/// A rate at `count` as shown: throughput in its scaled unit, or the seconds a run takes.
+pub fn rate_text(a: &Analysis, count: f64, x: f64) -> String {
     match a.basis {
         Basis::Throughput => {
             let (div, label) = throughput_scale(&a.unit, x);
             format!("{} {label}", num(x / div))
         }
-        Basis::Time => format!("{} s per run", num(1.0 / x)),
+        Basis::Time => format!("{} s per run", num(seconds(a, count, x))),
     }
+}
+
+/// The wall time of a run at `count` from a time-based rate: 1 / time, or count / time when the
+/// work grows with the count (weak scaling).
+fn seconds(a: &Analysis, count: f64, rate: f64) -> f64 {
+    if a.axis.weak() { count / rate } else { 1.0 / rate }
 }
 
 /// A count as written: whole numbers without decimals.
@@ -134,12 +140,12 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     if let Some(u) = &s.usl {
         let peak = match (&u.peak_count, &u.peak_rate) {
             (Some(n), Some(x)) => {
-                format!("; peak at N* = {} ({})", estimate(n, |v| format!("{v:.0}")), rate_text(a, x.value))
+                format!("; peak at N* = {} ({})", estimate(n, |v| format!("{v:.0}")), rate_text(a, n.value, x.value))
             }
             _ => "; no peak (κ = 0: throughput levels off instead of falling)".into(),
         };
         let resid = match (a.basis, u.fit.residual_stddev, u.fit.residual_pct) {
-            (Basis::Throughput, Some(r), Some(pct)) => format!("; residual σ {} ({pct:.1}%)", rate_text(a, r)),
+            (Basis::Throughput, Some(r), Some(pct)) => format!("; residual σ {} ({pct:.1}%)", rate_text(a, 1.0, r)),
             (_, _, Some(pct)) => format!("; residual σ {pct:.1}% of the fitted rate"),
             _ => String::new(),
         };
@@ -172,7 +178,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
                 )
             })
             .unwrap_or_default();
-        out.push(format!("best: {} ({}){near}{more}", count_text(a, b.count), rate_text(a, b.rate)));
+        out.push(format!("best: {} ({}){near}{more}", count_text(a, b.count), rate_text(a, b.count, b.rate)));
     }
     if let Some(r) = &s.retrograde {
         let how = if r.judged_by == JudgedBy::Runs {
@@ -193,12 +199,16 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     for p in &s.predictions {
         let tag = if p.extrapolated { " (extrapolated)" } else { "" };
         if let Some(f) = &p.forecast {
-            out.push(format!("prediction at {}{tag}: {}", count_text(a, p.count), super::prediction::forecast(a, f)));
+            out.push(format!(
+                "prediction at {}{tag}: {}",
+                count_text(a, p.count),
+                super::prediction::forecast(a, p.count, f)
+            ));
         }
         let mut parts = Vec::new();
         for (name, e) in [("Amdahl", &p.amdahl), ("USL", &p.usl), ("Gustafson", &p.gustafson)] {
             if let Some(e) = e {
-                parts.push(format!("{name} {}", rate_estimate(a, e)));
+                parts.push(format!("{name} {}", rate_estimate(a, p.count, e)));
             }
         }
         if !parts.is_empty() {

@@ -4,12 +4,12 @@
 
 use super::format::num;
 use super::model::{count_text, rate_interval, rate_text, sig};
-use crate::results::analysis::{Analysis, Backtest, FastBaseline, Forecast, NextCount};
+use crate::results::analysis::{Analysis, Backtest, Basis, FastBaseline, Forecast, NextCount};
 
 /// `2517 MB/s, 90% interval 2201–2890 MB/s, by T = … (chosen by cross-validation: …)`.
-pub fn forecast(a: &Analysis, f: &Forecast) -> String {
+pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
     let interval = match f.interval90 {
-        Some(ci) => format!("90% interval {}", rate_interval(a, ci)),
+        Some(ci) => format!("90% interval {}", rate_interval(a, count, ci)),
         None => "no interval (two counts of one run each leave nothing to resample)".into(),
     };
     let cv = match f.cv_error_pct {
@@ -19,14 +19,20 @@ pub fn forecast(a: &Analysis, f: &Forecast) -> String {
     let runner = f
         .runner_up
         .as_ref()
-        .map(|r| format!("; runner-up {}: {} ({:.1}% off)", r.model, rate_text(a, r.rate), r.cv_error_pct))
+        .map(|r| format!("; runner-up {}: {} ({:.1}% off)", r.model, rate_text(a, count, r.rate), r.cv_error_pct))
         .unwrap_or_default();
-    format!("{}, {interval}, by {} ({cv}){runner}", rate_text(a, f.rate), f.model)
+    // Weak scaling on wall time fits the time per unit of work, a run's time over the count.
+    let per_unit = if a.axis.weak() && a.basis == Basis::Time && f.model.contains("T =") {
+        ", T the time per unit of work (a run's over the count)"
+    } else {
+        ""
+    };
+    format!("{}, {interval}, by {}{per_unit} ({cv}){runner}", rate_text(a, count, f.rate), f.model)
 }
 
 /// `back-test: from 1–8 threads this procedure predicted 16 threads 4% low (…)`.
 pub fn backtest(a: &Analysis, b: &Backtest) -> String {
-    let what = if a.basis == crate::results::analysis::Basis::Time { "time " } else { "" };
+    let what = if a.basis == Basis::Time { "time " } else { "" };
     let checks: Vec<String> = b
         .checks
         .iter()
@@ -36,8 +42,8 @@ pub fn backtest(a: &Analysis, b: &Backtest) -> String {
                 "{} {what}{:.0}% {way} ({}; measured {})",
                 count_text(a, c.count),
                 c.error_pct.abs(),
-                rate_text(a, c.predicted),
-                rate_text(a, c.measured)
+                rate_text(a, c.count, c.predicted),
+                rate_text(a, c.count, c.measured)
             )
         })
         .collect();

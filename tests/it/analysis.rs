@@ -365,3 +365,17 @@ fn the_model_lines_in_analysis_md_are_what_analyze_prints() {
     }
     assert!(checked >= 10, "{checked} lines checked");
 }
+
+#[test]
+fn weak_scaling_predictions_are_said_in_seconds_a_run_takes() {
+    // Work grows with the count; each run takes a little longer than the one before.
+    let d = tempfile::tempdir().unwrap();
+    let table = d.path().join("weak.csv");
+    std::fs::write(&table, "threads,time_s\n1,10.0\n2,10.5\n4,11.1\n8,12.0\n").unwrap();
+    let (text, _) = analyze_columns(&table, &["--count", "threads", "--time", "time_s", "--weak", "--predict", "16"]);
+    let line = text.lines().find(|l| l.contains("prediction at 16 threads")).unwrap_or_else(|| panic!("{text}"));
+    let secs: f64 = line.split("): ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    assert!((12.0..16.0).contains(&secs), "a run at 16 threads takes 12-16 s, not 1/rate: {line}");
+    // Karp–Flatt falls as a fixed cost is spread over growing work: no fast baseline in that.
+    assert!(!text.contains("did more per core"), "{text}");
+}

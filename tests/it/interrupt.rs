@@ -193,7 +193,8 @@ fn ctrl_c_between_runs_of_one_command_leaves_nothing_running() {
 
 /// A run started ahead is stopped, not waited for, when the sweep cannot go on: here the first
 /// run replaces the results folder by a file, so its record fails while the second run sleeps.
-/// The second run may also not have started yet (then it never does): tried until it had.
+/// The second run may also not have started yet (then it never does): tried until it had. Its
+/// PID file is written whole by a rename, since the run may be stopped while it writes it.
 #[test]
 fn a_run_started_ahead_is_stopped_when_the_sweep_cannot_go_on() {
     for _attempt in 0..10 {
@@ -201,7 +202,7 @@ fn a_run_started_ahead_is_stopped_when_the_sweep_cannot_go_on() {
         let dir = d.path().join("r");
         let (count, pid) = (d.path().join("count"), d.path().join("pid"));
         let script = format!(
-            "if [ -e {count} ]; then echo $$ > {pid}; exec sleep 30; fi; touch {count}; sleep 0.05; rm -r {dir}; touch {dir}",
+            "if [ -e {count} ]; then echo $$ > {pid}.new; mv {pid}.new {pid}; exec sleep 30; fi; touch {count}; sleep 0.05; rm -r {dir}; touch {dir}",
             count = count.display(),
             pid = pid.display(),
             dir = dir.display()

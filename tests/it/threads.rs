@@ -182,12 +182,28 @@ fn child_processes_are_followed_and_threads_are_listed() {
 fn attach_names_the_lock_of_a_running_process() {
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(behave()).arg("lock").spawn().unwrap();
-    let pid = child.id().to_string();
-    let o = scalescope(d.path(), &["attach", &pid, "--duration", "5s", "--export-json", "t.json"]);
-    child.wait().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
+    // A window in which other processes held the CPUs (the suite's other tests) may put the gap
+    // down to them first, as it should, and two lockers sharing one CPU contend less: it is taken
+    // again then, up to three times.
+    let read = || -> ThreadReport {
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap()
+    };
+    let lock_share = |t: &ThreadReport| share(t, Class::Lock);
+    let mut text = String::new();
+    for attempt in 1..=3 {
+        let mut child = std::process::Command::new(behave()).arg("lock").spawn().unwrap();
+        let pid = child.id().to_string();
+        let o = scalescope(d.path(), &["attach", &pid, "--duration", "5s", "--export-json", "t.json"]);
+        child.wait().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        text = stdout(&o);
+        let loaded = text.contains("other processes held the CPUs");
+        let leads = first_cause(&text).is_some_and(|l| l.contains("lock-contention"));
+        if !loaded || (leads && lock_share(&read()) > 0.15) {
+            break;
+        }
+        eprintln!("note: other processes held the CPUs in window {attempt}: attached again");
+    }
     assert!(text.contains("until it exited"), "{text}");
     // Named by its symbol, after where it is taken: `lock at pthread_mutex_lock ← locker ← …
     // (behave!queue_lock+0x0)`.
@@ -196,18 +212,26 @@ fn attach_names_the_lock_of_a_running_process() {
             .any(|l| l.contains(": lock at pthread_mutex_lock ← locker") && l.contains("(behave!queue_lock+0x0)")),
         "{text}"
     );
-    let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
-    assert!(share(&t, Class::Lock) > 0.15, "{:?}", t.classes);
-    // The window is judged as one run with no start-up or tail of its own: the lock leads, and
-    // no other cause is raised (the machine's load may be said beside it: other tests run).
+    let t = read();
+    assert!(lock_share(&t) > 0.15, "{:?}", t.classes);
+    // The window is judged as one run with no start-up or tail of its own: the lock leads the
+    // causes, and no other cause is raised (the machine's load may be said before it, and may
+    // leave the lock at info, when other tests take a CPU throughout).
     let found: Vec<&str> =
         text.lines().skip_while(|l| !l.starts_with("findings")).filter(|l| l.contains("] ")).collect();
-    assert!(found.first().is_some_and(|l| l.contains("lock-contention") && l.contains("queue_lock")), "{text}");
+    assert!(first_cause(&text).is_some_and(|l| l.contains("lock-contention") && l.contains("queue_lock")), "{text}");
     let other = |l: &&&str| !l.contains("lock-contention") && !l.contains("noisy-measurement");
     assert!(found.iter().filter(other).all(|l| l.contains("[info]") || l.contains("[low]")), "{text}");
     let o = scalescope(d.path(), &["attach", "999999999"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no process with PID 999999999"), "{}", stderr(&o));
+}
+
+/// The first finding that is not about the machine's noise.
+fn first_cause(text: &str) -> Option<&str> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("findings"))
+        .find(|l| l.contains("] ") && !l.contains("noisy-measurement"))
 }
 
 #[test]
@@ -301,9 +325,9 @@ fn attach_counts_only_the_window_it_sampled() {
         .unwrap();
     // A second of CPU before the attach, which the totals must leave out.
     std::thread::sleep(std::time::Duration::from_millis(1200));
-    let before = process_cpu_s(child.id());
+    let (before, started) = (process_cpu_s(child.id()), std::time::Instant::now());
     let o = scalescope(d.path(), &["attach", &child.id().to_string(), "--duration", "2s", "--export-json", "t.json"]);
-    let during = process_cpu_s(child.id()) - before;
+    let (during, elapsed) = (process_cpu_s(child.id()) - before, started.elapsed().as_secs_f64());
     // It would burn CPU for seconds more: the window is over.
     child.kill().unwrap();
     child.wait().unwrap();
@@ -311,8 +335,12 @@ fn attach_counts_only_the_window_it_sampled() {
     let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     let cpu = t.seconds(Class::CpuUser) + t.seconds(Class::CpuKernel);
     assert!((t.wall_s - 2.0).abs() < 0.1, "{}", t.wall_s);
-    // On an idle machine `during` is 2.0 s; a loaded one gives the probe less, and so must the report.
-    assert!((cpu - during).abs() < 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in the window");
+    // `during` also holds scalescope's start and end around the window (0.5 s of them under the
+    // suite's load once): the report never counts more, and it counts the probe's CPU rate over
+    // the window (an idle machine gives it a whole CPU; a loaded one less, and so must the report).
+    assert!(cpu < during + 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in all");
+    let expected = t.wall_s * during / elapsed;
+    assert!(cpu > expected - 0.2, "reported {cpu:.3} s of CPU, about {expected:.3} s expected in the window");
 }
 
 #[test]
