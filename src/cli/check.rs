@@ -63,26 +63,65 @@ pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
             target.id,
             target.label()
         );
-        print_verdict(a.json, &target, false, &[], &msg)?;
+        print_verdict(a.json, &target, &Verdict { regression: false, undecided: false, left_out: 0 }, &[], &msg)?;
         return Ok(Exit::Done);
     }
     let tracks = judged(&g);
     let steps: Vec<(usize, Step)> =
         tracks.iter().enumerate().filter_map(|(i, t)| Some((i, check::newest(t, &o)?))).collect();
-    let previous = &g[g.len() - 2];
     let regression = steps.iter().any(|(_, s)| s.regression);
-    let sentence =
-        if regression { sentence(&tracks, &steps, previous, &target) } else { in_line(&tracks, &g, &target, &steps) };
+    // Figures whose every run at a count was slowed by other processes: not judged.
+    let unjudged: Vec<&str> = tracks
+        .iter()
+        .filter(|t| t.entries.last().is_some_and(|e| e.value.is_none() && e.left_out > 0))
+        .map(|t| t.name.as_str())
+        .collect();
+    // The sweep judged, with its points.
+    let target = g.last().cloned().unwrap_or(target);
+    let mut sentence = if regression {
+        sentence(&tracks, &steps, &g, &target)
+    } else if !unjudged.is_empty() {
+        format!("{}, so {} cannot be judged: run it again on a quiet machine", disturbed(&target), unjudged.join(", "))
+    } else {
+        in_line(&tracks, &g, &target, &steps)
+    };
+    if (regression || unjudged.is_empty()) && figures::left_out(&target).0 > 0 {
+        sentence.push_str(&format!(" ({}; they were left out)", disturbed(&target)));
+    }
     let list: Vec<Step> = steps.into_iter().map(|(_, s)| s).collect();
-    print_verdict(a.json, &target, regression, &list, &sentence)?;
+    let verdict =
+        Verdict { regression, undecided: !regression && !unjudged.is_empty(), left_out: figures::left_out(&target).0 };
+    print_verdict(a.json, &target, &verdict, &list, &sentence)?;
     Ok(if regression { Exit::Failed } else { Exit::Done })
+}
+
+/// What the newest sweep was judged to be.
+struct Verdict {
+    regression: bool,
+    /// Some figure could not be judged: every run behind it was disturbed.
+    undecided: bool,
+    /// Runs left out as disturbed.
+    left_out: usize,
+}
+
+/// `#13 (a1b2c3d): other processes kept up to 0.9 CPUs busy during 3 of its 6 runs`.
+fn disturbed(s: &Sweep) -> String {
+    let (out, total, most) = figures::left_out(s);
+    format!(
+        "#{} ({}): other processes kept up to {most:.1} CPUs of {} busy during {out} of its {total} runs",
+        s.id,
+        s.label(),
+        s.machine.allowed_cpus
+    )
 }
 
 /// `efficiency at 8 threads fell from 94% to 71% (−24%, p < 0.001) between a1b2c3d and e4f5a6b;
 /// serial fraction 0.8% → 4.6%`.
-fn sentence(tracks: &[Track], steps: &[(usize, Step)], before: &Sweep, after: &Sweep) -> String {
+fn sentence(tracks: &[Track], steps: &[(usize, Step)], g: &[Sweep], after: &Sweep) -> String {
     let regressions: Vec<&(usize, Step)> = steps.iter().filter(|(_, s)| s.regression).collect();
-    let (_, main) = regressions[0];
+    let (track, main) = regressions[0];
+    // The last sweep with a value before this one: a sweep whose runs were all left out says nothing.
+    let before = last_before(&tracks[*track]).map_or(&g[g.len() - 2], |e| &g[e.sweep]);
     let verb = if main.after > main.before { "rose" } else { "fell" };
     let p = main.p.map_or_else(String::new, |p| format!(", {}", p_text(p)));
     let mut out = format!(
@@ -100,11 +139,17 @@ fn sentence(tracks: &[Track], steps: &[(usize, Step)], before: &Sweep, after: &S
     // The serial fraction beside the verdict, even when it alone did not step.
     if let Some(t) = tracks.iter().find(|t| t.name.starts_with("serial fraction"))
         && !steps.iter().any(|(_, s)| s.figure == t.name)
-        && let (Some(b), Some(a)) = (t.entries[t.entries.len() - 2].value, t.entries.last().and_then(|e| e.value))
+        && let (Some(b), Some(a)) = (last_before(t).and_then(|e| e.value), t.entries.last().and_then(|e| e.value))
     {
         out.push_str(&format!("; {} {} → {}", t.name, t.show(b), t.show(a)));
     }
     out
+}
+
+/// The last entry with a value before the newest.
+fn last_before(t: &Track) -> Option<&figures::Entry> {
+    let n = t.entries.len().checked_sub(1)?;
+    t.entries[..n].iter().rev().find(|e| e.value.is_some())
 }
 
 /// `#21 (e4f5a6b) is in line with the 20 comparable sweeps before it: …`.
@@ -130,15 +175,20 @@ fn in_line(tracks: &[Track], g: &[Sweep], target: &Sweep, steps: &[(usize, Step)
     out
 }
 
-fn print_verdict(json: bool, target: &Sweep, regression: bool, steps: &[Step], sentence: &str) -> anyhow::Result<()> {
+fn print_verdict(json: bool, target: &Sweep, v: &Verdict, steps: &[Step], sentence: &str) -> anyhow::Result<()> {
     if json {
         let v = serde_json::json!({
             "sweep": target.id, "commit": target.git.as_ref().map(|g| g.commit.clone()),
-            "regression": regression, "verdict": sentence, "steps": steps,
+            "regression": v.regression, "undecided": v.undecided, "left_out_runs": v.left_out,
+            "verdict": sentence, "steps": steps,
         });
         return view::print(&(v.to_string() + "\n"));
     }
-    let lead = if regression { "regression: " } else { "" };
+    let lead = match (v.regression, v.undecided) {
+        (true, _) => "regression: ",
+        (false, true) => "cannot tell: ",
+        _ => "",
+    };
     view::print(&format!("{lead}{sentence}\n"))
 }
 

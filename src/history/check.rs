@@ -208,7 +208,7 @@ mod tests {
                 let wobble = [0.0, 0.004, -0.003, 0.002, -0.001][i % 5];
                 let samples: Vec<f64> = [0.99, 1.0, 1.01].iter().map(|f| l * (f + wobble)).collect();
                 let value = samples.iter().sum::<f64>() / 3.0;
-                Entry { sweep: i, value: Some(value), interval: None, samples, text: None }
+                Entry { sweep: i, value: Some(value), interval: None, samples, text: None, left_out: 0 }
             })
             .collect();
         Track { name: "time at 2 threads".into(), worse: Worse::Higher, unit: "s", entries, felt_at: None }

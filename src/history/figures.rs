@@ -2,9 +2,11 @@
 //! count, the efficiency at the largest count, the serial fraction, USL's σ and κ, the best count
 //! and the first finding. Each value comes with the per-run values it stands for, so that a step
 //! can be tested on the runs themselves: wall times, and the efficiency and Karp–Flatt serial
-//! fraction of each run at the largest count against the mean at the baseline.
+//! fraction of each run at the largest count against the mean at the baseline. A run that other
+//! processes slowed down (see [`disturbed`]) is left out: its figure is the machine's, not the
+//! program's.
 
-use super::record::{PointRow, Sweep};
+use super::record::{PointRow, RunRow, Sweep};
 use crate::analysis::count_label;
 
 /// A figure to follow over the history.
@@ -51,6 +53,8 @@ pub struct Entry {
     pub samples: Vec<f64>,
     /// Text for a figure that is not a number (the first finding).
     pub text: Option<String>,
+    /// Runs left out because other processes took CPUs from them.
+    pub left_out: usize,
 }
 
 /// A figure's values over a series of sweeps.
@@ -111,15 +115,59 @@ fn subseries(sweeps: &[Sweep]) -> Vec<String> {
     out
 }
 
-/// The per-run time-like values of a point (wall times, or 1/throughput) and whether they are
-/// times.
-fn timelike(p: &PointRow) -> (Vec<f64>, bool) {
-    let walls = p.walls();
-    if !walls.is_empty() {
-        return (walls, true);
+/// The share of the CPUs a job may use that other processes may take from a run, beyond the CPUs
+/// the run left idle, before the run is left out.
+pub const DISTURBED: f64 = 0.05;
+
+/// `/proc/stat` counts in clock ticks of 10 ms per CPU: the error of a difference over `cpus` CPUs
+/// is about √cpus ticks.
+const TICK_S: f64 = 0.01;
+
+/// The runs of a point that other processes disturbed: those during which they kept more than
+/// [`DISTURBED`] of the CPUs the sweep could use busy, beyond what `/proc/stat`'s ticks can
+/// resolve. Even on CPUs a run left idle they take from it (a hyperthread's sibling, shared
+/// caches, memory bandwidth, the hypervisor's other vCPUs), and how much cannot be told. A run
+/// without the machine's reading (not sampled) is kept.
+pub fn disturbed(p: &PointRow, m: &crate::machine::Machine) -> Vec<bool> {
+    let allowed = m.allowed_cpus.max(1) as f64;
+    p.runs
+        .iter()
+        .map(|r| {
+            let (Some(others), Some(wall)) = (r.others_cpus, r.wall_s.filter(|w| *w > 0.0)) else { return false };
+            let resolution = 2.0 * (m.logical_cpus.max(1) as f64).sqrt() * TICK_S / wall;
+            r.ok && others > (DISTURBED * allowed).max(resolution)
+        })
+        .collect()
+}
+
+/// The runs of a sweep left out as [`disturbed`], of those that succeeded, and the most CPUs other
+/// processes kept busy during one of them.
+pub fn left_out(s: &Sweep) -> (usize, usize, f64) {
+    let (mut out, mut ok, mut most) = (0, 0, 0.0_f64);
+    for p in &s.points {
+        for (r, d) in p.runs.iter().zip(disturbed(p, &s.machine)) {
+            ok += usize::from(r.ok);
+            if d {
+                out += 1;
+                most = most.max(r.others_cpus.unwrap_or(0.0));
+            }
+        }
     }
-    let tp: Vec<f64> = p.runs.iter().filter(|r| r.ok).filter_map(|r| r.throughput).filter(|t| *t > 0.0).collect();
-    (tp.iter().map(|t| 1.0 / t).collect(), false)
+    (out, ok, most)
+}
+
+/// The per-run time-like values of a point's undisturbed runs (wall times, or 1/throughput),
+/// whether they are times, and how many runs were left out.
+fn timelike(s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
+    let kept: Vec<&RunRow> =
+        p.runs.iter().zip(disturbed(p, &s.machine)).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
+    let left_out = p.runs.iter().filter(|r| r.ok).count() - kept.len();
+    let walls: Vec<f64> = kept.iter().filter_map(|r| r.wall_s).collect();
+    if !walls.is_empty() || !p.walls().is_empty() {
+        return (walls, true, left_out);
+    }
+    let tp: Vec<f64> = kept.iter().filter_map(|r| r.throughput).filter(|t| *t > 0.0).collect();
+    (tp.iter().map(|t| 1.0 / t).collect(), false, left_out)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -157,14 +205,17 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
     let baseline = counts[0];
     let at = |c: f64| count_label(c, axis);
     let entries = |f: &dyn Fn(&Sweep) -> Entry| sweeps.iter().map(f).collect::<Vec<_>>();
-    let empty = |i: usize| Entry { sweep: i, value: None, interval: None, samples: Vec::new(), text: None };
+    let empty =
+        |i: usize| Entry { sweep: i, value: None, interval: None, samples: Vec::new(), text: None, left_out: 0 };
     let model = |s: &Sweep| s.models.iter().find(|m| m.series == sub).cloned();
     let index = |s: &Sweep| sweeps.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0);
-    // Per-run values at the largest count against the mean at the baseline.
-    let per_run = |s: &Sweep, f: &dyn Fn(f64, f64) -> f64| -> Vec<f64> {
-        let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else { return Vec::new() };
-        let Some(tb) = median(&timelike(b).0) else { return Vec::new() };
-        timelike(l).0.iter().map(|t| f(tb / t, largest / baseline)).collect()
+    // Per-run values at the largest count against the median at the baseline, and the runs left
+    // out at either.
+    let per_run = |s: &Sweep, f: &dyn Fn(f64, f64) -> f64| -> (Vec<f64>, usize) {
+        let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else { return (Vec::new(), 0) };
+        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(s, b), timelike(s, l));
+        let Some(tb) = median(&tb) else { return (Vec::new(), out_b + out_l) };
+        (tl.iter().map(|t| f(tb / t, largest / baseline)).collect(), out_b + out_l)
     };
     let t = match figure {
         Figure::Time(c) => {
@@ -177,7 +228,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
                 felt_at: None,
                 entries: entries(&|s| {
                     let Some(p) = point(s, sub, c) else { return empty(index(s)) };
-                    let (v, is_time) = timelike(p);
+                    let (v, is_time, left_out) = timelike(s, p);
                     let v: Vec<f64> = if is_time { v } else { v.iter().map(|t| 1.0 / t).collect() };
                     let summary = crate::stats::Summary::of(&v);
                     Entry {
@@ -186,6 +237,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
                         interval: summary.and_then(|s| s.ci95),
                         samples: v,
                         text: None,
+                        left_out,
                     }
                 }),
             }
@@ -196,8 +248,8 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
             unit: "%",
             felt_at: None,
             entries: entries(&|s| {
-                let samples = per_run(s, &|speedup, p| speedup / p);
-                Entry { sweep: index(s), value: median(&samples), interval: None, samples, text: None }
+                let (samples, left_out) = per_run(s, &|speedup, p| speedup / p);
+                Entry { sweep: index(s), value: median(&samples), interval: None, samples, text: None, left_out }
             }),
         },
         Figure::SerialFraction => Track {
@@ -206,14 +258,16 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
             unit: "%",
             felt_at: Some(largest / baseline),
             entries: entries(&|s| {
-                let samples = per_run(s, &|speedup, p| (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p));
-                let m = model(s).and_then(|m| m.serial_fraction);
+                let (samples, left_out) = per_run(s, &|speedup, p| (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p));
+                // The model was fitted on every run: with some left out, its value is the machine's too.
+                let m = model(s).and_then(|m| m.serial_fraction).filter(|_| left_out == 0);
                 Entry {
                     sweep: index(s),
-                    value: m.map(|m| m.0).or(mean(&samples)),
+                    value: if left_out > 0 { None } else { m.map(|m| m.0).or(mean(&samples)) },
                     interval: m.and_then(|m| m.1),
                     samples,
                     text: None,
+                    left_out,
                 }
             }),
         },
@@ -234,6 +288,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
                     interval: None,
                     samples: Vec::new(),
                     text: None,
+                    left_out: 0,
                 }),
             }
         }
@@ -248,8 +303,40 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
                 interval: None,
                 samples: Vec::new(),
                 text: s.findings.first().map(|f| format!("{} ({})", f.kind, f.severity)),
+                left_out: 0,
             }),
         },
     };
     Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(runs: &[(f64, f64)]) -> PointRow {
+        let runs = runs
+            .iter()
+            .map(|&(wall, others)| RunRow {
+                ok: true,
+                wall_s: Some(wall),
+                user_s: Some(wall),
+                sys_s: Some(0.0),
+                others_cpus: Some(others),
+                ..RunRow::default()
+            })
+            .collect();
+        PointRow { runs, ..PointRow::default() }
+    }
+
+    #[test]
+    fn a_run_is_disturbed_beyond_a_twentieth_of_the_cpus_and_the_ticks() {
+        let m = crate::machine::Machine { allowed_cpus: 2, logical_cpus: 2, ..Default::default() };
+        // 0.1 CPU of 2 is the limit; a run of 0.05 s cannot tell 0.3 CPU (1.5 ticks) from none.
+        let p = point(&[(1.0, 0.02), (1.0, 0.5), (1.0, 0.09), (0.05, 0.3), (0.05, 0.9)]);
+        assert_eq!(disturbed(&p, &m), vec![false, true, false, false, true]);
+        let mut unsampled = point(&[(1.0, 0.0)]);
+        unsampled.runs[0].others_cpus = None;
+        assert_eq!(disturbed(&unsampled, &m), vec![false]);
+    }
 }

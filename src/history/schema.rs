@@ -79,6 +79,7 @@ CREATE TABLE runs (
     sys_s REAL,
     cpu_pct REAL,
     throughput REAL,
+    others_cpus REAL,
     PRIMARY KEY (sweep, point, idx)
 );
 CREATE TABLE models (

@@ -24,8 +24,10 @@ fn with_history(dir: &Path, history: &Path, args: &[&str]) -> Output {
 
 /// A commit of a script that runs the lock probe with `critical` of each operation in the lock.
 fn commit_workload(dir: &Path, critical: f64, i: usize) {
-    let script =
-        format!("#!/bin/sh\nexec {} probe lock --threads \"$1\" --ops 300000 --critical {critical}\n", bin().display());
+    let script = format!(
+        "#!/bin/sh\nexec {} probe lock --threads \"$1\" --ops 1000000 --critical {critical}\n",
+        bin().display()
+    );
     let path = dir.join("work.sh");
     std::fs::write(&path, script).unwrap();
     Command::new("chmod").arg("+x").arg(&path).status().unwrap();
@@ -36,6 +38,34 @@ fn commit_workload(dir: &Path, critical: f64, i: usize) {
 fn short_head(dir: &Path) -> String {
     let o = Command::new("git").args(["rev-parse", "--short=7", "HEAD"]).current_dir(dir).output().unwrap();
     String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// One sweep of `work.sh` into the folder `out`, recorded in `h`: its number in the history.
+fn lock_sweep(repo: &Path, h: &Path, out: &str) -> usize {
+    let o = with_history(
+        repo,
+        h,
+        &[
+            "run",
+            "-o",
+            out,
+            "--param",
+            "threads=1,2",
+            "-r",
+            "3",
+            "-w",
+            "0",
+            "--tag",
+            "probe=lock",
+            "--",
+            "./work.sh",
+            "{threads}",
+        ],
+    );
+    assert!(o.status.success(), "{out}: {}", stderr(&o));
+    let e = stderr(&o);
+    let n = e.split("history: sweep #").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse().ok());
+    n.unwrap_or_else(|| panic!("{out} was not recorded: {e}"))
 }
 
 #[test]
@@ -51,58 +81,46 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
     const SWEEPS: usize = 20;
     const STEP: usize = 12;
     let mut commits = Vec::new();
+    // The number in the history of each commit's sweep, and of every sweep recorded.
+    let (mut ids, mut recorded) = (Vec::new(), 0);
     for i in 0..SWEEPS {
         commit_workload(repo, if i < STEP { 0.0 } else { 0.9 }, i);
         commits.push(short_head(repo));
-        let out = format!("r{i:02}");
-        let o = with_history(
-            repo,
-            &h,
-            &[
-                "run",
-                "-o",
-                &out,
-                "--param",
-                "threads=1,2",
-                "-r",
-                "3",
-                "-w",
-                "0",
-                "--no-sample",
-                "--tag",
-                "probe=lock",
-                "--",
-                "./work.sh",
-                "{threads}",
-            ],
-        );
-        assert!(o.status.success(), "sweep {i}: {}", stderr(&o));
-        assert!(stderr(&o).contains(&format!("history: sweep #{} recorded", i + 1)), "{}", stderr(&o));
-        let c = with_history(repo, &h, &["check"]);
+        // As the verdict advises, a sweep that other processes disturbed is run again.
+        let mut attempt = 0;
+        let (id, c) = loop {
+            let id = lock_sweep(repo, &h, &format!("r{i:02}-{attempt}"));
+            recorded += 1;
+            assert_eq!(id, recorded);
+            let c = with_history(repo, &h, &["check"]);
+            attempt += 1;
+            if !stdout(&c).starts_with("cannot tell: ") || attempt == if i == STEP { 6 } else { 3 } {
+                break (id, c);
+            }
+        };
+        ids.push(id);
         let verdict = stdout(&c);
         if i == STEP {
             assert_eq!(c.status.code(), Some(1), "the step is flagged: {verdict}{}", stderr(&c));
             assert!(verdict.starts_with("regression: "), "{verdict}");
             assert!(verdict.contains(&format!("between {} and {}", commits[i - 1], commits[i])), "{verdict}");
-            assert!(
-                verdict.contains("efficiency at 2 threads fell from") && verdict.contains("serial fraction"),
-                "{verdict}"
-            );
+            assert!(verdict.contains("efficiency at 2 threads fell from"), "{verdict}");
+            assert!(verdict.contains("serial fraction") || verdict.contains("left out"), "{verdict}");
         } else {
             assert_eq!(c.status.code(), Some(0), "sweep {i} is no regression: {verdict}{}", stderr(&c));
         }
     }
     // Judged again after the fact, and every step of the whole history: only that sweep.
-    let id = (STEP + 1).to_string();
+    let id = ids[STEP].to_string();
     assert_eq!(with_history(repo, &h, &["check", "--sweep", &id]).status.code(), Some(1));
-    assert_eq!(with_history(repo, &h, &["check", "--sweep", &(STEP + 2).to_string()]).status.code(), Some(0));
+    assert_eq!(with_history(repo, &h, &["check", "--sweep", &ids[STEP + 1].to_string()]).status.code(), Some(0));
     let all = with_history(repo, &h, &["check", "--all"]);
     assert_eq!(all.status.code(), Some(1));
     let lines: Vec<String> = stdout(&all).lines().map(String::from).collect();
     assert!(!lines.is_empty() && lines.iter().all(|l| l.starts_with(&format!("#{id} "))), "{lines:?}");
 
     let listed = with_history(repo, &h, &["history", "--tag", "probe=lock"]);
-    assert!(stdout(&listed).contains(&format!("{SWEEPS} sweeps in")), "{}{}", stdout(&listed), stderr(&listed));
+    assert!(stdout(&listed).contains(&format!("{recorded} sweeps in")), "{}{}", stdout(&listed), stderr(&listed));
     assert!(stdout(&listed).contains(&commits[STEP]), "{}", stdout(&listed));
     let json = stdout(&with_history(repo, &h, &["history", "--json", "--last", "2"]));
     assert_eq!(json.lines().count(), 2, "{json}");
@@ -118,10 +136,49 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
     let time = with_history(repo, &h, &["history", "trend", "time", "--at", "1"]);
     assert!(stdout(&time).contains("time at 1 thread"), "{}", stdout(&time));
 
-    let last = format!("r{:02}", SWEEPS - 1);
+    let last = std::fs::read_dir(repo)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with('r') && repo.join(n).is_dir())
+        .max()
+        .unwrap();
     let c = scalescope(repo, &["compare", &format!("--history={}", h.display()), &last]);
     assert!(c.status.success(), "{}", stderr(&c));
-    assert!(stdout(&c).contains(&last) && stdout(&c).contains(&format!("#{}", SWEEPS - 1)), "{}", stdout(&c));
+    assert!(stdout(&c).contains(&last) && stdout(&c).contains(&format!("#{}", recorded - 1)), "{}", stdout(&c));
+}
+
+#[test]
+fn a_sweep_beside_other_work_is_not_judged_and_says_why() {
+    let _g = common::measuring();
+    let d = tempfile::tempdir().unwrap();
+    let h = d.path().join("h.sqlite");
+    let exe = bin().to_string_lossy().into_owned();
+    let sweep = |out: &str| {
+        let args = ["run", "-o", out, "--param", "threads=1,2", "-r", "3", "-w", "0", "--", &exe, "probe", "scalable"];
+        let mut args: Vec<&str> = args.to_vec();
+        args.extend(["--threads", "{threads}", "--ops", "150000000"]);
+        let o = with_history(d.path(), &h, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    for i in 0..3 {
+        sweep(&format!("quiet{i}"));
+    }
+    // Other work: one busy process per CPU for the whole sweep.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let mut others: Vec<std::process::Child> =
+        (0..cpus).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect();
+    sweep("busy");
+    for c in &mut others {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let c = with_history(d.path(), &h, &["check"]);
+    let verdict = stdout(&c);
+    assert_eq!(c.status.code(), Some(0), "{verdict}{}", stderr(&c));
+    assert!(verdict.starts_with("cannot tell: #4 "), "{verdict}");
+    assert!(verdict.contains("during 6 of its 6 runs") && verdict.contains("efficiency at 2 threads"), "{verdict}");
+    let json = stdout(&with_history(d.path(), &h, &["check", "--json"]));
+    assert!(json.contains("\"undecided\":true") && json.contains("\"left_out_runs\":6"), "{json}");
 }
 
 /// A quick sweep's folder `name` in `dir`, not recorded anywhere.
