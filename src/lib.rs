@@ -4,8 +4,9 @@
 //! Modules follow the data flow, each depending only on those listed before it:
 //! [`files`], [`machine`], [`mapped`], [`metric_line`], [`pagecache`] and [`stats`] (foundations) →
 //! [`plan`] → [`sample`] → [`exec`] →
-//! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`];
-//! [`probes`] are built-in workloads beside the flow, and [`cli`] alone parses arguments.
+//! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`] →
+//! [`history`] (every sweep remembered, steps found); [`probes`] are built-in workloads beside the
+//! flow, and [`cli`] alone parses arguments.
 
 #![warn(missing_docs)]
 
@@ -35,5 +36,7 @@ pub mod report;
 pub mod probes;
 
 pub mod compare;
+
+pub mod history;
 
 pub mod cli;

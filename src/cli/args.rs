@@ -49,6 +49,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Sweep the built-in `scalable` probe over 1..nproc threads plus an oversubscribed point.
     Demo(DemoArgs),
+    /// List the sweeps the history remembers; import results folders; follow a figure over time.
+    History(super::history_args::HistoryArgs),
+    /// Judge the newest sweep against the comparable ones before it: exit 1 on a regression.
+    Check(super::history_args::CheckArgs),
     /// Run a built-in workload.
     Probe(ProbeArgs),
     /// Sample where the threads of a running process spend their time.
@@ -186,9 +190,16 @@ pub struct ReportArgs {
 )]
 pub struct CompareArgs {
     /// Results folders or files (with --csv: CSV tables); the first is the reference unless
-    /// --reference says otherwise.
-    #[arg(value_name = "RESULTS", num_args = 2.., required = true)]
+    /// --reference says otherwise. With --history, one results folder.
+    #[arg(value_name = "RESULTS", num_args = 1.., required = true)]
     pub results: Vec<PathBuf>,
+    /// Compare the one sweep given with the last comparable sweeps in the history (the same
+    /// command, parameters and kind of machine); `--history=PATH` names the history file.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with = "csv")]
+    pub history: Option<String>,
+    /// With --history: how many of the last comparable sweeps.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "history")]
+    pub last: usize,
     /// The sets are CSV tables with a header row and one row per point (published, hand-made).
     #[arg(long)]
     pub csv: bool,
@@ -390,6 +401,8 @@ pub struct RunArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub view: ViewArgs,
+    #[command(flatten)]
+    pub record: super::history_args::RecordArgs,
     /// The command to measure, after `--`, with `{NAME}` placeholders.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -508,6 +521,8 @@ pub struct DemoArgs {
     /// Results folder [default: scalescope-results/<date>-<time>-demo].
     #[arg(short = 'o', long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub record: super::history_args::RecordArgs,
 }
 
 /// `scalescope probe`.

@@ -12,6 +12,63 @@ use std::path::Path;
 
 /// Runs `scalescope compare`.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
+    let (mut sets, reference) = match &args.history {
+        Some(file) => against_history(args, file)?,
+        None => (given(args)?, None),
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (i, s) in sets.iter_mut().enumerate() {
+        if !seen.insert(s.label.clone()) {
+            s.label = format!("{}#{}", s.label, i + 1);
+        }
+    }
+    let noise = noise(&args.noise)?;
+    let reference = match (&args.reference, reference) {
+        (None, Some(r)) => r,
+        (None, None) => 0,
+        (Some(r), _) => match r.parse::<usize>() {
+            Ok(n) if (1..=sets.len()).contains(&n) => n - 1,
+            _ => sets.iter().position(|s| &s.label == r).ok_or_else(|| {
+                Usage(format!("--reference {r}: give a label or a position from 1 to {}", sets.len()))
+            })?,
+        },
+    };
+    show(args, &sets, noise, reference)
+}
+
+/// `--history`: the one sweep given after the last comparable sweeps of the history, compared
+/// with the newest of them.
+fn against_history(args: &CompareArgs, file: &str) -> anyhow::Result<(Vec<Set>, Option<usize>)> {
+    let [path] = args.results.as_slice() else {
+        return Err(Usage(format!(
+            "--history compares one results folder with the sweeps before it in the history: give one, not {}",
+            args.results.len()
+        ))
+        .into());
+    };
+    let file = super::history::file((!file.is_empty()).then_some(Path::new(file)))?;
+    let (dir, doc) = crate::results::load(path)?;
+    let h = crate::history::History::open(&file)?;
+    let previous = crate::history::against::previous(&h, &doc, args.last.max(1))?;
+    let mut sets: Vec<Set> = previous.iter().map(crate::history::against::set).collect();
+    let reference = sets.len() - 1;
+    let label =
+        args.labels.first().cloned().unwrap_or_else(|| {
+            dir.file_name().map_or_else(|| "this sweep".into(), |n| n.to_string_lossy().into_owned())
+        });
+    sets.push(Set::new(label, path.display().to_string(), doc));
+    Ok((sets, Some(reference)))
+}
+
+/// The result sets named on the command line.
+fn given(args: &CompareArgs) -> anyhow::Result<Vec<Set>> {
+    if args.results.len() < 2 {
+        return Err(Usage(
+            "give at least two result sets to compare (or one with --history, to compare it with the sweeps before it)"
+                .into(),
+        )
+        .into());
+    }
     if !args.labels.is_empty() && args.labels.len() != args.results.len() {
         return Err(Usage(format!(
             "give one --label per result set ({} labels for {} sets)",
@@ -36,23 +93,12 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
             sets.push(Set::new(label.or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1)), shown, doc));
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    for (i, s) in sets.iter_mut().enumerate() {
-        if !seen.insert(s.label.clone()) {
-            s.label = format!("{}#{}", s.label, i + 1);
-        }
-    }
-    let noise = noise(&args.noise)?;
-    let reference = match &args.reference {
-        None => 0,
-        Some(r) => match r.parse::<usize>() {
-            Ok(n) if (1..=sets.len()).contains(&n) => n - 1,
-            _ => sets.iter().position(|s| &s.label == r).ok_or_else(|| {
-                Usage(format!("--reference {r}: give a label or a position from 1 to {}", sets.len()))
-            })?,
-        },
-    };
-    let c = compare::compare(&sets, &Options { noise, reference });
+    Ok(sets)
+}
+
+/// Compares the sets, prints the comparison and writes the exports.
+fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> anyhow::Result<Exit> {
+    let c = compare::compare(sets, &Options { noise, reference });
     let colour = terminal::colour();
     let t = text::table(&c);
     let mut out = terminal::render_section("compare", &text::header(&c), colour);
@@ -69,7 +115,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
         view::write(p, &(serde_json::to_string_pretty(&c)? + "\n"))?;
     }
     if let Some(p) = &args.export_html {
-        view::write(p, &compare::html::page(&sets, &c))?;
+        view::write(p, &compare::html::page(sets, &c))?;
     }
     if let Some(p) = &args.export_markdown {
         let mut md = String::from("## scalescope compare\n\n");
@@ -93,6 +139,11 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
 
 /// `2%` or `0.02` as a fraction.
 fn noise(text: &str) -> anyhow::Result<f64> {
+    fraction("--noise", text)
+}
+
+/// `2%` or `0.02` given to `flag`, as a fraction.
+pub fn fraction(flag: &str, text: &str) -> anyhow::Result<f64> {
     let t = text.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
@@ -100,6 +151,6 @@ fn noise(text: &str) -> anyhow::Result<f64> {
     };
     match v {
         Ok(v) if (0.0..1.0).contains(&v) => Ok(v),
-        _ => Err(Usage(format!("--noise {text}: give a share like 2% or 0.02")).into()),
+        _ => Err(Usage(format!("{flag} {text}: give a share like 2% or 0.02")).into()),
     }
 }

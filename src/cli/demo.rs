@@ -31,6 +31,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<Exit> {
         warmup: 1,
         sample_rate: 100.0,
         out: Some(out),
+        record: args.record.clone(),
         command: vec![exe, "probe".into(), "scalable".into(), "--threads".into(), "{threads}".into()],
         ..RunArgs::default()
     };

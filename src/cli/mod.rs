@@ -4,9 +4,12 @@
 mod analyze;
 mod args;
 mod attach;
+mod check;
 mod compare;
 mod completions;
 mod demo;
+mod history;
+mod history_args;
 mod man;
 mod more_runs;
 mod probe;
@@ -73,6 +76,8 @@ pub fn main() -> i32 {
         Some(args::Command::Gen(a)) => probe::gen_data(&a),
         Some(args::Command::Probe(a)) => probe::probe(&a),
         Some(args::Command::Compare(a)) => compare::compare(&a),
+        Some(args::Command::History(a)) => history::history(&a),
+        Some(args::Command::Check(a)) => check::check(&a),
         Some(args::Command::Report(a)) => report::report(&a),
         Some(args::Command::Agent(a)) => agent(&a),
         Some(args::Command::Sbatch(a)) => sbatch::sbatch(&a),
@@ -155,6 +160,8 @@ fn user_mistake(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
     } else if let Some(x) = e.downcast_ref::<crate::probes::error::ProbeError>() {
         Some(x.is_user_mistake())
     } else if let Some(x) = e.downcast_ref::<crate::launch::agent::AgentError>() {
+        Some(x.is_user_mistake())
+    } else if let Some(x) = e.downcast_ref::<crate::history::HistoryError>() {
         Some(x.is_user_mistake())
     } else if e.is::<HookFailed>() || e.is::<crate::sample::tracer::TracerRefused>() {
         Some(false)

@@ -126,6 +126,9 @@ pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
     if let Some(m) = message {
         eprintln!("scalescope: {m}");
     }
+    if status == Status::Complete && measured {
+        super::history::record(&store.doc, store.dir(), &args.record);
+    }
     Ok(exit)
 }
 
@@ -183,8 +186,10 @@ fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<Option<Store>> {
         view::print(&describe(&plan)?)?;
         return Ok(None);
     }
+    let provenance = super::history::provenance(&args.record)?;
     let dir = args.out.clone().unwrap_or_else(|| default_folder(&plan.command, plan.shell));
-    let doc = Results::new(plan, std::env::args().collect())?;
+    let mut doc = Results::new(plan, std::env::args().collect())?;
+    doc.provenance = Some(provenance);
     let store = Store::create(&dir, doc).map_err(|e| Usage(format!("{e:#}")))?;
     Ok(Some(store))
 }
@@ -310,7 +315,7 @@ fn resume(args: &RunArgs, params: &[String], dir: &Path) -> anyhow::Result<Store
     if !args.trust {
         check_owned(dir)?;
     }
-    let store = Store::open(dir)?;
+    let mut store = Store::open(dir)?;
     if store.doc.status == Status::Complete {
         return Err(Usage(format!("{} is already complete: nothing to resume", dir.display())).into());
     }
@@ -330,6 +335,9 @@ fn resume(args: &RunArgs, params: &[String], dir: &Path) -> anyhow::Result<Store
         if plan.shell { plan.command.join(" ") } else { template_line(&plan.command) },
         hook_lines(&plan.hooks).replace('\n', "\n  ")
     );
+    // Tags given now join those the sweep started with.
+    let tags = crate::results::provenance::parse_tags(&args.record.tag).map_err(Usage)?;
+    store.doc.provenance.get_or_insert_default().tags.extend(tags);
     Ok(store)
 }
 

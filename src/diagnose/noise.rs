@@ -81,15 +81,11 @@ fn runs(p: &PointResult) -> Vec<Run> {
         .iter()
         .filter(|r| r.succeeded() && r.wall_s > 0.0)
         .map(|r| {
-            let t = r.threads.as_deref();
-            let m = t.and_then(|t| t.machine_cpu);
-            // Other processes' CPU per second of the run: the machine's busy time less the job's
-            // and scalescope's own.
-            let own = r.user_s + r.sys_s + t.map_or(0.0, |t| t.scalescope_cpu_s);
+            let m = r.threads.as_deref().and_then(|t| t.machine_cpu);
             Run {
                 log_wall: r.wall_s.ln(),
                 started: r.started_unix_s,
-                others: m.map(|m| (m.busy_s - own).max(0.0) / r.wall_s),
+                others: r.others_cpus(),
                 stolen: m.map(|m| m.stolen_s / r.wall_s),
                 mhz: m.and_then(|m| m.mhz),
             }

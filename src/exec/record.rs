@@ -110,6 +110,16 @@ impl RunRecord {
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.get(name).and_then(|v| v.as_f64())
     }
+
+    /// The CPUs other processes kept busy during the run, on average (0.9 = most of one CPU): the
+    /// machine's busy time less the job's and scalescope's own, per second of the run. Absent when
+    /// the run was not sampled or `/proc/stat` was unreadable.
+    pub fn others_cpus(&self) -> Option<f64> {
+        let t = self.threads.as_deref()?;
+        let m = t.machine_cpu?;
+        let own = self.user_s + self.sys_s + t.scalescope_cpu_s;
+        (self.wall_s > 0.0).then(|| (m.busy_s - own).max(0.0) / self.wall_s)
+    }
 }
 
 /// What one rank measured.

@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod findings;
 mod load;
 pub mod point_stats;
+pub mod provenance;
 pub mod sequential;
 pub mod stack;
 mod store;
@@ -22,6 +23,7 @@ pub use analysis::Analysis;
 pub use findings::Finding;
 pub use load::{LoadError, OLDEST_SCHEMA, load};
 pub use point_stats::PointStats;
+pub use provenance::Provenance;
 use schemars::JsonSchema;
 pub use sequential::{Added, Sequential};
 use serde::{Deserialize, Serialize, Serializer};
@@ -74,6 +76,9 @@ pub struct Results {
     pub machine: Machine,
     /// The sweep definition.
     pub plan: Plan,
+    /// The git commit of the working directory and the user's tags, when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub provenance: Option<Provenance>,
     /// Unit of the throughput figures (`MB/s`, `events/s`…), when there is one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub throughput_unit: Option<String>,
@@ -225,6 +230,7 @@ impl Results {
             command_line,
             machine: Machine::current(),
             plan,
+            provenance: None,
             throughput_unit,
             metric_units: BTreeMap::new(),
             points,

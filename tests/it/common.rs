@@ -53,9 +53,18 @@ fn share() {
     }
 }
 
-/// The scalescope binary under test.
+/// The scalescope binary under test. Every scalescope the tests start, however they start it,
+/// records its sweeps in a history of this test binary's own (`SCALESCOPE_HISTORY`), never in
+/// the user's.
 pub fn bin() -> PathBuf {
     share();
+    static HISTORY: std::sync::Once = std::sync::Once::new();
+    HISTORY.call_once(|| {
+        let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("history-{}.sqlite", std::process::id()));
+        // SAFETY: the tests read and change the environment only through std, which serialises
+        // that with this write; no test calls C code that reads it meanwhile.
+        unsafe { std::env::set_var("SCALESCOPE_HISTORY", file) };
+    });
     PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
 }
 

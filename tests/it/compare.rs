@@ -174,7 +174,7 @@ fn labels_are_text_in_markdown_and_mistakes_get_one_sentence() {
     let md = std::fs::read_to_string(d.path().join("m.md")).unwrap();
     assert!(!md.contains("<script>") && md.contains("&lt;script&gt;"), "{md}");
     let cases: [(&[&str], &str); 5] = [
-        (&["compare", "a"], "required"),
+        (&["compare", "a"], "at least two result sets"),
         (&["compare", "a", "missing"], "missing"),
         (&["compare", "a", "b", "--noise", "lots"], "--noise lots"),
         (&["compare", "a", "b", "--label", "x"], "one --label per result set"),

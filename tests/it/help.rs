@@ -37,7 +37,7 @@ fn commands() -> BTreeMap<Vec<String>, Vec<String>> {
                     _ => "",
                 };
                 if let Some(flag) = rest.strip_prefix("--") {
-                    flags.push(format!("--{}", flag.split([' ', '<', '=']).next().unwrap()));
+                    flags.push(format!("--{}", flag.split([' ', '<', '=', '[']).next().unwrap()));
                 }
             }
         }

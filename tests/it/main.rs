@@ -16,6 +16,7 @@ mod faults;
 mod findings;
 mod guide;
 mod help;
+mod history;
 mod interrupt;
 mod load;
 mod probes;

@@ -1,0 +1,237 @@
+//! `scalescope check`: the newest sweep (or `--sweep ID`) against the comparable sweeps before
+//! it, for CI: exit 1 with one sentence when a figure stepped beyond the threshold and the runs
+//! say it is no chance; `--all` lists every step in the history.
+
+use super::history::{file, filter, series, series_title};
+use super::history_args::CheckArgs;
+use super::{Exit, Usage, compare::fraction, view};
+use crate::history::check::{self, Options, Step};
+use crate::history::figures::{self, Figure, Track};
+use crate::history::query::{self, Filter};
+use crate::history::record::Sweep;
+use crate::history::trend::p_text;
+use crate::history::{History, HistoryError};
+
+/// The figures judged: the time at every count, the efficiency at the largest count and the
+/// serial fraction, per sub-series.
+fn judged(g: &[Sweep]) -> Vec<Track> {
+    let axis = g[0].axis.clone().unwrap_or_default();
+    let mut counts: Vec<f64> = g.iter().flat_map(|s| &s.points).filter_map(|p| p.count).collect();
+    counts.sort_by(f64::total_cmp);
+    counts.dedup();
+    let mut out = Vec::new();
+    for f in [Figure::Efficiency, Figure::SerialFraction] {
+        out.extend(figures::tracks(g, f, &axis));
+    }
+    for c in counts.iter().rev() {
+        out.extend(figures::tracks(g, Figure::Time(Some(*c)), &axis));
+    }
+    out.retain(|t| t.entries.iter().any(|e| e.value.is_some()));
+    out
+}
+
+/// Runs `scalescope check`.
+pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
+    let o = Options { threshold: fraction("--threshold", &a.threshold)?, ..Options::default() };
+    let path = file(a.file.history.as_deref())?;
+    let h = History::open(&path)?;
+    let f = filter(&a.filter)?;
+    if a.all {
+        return all(&h, &f, &o, a.json);
+    }
+    let target = match &a.sweep {
+        Some(id) => {
+            let n: i64 = id
+                .trim_start_matches('#')
+                .parse()
+                .map_err(|_| Usage(format!("--sweep {id}: give a sweep's number, e.g. 12 or #12")))?;
+            query::by_id(&h, n)?
+        }
+        None => query::sweeps(&h, &f)?
+            .pop()
+            .ok_or_else(|| HistoryError::Missing(format!("no sweep in the history {} matches", path.display())))?,
+    };
+    // The series up to the sweep judged.
+    let mut g =
+        series(&h, &Filter { series: Some(target.series.clone()), ..Filter::default() })?.pop().unwrap_or_default();
+    if let Some(i) = g.iter().position(|s| s.id == target.id) {
+        g.truncate(i + 1);
+    }
+    if g.len() < 2 {
+        let msg = format!(
+            "#{} ({}) has no comparable sweep before it to be judged against (the same command, parameters and kind of machine)",
+            target.id,
+            target.label()
+        );
+        print_verdict(a.json, &target, &Verdict { regression: false, undecided: false, left_out: 0 }, &[], &msg)?;
+        return Ok(Exit::Done);
+    }
+    let tracks = judged(&g);
+    let steps: Vec<(usize, Step)> =
+        tracks.iter().enumerate().filter_map(|(i, t)| Some((i, check::newest(t, &o)?))).collect();
+    let regression = steps.iter().any(|(_, s)| s.regression);
+    // Figures whose every run at a count was slowed by other processes: not judged.
+    let unjudged: Vec<&str> = tracks
+        .iter()
+        .filter(|t| t.entries.last().is_some_and(|e| e.value.is_none() && e.left_out > 0))
+        .map(|t| t.name.as_str())
+        .collect();
+    // The sweep judged, with its points.
+    let target = g.last().cloned().unwrap_or(target);
+    let mut sentence = if regression {
+        sentence(&tracks, &steps, &g, &target)
+    } else if !unjudged.is_empty() {
+        format!("{}, so {} cannot be judged: run it again on a quiet machine", disturbed(&target), unjudged.join(", "))
+    } else {
+        in_line(&tracks, &g, &target, &steps)
+    };
+    if (regression || unjudged.is_empty()) && figures::left_out(&target).0 > 0 {
+        sentence.push_str(&format!(" ({}; they were left out)", disturbed(&target)));
+    }
+    let list: Vec<Step> = steps.into_iter().map(|(_, s)| s).collect();
+    let verdict =
+        Verdict { regression, undecided: !regression && !unjudged.is_empty(), left_out: figures::left_out(&target).0 };
+    print_verdict(a.json, &target, &verdict, &list, &sentence)?;
+    Ok(if regression { Exit::Failed } else { Exit::Done })
+}
+
+/// What the newest sweep was judged to be.
+struct Verdict {
+    regression: bool,
+    /// Some figure could not be judged: every run behind it was disturbed.
+    undecided: bool,
+    /// Runs left out as disturbed.
+    left_out: usize,
+}
+
+/// `#13 (a1b2c3d): other processes kept up to 0.9 CPUs busy during 3 of its 6 runs`.
+fn disturbed(s: &Sweep) -> String {
+    let (out, total, most) = figures::left_out(s);
+    format!(
+        "#{} ({}): other processes kept up to {most:.1} CPUs of {} busy during {out} of its {total} runs",
+        s.id,
+        s.label(),
+        s.machine.allowed_cpus
+    )
+}
+
+/// `efficiency at 8 threads fell from 94% to 71% (−24%, p < 0.001) between a1b2c3d and e4f5a6b;
+/// serial fraction 0.8% → 4.6%`.
+fn sentence(tracks: &[Track], steps: &[(usize, Step)], g: &[Sweep], after: &Sweep) -> String {
+    let regressions: Vec<&(usize, Step)> = steps.iter().filter(|(_, s)| s.regression).collect();
+    let (track, main) = regressions[0];
+    // The last sweep with a value before this one: a sweep whose runs were all left out says nothing.
+    let before = last_before(&tracks[*track]).map_or(&g[g.len() - 2], |e| &g[e.sweep]);
+    let verb = if main.after > main.before { "rose" } else { "fell" };
+    let p = main.p.map_or_else(String::new, |p| format!(", {}", p_text(p)));
+    let mut out = format!(
+        "{} {verb} from {} to {} ({:+.0}%{p}) between {} and {}",
+        main.figure,
+        main.before_text,
+        main.after_text,
+        main.change * 100.0,
+        before.label(),
+        after.label()
+    );
+    for (_, s) in steps.iter().filter(|(_, s)| !std::ptr::eq(s, main)) {
+        out.push_str(&format!("; {} {} → {}", s.figure, s.before_text, s.after_text));
+    }
+    // The serial fraction beside the verdict, even when it alone did not step.
+    if let Some(t) = tracks.iter().find(|t| t.name.starts_with("serial fraction"))
+        && !steps.iter().any(|(_, s)| s.figure == t.name)
+        && let (Some(b), Some(a)) = (last_before(t).and_then(|e| e.value), t.entries.last().and_then(|e| e.value))
+    {
+        out.push_str(&format!("; {} {} → {}", t.name, t.show(b), t.show(a)));
+    }
+    out
+}
+
+/// The last entry with a value before the newest.
+fn last_before(t: &Track) -> Option<&figures::Entry> {
+    let n = t.entries.len().checked_sub(1)?;
+    t.entries[..n].iter().rev().find(|e| e.value.is_some())
+}
+
+/// `#21 (e4f5a6b) is in line with the 20 comparable sweeps before it: …`.
+fn in_line(tracks: &[Track], g: &[Sweep], target: &Sweep, steps: &[(usize, Step)]) -> String {
+    let mut out = format!(
+        "#{} ({}) is in line with the {} comparable sweep{} before it",
+        target.id,
+        target.label(),
+        g.len() - 1,
+        if g.len() == 2 { "" } else { "s" }
+    );
+    let shown: Vec<String> = tracks
+        .iter()
+        .take(2)
+        .filter_map(|t| Some(format!("{} {}", t.name, t.show(t.entries.last()?.value?))))
+        .collect();
+    if !shown.is_empty() {
+        out.push_str(&format!(": {}", shown.join(", ")));
+    }
+    for (_, s) in steps {
+        out.push_str(&format!("; better: {} {} → {}", s.figure, s.before_text, s.after_text));
+    }
+    out
+}
+
+fn print_verdict(json: bool, target: &Sweep, v: &Verdict, steps: &[Step], sentence: &str) -> anyhow::Result<()> {
+    if json {
+        let v = serde_json::json!({
+            "sweep": target.id, "commit": target.git.as_ref().map(|g| g.commit.clone()),
+            "regression": v.regression, "undecided": v.undecided, "left_out_runs": v.left_out,
+            "verdict": sentence, "steps": steps,
+        });
+        return view::print(&(v.to_string() + "\n"));
+    }
+    let lead = match (v.regression, v.undecided) {
+        (true, _) => "regression: ",
+        (false, true) => "cannot tell: ",
+        _ => "",
+    };
+    view::print(&format!("{lead}{sentence}\n"))
+}
+
+/// `--all`: every step of every series.
+fn all(h: &History, f: &Filter, o: &Options, json: bool) -> anyhow::Result<Exit> {
+    let mut lines = Vec::new();
+    let mut found = Vec::new();
+    let mut regression = false;
+    for g in series(h, f)? {
+        if g.len() < 2 {
+            continue;
+        }
+        for t in judged(&g) {
+            for s in check::all(&t, o) {
+                regression |= s.regression;
+                let sweep = &g[t.entries[s.at].sweep];
+                let before = &g[t.entries[s.at].sweep.saturating_sub(1)];
+                let verb = if s.after > s.before { "rose" } else { "fell" };
+                let p = s.p.map_or_else(String::new, |p| format!(", {}", p_text(p)));
+                lines.push(format!(
+                    "#{} {}: {} {verb} from {} to {} ({:+.0}%{p}) between {} and {}{}",
+                    sweep.id,
+                    series_title(sweep),
+                    s.figure,
+                    s.before_text,
+                    s.after_text,
+                    s.change * 100.0,
+                    before.label(),
+                    sweep.label(),
+                    if s.regression { " [regression]" } else { "" }
+                ));
+                found.push(serde_json::json!({
+                    "sweep": sweep.id, "series": sweep.series, "position": s.at, "step": s,
+                }));
+            }
+        }
+    }
+    if json {
+        view::print(&(serde_json::json!({ "regression": regression, "steps": found }).to_string() + "\n"))?;
+    } else if lines.is_empty() {
+        view::print("no step in the history\n")?;
+    } else {
+        view::print(&(lines.join("\n") + "\n"))?;
+    }
+    Ok(if regression { Exit::Failed } else { Exit::Done })
+}

@@ -1,0 +1,238 @@
+//! Regressions found, not eyeballed. Over each figure's history, a step is a candidate where the
+//! detector ([`super::steps`]) puts one, and it stands when it is beyond the threshold and a
+//! two-sample test on the runs themselves (Welch's, on the wall times, or on each run's
+//! efficiency or Karp–Flatt serial fraction) says it is not chance. For CI, the newest sweep is
+//! judged against the level the sweeps before it settled on (since their last step, at most
+//! [`WINDOW`] of them): beyond the threshold, significant on the runs, and outside the spread of
+//! those sweeps' own values, so that a sweep against its own repeat is not a regression.
+
+use super::figures::{Track, Worse};
+use super::steps;
+use crate::stats::{Summary, t_two_sided, welch_p};
+use serde::Serialize;
+
+/// How many sweeps on each side of a step are compared.
+pub const WINDOW: usize = 10;
+/// Sweeps at a level needed to judge the newest one against their spread: with fewer, one sweep
+/// slowed by the machine's load cannot be told from a step.
+pub const MIN_LEVEL: usize = 3;
+
+/// How to judge.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Smallest change that matters, as a fraction (of the figure, or for the serial fraction of
+    /// the time at the largest count).
+    pub threshold: f64,
+    /// Significance level of Welch's test on the runs.
+    pub alpha: f64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { threshold: 0.05, alpha: 0.01 }
+    }
+}
+
+/// A step in one figure's history.
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    /// The figure (`time at 8 threads`).
+    pub figure: String,
+    /// Position of the first sweep at the new level, in the series.
+    pub at: usize,
+    /// The level before and after.
+    pub before: f64,
+    /// The level after.
+    pub after: f64,
+    /// The change as judged, signed, as a fraction (for the serial fraction: of the time at the
+    /// largest count).
+    pub change: f64,
+    /// Welch's p-value on the runs, when there are runs on both sides.
+    pub p: Option<f64>,
+    /// Worse, not better.
+    pub regression: bool,
+    /// The level before, as shown.
+    pub before_text: String,
+    /// The level after, as shown.
+    pub after_text: String,
+}
+
+/// The values present, with their positions.
+fn present(t: &Track) -> Vec<(usize, f64)> {
+    t.entries.iter().enumerate().filter_map(|(i, e)| e.value.filter(|v| v.is_finite()).map(|v| (i, v))).collect()
+}
+
+fn median(v: &[f64]) -> f64 {
+    steps::median(&mut v.to_vec())
+}
+
+/// The change from `before` to `after` as judged against the threshold.
+fn change(t: &Track, before: f64, after: f64) -> f64 {
+    match t.felt_at {
+        // A serial fraction s costs 1 + s(p − 1) in time at p times the baseline.
+        Some(p) => (after - before) * (p - 1.0) / (1.0 + before * (p - 1.0)).max(1e-12),
+        None => (after - before) / before.abs().max(1e-300),
+    }
+}
+
+/// A step between the entries at positions `a` (before) and `b` (after), when it is beyond the
+/// threshold and significant on the runs.
+fn judge(t: &Track, a: &[usize], b: &[usize], at: usize, o: &Options) -> Option<Step> {
+    let values = |idx: &[usize]| idx.iter().filter_map(|&i| t.entries[i].value).collect::<Vec<_>>();
+    let samples = |idx: &[usize]| idx.iter().flat_map(|&i| t.entries[i].samples.iter().copied()).collect::<Vec<_>>();
+    let (va, vb) = (values(a), values(b));
+    if va.is_empty() || vb.is_empty() {
+        return None;
+    }
+    let (before, after) = (median(&va), median(&vb));
+    let c = change(t, before, after);
+    if !c.is_finite() || c.abs() < o.threshold {
+        return None;
+    }
+    let (sa, sb) = (samples(a), samples(b));
+    let p = welch_p(&within_fences(&sa), &within_fences(&sb));
+    if p.is_some_and(|p| p >= o.alpha) {
+        return None;
+    }
+    let regression = match t.worse {
+        Worse::Higher => after > before,
+        Worse::Lower => after < before,
+        Worse::Neither => false,
+    };
+    Some(Step {
+        figure: t.name.clone(),
+        at,
+        before,
+        after,
+        change: c,
+        p,
+        regression,
+        before_text: t.show(before),
+        after_text: t.show(after),
+    })
+}
+
+/// The values inside Tukey's fences: a run that a burst of other work slowed down does not hide a
+/// step from Welch's test (it would widen the variance many times over).
+fn within_fences(v: &[f64]) -> Vec<f64> {
+    match Summary::of(v) {
+        Some(s) if v.len() >= 4 => {
+            v.iter().enumerate().filter(|(i, _)| !s.outliers.contains(i)).map(|(_, x)| *x).collect()
+        }
+        _ => v.to_vec(),
+    }
+}
+
+/// The newest entry judged against the level the entries before it settled on: the step, when
+/// there is one.
+pub fn newest(t: &Track, o: &Options) -> Option<Step> {
+    let n = t.entries.len().checked_sub(1)?;
+    t.entries[n].value?;
+    let before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
+    let regime = regime_start(t, &before, o);
+    judge_last(t, &before[regime..], n, o)
+}
+
+/// Where the current level of the entries `idx` starts (an index into `idx`): after the last step
+/// the detector finds, or the last entry that stood out from the level before it.
+fn regime_start(t: &Track, idx: &[usize], o: &Options) -> usize {
+    let y: Vec<f64> = idx.iter().filter_map(|&i| t.entries[i].value).collect();
+    let mut start = steps::detect(&y).last().copied().unwrap_or(0);
+    for m in start + 1..idx.len() {
+        if judge_last(t, &idx[start..m], idx[m], o).is_some() {
+            start = m;
+        }
+    }
+    start
+}
+
+/// Entry `n` against the entries `level` (the current level, oldest first).
+fn judge_last(t: &Track, level: &[usize], n: usize, o: &Options) -> Option<Step> {
+    let window = &level[level.len().saturating_sub(WINDOW)..];
+    if window.is_empty() {
+        return None;
+    }
+    let step = judge(t, window, &[n], n, o)?;
+    // Outside the spread of the level's own sweeps: a repeat moves as much as they do. The runs
+    // of one sweep share its machine's state (a load that slows them all), so Welch's test on
+    // them is not enough: the new sweep must fall outside the level's prediction interval, with
+    // Student's t for a spread estimated from few sweeps (5.8σ from 4 of them, 3.2σ from 10).
+    let v: Vec<f64> = window.iter().filter_map(|&i| t.entries[i].value).collect();
+    if v.len() < MIN_LEVEL {
+        return None;
+    }
+    let mut dev: Vec<f64> = v.iter().map(|x| (x - step.before).abs()).collect();
+    let sigma = (steps::median(&mut dev) * 1.4826).max(steps::noise(&v));
+    let m = v.len() as f64;
+    let t_crit = t_two_sided(o.alpha, m - 1.0);
+    if (step.after - step.before).abs() <= t_crit * sigma * (1.0 + 1.0 / m).sqrt() {
+        return None;
+    }
+    Some(step)
+}
+
+/// Every step in a figure's history that at least two sweeps confirm: the detector's levels, a
+/// level of one sweep taken for an outlier rather than two steps, each step confirmed on the runs.
+/// The newest sweep alone is judged by [`newest`].
+pub fn all(t: &Track, o: &Options) -> Vec<Step> {
+    let idx: Vec<usize> = present(t).into_iter().map(|(i, _)| i).collect();
+    let y: Vec<f64> = idx.iter().filter_map(|&i| t.entries[i].value).collect();
+    let mut starts = steps::detect(&y);
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([y.len()]).collect();
+    let single: Vec<usize> = starts.iter().zip(&ends).filter(|(s, e)| **e - **s == 1).map(|(s, _)| *s).collect();
+    starts.retain(|s| *s == 0 || !single.contains(s));
+    let mut out = Vec::new();
+    for (k, &s) in starts.iter().enumerate().skip(1) {
+        let prev = starts[k - 1];
+        let next = starts.get(k + 1).copied().unwrap_or(idx.len());
+        let a = &idx[prev.max(s.saturating_sub(WINDOW))..s];
+        let b = &idx[s..next.min(s + WINDOW)];
+        if let Some(step) = judge(t, a, b, idx[s], o) {
+            out.push(step);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::figures::Entry;
+
+    fn track(levels: &[f64]) -> Track {
+        let entries = levels
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| {
+                // Three runs around the level, a little different each sweep.
+                let wobble = [0.0, 0.004, -0.003, 0.002, -0.001][i % 5];
+                let samples: Vec<f64> = [0.99, 1.0, 1.01].iter().map(|f| l * (f + wobble)).collect();
+                let value = samples.iter().sum::<f64>() / 3.0;
+                Entry { sweep: i, value: Some(value), interval: None, samples, text: None, left_out: 0 }
+            })
+            .collect();
+        Track { name: "time at 2 threads".into(), worse: Worse::Higher, unit: "s", entries, felt_at: None }
+    }
+
+    #[test]
+    fn a_step_is_found_at_its_entry_and_the_newest_only_when_it_is_the_step() {
+        let levels: Vec<f64> = (0..20).map(|i| if i < 12 { 1.0 } else { 1.3 }).collect();
+        let t = track(&levels);
+        let found = all(&t, &Options::default());
+        assert_eq!(found.iter().map(|s| s.at).collect::<Vec<_>>(), vec![12], "{found:?}");
+        let mut blip = levels.clone();
+        blip[5] = 1.5;
+        assert!(all(&track(&blip), &Options::default()).iter().all(|s| s.at == 12), "one odd sweep is no step");
+        assert!(found[0].regression);
+        for n in 2..20 {
+            let prefix = track(&levels[..=n]);
+            assert_eq!(newest(&prefix, &Options::default()).is_some(), n == 12, "entry {n}");
+        }
+    }
+
+    #[test]
+    fn a_repeat_is_not_a_regression() {
+        let t = track(&[1.0, 1.0]);
+        assert!(newest(&t, &Options::default()).is_none());
+    }
+}

@@ -1,0 +1,342 @@
+//! One figure per sweep along a series of comparable sweeps: the time (or throughput) at each
+//! count, the efficiency at the largest count, the serial fraction, USL's σ and κ, the best count
+//! and the first finding. Each value comes with the per-run values it stands for, so that a step
+//! can be tested on the runs themselves: wall times, and the efficiency and Karp–Flatt serial
+//! fraction of each run at the largest count against the mean at the baseline. A run that other
+//! processes slowed down (see [`disturbed`]) is left out: its figure is the machine's, not the
+//! program's.
+
+use super::record::{PointRow, RunRow, Sweep};
+use crate::analysis::count_label;
+
+/// A figure to follow over the history.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Figure {
+    /// Wall time (or throughput, for tables without times) at a count, the median of the runs;
+    /// `None` = the largest.
+    Time(Option<f64>),
+    /// Efficiency at the largest count: the median of each run's against the baseline's median.
+    Efficiency,
+    /// Amdahl's serial fraction (Gustafson's under weak scaling).
+    SerialFraction,
+    /// USL's σ (contention).
+    Sigma,
+    /// USL's κ (coherency).
+    Kappa,
+    /// The count with the highest rate.
+    Best,
+    /// The kind of the first finding.
+    Finding,
+}
+
+/// Which way is worse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Worse {
+    /// More is worse (time, serial fraction).
+    Higher,
+    /// Less is worse (efficiency, throughput).
+    Lower,
+    /// Neither: shown, never judged.
+    Neither,
+}
+
+/// One sweep's value of a figure.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Position of the sweep in the series.
+    pub sweep: usize,
+    /// The value, when the sweep has one.
+    pub value: Option<f64>,
+    /// Its interval (95%), when known.
+    pub interval: Option<[f64; 2]>,
+    /// The values of the runs behind it.
+    pub samples: Vec<f64>,
+    /// Text for a figure that is not a number (the first finding).
+    pub text: Option<String>,
+    /// Runs left out because other processes took CPUs from them.
+    pub left_out: usize,
+}
+
+/// A figure's values over a series of sweeps.
+#[derive(Clone, Debug)]
+pub struct Track {
+    /// `time at threads=8`, `efficiency at threads=8 [size=big]`.
+    pub name: String,
+    /// Which way is worse.
+    pub worse: Worse,
+    /// How values are shown: `s`, `%`, `ops/s`, or empty.
+    pub unit: &'static str,
+    /// One per sweep of the series.
+    pub entries: Vec<Entry>,
+    /// For the serial fraction: the count its change is felt at, as a relative change of time there.
+    pub felt_at: Option<f64>,
+}
+
+impl Track {
+    /// A value as shown: `1.23 s`, `94%`, `0.8%`.
+    pub fn show(&self, v: f64) -> String {
+        match self.unit {
+            "s" => format!("{} s", crate::report::format::num(v)),
+            "%" => format!("{:.1}%", v * 100.0),
+            "" => crate::report::model::count(v),
+            u => format!("{v:.4} {u}"),
+        }
+    }
+}
+
+/// The name of a figure as typed on the command line.
+pub fn parse(name: &str, at: Option<f64>) -> Result<Figure, String> {
+    Ok(match name {
+        "time" | "throughput" => Figure::Time(at),
+        "efficiency" => Figure::Efficiency,
+        "serial-fraction" | "serial" => Figure::SerialFraction,
+        "sigma" => Figure::Sigma,
+        "kappa" => Figure::Kappa,
+        "best" => Figure::Best,
+        "finding" => Figure::Finding,
+        other => {
+            return Err(format!(
+                "{other}: the figures are time, efficiency, serial-fraction, sigma, kappa, best and finding"
+            ));
+        }
+    })
+}
+
+/// The sub-series (other parameters) of a series of sweeps, in the first sweep's order.
+fn subseries(sweeps: &[Sweep]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in sweeps {
+        for p in &s.points {
+            if !out.contains(&p.series) {
+                out.push(p.series.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The share of the CPUs a job may use that other processes may take from a run, beyond the CPUs
+/// the run left idle, before the run is left out.
+pub const DISTURBED: f64 = 0.05;
+
+/// `/proc/stat` counts in clock ticks of 10 ms per CPU: the error of a difference over `cpus` CPUs
+/// is about √cpus ticks.
+const TICK_S: f64 = 0.01;
+
+/// The runs of a point that other processes disturbed: those during which they kept more than
+/// [`DISTURBED`] of the CPUs the sweep could use busy, beyond what `/proc/stat`'s ticks can
+/// resolve. Even on CPUs a run left idle they take from it (a hyperthread's sibling, shared
+/// caches, memory bandwidth, the hypervisor's other vCPUs), and how much cannot be told. A run
+/// without the machine's reading (not sampled) is kept.
+pub fn disturbed(p: &PointRow, m: &crate::machine::Machine) -> Vec<bool> {
+    let allowed = m.allowed_cpus.max(1) as f64;
+    p.runs
+        .iter()
+        .map(|r| {
+            let (Some(others), Some(wall)) = (r.others_cpus, r.wall_s.filter(|w| *w > 0.0)) else { return false };
+            let resolution = 2.0 * (m.logical_cpus.max(1) as f64).sqrt() * TICK_S / wall;
+            r.ok && others > (DISTURBED * allowed).max(resolution)
+        })
+        .collect()
+}
+
+/// The runs of a sweep left out as [`disturbed`], of those that succeeded, and the most CPUs other
+/// processes kept busy during one of them.
+pub fn left_out(s: &Sweep) -> (usize, usize, f64) {
+    let (mut out, mut ok, mut most) = (0, 0, 0.0_f64);
+    for p in &s.points {
+        for (r, d) in p.runs.iter().zip(disturbed(p, &s.machine)) {
+            ok += usize::from(r.ok);
+            if d {
+                out += 1;
+                most = most.max(r.others_cpus.unwrap_or(0.0));
+            }
+        }
+    }
+    (out, ok, most)
+}
+
+/// The per-run time-like values of a point's undisturbed runs (wall times, or 1/throughput),
+/// whether they are times, and how many runs were left out.
+fn timelike(s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
+    let kept: Vec<&RunRow> =
+        p.runs.iter().zip(disturbed(p, &s.machine)).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
+    let left_out = p.runs.iter().filter(|r| r.ok).count() - kept.len();
+    let walls: Vec<f64> = kept.iter().filter_map(|r| r.wall_s).collect();
+    if !walls.is_empty() || !p.walls().is_empty() {
+        return (walls, true, left_out);
+    }
+    let tp: Vec<f64> = kept.iter().filter_map(|r| r.throughput).filter(|t| *t > 0.0).collect();
+    (tp.iter().map(|t| 1.0 / t).collect(), false, left_out)
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The median: a sweep's level, which one disturbed run of three does not move.
+fn median(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| super::steps::median(&mut v.to_vec()))
+}
+
+/// The counts of a sub-series, ascending.
+fn counts(sweeps: &[Sweep], sub: &str) -> Vec<f64> {
+    let mut c: Vec<f64> =
+        sweeps.iter().flat_map(|s| &s.points).filter(|p| p.series == sub).filter_map(|p| p.count).collect();
+    c.sort_by(f64::total_cmp);
+    c.dedup();
+    c
+}
+
+fn point<'a>(s: &'a Sweep, sub: &str, count: f64) -> Option<&'a PointRow> {
+    s.points.iter().find(|p| p.series == sub && p.count == Some(count))
+}
+
+/// The tracks of `figure` over `sweeps` (oldest first, points filled): one per sub-series.
+pub fn tracks(sweeps: &[Sweep], figure: Figure, axis: &str) -> Vec<Track> {
+    let subs = subseries(sweeps);
+    subs.iter().filter_map(|sub| track(sweeps, figure, axis, sub)).collect()
+}
+
+fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Track> {
+    let counts = counts(sweeps, sub);
+    let suffix = if sub.is_empty() { String::new() } else { format!(" [{sub}]") };
+    let largest = *counts.last()?;
+    let baseline = counts[0];
+    let at = |c: f64| count_label(c, axis);
+    let entries = |f: &dyn Fn(&Sweep) -> Entry| sweeps.iter().map(f).collect::<Vec<_>>();
+    let empty =
+        |i: usize| Entry { sweep: i, value: None, interval: None, samples: Vec::new(), text: None, left_out: 0 };
+    let model = |s: &Sweep| s.models.iter().find(|m| m.series == sub).cloned();
+    let index = |s: &Sweep| sweeps.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0);
+    // Per-run values at the largest count against the median at the baseline, and the runs left
+    // out at either.
+    let per_run = |s: &Sweep, f: &dyn Fn(f64, f64) -> f64| -> (Vec<f64>, usize) {
+        let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else { return (Vec::new(), 0) };
+        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(s, b), timelike(s, l));
+        let Some(tb) = median(&tb) else { return (Vec::new(), out_b + out_l) };
+        (tl.iter().map(|t| f(tb / t, largest / baseline)).collect(), out_b + out_l)
+    };
+    let t = match figure {
+        Figure::Time(c) => {
+            let c = c.unwrap_or(largest);
+            let times = sweeps.iter().filter_map(|s| point(s, sub, c)).any(|p| !p.walls().is_empty());
+            Track {
+                name: format!("{} at {}{suffix}", if times { "time" } else { "throughput" }, at(c)),
+                worse: if times { Worse::Higher } else { Worse::Lower },
+                unit: if times { "s" } else { "per s" },
+                felt_at: None,
+                entries: entries(&|s| {
+                    let Some(p) = point(s, sub, c) else { return empty(index(s)) };
+                    let (v, is_time, left_out) = timelike(s, p);
+                    let v: Vec<f64> = if is_time { v } else { v.iter().map(|t| 1.0 / t).collect() };
+                    let summary = crate::stats::Summary::of(&v);
+                    Entry {
+                        sweep: index(s),
+                        value: summary.as_ref().map(|s| s.median),
+                        interval: summary.and_then(|s| s.ci95),
+                        samples: v,
+                        text: None,
+                        left_out,
+                    }
+                }),
+            }
+        }
+        Figure::Efficiency => Track {
+            name: format!("efficiency at {}{suffix}", at(largest)),
+            worse: Worse::Lower,
+            unit: "%",
+            felt_at: None,
+            entries: entries(&|s| {
+                let (samples, left_out) = per_run(s, &|speedup, p| speedup / p);
+                Entry { sweep: index(s), value: median(&samples), interval: None, samples, text: None, left_out }
+            }),
+        },
+        Figure::SerialFraction => Track {
+            name: format!("serial fraction{suffix}"),
+            worse: Worse::Higher,
+            unit: "%",
+            felt_at: Some(largest / baseline),
+            entries: entries(&|s| {
+                let (samples, left_out) = per_run(s, &|speedup, p| (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p));
+                // The model was fitted on every run: with some left out, its value is the machine's too.
+                let m = model(s).and_then(|m| m.serial_fraction).filter(|_| left_out == 0);
+                Entry {
+                    sweep: index(s),
+                    value: if left_out > 0 { None } else { m.map(|m| m.0).or(mean(&samples)) },
+                    interval: m.and_then(|m| m.1),
+                    samples,
+                    text: None,
+                    left_out,
+                }
+            }),
+        },
+        Figure::Sigma | Figure::Kappa | Figure::Best => {
+            let (name, pick): (&str, fn(&super::record::ModelRow) -> Option<f64>) = match figure {
+                Figure::Sigma => ("USL σ (contention)", |m| m.usl_sigma),
+                Figure::Kappa => ("USL κ (coherency)", |m| m.usl_kappa),
+                _ => ("best count", |m| m.best_count),
+            };
+            Track {
+                name: format!("{name}{suffix}"),
+                worse: Worse::Neither,
+                unit: if figure == Figure::Best { "" } else { "%" },
+                felt_at: None,
+                entries: entries(&|s| Entry {
+                    sweep: index(s),
+                    value: model(s).as_ref().and_then(pick),
+                    interval: None,
+                    samples: Vec::new(),
+                    text: None,
+                    left_out: 0,
+                }),
+            }
+        }
+        Figure::Finding => Track {
+            name: "first finding".into(),
+            worse: Worse::Neither,
+            unit: "",
+            felt_at: None,
+            entries: entries(&|s| Entry {
+                sweep: index(s),
+                value: None,
+                interval: None,
+                samples: Vec::new(),
+                text: s.findings.first().map(|f| format!("{} ({})", f.kind, f.severity)),
+                left_out: 0,
+            }),
+        },
+    };
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(runs: &[(f64, f64)]) -> PointRow {
+        let runs = runs
+            .iter()
+            .map(|&(wall, others)| RunRow {
+                ok: true,
+                wall_s: Some(wall),
+                user_s: Some(wall),
+                sys_s: Some(0.0),
+                others_cpus: Some(others),
+                ..RunRow::default()
+            })
+            .collect();
+        PointRow { runs, ..PointRow::default() }
+    }
+
+    #[test]
+    fn a_run_is_disturbed_beyond_a_twentieth_of_the_cpus_and_the_ticks() {
+        let m = crate::machine::Machine { allowed_cpus: 2, logical_cpus: 2, ..Default::default() };
+        // 0.1 CPU of 2 is the limit; a run of 0.05 s cannot tell 0.3 CPU (1.5 ticks) from none.
+        let p = point(&[(1.0, 0.02), (1.0, 0.5), (1.0, 0.09), (0.05, 0.3), (0.05, 0.9)]);
+        assert_eq!(disturbed(&p, &m), vec![false, true, false, false, true]);
+        let mut unsampled = point(&[(1.0, 0.0)]);
+        unsampled.runs[0].others_cpus = None;
+        assert_eq!(disturbed(&unsampled, &m), vec![false]);
+    }
+}

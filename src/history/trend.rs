@@ -1,0 +1,103 @@
+//! One figure over the history of a series of comparable sweeps: a table (one row per sweep, the
+//! steps marked) for the terminal, and a chart in a self-contained HTML page.
+
+use super::check::Step;
+use super::figures::Track;
+use super::record::Sweep;
+use crate::report::html;
+use crate::report::svg::{self, Chart, Series, Style};
+use crate::report::table::{NONE, Table};
+
+/// `2026-11-30 14:02`: a sweep's start, shortened.
+pub fn when(created: &str) -> String {
+    created.get(..16).unwrap_or(created).replace('T', " ")
+}
+
+/// The tags as `key=value key=value`.
+pub fn tags(s: &Sweep) -> String {
+    s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+/// One row per sweep: its number, start, commit (or label), tags, the figure and the step that
+/// starts there.
+pub fn table(sweeps: &[Sweep], t: &Track, steps: &[Step]) -> Table {
+    let mut rows = Vec::new();
+    for (i, e) in t.entries.iter().enumerate() {
+        let s = &sweeps[e.sweep];
+        let value = match (e.value, &e.text) {
+            (Some(v), _) => t.show(v),
+            (None, Some(text)) => text.clone(),
+            _ => NONE.to_string(),
+        };
+        let interval = e.interval.map_or_else(String::new, |[lo, hi]| format!("{} – {}", t.show(lo), t.show(hi)));
+        let step = steps.iter().find(|st| st.at == i).map_or_else(String::new, step_text);
+        rows.push(vec![format!("#{}", s.id), when(&s.created), s.label(), tags(s), value, interval, step]);
+    }
+    Table {
+        headers: ["sweep", "started (UTC)", "commit", "tags", &t.name, "95% interval", "step"]
+            .map(String::from)
+            .to_vec(),
+        numeric: vec![true, false, false, false, true, true, false],
+        rows,
+    }
+}
+
+/// `▲ +27% (regression, p = 0.001)`.
+pub fn step_text(s: &Step) -> String {
+    let arrow = if s.after > s.before { "▲" } else { "▼" };
+    let what = if s.regression { "regression" } else { "change" };
+    let p = s.p.map_or_else(|| ", by the threshold".to_string(), |p| format!(", {}", p_text(p)));
+    format!("{arrow} {:+.1}% ({what}{p})", s.change * 100.0)
+}
+
+/// `p = 0.003`, `p < 0.001`.
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 { "p < 0.001".into() } else { format!("p = {p:.3}") }
+}
+
+/// The figure's chart: its value per sweep in order, with intervals, and the steps marked as
+/// vertical lines.
+pub fn chart(title: &str, sweeps: &[Sweep], t: &Track, steps: &[Step]) -> String {
+    let scale = if t.unit == "%" { 100.0 } else { 1.0 };
+    let points: Vec<(usize, f64, Option<[f64; 2]>)> =
+        t.entries.iter().enumerate().filter_map(|(i, e)| Some((i, e.value? * scale, e.interval))).collect();
+    let mut series = vec![Series {
+        name: t.name.clone(),
+        points: points.iter().map(|&(i, v, _)| (i as f64, v)).collect(),
+        errors: points.iter().map(|&(_, _, ci)| ci.map(|[lo, hi]| (lo * scale, hi * scale))).collect(),
+        style: Style::Measured,
+        colour: svg::PALETTE[0].into(),
+    }];
+    let (lo, hi) = points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.1), h.max(p.1)));
+    for (k, s) in steps.iter().enumerate() {
+        let x = s.at as f64 - 0.5;
+        series.push(Series {
+            name: format!("step at #{}", sweeps[t.entries[s.at].sweep].id),
+            points: vec![(x, lo), (x, hi)],
+            errors: vec![None, None],
+            style: Style::Reference,
+            colour: svg::PALETTE[(3 + k) % svg::PALETTE.len()].into(),
+        });
+    }
+    let y_label = match t.unit {
+        "%" => format!("{} (%)", t.name),
+        "" => t.name.clone(),
+        u => format!("{} ({u})", t.name),
+    };
+    svg::line_chart(&Chart {
+        title: title.to_string(),
+        x_label: "sweep, oldest first (0 = the first shown)".into(),
+        y_label,
+        series,
+    })
+}
+
+/// The HTML page of one or more series' trends: per series its chart and its table.
+pub fn page(title: &str, parts: &[(String, String, Table)]) -> String {
+    let mut body = format!("<h1>{}</h1>", svg::escape(title));
+    for (heading, chart, table) in parts {
+        body.push_str(&format!("<h2>{}</h2><figure>{chart}</figure>", svg::escape(heading)));
+        body.push_str(&html::table(table));
+    }
+    html::page(title, &body)
+}
