@@ -1,6 +1,6 @@
 //! The results folder on disk. results.json is rewritten atomically and durably (a new temporary
 //! file, `fsync`, rename over results.json, `fsync` of the folder), so a crash, a kill, Ctrl-C or a
-//! power cut never leaves a torn file. A rewrite happens whenever it costs at most 1% of the time
+//! power cut never leaves a torn file. A rewrite happens whenever it costs at most 0.1% of the time
 //! since the last one; in between, each finished run is appended at once to results.journal in one
 //! write, made durable by a background `fsync` while the next run goes on ([`super::sync`]).
 //! Loading replays the journal: no finished run is ever lost, and the cost per run stays flat
