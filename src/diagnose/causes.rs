@@ -6,7 +6,7 @@
 
 use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
-use super::{Finding, Kind, Severity};
+use super::{Finding, Kind, NoiseSource, Severity};
 use crate::sample::capacity::Phase;
 use crate::sample::report::{Around, Feeder, Hot};
 use crate::sample::{Class, Wait};
@@ -619,6 +619,16 @@ fn trim(x: f64) -> String {
     if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
+/// What a cause that is the machine's, not the program's, says of the measurement.
+fn noise_source(role: &Role) -> Option<NoiseSource> {
+    match role {
+        Role::OtherLoad => Some(NoiseSource::OtherProcesses),
+        Role::Stolen => Some(NoiseSource::Steal),
+        Role::Observer => Some(NoiseSource::Watching),
+        _ => None,
+    }
+}
+
 fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) -> Finding {
     let at = &scope.at;
     // "at 2 threads, …", or nothing for a single point.
@@ -924,6 +934,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         advice
     };
     Finding {
+        noise: noise_source(&d.role),
         kind: d.kind,
         severity,
         summary: format!("{}{}", capitalise(&summary), scope.label),

@@ -27,7 +27,7 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
         if c.cold { "cold" } else { "as cached" }
     );
     if reading.above() {
-        out.push(Finding {
+        out.push(Finding { noise: None,
             kind: Kind::IoBound,
             severity: Severity::Info,
             summary: format!(
@@ -55,6 +55,7 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
     }
     if share >= 0.8 {
         out.push(Finding {
+            noise: None,
             kind: Kind::IoBound,
             severity: if share >= 0.9 { Severity::High } else { Severity::Medium },
             summary: format!(
@@ -105,6 +106,7 @@ mod tests {
     #[test]
     fn an_io_finding_gains_the_comparison_and_advice_that_follows_it() {
         let io = |advice: &str| Finding {
+            noise: None,
             kind: Kind::IoBound,
             severity: Severity::High,
             summary: "waits for reads".into(),

@@ -3,7 +3,7 @@
 //! to measure, and noisy runs.
 
 use super::ledger::{self, Cause, Ledger};
-use super::{Finding, INDIFFERENT, Kind, Severity};
+use super::{Finding, INDIFFERENT, Kind, NoiseSource, Severity};
 use crate::analysis::count_label;
 use crate::analysis::threads::PointThreads;
 use crate::results::Results;
@@ -48,6 +48,7 @@ pub fn scales_well(
         String::new()
     };
     Some(Finding {
+        noise: None,
         kind: Kind::ScalesWell,
         severity: Severity::Info,
         summary: format!(
@@ -83,7 +84,7 @@ fn where_next(s: &SeriesAnalysis, top: &PointScaling, name: &str, cpus: Option<f
 /// idled them. Whether the work per CPU holds up as threads are added only a sweep can tell.
 /// `own_gap` is the share of the capacity the job itself left idle (other processes' load left out).
 pub fn busy_window(l: &Ledger, own_gap: f64) -> Finding {
-    Finding {
+    Finding { noise: None,
         kind: Kind::ScalesWell,
         severity: Severity::Info,
         summary: format!(
@@ -105,6 +106,7 @@ pub fn crowded_window(t: &PointThreads, l: &Ledger, cpus: f64) -> Option<Finding
     let total: f64 = t.classes.values().sum();
     let runq = t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) / total.max(1e-12);
     (l.demand > cpus + 0.5 && runq >= 0.1).then(|| Finding {
+        noise: None,
         kind: Kind::CpuOversubscription,
         severity: Severity::Low,
         summary: format!(
@@ -137,6 +139,7 @@ pub fn busy_baseline(
     (name, cpus, label): (&str, f64, &str),
 ) -> Finding {
     Finding {
+        noise: None,
         kind: Kind::CpuOversubscription,
         severity: Severity::Low,
         summary: format!(
@@ -214,6 +217,7 @@ pub fn undecided(
         }
     };
     Finding {
+        noise: Some(NoiseSource::Undecided),
         kind: Kind::NoisyMeasurement,
         severity: Severity::Low,
         summary: format!(
@@ -241,6 +245,7 @@ pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label:
         return None;
     }
     Some(Finding {
+        noise: None,
         kind: Kind::Retrograde,
         severity: Severity::High,
         summary: format!(
@@ -304,6 +309,7 @@ pub fn oversubscription(
         return Some(f);
     }
     Some(Finding {
+        noise: None,
         kind: Kind::CpuOversubscription,
         // The user's choice of counts, not a flaw of the program: worth a word, not an alarm.
         severity: if faster { Severity::Info } else { Severity::Low },
@@ -386,6 +392,7 @@ fn collapse(
         evidence.push(format!("on a CPU at {}: {} (of CPU samples)", count_label(last.count, name), hot.join(", ")));
     }
     Some(Finding {
+        noise: None,
         kind: Kind::CpuOversubscription,
         severity: Severity::Medium,
         summary: format!(
@@ -431,6 +438,7 @@ pub fn threads_ignored(
         return None;
     }
     Some(Finding {
+        noise: None,
         kind: Kind::ThreadsIgnored,
         severity: Severity::High,
         summary: format!(
@@ -451,6 +459,7 @@ pub fn threads_ignored(
 /// The counted parameter appears nowhere in what runs: every point ran the same program.
 pub fn parameter_unused(top: &PointScaling, name: &str, label: &str) -> Finding {
     Finding {
+        noise: None,
         kind: Kind::ThreadsIgnored,
         severity: Severity::High,
         summary: format!(
@@ -482,7 +491,7 @@ pub fn startup_dominated(
     // A program's own throughput figure leaves out its start-up; the wall clock does not.
     let base_wall = doc.points[base.index].stats().wall_s.map_or(0.0, |w| w.median);
     let wall_gap = 1.0 - (base_wall / wall) / (top.count / base.count);
-    (wall < 0.05 && (gap > 0.2 || wall_gap > 0.2)).then(|| Finding {
+    (wall < 0.05 && (gap > 0.2 || wall_gap > 0.2)).then(|| Finding { noise: None,
         kind: Kind::StartupDominated,
         severity: Severity::High,
         summary: format!(
@@ -504,6 +513,7 @@ pub fn serial_fraction(s: &SeriesAnalysis, top: &PointScaling, name: &str, label
     let am = s.amdahl.as_ref()?;
     let lo = am.serial_fraction.ci95.map_or(am.serial_fraction.value, |c| c[0]);
     (lo > 0.01 && top.speedup > 1.0).then(|| Finding {
+        noise: None,
         kind: Kind::SerialFraction,
         severity: Severity::Medium,
         summary: format!(
@@ -588,6 +598,7 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         )
     };
     out.push(Finding {
+        noise: Some(if stolen.is_empty() { NoiseSource::Spread } else { NoiseSource::Steal }),
         kind: Kind::NoisyMeasurement,
         severity: if worst >= STOLEN_MEDIUM { Severity::Medium } else { Severity::Low },
         summary,
@@ -628,7 +639,7 @@ fn watching(doc: &Results) -> Option<Finding> {
         })
         .collect();
     let worst = points.iter().map(|x| x.1).fold(0.0, f64::max);
-    (!points.is_empty()).then(|| Finding {
+    (!points.is_empty()).then(|| Finding { noise: Some(NoiseSource::Watching),
         kind: Kind::NoisyMeasurement,
         severity: Severity::Low,
         summary: format!(
@@ -692,6 +703,7 @@ pub fn busy_threads_beyond_cpus(
         })
         .unwrap_or_default();
     Some(Finding {
+        noise: None,
         kind: Kind::CpuOversubscription,
         severity: if gated { Severity::Medium } else { Severity::Info },
         summary: format!(

@@ -18,7 +18,7 @@ use crate::analysis::{AnalysisError, Options, analyze_results};
 use crate::plan::Axis;
 use crate::results::Results;
 use crate::results::analysis::Analysis;
-pub use crate::results::findings::{Finding, Kind, Severity};
+pub use crate::results::findings::{Finding, Kind, NoiseSource, Severity};
 pub use stack::stacks;
 pub use undecided::{INDIFFERENT, Question, questions};
 
@@ -97,14 +97,13 @@ pub fn window(report: &crate::sample::ThreadReport) -> Vec<Finding> {
 /// that other processes held the CPUs, and the sweep's steal time joins the first finding that the
 /// hypervisor took a count's capacity.
 fn merge_noise(out: &mut Vec<Finding>) {
-    let noise = |f: &Finding| f.kind == Kind::NoisyMeasurement;
-    let steal = |f: &Finding| f.summary.contains("(steal time)") || f.summary.contains(", steal time)");
-    // The spread and the steal time are said of the whole sweep (no count); "cannot tell" at a
-    // count is a verdict.
-    let sweep_wide = |f: &Finding| noise(f) && f.cost_pct.is_none() && f.at.is_none();
+    let about = |f: &Finding, source: NoiseSource| f.kind == Kind::NoisyMeasurement && f.noise == Some(source);
+    // The spread and the steal time are said of the whole sweep (no count); a cause's share is
+    // said at a count.
+    let sweep_wide = |f: &Finding| f.cost_pct.is_none() && f.at.is_none();
     if let (Some(w), Some(l)) = (
-        out.iter().position(|f| sweep_wide(f) && steal(f)),
-        out.iter().position(|f| noise(f) && f.cost_pct.is_some() && steal(f)),
+        out.iter().position(|f| about(f, NoiseSource::Steal) && sweep_wide(f)),
+        out.iter().position(|f| about(f, NoiseSource::Steal) && f.cost_pct.is_some()),
     ) {
         let wide = out.remove(w);
         let l = if w < l { l - 1 } else { l };
@@ -112,8 +111,8 @@ fn merge_noise(out: &mut Vec<Finding>) {
         out[l].evidence.extend(wide.evidence);
     }
     // Steal time is said on its own: it explains the noise, the machine's load does not.
-    let spread = out.iter().position(|f| sweep_wide(f) && f.summary.starts_with("run-to-run variation"));
-    let load = out.iter().position(|f| noise(f) && f.cost_pct.is_some() && f.summary.contains("other processes held"));
+    let spread = out.iter().position(|f| about(f, NoiseSource::Spread) && sweep_wide(f));
+    let load = out.iter().position(|f| about(f, NoiseSource::OtherProcesses) && f.cost_pct.is_some());
     if let (Some(s), Some(l)) = (spread, load) {
         let lines = out[s].evidence.join(", ");
         out[l].evidence.push(format!("run-to-run variation of the wall time: {lines}"));

@@ -40,6 +40,7 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
         }
         if !failures.is_empty() {
             out.push(Finding {
+                noise: None,
                 kind: Kind::FailedRanks,
                 severity: Severity::High,
                 summary: format!(
@@ -71,7 +72,7 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
             if same.len() * 2 > judged {
                 let slow = same.iter().map(|l| l.2).sum::<f64>() / same.len() as f64;
                 let median = same.iter().map(|l| l.3).sum::<f64>() / same.len() as f64;
-                out.push(Finding {
+                out.push(Finding { noise: None,
                     kind: Kind::RankImbalance,
                     severity: if slow >= 1.5 * median { Severity::High } else { Severity::Medium },
                     summary: format!(
@@ -117,6 +118,7 @@ pub fn copies(
     let each = format!("each of {n} copies runs at {:.0}% of one copy's speed", 100.0 * eff);
     if eff >= 0.9 {
         out.push(Finding {
+            noise: None,
             kind: Kind::CopiesIndependent,
             severity: Severity::Info,
             summary: format!("{each}: they do not slow each other{label}"),
@@ -148,7 +150,7 @@ pub fn copies(
             "no wait grew: the copies compete on the CPUs themselves (memory bandwidth, caches, frequency)".into(),
         );
     }
-    out.push(Finding {
+    out.push(Finding { noise: None,
         kind: Kind::CopiesInterfere,
         severity: if eff < 0.6 { Severity::High } else { Severity::Medium },
         summary: format!("{each}: they compete for a shared resource{label}"),

@@ -347,6 +347,7 @@ fn superlinear(
         cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).filter(|(n, _)| n.interval[1] < CHEAPER)
     {
         return Some(Finding {
+            noise: None,
             kind: Kind::OnCpuInefficiency,
             severity: Severity::Low,
             summary: format!(

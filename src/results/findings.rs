@@ -124,6 +124,27 @@ pub struct Finding {
     /// The count the finding is judged at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<f64>,
+    /// For a noisy measurement, what made it noisy (absent from other findings and from results
+    /// recorded before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseSource>,
+}
+
+/// What a noisy-measurement finding is about, so that findings are told apart by their data, not
+/// their wording.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoiseSource {
+    /// The runs of the sweep's points vary from one to the next.
+    Spread,
+    /// The hypervisor took CPU time from the job's CPUs for other guests.
+    Steal,
+    /// Other processes held CPUs the job's threads were ready to run on.
+    OtherProcesses,
+    /// scalescope's own threads held CPUs the job's threads were ready to run on.
+    Watching,
+    /// The runs cannot tell the verdict at a count.
+    Undecided,
 }
 
 impl Finding {
