@@ -63,52 +63,144 @@ pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
             target.id,
             target.label()
         );
-        print_verdict(a.json, &target, &Verdict { regression: false, undecided: false, left_out: 0 }, &[], &msg)?;
+        print_verdict(
+            a.json,
+            &target,
+            &Verdict { regression: false, undecided: false, early: false, left_out: 0 },
+            &[],
+            &msg,
+        )?;
         return Ok(Exit::Done);
     }
-    let tracks = judged(&g);
-    let steps: Vec<(usize, Step)> =
+    let (left_out, _, _) = figures::left_out(&g);
+    let mut tracks = judged(&g);
+    let mut steps: Vec<(usize, Step)> =
         tracks.iter().enumerate().filter_map(|(i, t)| Some((i, check::newest(t, &o)?))).collect();
+    // Runs left out: a slowdown beyond all the CPU other processes could have taken from them is
+    // the program's all the same.
+    let mut at_best = false;
+    if left_out > 0 && !steps.iter().any(|(_, s)| s.regression) {
+        let axis = g[0].axis.clone().unwrap_or_default();
+        for t in figures::best_case_times(&g, &axis) {
+            if let Some(s) = check::newest(&t, &o).filter(|s| s.regression) {
+                at_best = true;
+                tracks.push(t);
+                steps.push((tracks.len() - 1, s));
+            }
+        }
+    }
+    // A step from a sweep of the same commit, both clean, is the machine's: a repeat is no
+    // regression.
+    let same = |t: &Track| {
+        let before = last_before(t).map(|e| &g[e.sweep]);
+        let (a, b) = (before.and_then(|s| s.git.as_ref()), g[g.len() - 1].git.as_ref());
+        matches!((a, b), (Some(a), Some(b)) if a.commit == b.commit && !a.dirty && !b.dirty)
+    };
+    let repeats: Vec<String> = steps
+        .iter()
+        .filter(|(i, s)| s.regression && same(&tracks[*i]))
+        .map(|(_, s)| format!("{} {} → {}", s.figure, s.before_text, s.after_text))
+        .collect();
+    steps.retain(|(i, s)| !(s.regression && same(&tracks[*i])));
     let regression = steps.iter().any(|(_, s)| s.regression);
-    // Figures whose every run at a count was slowed by other processes: not judged.
+    // Figures without a run left at the sweep's count: not judged.
     let unjudged: Vec<&str> = tracks
         .iter()
-        .filter(|t| t.entries.last().is_some_and(|e| e.value.is_none() && e.left_out > 0))
+        .filter(|t| {
+            t.entries
+                .last()
+                .is_some_and(|e| (e.value.is_none() && e.left_out > 0 && e.samples.is_empty()) || check::thin(e))
+        })
         .map(|t| t.name.as_str())
         .collect();
     // The sweep judged, with its points.
     let target = g.last().cloned().unwrap_or(target);
+    // A figure without enough sweeps at its level to be judged (the first sweeps, the ones right
+    // after a step): said, not passed as in line.
+    let level = tracks
+        .iter()
+        .filter(|t| t.entries.last().is_some_and(|e| e.value.is_some()))
+        .map(|t| check::level(t, &o))
+        .min()
+        .unwrap_or(0);
+    let early = !regression && level < check::MIN_LEVEL;
     let mut sentence = if regression {
         sentence(&tracks, &steps, &g, &target)
+    } else if early && unjudged.is_empty() {
+        not_yet(&tracks, &target, level)
+    } else if !repeats.is_empty() {
+        format!(
+            "#{} ({}) differs from the sweep of the same commit before it ({}): the machine's doing, not the code's; run it again on a quiet machine",
+            target.id,
+            target.label(),
+            repeats.join(", ")
+        )
     } else if !unjudged.is_empty() {
-        format!("{}, so {} cannot be judged: run it again on a quiet machine", disturbed(&target), unjudged.join(", "))
+        format!("{}, so {} cannot be judged: run it again on a quiet machine", disturbed(&g), unjudged.join(", "))
     } else {
         in_line(&tracks, &g, &target, &steps)
     };
-    if (regression || unjudged.is_empty()) && figures::left_out(&target).0 > 0 {
-        sentence.push_str(&format!(" ({}; they were left out)", disturbed(&target)));
+    if at_best {
+        sentence.push_str(&format!(
+            " ({}; even as if they had taken all that CPU time from its runs, they were slower)",
+            disturbed(&g)
+        ));
+    } else if (regression || unjudged.is_empty()) && left_out > 0 {
+        sentence.push_str(&format!(" ({}; they were left out)", disturbed(&g)));
     }
     let list: Vec<Step> = steps.into_iter().map(|(_, s)| s).collect();
-    let verdict =
-        Verdict { regression, undecided: !regression && !unjudged.is_empty(), left_out: figures::left_out(&target).0 };
+    let verdict = Verdict {
+        regression,
+        undecided: !regression && (!unjudged.is_empty() || early || !repeats.is_empty()),
+        early: early && unjudged.is_empty(),
+        left_out,
+    };
     print_verdict(a.json, &target, &verdict, &list, &sentence)?;
     Ok(if regression { Exit::Failed } else { Exit::Done })
+}
+
+/// `#2 (fe19c67) cannot be judged yet: efficiency at 2 threads 91.2% → 62.0%; …`.
+fn not_yet(tracks: &[Track], target: &Sweep, level: usize) -> String {
+    let moved: Vec<String> = tracks
+        .iter()
+        .take(2)
+        .filter_map(|t| {
+            let now = t.entries.last()?.value?;
+            Some(match last_before(t).and_then(|e| e.value) {
+                Some(before) => format!("{} {} → {}", t.name, t.show(before), t.show(now)),
+                None => format!("{} {}", t.name, t.show(now)),
+            })
+        })
+        .collect();
+    format!(
+        "#{} ({}) cannot be judged yet{}: {level} comparable sweep{} at its level before it, and {} are needed to tell a step from the machine's noise",
+        target.id,
+        target.label(),
+        if moved.is_empty() { String::new() } else { format!(" ({})", moved.join(", ")) },
+        if level == 1 { "" } else { "s" },
+        check::MIN_LEVEL
+    )
 }
 
 /// What the newest sweep was judged to be.
 struct Verdict {
     regression: bool,
-    /// Some figure could not be judged: every run behind it was disturbed.
+    /// Some figure could not be judged: every run behind it was disturbed, or too few sweeps are
+    /// at its level yet.
     undecided: bool,
+    /// Too few sweeps at the level yet.
+    early: bool,
     /// Runs left out as disturbed.
     left_out: usize,
 }
 
-/// `#13 (a1b2c3d): other processes kept up to 0.9 CPUs busy during 3 of its 6 runs`.
-fn disturbed(s: &Sweep) -> String {
-    let (out, total, most) = figures::left_out(s);
+/// `#13 (a1b2c3d): other processes kept up to 0.9 CPUs of 2 busy during 3 of its 6 runs, more
+/// than they usually did`, of the last of the series `g`.
+fn disturbed(g: &[Sweep]) -> String {
+    let (out, total, most) = figures::left_out(g);
+    let s = &g[g.len() - 1];
     format!(
-        "#{} ({}): other processes kept up to {most:.1} CPUs of {} busy during {out} of its {total} runs",
+        "#{} ({}): other processes kept up to {most:.1} CPUs of {} busy during {out} of its {total} runs, more than they usually did",
         s.id,
         s.label(),
         s.machine.allowed_cpus
@@ -179,14 +271,15 @@ fn print_verdict(json: bool, target: &Sweep, v: &Verdict, steps: &[Step], senten
     if json {
         let v = serde_json::json!({
             "sweep": target.id, "commit": target.git.as_ref().map(|g| g.commit.clone()),
-            "regression": v.regression, "undecided": v.undecided, "left_out_runs": v.left_out,
+            "regression": v.regression, "undecided": v.undecided, "too_few_sweeps": v.early,
+            "left_out_runs": v.left_out,
             "verdict": sentence, "steps": steps,
         });
         return view::print(&(v.to_string() + "\n"));
     }
-    let lead = match (v.regression, v.undecided) {
-        (true, _) => "regression: ",
-        (false, true) => "cannot tell: ",
+    let lead = match (v.regression, v.undecided, v.early) {
+        (true, _, _) => "regression: ",
+        (false, true, false) => "cannot tell: ",
         _ => "",
     };
     view::print(&format!("{lead}{sentence}\n"))

@@ -51,6 +51,8 @@ pub struct Step {
     pub p: Option<f64>,
     /// Worse, not better.
     pub regression: bool,
+    /// Better, for a figure that has a better way.
+    pub improvement: bool,
     /// The level before, as shown.
     pub before_text: String,
     /// The level after, as shown.
@@ -99,6 +101,7 @@ fn judge(t: &Track, a: &[usize], b: &[usize], at: usize, o: &Options) -> Option<
         Worse::Lower => after < before,
         Worse::Neither => false,
     };
+    let improvement = t.worse != Worse::Neither && !regression;
     Some(Step {
         figure: t.name.clone(),
         at,
@@ -107,6 +110,7 @@ fn judge(t: &Track, a: &[usize], b: &[usize], at: usize, o: &Options) -> Option<
         change: c,
         p,
         regression,
+        improvement,
         before_text: t.show(before),
         after_text: t.show(after),
     })
@@ -133,6 +137,20 @@ pub fn newest(t: &Track, o: &Options) -> Option<Step> {
     judge_last(t, &before[regime..], n, o)
 }
 
+/// An entry with runs left out and fewer than two left: one run beside other work says nothing.
+pub fn thin(e: &super::figures::Entry) -> bool {
+    e.left_out > 0 && e.samples.len() < 2
+}
+
+/// How many sweeps of the level the newest entry is judged against: fewer than [`MIN_LEVEL`], and
+/// [`newest`] cannot tell a step from a repeat.
+pub fn level(t: &Track, o: &Options) -> usize {
+    let Some(n) = t.entries.len().checked_sub(1) else { return 0 };
+    let before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
+    let regime = regime_start(t, &before, o);
+    (before.len() - regime).min(WINDOW)
+}
+
 /// Where the current level of the entries `idx` starts (an index into `idx`): after the last step
 /// the detector finds, or the last entry that stood out from the level before it.
 fn regime_start(t: &Track, idx: &[usize], o: &Options) -> usize {
@@ -146,10 +164,11 @@ fn regime_start(t: &Track, idx: &[usize], o: &Options) -> usize {
     start
 }
 
-/// Entry `n` against the entries `level` (the current level, oldest first).
+/// Entry `n` against the entries `level` (the current level, oldest first). An entry with runs
+/// left out needs two left to be judged.
 fn judge_last(t: &Track, level: &[usize], n: usize, o: &Options) -> Option<Step> {
     let window = &level[level.len().saturating_sub(WINDOW)..];
-    if window.is_empty() {
+    if window.is_empty() || thin(&t.entries[n]) {
         return None;
     }
     let step = judge(t, window, &[n], n, o)?;

@@ -123,29 +123,57 @@ pub const DISTURBED: f64 = 0.05;
 /// is about √cpus ticks.
 const TICK_S: f64 = 0.01;
 
+/// The CPUs other processes kept busy during the quieter sweeps of a series at the count of point
+/// `p` (and its other parameters): the lower quartile of the sweeps' medians over their runs (0
+/// without the reading). On a machine that is never quiet, the sweeps are compared under the load
+/// they all had, and at a count that leaves CPUs idle other work may fill them; a history whose
+/// first sweeps were quiet and later ones loaded keeps the quiet ones as the measure.
+pub fn background(sweeps: &[Sweep], p: &PointRow) -> f64 {
+    let mut per_sweep: Vec<f64> = sweeps
+        .iter()
+        .filter_map(|s| {
+            let mut v: Vec<f64> = s
+                .points
+                .iter()
+                .filter(|q| q.series == p.series && q.count == p.count)
+                .flat_map(|q| &q.runs)
+                .filter(|r| r.ok)
+                .filter_map(|r| r.others_cpus)
+                .collect();
+            (!v.is_empty()).then(|| super::steps::median(&mut v))
+        })
+        .collect();
+    if per_sweep.is_empty() {
+        return 0.0;
+    }
+    per_sweep.sort_by(f64::total_cmp);
+    crate::stats::quantile(&per_sweep, 0.25)
+}
+
 /// The runs of a point that other processes disturbed: those during which they kept more than
-/// [`DISTURBED`] of the CPUs the sweep could use busy, beyond what `/proc/stat`'s ticks can
-/// resolve. Even on CPUs a run left idle they take from it (a hyperthread's sibling, shared
-/// caches, memory bandwidth, the hypervisor's other vCPUs), and how much cannot be told. A run
-/// without the machine's reading (not sampled) is kept.
-pub fn disturbed(p: &PointRow, m: &crate::machine::Machine) -> Vec<bool> {
+/// [`DISTURBED`] of the CPUs the sweep could use busy beyond the series' `background`, and beyond
+/// what `/proc/stat`'s ticks can resolve. Even on CPUs a run left idle they take from it (a
+/// hyperthread's sibling, shared caches, memory bandwidth, the hypervisor's other vCPUs), and how
+/// much cannot be told. A run without the machine's reading (not sampled) is kept.
+pub fn disturbed(p: &PointRow, m: &crate::machine::Machine, background: f64) -> Vec<bool> {
     let allowed = m.allowed_cpus.max(1) as f64;
     p.runs
         .iter()
         .map(|r| {
             let (Some(others), Some(wall)) = (r.others_cpus, r.wall_s.filter(|w| *w > 0.0)) else { return false };
             let resolution = 2.0 * (m.logical_cpus.max(1) as f64).sqrt() * TICK_S / wall;
-            r.ok && others > (DISTURBED * allowed).max(resolution)
+            r.ok && others - background > (DISTURBED * allowed).max(resolution)
         })
         .collect()
 }
 
-/// The runs of a sweep left out as [`disturbed`], of those that succeeded, and the most CPUs other
-/// processes kept busy during one of them.
-pub fn left_out(s: &Sweep) -> (usize, usize, f64) {
+/// The runs of the last of `sweeps` left out as [`disturbed`], of those that succeeded, and the
+/// most CPUs other processes kept busy during one of them.
+pub fn left_out(sweeps: &[Sweep]) -> (usize, usize, f64) {
     let (mut out, mut ok, mut most) = (0, 0, 0.0_f64);
+    let Some(s) = sweeps.last() else { return (0, 0, 0.0) };
     for p in &s.points {
-        for (r, d) in p.runs.iter().zip(disturbed(p, &s.machine)) {
+        for (r, d) in p.runs.iter().zip(disturbed(p, &s.machine, background(sweeps, p))) {
             ok += usize::from(r.ok);
             if d {
                 out += 1;
@@ -156,11 +184,47 @@ pub fn left_out(s: &Sweep) -> (usize, usize, f64) {
     (out, ok, most)
 }
 
+/// The time at `count` over `sweeps`, where the last sweep's runs count at their best case: each
+/// run's wall time less the share of the CPUs other processes held beyond their usual load, as if
+/// they had taken every CPU-second they used from the run (`t × (N − X) / N`). A step this track
+/// still shows in the last sweep is not the machine's doing. `None` without wall times there.
+fn best_case_time(sweeps: &[Sweep], count: f64, axis: &str, sub: &str) -> Option<Track> {
+    let mut t = track(sweeps, Figure::Time(Some(count)), axis, sub)?;
+    let s = sweeps.last()?;
+    let p = point(s, sub, count)?;
+    let bg = background(sweeps, p);
+    let allowed = s.machine.allowed_cpus.max(1) as f64;
+    let v: Vec<f64> = p
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .filter_map(|r| {
+            let taken = (r.others_cpus.unwrap_or(0.0) - bg).clamp(0.0, allowed);
+            r.wall_s.map(|w| w * (allowed - taken) / allowed).filter(|w| *w > 0.0)
+        })
+        .collect();
+    let last = t.entries.last_mut()?;
+    let summary = crate::stats::Summary::of(&v)?;
+    last.value = Some(summary.median);
+    last.interval = summary.ci95;
+    last.samples = v;
+    last.left_out = 0;
+    Some(t)
+}
+
+/// [`best_case_time`] at every count of every sub-series.
+pub fn best_case_times(sweeps: &[Sweep], axis: &str) -> Vec<Track> {
+    let subs = subseries(sweeps);
+    subs.iter()
+        .flat_map(|sub| counts(sweeps, sub).into_iter().filter_map(move |c| best_case_time(sweeps, c, axis, sub)))
+        .collect()
+}
+
 /// The per-run time-like values of a point's undisturbed runs (wall times, or 1/throughput),
-/// whether they are times, and how many runs were left out.
-fn timelike(s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
-    let kept: Vec<&RunRow> =
-        p.runs.iter().zip(disturbed(p, &s.machine)).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
+/// whether they are times, and how many runs were left out, against the load usual in `sweeps`.
+fn timelike(sweeps: &[Sweep], s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
+    let d = disturbed(p, &s.machine, background(sweeps, p));
+    let kept: Vec<&RunRow> = p.runs.iter().zip(d).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
     let left_out = p.runs.iter().filter(|r| r.ok).count() - kept.len();
     let walls: Vec<f64> = kept.iter().filter_map(|r| r.wall_s).collect();
     if !walls.is_empty() || !p.walls().is_empty() {
@@ -213,7 +277,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
     // out at either.
     let per_run = |s: &Sweep, f: &dyn Fn(f64, f64) -> f64| -> (Vec<f64>, usize) {
         let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else { return (Vec::new(), 0) };
-        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(s, b), timelike(s, l));
+        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(sweeps, s, b), timelike(sweeps, s, l));
         let Some(tb) = median(&tb) else { return (Vec::new(), out_b + out_l) };
         (tl.iter().map(|t| f(tb / t, largest / baseline)).collect(), out_b + out_l)
     };
@@ -228,7 +292,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
                 felt_at: None,
                 entries: entries(&|s| {
                     let Some(p) = point(s, sub, c) else { return empty(index(s)) };
-                    let (v, is_time, left_out) = timelike(s, p);
+                    let (v, is_time, left_out) = timelike(sweeps, s, p);
                     let v: Vec<f64> = if is_time { v } else { v.iter().map(|t| 1.0 / t).collect() };
                     let summary = crate::stats::Summary::of(&v);
                     Entry {
@@ -334,9 +398,25 @@ mod tests {
         let m = crate::machine::Machine { allowed_cpus: 2, logical_cpus: 2, ..Default::default() };
         // 0.1 CPU of 2 is the limit; a run of 0.05 s cannot tell 0.3 CPU (1.5 ticks) from none.
         let p = point(&[(1.0, 0.02), (1.0, 0.5), (1.0, 0.09), (0.05, 0.3), (0.05, 0.9)]);
-        assert_eq!(disturbed(&p, &m), vec![false, true, false, false, true]);
+        assert_eq!(disturbed(&p, &m, 0.0), vec![false, true, false, false, true]);
+        // On a machine always that busy, only what is beyond its usual load.
+        assert_eq!(disturbed(&p, &m, 0.45), vec![false, false, false, false, false]);
+        assert_eq!(disturbed(&point(&[(1.0, 0.6)]), &m, 0.45), vec![true]);
         let mut unsampled = point(&[(1.0, 0.0)]);
         unsampled.runs[0].others_cpus = None;
-        assert_eq!(disturbed(&unsampled, &m), vec![false]);
+        assert_eq!(disturbed(&unsampled, &m, 0.0), vec![false]);
+    }
+
+    #[test]
+    fn the_usual_load_is_that_of_the_quieter_sweeps_at_the_count() {
+        let sweep = |others: f64| Sweep { points: vec![point(&[(1.0, others), (1.0, others)])], ..Sweep::default() };
+        // Three quiet sweeps, then five beside other work: the quiet ones stay the measure.
+        let mut g: Vec<Sweep> = [0.0, 0.02, 0.01].iter().map(|&o| sweep(o)).collect();
+        g.extend((0..5).map(|_| sweep(1.0)));
+        let bg = background(&g, &g[7].points[0]);
+        assert!(bg < 0.05, "{bg}");
+        // Always busy: compared under that load.
+        let busy: Vec<Sweep> = (0..6).map(|i| sweep(0.9 + 0.02 * i as f64)).collect();
+        assert!((background(&busy, &busy[0].points[0]) - 0.92).abs() < 0.02);
     }
 }

@@ -45,7 +45,11 @@ pub fn table(sweeps: &[Sweep], t: &Track, steps: &[Step]) -> Table {
 /// `▲ +27% (regression, p = 0.001)`.
 pub fn step_text(s: &Step) -> String {
     let arrow = if s.after > s.before { "▲" } else { "▼" };
-    let what = if s.regression { "regression" } else { "change" };
+    let what = match (s.regression, s.improvement) {
+        (true, _) => "regression",
+        (false, true) => "improvement",
+        _ => "change",
+    };
     let p = s.p.map_or_else(|| ", by the threshold".to_string(), |p| format!(", {}", p_text(p)));
     format!("{arrow} {:+.1}% ({what}{p})", s.change * 100.0)
 }
