@@ -18,6 +18,7 @@ mod guide;
 mod help;
 mod interrupt;
 mod load;
+mod memory;
 mod probes;
 mod properties;
 mod python;
