@@ -416,6 +416,10 @@ pub struct ShowArgs {
     pub results: PathBuf,
     #[command(flatten)]
     pub view: ViewArgs,
+    /// Write each run's time series into DIR as prmon writes them: a tab-separated table
+    /// (`POINT-runN.txt`) and a JSON summary (`POINT-runN.json`).
+    #[arg(long, value_name = "DIR")]
+    pub export_prmon: Option<PathBuf>,
 }
 
 /// `scalescope analyze`.

@@ -1,7 +1,8 @@
 //! Progress during a sweep, and the sink that stores every run. On a terminal: a bar with the
 //! point, the run and the time left. Elsewhere (nohup, CI, a batch job's log): a line on stderr
 //! per finished point (at most one a second; faster points are counted together), and a line a
-//! minute while a long point runs, so a log shows where the sweep is.
+//! minute while a long point runs, with the tree's PSS at its latest reading, so a log shows where
+//! the sweep is.
 
 use crate::exec::RunRecord;
 use crate::exec::sweep::{Event, Sink};
@@ -181,7 +182,13 @@ fn heartbeat(last: Arc<Mutex<Instant>>, now: Arc<Mutex<String>>) -> Option<(Send
                 }
                 let Ok(mut l) = last.lock() else { return };
                 if l.elapsed() >= HEARTBEAT {
-                    eprintln!("scalescope: still running {}", now.lock().map(|s| s.clone()).unwrap_or_default());
+                    // The tree's memory at the sampler's latest reading, when it reads it.
+                    let memory = crate::sample::memory::live_pss_bytes()
+                        .map_or(String::new(), |b| format!(" · PSS {}", crate::report::format::bytes(b as f64)));
+                    eprintln!(
+                        "scalescope: still running {}{memory}",
+                        now.lock().map(|s| s.clone()).unwrap_or_default()
+                    );
                     *l = Instant::now();
                 }
             }

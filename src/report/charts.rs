@@ -165,6 +165,9 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
         push("efficiency", "Parallel efficiency", "%", eff, "speed-up divided by the count relative to the baseline");
         push("cpu", "CPU utilisation", "% of one CPU", cpu, "user + system CPU time over wall time");
     }
+    if let [d] = sets {
+        out.extend(super::memory::figures(d));
+    }
     for d in sets {
         out.extend(stack_bars(d));
         if let Some(f) = thread_bars(d) {

@@ -80,6 +80,9 @@ fn columns(doc: &Results) -> Vec<CsvColumn<'_>> {
     cols.push(number("user_mean_s", |r| r.stats.user_s.as_ref().map(|s| s.mean)));
     cols.push(number("sys_mean_s", |r| r.stats.sys_s.as_ref().map(|s| s.mean)));
     cols.push(number("max_rss_bytes", |r| r.stats.max_rss_bytes.as_ref().map(|s| s.max)));
+    if doc.points.iter().flat_map(|p| &p.runs).any(|r| r.threads.as_ref().is_some_and(|t| t.memory.is_some())) {
+        cols.push(number("peak_pss_mean_bytes", |r| r.stats.peak_pss_bytes.as_ref().map(|s| s.mean)));
+    }
     cols.push(number("throughput_mean", |r| r.stats.throughput.as_ref().map(|s| s.mean)));
     cols.push(number("throughput_stddev", |r| r.stats.throughput.as_ref().map(|s| s.stddev)));
     let unit = doc.throughput_unit.clone();

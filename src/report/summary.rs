@@ -106,6 +106,7 @@ fn columns<'a>(doc: &'a Results, rows: &[PointRow]) -> Vec<Column<'a, PointRow<'
     cols.push(Column::number("max RSS", |r: &PointRow| {
         r.stats.max_rss_bytes.as_ref().map_or(NONE.into(), |x| bytes(x.max))
     }));
+    memory_columns(doc, rows, &mut cols);
     let capacity: Vec<Option<String>> = rows.iter().map(|r| capacity_cell(r.point)).collect();
     if capacity.iter().any(Option::is_some) {
         cols.push(Column::text("how the CPUs were used", move |r: &PointRow| {
@@ -113,6 +114,34 @@ fn columns<'a>(doc: &'a Results, rows: &[PointRow]) -> Vec<Column<'a, PointRow<'
         }));
     }
     cols
+}
+
+/// The tree's memory, when the sampler read it: its peak PSS (mean over the runs), per worker
+/// when the count is one of workers, and the throughput per GB of it (how much work a gigabyte of
+/// the node's memory buys at each count: threads against copies).
+fn memory_columns<'a>(doc: &'a Results, rows: &[PointRow], cols: &mut Vec<Column<'a, PointRow<'a>>>) {
+    if !rows.iter().any(|r| r.stats.peak_pss_bytes.is_some()) {
+        return;
+    }
+    cols.push(Column::number("peak PSS", |r: &PointRow| {
+        r.stats.peak_pss_bytes.as_ref().map_or(NONE.into(), |x| bytes(x.mean))
+    }));
+    if rows.iter().any(|r| r.scaling.is_some_and(|x| x.efficiency.is_some())) {
+        cols.push(Column::number("PSS/worker", |r: &PointRow| {
+            match (r.stats.peak_pss_bytes.as_ref(), r.scaling.filter(|x| x.efficiency.is_some() && x.count > 0.0)) {
+                (Some(p), Some(x)) => bytes(p.mean / x.count),
+                _ => NONE.into(),
+            }
+        }));
+    }
+    let per_gb = |r: &PointRow| Some(r.stats.throughput.as_ref()?.mean / (r.stats.peak_pss_bytes.as_ref()?.mean / 1e9));
+    if rows.iter().any(|r| per_gb(r).is_some()) {
+        let largest = rows.iter().filter_map(per_gb).fold(0.0, f64::max);
+        let (div, label) = throughput_scale(doc.throughput_unit.as_deref().unwrap_or_default(), largest);
+        cols.push(Column::number(format!("{label} per GB PSS"), move |r: &PointRow| {
+            per_gb(r).map_or(NONE.into(), |v| num(v / div))
+        }));
+    }
 }
 
 /// A mean in a column's scale.

@@ -17,6 +17,8 @@ pub enum Style {
     Model,
     /// A reference line (ideal speed-up): thin, grey, dotted.
     Reference,
+    /// A run's time series: a solid line through many samples, no markers.
+    Trace,
 }
 
 /// One line of a chart.
@@ -134,7 +136,7 @@ fn legend(out: &mut String, items: &[(&str, &str, Style)]) {
         let dash = match style {
             Style::Model => r#" stroke-dasharray="6 4""#,
             Style::Reference => r#" stroke-dasharray="2 3""#,
-            Style::Measured => "",
+            Style::Measured | Style::Trace => "",
         };
         let _ = write!(
             out,
@@ -209,7 +211,8 @@ pub fn line_chart(c: &Chart) -> String {
         .collect();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
-    let xticks = if distinct.len() <= 12 {
+    // Time series (no measured points) get evenly spaced ticks.
+    let xticks = if !distinct.is_empty() && distinct.len() <= 12 {
         distinct
     } else if log {
         (lo.ceil() as i32..=hi.floor() as i32).map(|e| 2f64.powi(e)).collect()
@@ -250,6 +253,7 @@ pub fn line_chart(c: &Chart) -> String {
             s.points.iter().filter(|p| p.1.is_finite()).map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1))).collect();
         let (width, dash) = match s.style {
             Style::Measured => (2.0, ""),
+            Style::Trace => (1.5, ""),
             Style::Model => (1.5, r#" stroke-dasharray="6 4""#),
             Style::Reference => (1.0, r#" stroke-dasharray="2 3""#),
         };

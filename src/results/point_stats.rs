@@ -26,6 +26,9 @@ pub struct PointStats {
     /// Peak resident set.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub max_rss_bytes: Option<Summary>,
+    /// Peak PSS of the run's whole process tree (the sampler's `threads.memory`), when read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub peak_pss_bytes: Option<Summary>,
     /// Throughput in the sweep's throughput unit.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub throughput: Option<Summary>,
@@ -62,6 +65,7 @@ pub fn stats(runs: &[RunRecord]) -> PointStats {
         sys_s: of(&|r| Some(r.sys_s)),
         cpu_pct: of(&|r| Some(r.cpu_pct)),
         max_rss_bytes: of(&|r| Some(r.max_rss_bytes as f64)),
+        peak_pss_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.peak_pss_bytes as f64)),
         throughput: of(&|r| r.throughput),
         metrics,
     }

@@ -3,9 +3,11 @@
 
 use super::capacity::Capacity;
 use super::classify::Class;
+use super::memory::RunMemory;
 pub use super::profile::{
     OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracedThread, TracerReport,
 };
+use super::series::RunSeries;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -81,6 +83,13 @@ pub struct ThreadReport {
     /// is unreadable, and in results recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_cpu: Option<MachineCpu>,
+    /// The tree's memory: peak and time-weighted mean PSS and RSS over all its processes (absent
+    /// when no reading was taken, and in results recorded before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<RunMemory>,
+    /// The run as a time series: CPU, memory, I/O, processes and threads at each memory reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<RunSeries>,
 }
 
 /// The whole machine's CPU time during a run, summed over its CPUs (every process, not only the
@@ -130,6 +139,14 @@ impl ThreadReport {
         if o.machine_cpu.is_some_and(|m| self.machine_cpu.is_none_or(|s| m.busy_s + m.stolen_s > s.busy_s + s.stolen_s))
         {
             self.machine_cpu = o.machine_cpu;
+        }
+        match (&mut self.memory, &o.memory) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.memory = Some(*b),
+            _ => {}
+        }
+        if self.series.is_none() {
+            self.series.clone_from(&o.series);
         }
         for w in &o.top_waits {
             match self.top_waits.iter_mut().find(|m| m.name == w.name && m.class == w.class) {

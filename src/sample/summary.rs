@@ -69,6 +69,12 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
     }
     classes.retain(|_, v| *v > 0.0);
 
+    if s.memory_refused() > 0 {
+        s.limits.push(format!(
+            "memory of {} processes not readable (another user's, or setuid): left out of the tree's PSS and RSS",
+            s.memory_refused()
+        ));
+    }
     let mut top_waits = waits(s, &names, &per_label, &comm);
     top_waits.truncate(LISTED_WAITS);
     for w in &mut top_waits {
@@ -159,6 +165,8 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
             ..m
         }),
         scalescope_cpu_s: (super::procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
+        memory: s.memory_seen.finish(wall_s, s.memory_cpu_s),
+        series: std::mem::take(&mut s.series).finish(),
     }
 }
 

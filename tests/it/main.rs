@@ -19,6 +19,7 @@ mod help;
 mod history;
 mod interrupt;
 mod load;
+mod memory;
 mod probes;
 mod properties;
 mod python;

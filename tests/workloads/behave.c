@@ -10,6 +10,9 @@
  *   churn           10,000 short-lived threads a second, for one second
  *   idle N [S]      N threads blocked for S seconds (default 1)
  *   alloc MB        touch MB megabytes of memory, then exit
+ *   share K MB      map and touch MB megabytes, then fork K workers that only read them for 1 s
+ *                   (the tree's PSS stays MB while its summed RSS is K + 1 times that)
+ *   grow MB         touch MB megabytes steadily over 1.5 s, then exit
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
  *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
  */
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,6 +222,32 @@ int main(int argc, char **argv) {
         char *p = malloc(len);
         if (!p) return 1;
         memset(p, 1, len);
+        sink = p[len / 2];
+    } else if (!strcmp(mode, "share") && argc > 3) {
+        int k = atoi(argv[2]);
+        size_t len = (size_t)atol(argv[3]) << 20;
+        char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return 1;
+        memset(p, 1, len);
+        for (int i = 0; i < k; i++) {
+            if (fork() == 0) {
+                double end = now() + 1.0;
+                unsigned long s = 0;
+                while (now() < end)
+                    for (size_t at = 0; at < len; at += 4096) s += p[at];
+                sink = s;
+                _exit(0);
+            }
+        }
+        while (wait(0) > 0) {}
+    } else if (!strcmp(mode, "grow") && argc > 2) {
+        size_t len = (size_t)atol(argv[2]) << 20, step = len / 150;
+        char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return 1;
+        for (size_t at = 0; at + step <= len; at += step) {
+            memset(p + at, 1, step);
+            usleep(10000);
+        }
         sink = p[len / 2];
     } else {
         fprintf(stderr, "unknown mode '%s'\n", mode);

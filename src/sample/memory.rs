@@ -1,0 +1,326 @@
+//! The tree's memory and I/O, read now and then: every process's `smaps_rollup` (PSS, USS, RSS,
+//! swap), `statm` (virtual size) and `io` (bytes through system calls and to storage), summed over
+//! the tree. `smaps_rollup` walks the process's page tables, so it is read far less often than
+//! the threads' counters (the sampler paces it: [`crate::sample::sampler`]). Any process may read
+//! these files of its user's own processes; one it may not read (a setuid program) is left out
+//! and counted.
+
+use super::procfs::ProcFile;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One process's memory, from its `smaps_rollup`, in KiB.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rollup {
+    /// Resident set: every page mapped and in memory, shared ones counted whole.
+    pub rss_kb: u64,
+    /// Proportional set: each resident page divided by the number of processes that map it.
+    pub pss_kb: u64,
+    /// Unique set: the pages no other process maps (`Private_Clean` + `Private_Dirty`).
+    pub uss_kb: u64,
+    /// Swapped out.
+    pub swap_kb: u64,
+}
+
+/// Parses `smaps_rollup` (or a whole `smaps`: the fields of every mapping add up); `None` when it
+/// holds no `Pss` line (a zombie's file is empty).
+pub fn rollup(text: &str) -> Option<Rollup> {
+    let mut r = Rollup::default();
+    let mut seen = false;
+    for line in text.lines() {
+        let Some((key, rest)) = line.split_once(':') else { continue };
+        let Some(kb) = rest.split_ascii_whitespace().next().and_then(|v| v.parse::<u64>().ok()) else { continue };
+        match key {
+            "Rss" => r.rss_kb += kb,
+            "Pss" => {
+                r.pss_kb += kb;
+                seen = true;
+            }
+            "Private_Clean" | "Private_Dirty" => r.uss_kb += kb,
+            "Swap" => r.swap_kb += kb,
+            _ => {}
+        }
+    }
+    seen.then_some(r)
+}
+
+/// Parses `statm`: the virtual size in KiB, from its first field in pages.
+pub fn statm_vmem_kb(text: &str, page_kb: u64) -> Option<u64> {
+    text.split_ascii_whitespace().next()?.parse::<u64>().ok().map(|pages| pages * page_kb)
+}
+
+/// A process's `io`: bytes through read-like and write-like calls, bytes from and to storage.
+pub fn io_counts(text: &str) -> Option<[u64; 4]> {
+    let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok());
+    Some([get("rchar:")?, get("wchar:")?, get("read_bytes:")?, get("write_bytes:")?])
+}
+
+/// The tree's memory and I/O at one instant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reading {
+    /// Summed [`Rollup`] of the processes read.
+    pub mem: Rollup,
+    /// Summed virtual size, KiB.
+    pub vmem_kb: u64,
+    /// rchar, wchar, read_bytes, write_bytes of the tree so far (never decreasing).
+    pub io: [u64; 4],
+    /// Processes read.
+    pub processes: u32,
+}
+
+/// One process's files, kept open.
+struct Files {
+    rollup: ProcFile,
+    statm: Option<ProcFile>,
+    io: Option<ProcFile>,
+}
+
+/// Reads the tree's memory and I/O, keeping each process's files open from one reading to the next.
+#[derive(Default)]
+pub struct TreeMemory {
+    files: HashMap<i32, Files>,
+    /// Processes whose `smaps_rollup` could not be opened (another user's, a setuid program).
+    pub refused: HashSet<i32>,
+    /// The I/O totals of the last reading: a child reaped by its parent moves its counts into the
+    /// parent's, an orphan adopted outside the tree takes them away; the tree's totals only rise.
+    io: [u64; 4],
+}
+
+impl TreeMemory {
+    /// Reads every process of `pids`; `None` when none could be read (all gone, or all refused).
+    pub fn read(&mut self, pids: &HashSet<i32>) -> Option<Reading> {
+        self.files.retain(|pid, _| pids.contains(pid));
+        let page_kb = page_kb();
+        let mut r = Reading::default();
+        let mut io = [0u64; 4];
+        for &pid in pids {
+            if self.refused.contains(&pid) {
+                continue;
+            }
+            let f = match self.files.entry(pid) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let dir = format!("/proc/{pid}");
+                    match ProcFile::try_open(Path::new(&format!("{dir}/smaps_rollup"))) {
+                        Ok(rollup) => {
+                            let statm = ProcFile::open(Path::new(&format!("{dir}/statm")));
+                            let io = ProcFile::open(Path::new(&format!("{dir}/io")));
+                            e.insert(Files { rollup, statm, io })
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                            self.refused.insert(pid);
+                            continue;
+                        }
+                        Err(_) => continue,
+                    }
+                }
+            };
+            let Some(m) = f.rollup.read().and_then(rollup) else {
+                // Gone, a zombie, or its PID reused: opened anew at the next reading.
+                self.files.remove(&pid);
+                continue;
+            };
+            r.mem.rss_kb += m.rss_kb;
+            r.mem.pss_kb += m.pss_kb;
+            r.mem.uss_kb += m.uss_kb;
+            r.mem.swap_kb += m.swap_kb;
+            r.vmem_kb += f.statm.as_mut().and_then(ProcFile::read).and_then(|t| statm_vmem_kb(t, page_kb)).unwrap_or(0);
+            if let Some(c) = f.io.as_mut().and_then(ProcFile::read).and_then(io_counts) {
+                for (sum, v) in io.iter_mut().zip(c) {
+                    *sum += v;
+                }
+            }
+            r.processes += 1;
+        }
+        if r.processes == 0 {
+            return None;
+        }
+        for (total, now) in self.io.iter_mut().zip(io) {
+            *total = (*total).max(now);
+        }
+        r.io = self.io;
+        Some(r)
+    }
+}
+
+/// The page size in KiB.
+fn page_kb() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 { p as u64 / 1024 } else { 4 }
+}
+
+/// The tree's memory over one run (stored as `threads.memory` in each run of results.json): peaks
+/// and time-weighted means of the sums over the tree's processes. Unlike `max_rss_bytes` (`wait4`:
+/// the largest single process), these count every process at once, and PSS counts a page shared by
+/// K processes as 1/K in each.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+pub struct RunMemory {
+    /// Largest PSS of the tree at a reading, bytes: its footprint in the machine's memory.
+    pub peak_pss_bytes: u64,
+    /// Time-weighted mean PSS of the tree, bytes.
+    pub mean_pss_bytes: u64,
+    /// Largest RSS summed over the tree's processes, bytes (shared pages counted in each).
+    pub peak_rss_bytes: u64,
+    /// Time-weighted mean of the summed RSS, bytes.
+    pub mean_rss_bytes: u64,
+    /// Largest USS (private pages) summed over the tree, bytes.
+    pub peak_uss_bytes: u64,
+    /// Largest swap used by the tree, bytes.
+    pub peak_swap_bytes: u64,
+    /// Largest virtual size summed over the tree, bytes.
+    pub peak_vmem_bytes: u64,
+    /// Readings taken (the first as the run starts; then at most a few a second, fewer for a big
+    /// tree, to keep their cost within the sampler's budget).
+    pub readings: u32,
+    /// CPU seconds the readings cost (part of `sampler_cpu_s`).
+    pub cpu_s: f64,
+}
+
+impl RunMemory {
+    /// Adds another tree's memory (another rank or copy of the same run): the sum of the peaks
+    /// bounds the peak of the sum.
+    pub fn absorb(&mut self, o: &RunMemory) {
+        self.peak_pss_bytes += o.peak_pss_bytes;
+        self.mean_pss_bytes += o.mean_pss_bytes;
+        self.peak_rss_bytes += o.peak_rss_bytes;
+        self.mean_rss_bytes += o.mean_rss_bytes;
+        self.peak_uss_bytes += o.peak_uss_bytes;
+        self.peak_swap_bytes += o.peak_swap_bytes;
+        self.peak_vmem_bytes += o.peak_vmem_bytes;
+        self.readings += o.readings;
+        self.cpu_s += o.cpu_s;
+    }
+}
+
+/// The peaks and time-weighted means of a run's readings, kept as they come: each reading holds
+/// until the next one, the last until the run's end.
+#[derive(Default)]
+pub struct Tracker {
+    first_s: Option<f64>,
+    last: Option<(f64, Reading)>,
+    /// KiB × seconds of PSS and RSS so far, up to the last reading.
+    pss_kb_s: f64,
+    rss_kb_s: f64,
+    peaks: RunMemory,
+}
+
+impl Tracker {
+    /// Adds a reading taken `t_s` seconds into the run.
+    pub fn add(&mut self, t_s: f64, r: &Reading) {
+        if let Some((t0, p)) = &self.last {
+            let dt = (t_s - t0).max(0.0);
+            self.pss_kb_s += dt * p.mem.pss_kb as f64;
+            self.rss_kb_s += dt * p.mem.rss_kb as f64;
+        }
+        self.first_s.get_or_insert(t_s);
+        self.last = Some((t_s, *r));
+        let m = &mut self.peaks;
+        m.peak_pss_bytes = m.peak_pss_bytes.max(r.mem.pss_kb * 1024);
+        m.peak_rss_bytes = m.peak_rss_bytes.max(r.mem.rss_kb * 1024);
+        m.peak_uss_bytes = m.peak_uss_bytes.max(r.mem.uss_kb * 1024);
+        m.peak_swap_bytes = m.peak_swap_bytes.max(r.mem.swap_kb * 1024);
+        m.peak_vmem_bytes = m.peak_vmem_bytes.max(r.vmem_kb * 1024);
+        m.readings += 1;
+    }
+
+    /// The run's memory, the last reading held until `end_s`; `None` without a reading.
+    pub fn finish(&self, end_s: f64, cpu_s: f64) -> Option<RunMemory> {
+        let (first, (t, last)) = (self.first_s?, self.last?);
+        let end = end_s.max(t);
+        let span = end - first;
+        let (pss, rss) = if span > 0.0 {
+            let tail = end - t;
+            (
+                (self.pss_kb_s + tail * last.mem.pss_kb as f64) / span,
+                (self.rss_kb_s + tail * last.mem.rss_kb as f64) / span,
+            )
+        } else {
+            (last.mem.pss_kb as f64, last.mem.rss_kb as f64)
+        };
+        Some(RunMemory {
+            mean_pss_bytes: (pss * 1024.0).round() as u64,
+            mean_rss_bytes: (rss * 1024.0).round() as u64,
+            cpu_s,
+            ..self.peaks
+        })
+    }
+}
+
+/// The tree's PSS at the latest reading of the run being sampled, KiB (0 between runs): for a long
+/// run's progress line.
+static LIVE_PSS_KB: AtomicU64 = AtomicU64::new(0);
+
+/// The PSS of the tree being sampled now, bytes, when a reading has been taken.
+pub fn live_pss_bytes() -> Option<u64> {
+    let kb = LIVE_PSS_KB.load(Ordering::Relaxed);
+    (kb > 0).then_some(kb * 1024)
+}
+
+/// Sets (or, with 0, clears) the PSS shown while a run goes on.
+pub(crate) fn set_live_pss_kb(kb: u64) {
+    LIVE_PSS_KB.store(kb, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROLLUP: &str = "5588a7e4d000-7ffc6bdf5000 ---p 00000000 00:00 0                          [rollup]
+Rss:                3968 kB
+Pss:                 961 kB
+Pss_Anon:            180 kB
+Pss_File:            781 kB
+Pss_Shmem:             0 kB
+Shared_Clean:       3232 kB
+Shared_Dirty:          0 kB
+Private_Clean:       556 kB
+Private_Dirty:       180 kB
+Referenced:         3968 kB
+Anonymous:           180 kB
+Swap:                 12 kB
+SwapPss:              12 kB
+Locked:                0 kB
+";
+
+    #[test]
+    fn a_rollup_gives_rss_pss_uss_and_swap_and_a_zombie_none() {
+        let r = rollup(ROLLUP).unwrap();
+        assert_eq!(r, Rollup { rss_kb: 3968, pss_kb: 961, uss_kb: 736, swap_kb: 12 });
+        assert_eq!(rollup(""), None);
+        assert_eq!(statm_vmem_kb("2000 900 500 10 0 300 0\n", 4), Some(8000));
+        let io =
+            "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 0\ncancelled_write_bytes: 0\n";
+        assert_eq!(io_counts(io), Some([10, 20, 4096, 0]));
+    }
+
+    #[test]
+    fn the_rollup_of_this_process_adds_up_its_smaps() {
+        let own = std::process::id();
+        let whole = std::fs::read_to_string(format!("/proc/{own}/smaps")).unwrap();
+        let rolled = std::fs::read_to_string(format!("/proc/{own}/smaps_rollup")).unwrap();
+        let (a, b) = (rollup(&whole).unwrap(), rollup(&rolled).unwrap());
+        // The two files are read moments apart, while the test harness's threads allocate.
+        let near = |x: u64, y: u64| x.abs_diff(y) <= x.max(y) / 10 + 256;
+        assert!(near(a.pss_kb, b.pss_kb) && near(a.rss_kb, b.rss_kb), "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn means_are_weighted_by_the_time_each_reading_held() {
+        let at = |pss_kb: u64| Reading {
+            mem: Rollup { pss_kb, rss_kb: 2 * pss_kb, ..Rollup::default() },
+            ..Reading::default()
+        };
+        let mut t = Tracker::default();
+        t.add(0.0, &at(100));
+        t.add(1.0, &at(400));
+        let m = t.finish(4.0, 0.01).unwrap();
+        assert_eq!(m.peak_pss_bytes, 400 * 1024);
+        assert_eq!(m.mean_pss_bytes, 325 * 1024, "100 for 1 s, 400 for 3 s");
+        assert_eq!(m.mean_rss_bytes, 650 * 1024);
+        assert_eq!(m.readings, 2);
+        assert!(Tracker::default().finish(1.0, 0.0).is_none());
+    }
+}
