@@ -34,19 +34,28 @@ fn judged(g: &[Sweep]) -> Vec<Track> {
 pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
     let o = Options { threshold: fraction("--threshold", &a.threshold)?, ..Options::default() };
     let path = file(a.file.history.as_deref())?;
-    let h = History::open(&path)?;
+    let wanted: Option<i64> = match &a.sweep {
+        Some(id) => Some(
+            id.trim_start_matches('#')
+                .parse()
+                .map_err(|_| Usage(format!("--sweep {id}: give a sweep's number, e.g. 12 or #12")))?,
+        ),
+        None => None,
+    };
+    // A history not made yet (a CI cache missed) has nothing to judge against, as one sweep has not.
+    let h = match History::open(&path) {
+        Err(HistoryError::NotFound { path }) => {
+            view::print(&format!("there is no history at {path} yet: nothing to judge the newest sweep against\n"))?;
+            return Ok(Exit::Done);
+        }
+        h => h?,
+    };
     let f = filter(&a.filter)?;
     if a.all {
         return all(&h, &f, &o, a.json);
     }
-    let target = match &a.sweep {
-        Some(id) => {
-            let n: i64 = id
-                .trim_start_matches('#')
-                .parse()
-                .map_err(|_| Usage(format!("--sweep {id}: give a sweep's number, e.g. 12 or #12")))?;
-            query::by_id(&h, n)?
-        }
+    let target = match wanted {
+        Some(n) => query::by_id(&h, n)?,
         None => query::sweeps(&h, &f)?
             .pop()
             .ok_or_else(|| HistoryError::Missing(format!("no sweep in the history {} matches", path.display())))?,

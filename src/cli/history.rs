@@ -227,6 +227,20 @@ fn trend_cmd(path: &Path, a: &TrendArgs) -> anyhow::Result<Exit> {
         view::print(&format!("no sweep in {} matches\n", path.display()))?;
         return Ok(Exit::Done);
     }
+    if let Figure::Time(Some(c)) = figure {
+        let mut counts: Vec<f64> = groups.iter().flatten().flat_map(|s| &s.points).filter_map(|p| p.count).collect();
+        counts.sort_by(f64::total_cmp);
+        counts.dedup();
+        if !counts.contains(&c) {
+            let shown: Vec<String> = counts.iter().map(|c| crate::report::model::count(*c)).collect();
+            return Err(Usage(format!(
+                "--at {}: no sweep measured that count (they measured {})",
+                crate::report::model::count(c),
+                shown.join(", ")
+            ))
+            .into());
+        }
+    }
     let colour = terminal::colour();
     let mut out = String::new();
     let mut parts = Vec::new();

@@ -40,6 +40,12 @@ pub enum HistoryError {
         /// The file.
         path: String,
     },
+    /// The path names a folder.
+    #[error("the history {path} is a folder: give a file in it, e.g. --history {path}/history.sqlite")]
+    Folder {
+        /// The folder.
+        path: String,
+    },
     /// The file is not a SQLite database, or not one scalescope wrote, or it is damaged.
     #[error(
         "{path} is not a readable scalescope history ({reason}): move it aside and rebuild it from the results folders with `scalescope history import DIR…`"
@@ -115,6 +121,7 @@ impl HistoryError {
         matches!(
             self,
             HistoryError::NotFound { .. }
+                | HistoryError::Folder { .. }
                 | HistoryError::Corrupt { .. }
                 | HistoryError::TooNew { .. }
                 | HistoryError::ReadOnly { .. }

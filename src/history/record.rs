@@ -208,7 +208,7 @@ impl Sweep {
         ["commit", "version", "kernel", "label"]
             .iter()
             .find_map(|k| self.tags.get(*k).cloned())
-            .unwrap_or_else(|| format!("#{}", self.id))
+            .unwrap_or_else(|| self.created.get(..16).unwrap_or(&self.created).replace('T', " "))
     }
 
     /// The kind of machine: what must match for sweeps to be compared.

@@ -32,6 +32,9 @@ impl History {
     /// not exist. Warns on stderr when the folder is on a network file system.
     pub fn create(path: &Path) -> Result<History, HistoryError> {
         let shown = path.display().to_string();
+        if path.is_dir() {
+            return Err(HistoryError::Folder { path: shown });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| match e.kind() {
                 std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied => {
@@ -56,6 +59,9 @@ impl History {
     pub fn open(path: &Path) -> Result<History, HistoryError> {
         if !path.exists() {
             return Err(HistoryError::NotFound { path: path.display().to_string() });
+        }
+        if path.is_dir() {
+            return Err(HistoryError::Folder { path: path.display().to_string() });
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;

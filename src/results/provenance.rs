@@ -64,7 +64,9 @@ pub fn parse_tags(items: &[String]) -> Result<BTreeMap<String, String>, String> 
     for t in items {
         match t.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
-                tags.insert(k.trim().to_string(), v.trim().to_string());
+                if let Some(old) = tags.insert(k.trim().to_string(), v.trim().to_string()) {
+                    return Err(format!("--tag {t}: the tag {} was given twice (first {old}): keep one", k.trim()));
+                }
             }
             _ => return Err(format!("--tag {t}: write a tag as KEY=VALUE, e.g. --tag kernel=6.6")),
         }
@@ -80,6 +82,7 @@ mod tests {
         assert_eq!(t["kernel"], "6.6");
         assert_eq!(t["branch"], "main");
         assert!(super::parse_tags(&["kernel".into()]).unwrap_err().contains("KEY=VALUE"));
+        assert!(super::parse_tags(&["a=b".into(), "a=c".into()]).unwrap_err().contains("given twice"));
         assert!(super::parse_tags(&["=x".into()]).is_err());
     }
 

@@ -338,7 +338,7 @@ fn mistakes_are_one_sentence_and_exit_code_2() {
     for args in [
         &["run", "--tag", "kernel", "-r", "1", "--", "true"][..],
         &["history", "import", "no-such-folder"],
-        &["check"],
+        &["check", "--sweep", "twelve"],
         &["history", "--since", "yesterday"],
         &["history", "trend", "speed"],
         &["check", "--threshold", "lots"],
@@ -349,4 +349,11 @@ fn mistakes_are_one_sentence_and_exit_code_2() {
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
     assert!(!d.path().join("scalescope-results").exists(), "a bad --tag runs nothing");
+    // A CI cache that missed: nothing to judge against, as with one sweep.
+    let c = with_history(d.path(), &h, &["check"]);
+    assert_eq!(c.status.code(), Some(0), "{}", stderr(&c));
+    assert!(stdout(&c).contains("no history at") && !h.exists(), "{}", stdout(&c));
+    let o = with_history(d.path(), d.path(), &["history"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is a folder"), "{}", stderr(&o));
 }
