@@ -185,13 +185,17 @@ fn import_paths(path: &Path, a: &ImportArgs) -> anyhow::Result<Exit> {
         }
     }
     let mut h = History::create(path)?;
+    let before = query::sweeps(&h, &Filter::default())?.len();
     let ids = import::insert_all(&mut h, &sweeps)?;
     let n = ids.len();
+    let total = query::sweeps(&h, &Filter::default())?.len();
+    // A sweep imported again replaces its earlier copy.
+    let replaced = (before + n).saturating_sub(total);
     view::print(&format!(
-        "{n} sweep{} imported into {} ({} in all)\n",
+        "{n} sweep{} imported into {} ({}{total} in all)\n",
         if n == 1 { "" } else { "s" },
         path.display(),
-        query::sweeps(&h, &Filter::default())?.len()
+        if replaced > 0 { format!("{replaced} replacing the same sweep imported before; ") } else { String::new() }
     ))?;
     Ok(Exit::Done)
 }

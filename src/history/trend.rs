@@ -59,22 +59,23 @@ pub fn p_text(p: f64) -> String {
     if p < 0.001 { "p < 0.001".into() } else { format!("p = {p:.3}") }
 }
 
-/// The figure's chart: its value per sweep in order, with intervals, and the steps marked as
-/// vertical lines.
+/// The figure's chart: its value per sweep against the sweep's number, with intervals, and the
+/// steps marked as vertical lines.
 pub fn chart(title: &str, sweeps: &[Sweep], t: &Track, steps: &[Step]) -> String {
     let scale = if t.unit == "%" { 100.0 } else { 1.0 };
+    let number = |i: usize| sweeps[t.entries[i].sweep].id as f64;
     let points: Vec<(usize, f64, Option<[f64; 2]>)> =
         t.entries.iter().enumerate().filter_map(|(i, e)| Some((i, e.value? * scale, e.interval))).collect();
     let mut series = vec![Series {
         name: t.name.clone(),
-        points: points.iter().map(|&(i, v, _)| (i as f64, v)).collect(),
+        points: points.iter().map(|&(i, v, _)| (number(i), v)).collect(),
         errors: points.iter().map(|&(_, _, ci)| ci.map(|[lo, hi]| (lo * scale, hi * scale))).collect(),
         style: Style::Measured,
         colour: svg::PALETTE[0].into(),
     }];
     let (lo, hi) = points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.1), h.max(p.1)));
     for (k, s) in steps.iter().enumerate() {
-        let x = s.at as f64 - 0.5;
+        let x = number(s.at) - 0.5;
         series.push(Series {
             name: format!("step at #{}", sweeps[t.entries[s.at].sweep].id),
             points: vec![(x, lo), (x, hi)],
@@ -90,7 +91,7 @@ pub fn chart(title: &str, sweeps: &[Sweep], t: &Track, steps: &[Step]) -> String
     };
     svg::line_chart(&Chart {
         title: title.to_string(),
-        x_label: "sweep, oldest first (0 = the first shown)".into(),
+        x_label: "sweep (its number in the history)".into(),
         y_label,
         series,
     })

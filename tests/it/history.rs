@@ -239,7 +239,7 @@ fn two_writers_at_once_lose_nothing() {
     assert_eq!(listed.lines().count(), 26, "{listed}");
     // Imported again: the same 26 entries.
     let again = with_history(d.path(), &h, &["history", "import", "."]);
-    assert!(stdout(&again).contains("(27 in all)"), "{}", stdout(&again));
+    assert!(stdout(&again).contains("26 replacing the same sweep imported before; 27 in all)"), "{}", stdout(&again));
     let listed = stdout(&with_history(d.path(), &h, &["history", "--json"]));
     // `base` itself is a 27th sweep of its own, never recorded before.
     assert_eq!(listed.lines().count(), 27, "{listed}");
