@@ -81,7 +81,8 @@ pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
         )?;
         return Ok(Exit::Done);
     }
-    let (left_out, _, _) = figures::left_out(&g);
+    let disturbance = figures::left_out(&g);
+    let left_out = disturbance.0;
     let mut tracks = judged(&g);
     let mut steps: Vec<(usize, Step)> =
         tracks.iter().enumerate().filter_map(|(i, t)| Some((i, check::newest(t, &o)?))).collect();
@@ -112,16 +113,9 @@ pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
         .collect();
     steps.retain(|(i, s)| !(s.regression && same(&tracks[*i])));
     let regression = steps.iter().any(|(_, s)| s.regression);
-    // Figures without a run left at the sweep's count: not judged.
-    let unjudged: Vec<&str> = tracks
-        .iter()
-        .filter(|t| {
-            t.entries
-                .last()
-                .is_some_and(|e| (e.value.is_none() && e.left_out > 0 && e.samples.is_empty()) || check::thin(e))
-        })
-        .map(|t| t.name.as_str())
-        .collect();
+    // Figures with fewer than two runs left at the sweep's count: not judged.
+    let unjudged: Vec<&str> =
+        tracks.iter().filter(|t| t.entries.last().is_some_and(check::thin)).map(|t| t.name.as_str()).collect();
     // The sweep judged, with its points.
     let target = g.last().cloned().unwrap_or(target);
     // A figure without enough sweeps at its level to be judged (the first sweeps, the ones right
@@ -145,17 +139,21 @@ pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
             repeats.join(", ")
         )
     } else if !unjudged.is_empty() {
-        format!("{}, so {} cannot be judged: run it again on a quiet machine", disturbed(&g), unjudged.join(", "))
+        format!(
+            "{}, so {} cannot be judged: run it again on a quiet machine",
+            disturbed(&g, disturbance),
+            unjudged.join(", ")
+        )
     } else {
         in_line(&tracks, &g, &target, &steps)
     };
     if at_best {
         sentence.push_str(&format!(
             " ({}; even as if they had taken all that CPU time from its runs, they were slower)",
-            disturbed(&g)
+            disturbed(&g, disturbance)
         ));
     } else if (regression || unjudged.is_empty()) && left_out > 0 {
-        sentence.push_str(&format!(" ({}; they were left out)", disturbed(&g)));
+        sentence.push_str(&format!(" ({}; they were left out)", disturbed(&g, disturbance)));
     }
     let list: Vec<Step> = steps.into_iter().map(|(_, s)| s).collect();
     let verdict = Verdict {
@@ -204,9 +202,8 @@ struct Verdict {
 }
 
 /// `#13 (a1b2c3d): other processes kept up to 0.9 CPUs of 2 busy during 3 of its 6 runs, more
-/// than they usually did`, of the last of the series `g`.
-fn disturbed(g: &[Sweep]) -> String {
-    let (out, total, most) = figures::left_out(g);
+/// than they usually did`, of the last of the series `g`, from its [`figures::left_out`].
+fn disturbed(g: &[Sweep], (out, total, most): (usize, usize, f64)) -> String {
     let s = &g[g.len() - 1];
     format!(
         "#{} ({}): other processes kept up to {most:.1} CPUs of {} busy during {out} of its {total} runs, more than they usually did",

@@ -132,9 +132,15 @@ fn within_fences(v: &[f64]) -> Vec<f64> {
 pub fn newest(t: &Track, o: &Options) -> Option<Step> {
     let n = t.entries.len().checked_sub(1)?;
     t.entries[n].value?;
-    let before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
+    judge_last(t, &current_level(t, n, o), n, o)
+}
+
+/// The entries with a value before entry `n` since the level they settled on last began.
+fn current_level(t: &Track, n: usize, o: &Options) -> Vec<usize> {
+    let mut before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
     let regime = regime_start(t, &before, o);
-    judge_last(t, &before[regime..], n, o)
+    before.drain(..regime);
+    before
 }
 
 /// An entry with runs left out and fewer than two left: one run beside other work says nothing.
@@ -146,9 +152,7 @@ pub fn thin(e: &super::figures::Entry) -> bool {
 /// [`newest`] cannot tell a step from a repeat.
 pub fn level(t: &Track, o: &Options) -> usize {
     let Some(n) = t.entries.len().checked_sub(1) else { return 0 };
-    let before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
-    let regime = regime_start(t, &before, o);
-    (before.len() - regime).min(WINDOW)
+    current_level(t, n, o).len().min(WINDOW)
 }
 
 /// Where the current level of the entries `idx` starts (an index into `idx`): after the last step

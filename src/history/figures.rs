@@ -115,43 +115,67 @@ fn subseries(sweeps: &[Sweep]) -> Vec<String> {
     out
 }
 
-/// The share of the CPUs a job may use that other processes may take from a run, beyond the CPUs
-/// the run left idle, before the run is left out.
+/// The share of the CPUs a job may use that other processes may keep busy during a run, beyond
+/// their usual load at its count ([`Usual`]), before the run is left out.
 pub const DISTURBED: f64 = 0.05;
 
 /// `/proc/stat` counts in clock ticks of 10 ms per CPU: the error of a difference over `cpus` CPUs
 /// is about √cpus ticks.
 const TICK_S: f64 = 0.01;
 
-/// The CPUs other processes kept busy during the quieter sweeps of a series at the count of point
-/// `p` (and its other parameters): the lower quartile of the sweeps' medians over their runs (0
-/// without the reading). On a machine that is never quiet, the sweeps are compared under the load
-/// they all had, and at a count that leaves CPUs idle other work may fill them; a history whose
-/// first sweeps were quiet and later ones loaded keeps the quiet ones as the measure.
-pub fn background(sweeps: &[Sweep], p: &PointRow) -> f64 {
-    let mut per_sweep: Vec<f64> = sweeps
-        .iter()
-        .filter_map(|s| {
-            let mut v: Vec<f64> = s
-                .points
-                .iter()
-                .filter(|q| q.series == p.series && q.count == p.count)
-                .flat_map(|q| &q.runs)
-                .filter(|r| r.ok)
-                .filter_map(|r| r.others_cpus)
-                .collect();
-            (!v.is_empty()).then(|| super::steps::median(&mut v))
-        })
-        .collect();
-    if per_sweep.is_empty() {
-        return 0.0;
+/// The CPUs other processes kept busy during the quieter sweeps of a series, per count (and other
+/// parameters): the lower quartile of the sweeps' medians over their runs (0 without the reading).
+/// On a machine that is never quiet, the sweeps are compared under the load they all had, and at a
+/// count that leaves CPUs idle other work may fill them; a history whose first sweeps were quiet
+/// and later ones loaded keeps the quiet ones as the measure. Worked out once per series.
+pub struct Usual(Vec<(String, Option<f64>, f64)>);
+
+impl Usual {
+    /// The usual load at every count of `sweeps`.
+    pub fn of(sweeps: &[Sweep]) -> Usual {
+        let mut keys: Vec<(&str, Option<f64>)> = Vec::new();
+        for p in sweeps.iter().flat_map(|s| &s.points) {
+            if !keys.contains(&(p.series.as_str(), p.count)) {
+                keys.push((p.series.as_str(), p.count));
+            }
+        }
+        Usual(
+            keys.into_iter()
+                .map(|(series, count)| (series.to_string(), count, Self::load(sweeps, series, count)))
+                .collect(),
+        )
     }
-    per_sweep.sort_by(f64::total_cmp);
-    crate::stats::quantile(&per_sweep, 0.25)
+
+    fn load(sweeps: &[Sweep], series: &str, count: Option<f64>) -> f64 {
+        let mut per_sweep: Vec<f64> = sweeps
+            .iter()
+            .filter_map(|s| {
+                let mut v: Vec<f64> = s
+                    .points
+                    .iter()
+                    .filter(|q| q.series == series && q.count == count)
+                    .flat_map(|q| &q.runs)
+                    .filter(|r| r.ok)
+                    .filter_map(|r| r.others_cpus)
+                    .collect();
+                (!v.is_empty()).then(|| super::steps::median(&mut v))
+            })
+            .collect();
+        if per_sweep.is_empty() {
+            return 0.0;
+        }
+        per_sweep.sort_by(f64::total_cmp);
+        crate::stats::quantile(&per_sweep, 0.25)
+    }
+
+    /// The usual load at point `p`'s count.
+    pub fn at(&self, p: &PointRow) -> f64 {
+        self.0.iter().find(|(series, count, _)| *series == p.series && *count == p.count).map_or(0.0, |k| k.2)
+    }
 }
 
 /// The runs of a point that other processes disturbed: those during which they kept more than
-/// [`DISTURBED`] of the CPUs the sweep could use busy beyond the series' `background`, and beyond
+/// [`DISTURBED`] of the CPUs the sweep could use busy beyond their usual load `background`, and beyond
 /// what `/proc/stat`'s ticks can resolve. Even on CPUs a run left idle they take from it (a
 /// hyperthread's sibling, shared caches, memory bandwidth, the hypervisor's other vCPUs), and how
 /// much cannot be told. A run without the machine's reading (not sampled) is kept.
@@ -172,8 +196,9 @@ pub fn disturbed(p: &PointRow, m: &crate::machine::Machine, background: f64) -> 
 pub fn left_out(sweeps: &[Sweep]) -> (usize, usize, f64) {
     let (mut out, mut ok, mut most) = (0, 0, 0.0_f64);
     let Some(s) = sweeps.last() else { return (0, 0, 0.0) };
+    let usual = Usual::of(sweeps);
     for p in &s.points {
-        for (r, d) in p.runs.iter().zip(disturbed(p, &s.machine, background(sweeps, p))) {
+        for (r, d) in p.runs.iter().zip(disturbed(p, &s.machine, usual.at(p))) {
             ok += usize::from(r.ok);
             if d {
                 out += 1;
@@ -192,7 +217,7 @@ fn best_case_time(sweeps: &[Sweep], count: f64, axis: &str, sub: &str) -> Option
     let mut t = track(sweeps, Figure::Time(Some(count)), axis, sub)?;
     let s = sweeps.last()?;
     let p = point(s, sub, count)?;
-    let bg = background(sweeps, p);
+    let bg = Usual::of(sweeps).at(p);
     let allowed = s.machine.allowed_cpus.max(1) as f64;
     let v: Vec<f64> = p
         .runs
@@ -221,9 +246,9 @@ pub fn best_case_times(sweeps: &[Sweep], axis: &str) -> Vec<Track> {
 }
 
 /// The per-run time-like values of a point's undisturbed runs (wall times, or 1/throughput),
-/// whether they are times, and how many runs were left out, against the load usual in `sweeps`.
-fn timelike(sweeps: &[Sweep], s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
-    let d = disturbed(p, &s.machine, background(sweeps, p));
+/// whether they are times, and how many runs were left out, against the `usual` load.
+fn timelike(usual: &Usual, s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
+    let d = disturbed(p, &s.machine, usual.at(p));
     let kept: Vec<&RunRow> = p.runs.iter().zip(d).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
     let left_out = p.runs.iter().filter(|r| r.ok).count() - kept.len();
     let walls: Vec<f64> = kept.iter().filter_map(|r| r.wall_s).collect();
@@ -263,6 +288,7 @@ pub fn tracks(sweeps: &[Sweep], figure: Figure, axis: &str) -> Vec<Track> {
 }
 
 fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Track> {
+    let usual = Usual::of(sweeps);
     let counts = counts(sweeps, sub);
     let suffix = if sub.is_empty() { String::new() } else { format!(" [{sub}]") };
     let largest = *counts.last()?;
@@ -277,7 +303,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
     // out at either.
     let per_run = |s: &Sweep, f: &dyn Fn(f64, f64) -> f64| -> (Vec<f64>, usize) {
         let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else { return (Vec::new(), 0) };
-        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(sweeps, s, b), timelike(sweeps, s, l));
+        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(&usual, s, b), timelike(&usual, s, l));
         let Some(tb) = median(&tb) else { return (Vec::new(), out_b + out_l) };
         (tl.iter().map(|t| f(tb / t, largest / baseline)).collect(), out_b + out_l)
     };
@@ -292,7 +318,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
                 felt_at: None,
                 entries: entries(&|s| {
                     let Some(p) = point(s, sub, c) else { return empty(index(s)) };
-                    let (v, is_time, left_out) = timelike(sweeps, s, p);
+                    let (v, is_time, left_out) = timelike(&usual, s, p);
                     let v: Vec<f64> = if is_time { v } else { v.iter().map(|t| 1.0 / t).collect() };
                     let summary = crate::stats::Summary::of(&v);
                     Entry {
@@ -413,10 +439,10 @@ mod tests {
         // Three quiet sweeps, then five beside other work: the quiet ones stay the measure.
         let mut g: Vec<Sweep> = [0.0, 0.02, 0.01].iter().map(|&o| sweep(o)).collect();
         g.extend((0..5).map(|_| sweep(1.0)));
-        let bg = background(&g, &g[7].points[0]);
+        let bg = Usual::of(&g).at(&g[7].points[0]);
         assert!(bg < 0.05, "{bg}");
         // Always busy: compared under that load.
         let busy: Vec<Sweep> = (0..6).map(|i| sweep(0.9 + 0.02 * i as f64)).collect();
-        assert!((background(&busy, &busy[0].points[0]) - 0.92).abs() < 0.02);
+        assert!((Usual::of(&busy).at(&busy[0].points[0]) - 0.92).abs() < 0.02);
     }
 }
