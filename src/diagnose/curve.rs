@@ -138,22 +138,26 @@ pub fn busy_baseline(
     eff: f64,
     (name, cpus, label): (&str, f64, &str),
 ) -> Finding {
+    let share = busy_baseline_share(base, top, possible);
     Finding {
         noise: None,
         kind: Kind::CpuOversubscription,
-        severity: Severity::Low,
+        severity: busy_baseline_severity(share, 1.0 - top.efficiency.unwrap_or(1.0)),
         summary: format!(
             "at {} the job already kept {busy:.1} of the {} CPUs busy: at {} it wants more CPUs than there are, so at most {possible:.2}× was possible{label}",
             count_label(base.count, name),
             trim_count(cpus),
             count_label(top.count, name)
         ),
-        evidence: vec![format!(
-            "measured {:.2}× at {}: {:.0}% of what the CPUs allowed (the table's efficiency is against the counts)",
-            top.speedup,
-            count_label(top.count, name),
-            100.0 * eff
-        )],
+        evidence: vec![
+            format!(
+                "measured {:.2}× at {}: {:.0}% of what the CPUs allowed (the table's efficiency is against the counts)",
+                top.speedup,
+                count_label(top.count, name),
+                100.0 * eff
+            ),
+            busy_baseline_gap_line(base, top, share),
+        ],
         advice: format!(
             "'{name}' is not the number of busy threads here (a caller or threads of the program's own work beside them): on {} CPUs the smallest count already uses them; sweep on a machine with more CPUs to see it scale",
             trim_count(cpus)
@@ -161,6 +165,32 @@ pub fn busy_baseline(
         cost_pct: None,
         at: Some(top.count),
     }
+}
+
+/// The share of the gap between the counts' speed-up and the measured one that a busy baseline's
+/// CPU use accounts for: `(counts − possible) / (counts − measured)`, within 0–1.
+pub fn busy_baseline_share(base: &PointScaling, top: &PointScaling, possible: f64) -> f64 {
+    let rel = top.count / base.count;
+    let gap = rel - top.speedup;
+    if gap <= 0.0 { 0.0 } else { ((rel - possible) / gap).clamp(0.0, 1.0) }
+}
+
+/// `the CPUs' limit accounts for 83% of the gap between 2.00× (the counts) and the 0.95× measured`.
+pub fn busy_baseline_gap_line(base: &PointScaling, top: &PointScaling, share: f64) -> String {
+    format!(
+        "the CPUs' limit accounts for {:.0}% of the gap between {:.2}× (the counts) and the {:.2}× measured",
+        100.0 * share,
+        top.count / base.count,
+        top.speedup
+    )
+}
+
+/// A busy baseline is raised (medium, and read first) when it accounts for most of a large gap
+/// (`counts_gap`, 1 − the table's efficiency), as a cause would be; it is how the count is
+/// defined, not a defect, so never high.
+pub fn busy_baseline_severity(share: f64, counts_gap: f64) -> Severity {
+    use super::causes::{HIGH_GAP, HIGH_SHARE};
+    if share >= HIGH_SHARE && counts_gap >= HIGH_GAP { Severity::Medium } else { Severity::Low }
 }
 
 /// `the baseline (1 thread) already kept 1.8 CPUs busy: on 2 CPUs at most 1.11× was possible at

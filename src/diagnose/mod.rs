@@ -51,19 +51,32 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     merge_noise(&mut out);
     // A stable sort: within one severity, causes keep the order their ledger gave them. First
     // what says the whole sweep scales, or that the parameter, the runs' length or counts beyond
-    // the CPUs (a curve flat past them) make the rest moot.
+    // the CPUs (a curve flat past them, or a baseline that already filled them) make the rest moot.
+    // A baseline that filled the CPUs leads unless a high cause stands at that count: a cause
+    // that lost much of what the CPUs still allowed (a saturated feeder) binds first.
     let cpus = doc.machine.allowed_cpus as f64;
-    let lead = |f: &Finding| {
-        matches!(f.kind, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored)
-            || (f.kind == Kind::CpuOversubscription && f.severity > Severity::Info && f.at.is_some_and(|n| n > cpus))
+    let high_cause_at = |n: Option<f64>| {
+        out.iter().any(|g| {
+            g.at == n
+                && g.severity == Severity::High
+                && !g.kind.describes_curve()
+                && g.kind != Kind::CpuOversubscription
+        })
     };
-    out.sort_by(|x, y| {
-        lead(y)
-            .cmp(&lead(x))
-            .then(y.severity.cmp(&x.severity))
-            .then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
+    let leads: Vec<bool> = out
+        .iter()
+        .map(|f| {
+            matches!(f.kind, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored)
+                || (f.kind == Kind::CpuOversubscription
+                    && f.severity > Severity::Info
+                    && (f.at.is_some_and(|n| n > cpus) || f.severity >= Severity::Medium && !high_cause_at(f.at)))
+        })
+        .collect();
+    let mut order: Vec<(bool, Finding)> = leads.into_iter().zip(out).collect();
+    order.sort_by(|(lx, x), (ly, y)| {
+        ly.cmp(lx).then(y.severity.cmp(&x.severity)).then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
     });
-    out
+    order.into_iter().map(|(_, f)| f).collect()
 }
 
 /// Findings for a window of a running job (`attach`): what idled the CPUs its threads could use,

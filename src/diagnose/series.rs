@@ -88,7 +88,9 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             at: format!("at {}", count_label(top.count, name)),
             at_count: Some(top.count),
             label: &label,
-            gap: 1.0 - eff,
+            // Against what the baseline's CPU use allowed, when it kept more CPUs busy than its
+            // count: the ledger's loss starts there too.
+            gap: 1.0 - busy_baseline.map_or(eff, |b| b.eff.min(1.0)),
             gated,
             baseline: Some(base_label.clone()),
             waits: waits(top.index),
@@ -163,12 +165,22 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // what to read first (a Java stream whose caller works beside `parallelism` workers).
     if let Some(b) = busy_baseline {
         let line = curve::busy_baseline_line(base, top, (b.busy, b.possible), b.eff, (name, cpus));
+        // A high cause binds before the CPUs do (a saturated feeder would hold the speed-up down
+        // on any number of CPUs): the CPUs' share of the gap is then not raised.
+        let bound_first =
+            !out.iter().any(|f| f.at == Some(top.count) && f.severity == Severity::High && !f.kind.describes_curve());
+        let share = curve::busy_baseline_share(base, top, b.possible);
+        let severity = if bound_first { curve::busy_baseline_severity(share, 1.0 - eff) } else { Severity::Low };
         match out.iter_mut().find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count)) {
             Some(f) => {
-                f.severity = f.severity.max(Severity::Low);
-                f.evidence.insert(0, line);
+                f.severity = f.severity.max(severity);
+                f.evidence.splice(0..0, [line, curve::busy_baseline_gap_line(base, top, share)]);
             }
-            None => out.push(curve::busy_baseline(base, top, (b.busy, b.possible), b.eff, (name, cpus, &label))),
+            None => {
+                let mut f = curve::busy_baseline(base, top, (b.busy, b.possible), b.eff, (name, cpus, &label));
+                f.severity = severity;
+                out.push(f);
+            }
         }
     }
     // A cause that explains the gap (a starved consumer, a lock) is why more threads did nothing.
@@ -261,8 +273,8 @@ pub struct Pair<'a> {
 
 /// A baseline that kept more CPUs busy than its count (a caller thread that works too, threads of
 /// the program's own): the speed-up its CPU use allows at the top count, and the top's efficiency
-/// against that, which decides whether the program scales (the gap the causes are gated by stays
-/// the counts': the ledger already starts from the baseline's CPU).
+/// against that, which decides whether the program scales and how severe its causes are (the
+/// ledger's loss already starts from the baseline's CPU).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BusyBaseline {
     /// CPUs the baseline kept busy on average.

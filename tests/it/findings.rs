@@ -290,10 +290,13 @@ fn a_baseline_that_already_fills_the_cpus_is_judged_by_its_cpu_use_not_its_count
     let command = format!("{exe} probe scalable --threads $(({{par}} + {})) --ops 1000000000", cpus - 1);
     let f = swept("-r 3 -w 0 --shell --workers --param par=1,2", &[&command]);
     assert!(!f.iter().any(|x| x.kind == Kind::SerialFraction), "{:?}", kinds(&f));
-    nothing_serious_but(&f, &[]);
-    // Said first: the count oversubscribes CPUs the baseline already filled.
+    nothing_serious_but(&f, &[Kind::CpuOversubscription]);
+    // Said first, and raised: the count oversubscribes CPUs the baseline already filled, which
+    // is the whole of the gap between the counts' 2× and the ~1× measured.
     let o = first(&f, Kind::CpuOversubscription);
     assert!(o.evidence.iter().any(|e| e.contains("of what the CPUs allowed") || e.contains("already kept")), "{o:?}");
+    assert!(o.evidence.iter().any(|e| e.contains("the CPUs' limit accounts for")), "{o:?}");
+    assert_eq!(o.severity, Severity::Medium, "{o:?}");
     assert!(!f.iter().any(|x| x.kind == Kind::ScalesWell), "{:?}", kinds(&f));
 }
 
