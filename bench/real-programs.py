@@ -11,12 +11,14 @@ The corpus:
   the compressors (pigz, xz, pbzip2, lbzip2, zstd, 7-Zip), make -j, xargs -P, GNU parallel,
   sysbench cpu, stress-ng --cpu, openssl speed -multi (a fixed-time benchmark, read through its
   throughput), a Python process pool, Python threads hashing in C with the GIL released, numpy's
-  matrix product on OpenBLAS, Node.js worker_threads, Go goroutines, Perl ithreads;
-- a global interpreter lock (CPython's GIL, Ruby's GVL), a Perl `lock` held around the work and
-  sysbench's one mutex serialise their threads: `lock-contention`;
+  matrix product on OpenBLAS, Node.js worker_threads, Go goroutines, Perl ithreads, a Java fixed
+  thread pool;
+- a global interpreter lock (CPython's GIL, Ruby's GVL), a Perl `lock` held around the work, a Go
+  `sync.Mutex` held around it and sysbench's one mutex serialise their threads: `lock-contention`;
 - GraphicsMagick decodes a PNG on one thread (libpng) before its OpenMP blur: `serial-phase`;
   GNU sort and SQLite's index build merge on one thread after their parallel sort:
-  `serial-fraction`;
+  `serial-fraction` (SQLite's from threads=1, which already keeps 1.55 CPUs busy, reads as the
+  busy baseline below);
 - a pipe limited to half of what one pigz thread compresses, or fed by one gzip, starves its
   consumer: `wait-for-work`;
 - reads of an evicted file wait for the disk: `io-bound`;
@@ -32,7 +34,10 @@ The corpus:
 
 The cases are split into a TUNING half and an EVALUATION half, by hand, so that each half mixes
 scaling programs, locks, serial parts, I/O, ignored parameters, start-up and the runtimes; tune
-scalescope's rules on one half, check them on the other.
+scalescope's rules on one half, check them on the other. A case whose miss led to a rule's change
+moves to the tuning half and a new program takes its place in the evaluation half (Java's parallel
+stream and SQLite's index build, whose busy baselines shaped the rule that reads such a baseline
+first, gave way to a Java fixed pool and a Go mutex).
 
 A case is right when its first finding (noise findings left out) is the expected one. A false
 alarm is a finding above "info", other than the case's expected kind, on a sweep whose efficiency
@@ -113,6 +118,58 @@ public class Par {
             return x & 1023; }).sum();
         System.out.println(s);
     }
+}
+""",
+    # A fixed pool of n threads and 64 independent tasks; the main thread only waits for them.
+    "Pool.java": """import java.util.concurrent.*;
+import java.util.*;
+public class Pool {
+    public static void main(String[] a) throws Exception {
+        int n = Integer.parseInt(a[0]);
+        ExecutorService p = Executors.newFixedThreadPool(n);
+        List<Future<Long>> fs = new ArrayList<>();
+        for (int k = 0; k < 64; k++) {
+            final long k0 = k;
+            fs.add(p.submit(() -> { long x = k0; for (int i = 0; i < 20_000_000; i++) x = x * 6364136223846793005L + 1442695040888963407L ^ (x >>> 29); return x & 1023; }));
+        }
+        long s = 0; for (Future<Long> f : fs) s += f.get();
+        p.shutdown();
+        System.out.println(s);
+    }
+}
+""",
+    # GOMAXPROCS goroutines that do all their work holding one sync.Mutex.
+    "golock.go": """package main
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+func main() {
+	n := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	state := uint64(1)
+	per := 12000 / n
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < per; k++ {
+				mu.Lock()
+				x := state
+				for i := 0; i < 100000; i++ {
+					x = x*6364136223846793005 + 1442695040888963407 ^ (x >> 29)
+				}
+				state = x
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println(state & 1023)
 }
 """,
     # GOMAXPROCS goroutines taking 64 pieces from a channel.
@@ -297,22 +354,26 @@ def cases(d, feed_mb_s=20):
         ("stress-ng --futex", T, ["stress-ng"], [], ["stress-ng", "--futex", "{threads}", "--futex-ops", "200000"],
          "cpu-oversubscription"),
         # PRAGMA threads = helper threads of the sorter (0: none). 1.85 s -> 1.58 s (155% CPU) -> 1.55 s
-        # (152%), CPU 1.85 -> 2.45 -> 2.35 s: at threads=2 the PMA sorts overlap the table scan for
-        # ~0.75 s, then the main thread alone merges and builds the b-tree (~1.4 s at one CPU). The
-        # serial merge costs more than the extra CPU (0.75 vs 0.5 core-s of 1.25 lost). It comes last
-        # in the run, so a tail rule may read it as load-imbalance; it is a serial step, not uneven
-        # shares. The sweep starts at 0 (see the report for what scalescope makes of a 0 count).
-        ("sqlite index, threads=0,1,2", E, ["sqlite3"],
+        # (152%), CPU 1.85 -> 2.45 -> 2.35 s: the PMA sorts overlap the table scan for ~0.75 s, then
+        # the main thread alone merges and builds the b-tree (~1.4 s at one CPU). threads=0 is no
+        # count of workers, so the speed-up is read from threads=1, which already keeps 1.55 CPUs
+        # busy (main thread and one helper): on 2 CPUs threads=2 can gain at most 1.29x, and that
+        # limit is most of the gap to the counts' 2x (the serial merge is why 1.55 and not 2).
+        ("sqlite index, threads=0,1,2", T, ["sqlite3"],
          ["--param", "threads=0,1,2", "--prepare", f"sqlite3 {d}/sq.db 'DROP INDEX IF EXISTS i'"],
-         ["sqlite3", f"{d}/sq.db", SQL_INDEX], "serial-fraction"),
+         ["sqlite3", f"{d}/sq.db", SQL_INDEX], "cpu-oversubscription"),
         # Each worker is an isolate of its own: 2.90 s -> 1.53 s, 192% CPU: 95%.
         ("node worker_threads", T, ["node"], [], ["node", f"{src}/workers.js", "{threads}"], "scales-well"),
         # The caller thread joins the common pool's workers: parallelism=1 already runs 2 threads
         # (0.94 s, 194% CPU); parallelism=2 is 3 busy threads on 2 CPUs: 0.99 s (0.95x).
-        ("java parallel stream", E, ["java", "javac"], [],
+        ("java parallel stream", T, ["java", "javac"], [],
          ["java", "-Djava.util.concurrent.ForkJoinPool.common.parallelism={threads}", "-cp", src, "Par"],
          "cpu-oversubscription"),
         # 1.35 s -> 0.68 s, 198% CPU: 99%.
+        # 64 tasks on Executors.newFixedThreadPool(n): 1.83 s -> 0.99 s, 186% CPU: 92%.
+        ("java fixed pool", E, ["java", "javac"], [], ["java", "-cp", src, "Pool", "{threads}"], "scales-well"),
+        # Every piece of work under one sync.Mutex: 1.6 s -> 1.9 s (117% CPU): nothing runs in parallel.
+        ("go mutex", E, ["go"], ["--env", "GOMAXPROCS={threads}"], [f"{src}/golock"], "lock-contention"),
         ("go goroutines", E, ["go"], ["--env", "GOMAXPROCS={threads}"], [f"{src}/gor"], "scales-well"),
         # ithreads are interpreters of their own, no global lock: 1.34 s -> 0.69 s, 194% CPU: 97%.
         ("perl threads", E, ["perl"], [], ["perl", f"{src}/threads.pl", "{threads}"], "scales-well"),
@@ -425,8 +486,12 @@ def prepare(exe, d):
     built = lambda out: os.path.exists(out)
     if have("javac") and not built(f"{src}/Par.class"):
         run("javac", "-d", src, f"{src}/Par.java")
+    if have("javac") and not built(f"{src}/Pool.class"):
+        run("javac", "-d", src, f"{src}/Pool.java")
     if have("go") and not built(f"{src}/gor"):
         run("go", "build", "-o", f"{src}/gor", f"{src}/gor.go", cwd=src)
+    if have("go") and not built(f"{src}/golock"):
+        run("go", "build", "-o", f"{src}/golock", f"{src}/golock.go", cwd=src)
     if have("gcc") and not built(f"{src}/chase"):
         run("gcc", "-O2", "-pthread", "-o", f"{src}/chase", f"{src}/chase.c")
 
