@@ -9,7 +9,7 @@ use super::ranks;
 use super::record::{OutputFile, RunRecord, signal_name};
 use super::tail::Printed;
 use super::{ExecError, HookFailed, signals};
-use crate::files;
+use crate::files::{self, WriteError};
 use crate::pagecache;
 use crate::plan::schedule::{PointProgress, Scheduler, Task};
 use crate::plan::{Launch, Plan, PlanError, Point};
@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Receives what the sweep produces; implemented by the results store (and progress display).
 pub trait Sink {
     /// A measured run finished; store it now. `units` gives the unit of each metric it carries.
-    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()>;
+    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError>;
     /// A point's number of runs became known.
     fn target(&mut self, point: usize, runs: u32);
     /// Something to show the user: a run starting, or a warning.
@@ -520,7 +520,7 @@ mod tests {
     }
 
     impl Sink for Memory {
-        fn record(&mut self, point: usize, run: RunRecord, _: &[(String, String)]) -> anyhow::Result<()> {
+        fn record(&mut self, point: usize, run: RunRecord, _: &[(String, String)]) -> Result<(), WriteError> {
             self.runs.push((point, run));
             Ok(())
         }
