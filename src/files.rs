@@ -4,7 +4,17 @@
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A file that could not be written: its path, with the system's error as the source.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}", path.display())]
+pub struct WriteError {
+    /// The file.
+    pub path: PathBuf,
+    /// What the system said.
+    pub source: std::io::Error,
+}
 
 /// Creates or truncates `path` and writes `bytes`; refuses when `path` is a symbolic link.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -6,7 +6,8 @@
 //! [`plan`] → [`sample`] → [`exec`] →
 //! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`] →
 //! [`history`] (every sweep remembered, steps found); [`probes`] are built-in workloads beside the
-//! flow, and [`cli`] alone parses arguments.
+//! flow; [`error`] gathers every layer's error and its exit code, and [`cli`] alone parses
+//! arguments.
 
 #![warn(missing_docs)]
 
@@ -38,5 +39,8 @@ pub mod probes;
 pub mod compare;
 
 pub mod history;
+
+pub mod error;
+pub use error::Error;
 
 pub mod cli;

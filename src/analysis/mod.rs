@@ -41,10 +41,49 @@ pub fn count_label(n: f64, name: &str) -> String {
     }
 }
 
-/// A request the data cannot answer (unknown parameter, baseline value not measured, bad table).
+/// A request the data cannot answer: a `--baseline` that names no measured point, or a table
+/// that cannot be analysed as asked.
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("{0}")]
-pub struct AnalysisError(pub String);
+pub enum AnalysisError {
+    /// `--baseline` names a parameter other than the counted one.
+    #[error("--baseline {given}: the counted parameter is {scale}, not {name} (or choose it with --scale {name})")]
+    BaselineParameter {
+        /// `--baseline` as given.
+        given: String,
+        /// The counted parameter.
+        scale: String,
+        /// The parameter it names.
+        name: String,
+    },
+    /// `--baseline`'s value is not a number.
+    #[error("--baseline {given}: '{value}' is not a number")]
+    BaselineNotNumber {
+        /// `--baseline` as given.
+        given: String,
+        /// Its value.
+        value: String,
+    },
+    /// No series measured the count `--baseline` names.
+    #[error("--baseline {given}: {scale}={value} was not measured (values: {measured})")]
+    BaselineNotMeasured {
+        /// `--baseline` as given.
+        given: String,
+        /// The counted parameter.
+        scale: String,
+        /// The count asked for.
+        value: String,
+        /// The counts measured, joined.
+        measured: String,
+    },
+    /// A table that cannot be read, or analysed as asked.
+    #[error("{table}: {problem}")]
+    Table {
+        /// The table's name.
+        table: String,
+        /// What is wrong with it, or what the CSV reader said.
+        problem: String,
+    },
+}
 
 /// Analyses a results document along `axis`, against the plan's `--baseline` unless `opts` give one.
 pub fn analyze_results(doc: &Results, axis: &Axis, opts: &Options) -> Result<Analysis, AnalysisError> {

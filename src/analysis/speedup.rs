@@ -18,22 +18,28 @@ pub fn baseline_value(obs: &Observations, text: &str) -> Result<f64, AnalysisErr
     let value = match text.split_once('=') {
         Some((name, v)) if name == scale => v,
         Some((name, _)) => {
-            return Err(AnalysisError(format!(
-                "--baseline {text}: the counted parameter is {scale}, not {name} (or choose it with --scale {name})"
-            )));
+            return Err(AnalysisError::BaselineParameter {
+                given: text.into(),
+                scale: scale.clone(),
+                name: name.into(),
+            });
         }
         None => text,
     };
-    let v: f64 =
-        value.trim().parse().map_err(|_| AnalysisError(format!("--baseline {text}: '{value}' is not a number")))?;
+    let v: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| AnalysisError::BaselineNotNumber { given: text.into(), value: value.into() })?;
     let counts: Vec<f64> = obs.series.iter().flat_map(|s| s.points.iter().map(|p| p.count)).collect();
     if !counts.contains(&v) {
         let mut shown: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
         shown.dedup();
-        return Err(AnalysisError(format!(
-            "--baseline {text}: {scale}={value} was not measured (values: {})",
-            shown.join(", ")
-        )));
+        return Err(AnalysisError::BaselineNotMeasured {
+            given: text.into(),
+            scale: scale.clone(),
+            value: value.into(),
+            measured: shown.join(", "),
+        });
     }
     Ok(v)
 }

@@ -22,7 +22,7 @@ pub struct Columns<'a> {
 /// Parses the table into observations (one value per row; rows are points), along the count
 /// column with what `ask` says about it (`--workers`, `--weak`).
 pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observations, AnalysisError> {
-    let err = |m: String| AnalysisError(format!("{name}: {m}"));
+    let err = |problem: String| AnalysisError::Table { table: name.into(), problem };
     let mut reader =
         csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).flexible(true).from_reader(text.as_bytes());
     let header: Vec<String> = reader.headers().map_err(|e| err(e.to_string()))?.iter().map(String::from).collect();

@@ -5,12 +5,13 @@ use super::{Exit, Usage, view};
 use crate::analysis::observations::Observations;
 use crate::analysis::table_csv::{self, Columns};
 use crate::analysis::{Options, analyze as fit};
+use crate::error::Error;
 use crate::plan::axis::Ask;
 use crate::report::{markdown, model, terminal};
 use std::path::Path;
 
 /// Analyses results or a CSV table and prints the per-point figures and the model block.
-pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
+pub fn analyze(args: &AnalyzeArgs) -> Result<Exit, Error> {
     let Some(csv) = &args.csv else {
         let path = args.results.as_ref().expect("clap requires RESULTS without --csv");
         let (_, mut doc) = crate::results::load(path)?;
@@ -57,7 +58,7 @@ pub fn analyze(args: &AnalyzeArgs) -> anyhow::Result<Exit> {
 }
 
 /// Reads a CSV table into observations along its `--count` column.
-pub fn read_table(path: &Path, columns: &TableColumns, ask: &Ask) -> anyhow::Result<Observations> {
+pub fn read_table(path: &Path, columns: &TableColumns, ask: &Ask) -> Result<Observations, Error> {
     let count =
         columns.count.as_deref().ok_or_else(|| Usage("--csv needs --count COLUMN (e.g. --count threads)".into()))?;
     let text = std::fs::read_to_string(path).map_err(|e| Usage(format!("cannot read {}: {e}", path.display())))?;

@@ -7,6 +7,7 @@
 
 use super::args::AttachArgs;
 use super::{Exit, Usage, view};
+use crate::error::Error;
 use crate::plan::parse_seconds;
 use crate::report::{terminal, threads};
 use crate::sample::{self, Class};
@@ -21,7 +22,7 @@ fn alive(pid: i32) -> bool {
 }
 
 /// Samples the process for the requested duration (or until it exits) and prints the breakdown.
-pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
+pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
     let pid = args.pid;
     let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map_err(|_| Usage(format!("no process with PID {pid} (or it is not visible to you)")))?;
@@ -53,8 +54,7 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     }
     let config =
         sample::Config { rate_hz: args.sample_rate, prior_life: false, trace: !args.no_trace, ..Default::default() };
-    let sampler =
-        sample::Sampler::start(pid, config).ok_or_else(|| anyhow::anyhow!("cannot start the sampler thread"))?;
+    let sampler = sample::Sampler::start(pid, config).ok_or(Error::Sampler)?;
     let start = Instant::now();
     let limit = Duration::from_secs_f64(seconds);
     let mut exited = false;

@@ -5,6 +5,7 @@
 use super::history::{file, filter, series, series_title};
 use super::history_args::CheckArgs;
 use super::{Exit, Usage, compare::fraction, view};
+use crate::error::Error;
 use crate::history::check::{self, Options, Step};
 use crate::history::figures::{self, Figure, Track};
 use crate::history::query::{self, Filter};
@@ -31,7 +32,7 @@ fn judged(g: &[Sweep]) -> Vec<Track> {
 }
 
 /// Runs `scalescope check`.
-pub fn check(a: &CheckArgs) -> anyhow::Result<Exit> {
+pub fn check(a: &CheckArgs) -> Result<Exit, Error> {
     let o = Options { threshold: fraction("--threshold", &a.threshold)?, ..Options::default() };
     let path = file(a.file.history.as_deref())?;
     let wanted: Option<i64> = match &a.sweep {
@@ -273,7 +274,7 @@ fn in_line(tracks: &[Track], g: &[Sweep], target: &Sweep, steps: &[(usize, Step)
     out
 }
 
-fn print_verdict(json: bool, target: &Sweep, v: &Verdict, steps: &[Step], sentence: &str) -> anyhow::Result<()> {
+fn print_verdict(json: bool, target: &Sweep, v: &Verdict, steps: &[Step], sentence: &str) -> Result<(), Error> {
     if json {
         let v = serde_json::json!({
             "sweep": target.id, "commit": target.git.as_ref().map(|g| g.commit.clone()),
@@ -292,7 +293,7 @@ fn print_verdict(json: bool, target: &Sweep, v: &Verdict, steps: &[Step], senten
 }
 
 /// `--all`: every step of every series.
-fn all(h: &History, f: &Filter, o: &Options, json: bool) -> anyhow::Result<Exit> {
+fn all(h: &History, f: &Filter, o: &Options, json: bool) -> Result<Exit, Error> {
     let mut lines = Vec::new();
     let mut found = Vec::new();
     let mut regression = false;

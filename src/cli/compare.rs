@@ -6,12 +6,13 @@ use super::args::CompareArgs;
 use super::{Exit, Usage, analyze, view};
 use crate::compare::points::Verdict;
 use crate::compare::{self, Options, Set, text};
+use crate::error::Error;
 use crate::plan::axis::Ask;
 use crate::report::{markdown, terminal};
 use std::path::Path;
 
 /// Runs `scalescope compare`.
-pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
+pub fn compare(args: &CompareArgs) -> Result<Exit, Error> {
     let (mut sets, reference) = match &args.history {
         Some(file) => against_history(args, file)?,
         None => (given(args)?, None),
@@ -38,7 +39,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
 
 /// `--history`: the one sweep given after the last comparable sweeps of the history, compared
 /// with the newest of them.
-fn against_history(args: &CompareArgs, file: &str) -> anyhow::Result<(Vec<Set>, Option<usize>)> {
+fn against_history(args: &CompareArgs, file: &str) -> Result<(Vec<Set>, Option<usize>), Error> {
     let [path] = args.results.as_slice() else {
         return Err(Usage(format!(
             "--history compares one results folder with the sweeps before it in the history: give one, not {}",
@@ -61,7 +62,7 @@ fn against_history(args: &CompareArgs, file: &str) -> anyhow::Result<(Vec<Set>, 
 }
 
 /// The result sets named on the command line.
-fn given(args: &CompareArgs) -> anyhow::Result<Vec<Set>> {
+fn given(args: &CompareArgs) -> Result<Vec<Set>, Error> {
     if args.results.len() < 2 {
         return Err(Usage(
             "give at least two result sets to compare (or one with --history, to compare it with the sweeps before it)"
@@ -97,7 +98,7 @@ fn given(args: &CompareArgs) -> anyhow::Result<Vec<Set>> {
 }
 
 /// Compares the sets, prints the comparison and writes the exports.
-fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> anyhow::Result<Exit> {
+fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> Result<Exit, Error> {
     let c = compare::compare(sets, &Options { noise, reference });
     let colour = terminal::colour();
     let t = text::table(&c);
@@ -138,12 +139,12 @@ fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> anyho
 }
 
 /// `2%` or `0.02` as a fraction.
-fn noise(text: &str) -> anyhow::Result<f64> {
+fn noise(text: &str) -> Result<f64, Error> {
     fraction("--noise", text)
 }
 
 /// `2%` or `0.02` given to `flag`, as a fraction.
-pub fn fraction(flag: &str, text: &str) -> anyhow::Result<f64> {
+pub fn fraction(flag: &str, text: &str) -> Result<f64, Error> {
     let t = text.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),

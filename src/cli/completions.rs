@@ -3,11 +3,12 @@
 
 use super::Exit;
 use super::args::Cli;
+use crate::error::Error;
 use clap::CommandFactory;
 use std::io::Write;
 
 /// Prints the completion script for `shell`.
-pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Exit> {
+pub fn completions(shell: clap_complete::Shell) -> Result<Exit, Error> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "scalescope", &mut script);
     let mut out = std::io::stdout().lock();

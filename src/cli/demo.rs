@@ -3,6 +3,7 @@
 
 use super::args::{DemoArgs, RunArgs};
 use super::{Exit, run};
+use crate::error::Error;
 
 /// Thread counts of the demo: every count up to 8 CPUs, doublings beyond, then 2 × nproc.
 pub fn thread_values(nproc: usize) -> String {
@@ -12,7 +13,7 @@ pub fn thread_values(nproc: usize) -> String {
 }
 
 /// Runs the demo sweep.
-pub fn demo(args: &DemoArgs) -> anyhow::Result<Exit> {
+pub fn demo(args: &DemoArgs) -> Result<Exit, Error> {
     let nproc = crate::machine::allowed_cpus();
     let exe = std::env::current_exe()?.to_string_lossy().into_owned();
     let out = args.out.clone().unwrap_or_else(|| {

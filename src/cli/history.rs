@@ -4,6 +4,7 @@
 use super::history_args::{FilterArgs, HistoryArgs, HistoryCommand, ImportArgs, RecordArgs, TrendArgs};
 use super::{Exit, Usage, compare::fraction, view};
 use crate::analysis::table_csv::Columns;
+use crate::error::Error;
 use crate::history::check::{self, Options};
 use crate::history::figures::{self, Figure};
 use crate::history::query::{self, Filter};
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// The provenance of a sweep about to start: the git state of the working directory and the
 /// `--tag`s (a tag without `=` is the user's mistake).
-pub fn provenance(args: &RecordArgs) -> anyhow::Result<Provenance> {
+pub fn provenance(args: &RecordArgs) -> Result<Provenance, Error> {
     let tags = provenance::parse_tags(&args.tag).map_err(Usage)?;
     let git = std::env::current_dir().ok().and_then(|d| provenance::git_state(&d));
     Ok(Provenance { git, tags })
@@ -50,21 +51,21 @@ pub fn record(doc: &Results, dir: &Path, args: &RecordArgs) {
 }
 
 /// The history file to read.
-pub fn file(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub fn file(flag: Option<&Path>) -> Result<PathBuf, Error> {
     hist::location(flag).ok_or_else(|| {
         Usage(format!("no home folder to find the history in: set {} or use --history PATH", hist::ENV)).into()
     })
 }
 
 /// The filter the flags ask for.
-pub fn filter(f: &FilterArgs) -> anyhow::Result<Filter> {
+pub fn filter(f: &FilterArgs) -> Result<Filter, Error> {
     let tags = provenance::parse_tags(&f.tag).map_err(Usage)?.into_iter().collect();
     let since = f.since.as_deref().map(query::check_date).transpose().map_err(Usage)?;
     Ok(Filter { command: f.command.clone(), tags, machine: f.machine.clone(), since, series: None, last: f.last })
 }
 
 /// Runs `scalescope history` and its subcommands.
-pub fn history(args: &HistoryArgs) -> anyhow::Result<Exit> {
+pub fn history(args: &HistoryArgs) -> Result<Exit, Error> {
     match &args.command {
         Some(HistoryCommand::Import(a)) => import_paths(&file(a.file.history.as_deref())?, a),
         Some(HistoryCommand::Trend(a)) => trend_cmd(&file(a.file.history.as_deref())?, a),
@@ -73,7 +74,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<Exit> {
 }
 
 /// Prints the sweeps that match, oldest first.
-fn list(path: &Path, f: &Filter, json: bool) -> anyhow::Result<Exit> {
+fn list(path: &Path, f: &Filter, json: bool) -> Result<Exit, Error> {
     let h = History::open(path)?;
     let sweeps = query::sweeps(&h, f)?;
     if json {
@@ -155,7 +156,7 @@ fn short(text: &str, n: usize) -> String {
 }
 
 /// Imports folders or tables.
-fn import_paths(path: &Path, a: &ImportArgs) -> anyhow::Result<Exit> {
+fn import_paths(path: &Path, a: &ImportArgs) -> Result<Exit, Error> {
     let tags = provenance::parse_tags(&a.tag).map_err(Usage)?;
     let mut sweeps = Vec::new();
     if a.csv {
@@ -222,7 +223,7 @@ pub fn series_title(s: &Sweep) -> String {
 }
 
 /// `scalescope history trend`.
-fn trend_cmd(path: &Path, a: &TrendArgs) -> anyhow::Result<Exit> {
+fn trend_cmd(path: &Path, a: &TrendArgs) -> Result<Exit, Error> {
     let figure = figures::parse(&a.figure, a.at).map_err(Usage)?;
     let o = Options { threshold: fraction("--threshold", &a.threshold)?, ..Options::default() };
     let h = History::open(path)?;

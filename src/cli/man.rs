@@ -3,13 +3,14 @@
 
 use super::Exit;
 use super::args::Cli;
+use crate::error::Error;
 use clap::CommandFactory;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 use std::io::Write;
 
 /// Prints the man page.
-pub fn man() -> anyhow::Result<Exit> {
+pub fn man() -> Result<Exit, Error> {
     let mut out = std::io::stdout().lock();
     out.write_all(&page()?)?;
     out.flush()?;

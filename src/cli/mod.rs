@@ -20,13 +20,9 @@ mod sbatch;
 mod show;
 mod view;
 
+pub use crate::error::{Error, Usage};
 use clap::{CommandFactory, FromArgMatches};
 use std::io::Write;
-
-/// A mistake in how scalescope was called: printed as one sentence, exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Usage(pub String);
 
 /// How a successful command ended, when not plainly.
 #[derive(Debug, PartialEq, Eq)]
@@ -93,17 +89,13 @@ pub fn main() -> i32 {
     }
 }
 
-fn report_error(e: &anyhow::Error) -> i32 {
-    if let Some(io) = e.downcast_ref::<std::io::Error>()
-        && io.kind() == std::io::ErrorKind::BrokenPipe
-    {
-        return 0;
+/// Prints the error as one sentence (none for a closed pipe) and returns its exit code.
+fn report_error(e: &Error) -> i32 {
+    let code = e.exit_code();
+    if code != 0 {
+        let _ = writeln!(std::io::stderr().lock(), "scalescope: {}", e.sentence());
     }
-    // The outermost error of a known type decides; context added on the way does not.
-    let usage = e.chain().find_map(user_mistake).unwrap_or(false);
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "scalescope: {e:#}");
-    if usage { 2 } else { 1 }
+    code
 }
 
 /// Prints clap's error; a stray word after `run`'s options most likely means a forgotten `--`.
@@ -138,40 +130,8 @@ fn clap_error(e: &clap::Error) -> i32 {
     if e.use_stderr() { 2 } else { 0 }
 }
 
-/// Whether an error is the user's to fix by changing what they asked for (exit code 2) rather than
-/// a workload, the system or the disk failing (exit code 1); `None` for a type not of this crate.
-/// Every error type of the crate is named here: tests/it/docs.rs fails on one that is not.
-fn user_mistake(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
-    use crate::analysis::AnalysisError;
-    use crate::exec::ceiling::CeilingError;
-    use crate::exec::{ExecError, HookFailed, SpawnError};
-    use crate::plan::PlanError;
-    use crate::results::{LoadError, Untrusted};
-    if e.is::<Usage>() || e.is::<PlanError>() || e.is::<AnalysisError>() || e.is::<LoadError>() || e.is::<Untrusted>() {
-        Some(true)
-    } else if let Some(x) = e.downcast_ref::<ExecError>() {
-        Some(x.is_user_mistake())
-    } else if let Some(x) = e.downcast_ref::<SpawnError>() {
-        Some(x.is_user_mistake())
-    } else if let Some(x) = e.downcast_ref::<crate::pagecache::Error>() {
-        Some(x.is_user_mistake())
-    } else if let Some(x) = e.downcast_ref::<CeilingError>() {
-        Some(x.is_user_mistake())
-    } else if let Some(x) = e.downcast_ref::<crate::probes::error::ProbeError>() {
-        Some(x.is_user_mistake())
-    } else if let Some(x) = e.downcast_ref::<crate::launch::agent::AgentError>() {
-        Some(x.is_user_mistake())
-    } else if let Some(x) = e.downcast_ref::<crate::history::HistoryError>() {
-        Some(x.is_user_mistake())
-    } else if e.is::<HookFailed>() || e.is::<crate::sample::tracer::TracerRefused>() {
-        Some(false)
-    } else {
-        None
-    }
-}
-
 /// `scalescope agent`: runs on a rank and exits as its command did.
-fn agent(a: &args::AgentArgs) -> anyhow::Result<Exit> {
+fn agent(a: &args::AgentArgs) -> Result<Exit, Error> {
     let metrics = a
         .metric
         .iter()
@@ -195,6 +155,6 @@ fn agent(a: &args::AgentArgs) -> anyhow::Result<Exit> {
             let _ = std::io::stdout().flush();
             std::process::exit(code)
         }
-        Err(e) => Err(anyhow::Error::from(e).context("agent")),
+        Err(e) => Err(Error::Agent(e)),
     }
 }

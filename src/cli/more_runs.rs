@@ -9,6 +9,7 @@ use super::args::ViewArgs;
 use super::progress::Session;
 use super::view;
 use crate::diagnose::{self, Question};
+use crate::error::Error;
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{ExecError, Processes};
 use crate::plan::schedule::PointProgress;
@@ -30,7 +31,7 @@ pub fn settle(
     view: &ViewArgs,
     first_pass_s: f64,
     show_output: bool,
-) -> anyhow::Result<Result<Stop, ExecError>> {
+) -> Result<Result<Stop, ExecError>, Error> {
     let plan = store.doc.plan.clone();
     let Some(budget) = plan.runs.budget else { return Ok(Ok(Stop::Complete)) };
     if store.doc.sequential.is_none() {

@@ -2,11 +2,12 @@
 
 use super::args::{ProbeArgs, ProbeCommand, ReadModeArg, Switch, ZooArgs};
 use super::{Exit, Usage};
+use crate::error::Error;
 use crate::plan::parse_seconds;
 use crate::probes::{overlap, pingpong, print_result, readspeed, scalable, wordcount, zoo};
 
 /// Runs the chosen probe and prints its result lines.
-pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
+pub fn probe(args: &ProbeArgs) -> Result<Exit, Error> {
     match &args.probe {
         ProbeCommand::Scalable { threads, seconds, ops } => {
             if *threads == 0 {
@@ -121,7 +122,7 @@ pub fn probe(args: &ProbeArgs) -> anyhow::Result<Exit> {
 }
 
 /// `scalescope gen`: writes probe inputs.
-pub fn gen_data(args: &super::args::GenArgs) -> anyhow::Result<Exit> {
+pub fn gen_data(args: &super::args::GenArgs) -> Result<Exit, Error> {
     match &args.what {
         super::args::GenCommand::Text { out, size, seed } => {
             let bytes = size_arg("--size", size)?;
@@ -144,7 +145,7 @@ pub fn gen_data(args: &super::args::GenArgs) -> anyhow::Result<Exit> {
 }
 
 /// Reads a size flag such as `256KiB` or `100MB` into bytes.
-fn size_arg(flag: &str, text: &str) -> anyhow::Result<u64> {
+fn size_arg(flag: &str, text: &str) -> Result<u64, Error> {
     crate::plan::quantity::parse(text)
         .filter(|(v, unit)| *v >= 1.0 && *v < 1e18 && (unit.is_empty() || *unit == "B"))
         .map(|(v, _)| v as u64)
@@ -152,7 +153,7 @@ fn size_arg(flag: &str, text: &str) -> anyhow::Result<u64> {
 }
 
 /// Checks that a cost flag is a finite number of at least zero.
-fn non_negative(flag: &str, v: f64) -> anyhow::Result<f64> {
+fn non_negative(flag: &str, v: f64) -> Result<f64, Error> {
     if v.is_finite() && v >= 0.0 {
         return Ok(v);
     }
@@ -160,7 +161,7 @@ fn non_negative(flag: &str, v: f64) -> anyhow::Result<f64> {
 }
 
 /// Expands input paths (folders recursively) into files; none is an error.
-fn input_files(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::path::PathBuf>> {
+fn input_files(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, Error> {
     let mut files = Vec::new();
     for p in paths {
         let found = crate::pagecache::files_under(std::slice::from_ref(p));
@@ -175,7 +176,7 @@ fn input_files(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::path::Pa
 }
 
 /// Checks a thread count.
-fn check_threads(threads: usize) -> anyhow::Result<()> {
+fn check_threads(threads: usize) -> Result<(), Error> {
     if threads == 0 || threads > 100_000 {
         return Err(Usage("--threads must be between 1 and 100000".into()).into());
     }
@@ -183,7 +184,7 @@ fn check_threads(threads: usize) -> anyhow::Result<()> {
 }
 
 /// Checks the common options and a fraction knob.
-fn check(c: &ZooArgs, fraction: Option<f64>) -> anyhow::Result<ZooArgs> {
+fn check(c: &ZooArgs, fraction: Option<f64>) -> Result<ZooArgs, Error> {
     check_threads(c.threads)?;
     if c.ops == 0 {
         return Err(Usage("--ops must be at least 1".into()).into());
@@ -196,7 +197,7 @@ fn check(c: &ZooArgs, fraction: Option<f64>) -> anyhow::Result<ZooArgs> {
     Ok(*c)
 }
 
-fn report(name: &str, c: ZooArgs, (ops, seconds): (u64, f64)) -> anyhow::Result<()> {
+fn report(name: &str, c: ZooArgs, (ops, seconds): (u64, f64)) -> Result<(), Error> {
     print_result(name, c.threads, seconds, ops as f64, "ops")?;
     Ok(())
 }

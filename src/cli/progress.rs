@@ -6,6 +6,7 @@
 
 use crate::exec::RunRecord;
 use crate::exec::sweep::{Event, Sink};
+use crate::files::WriteError;
 use crate::results::Store;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -214,7 +215,7 @@ fn seconds(mean: f64, stddev: f64) -> String {
 }
 
 impl Sink for Session<'_> {
-    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
+    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError> {
         self.store.record(point, run, units)?;
         self.count.runs_done += 1;
         self.bar.inc(1);

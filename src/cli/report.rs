@@ -2,11 +2,12 @@
 
 use super::args::{ReportArgs, ReportFormat};
 use super::{Exit, Usage, view};
+use crate::error::Error;
 use crate::report::{charts, html};
 use crate::results::Results;
 
 /// Writes the report in the asked format.
-pub fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
+pub fn report(args: &ReportArgs) -> Result<Exit, Error> {
     let (dir, mut doc) = crate::results::load(&args.results)?;
     view::analyse(&mut doc, &args.view)?;
     let timeline = args.timeline.as_deref().map(|t| timeline(&doc, t)).transpose()?;
@@ -51,7 +52,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
 }
 
 /// Finds `LABEL:RUN` (run counted from 1) among the points.
-fn timeline(doc: &Results, spec: &str) -> anyhow::Result<(usize, usize)> {
+fn timeline(doc: &Results, spec: &str) -> Result<(usize, usize), Error> {
     let (label, run) = spec.rsplit_once(':').unwrap_or((spec, "1"));
     let point = doc.points.iter().position(|p| p.label() == label).ok_or_else(|| {
         let known: Vec<String> = doc.points.iter().map(|p| p.label()).collect();

@@ -4,6 +4,7 @@
 use super::args::{LauncherArg, OrderArg, RunArgs};
 use super::progress::Session;
 use super::{Exit, Usage, more_runs, view};
+use crate::error::Error;
 use crate::exec::ceiling::{self, Ceiling};
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{Processes, signals};
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Runs `scalescope run`; `params` are the `--param`/`-L` items in command-line order.
-pub fn run(args: &RunArgs, params: &[String]) -> anyhow::Result<Exit> {
+pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
     let mut store = match &args.resume {
         Some(dir) => resume(args, params, dir)?,
         None => match start(args, params)? {
@@ -155,7 +156,7 @@ fn every_run_failed(doc: &Results) -> Option<String> {
 }
 
 /// Measures the read ceiling of the plan's `--ceiling` files at its thread counts.
-fn measure_ceiling(plan: &Plan) -> anyhow::Result<Ceiling> {
+fn measure_ceiling(plan: &Plan) -> Result<Ceiling, Error> {
     let mut counts = plan.thread_counts();
     if counts.is_empty() {
         counts.push(machine::allowed_cpus() as u32);
@@ -175,7 +176,7 @@ fn measure_ceiling(plan: &Plan) -> anyhow::Result<Ceiling> {
 }
 
 /// The plan from the flags, checked; with `--dry-run` it is only described (returns `None`).
-fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<Option<Store>> {
+fn start(args: &RunArgs, params: &[String]) -> Result<Option<Store>, Error> {
     let plan = plan::build(&request(args, params), machine::allowed_cpus())?;
     for name in plan.unused_params() {
         eprintln!(
@@ -190,12 +191,12 @@ fn start(args: &RunArgs, params: &[String]) -> anyhow::Result<Option<Store>> {
     let dir = args.out.clone().unwrap_or_else(|| default_folder(&plan.command, plan.shell));
     let mut doc = Results::new(plan, std::env::args().collect())?;
     doc.provenance = Some(provenance);
-    let store = Store::create(&dir, doc).map_err(|e| Usage(format!("{e:#}")))?;
+    let store = Store::create(&dir, doc).map_err(Error::Out)?;
     Ok(Some(store))
 }
 
 /// What `--dry-run` prints: the grid, the order and the first and last command lines.
-fn describe(plan: &Plan) -> anyhow::Result<String> {
+fn describe(plan: &Plan) -> Result<String, Error> {
     let n = plan.len();
     let mut out = format!("{n} point{}", if n == 1 { "" } else { "s" });
     for p in &plan.params {
@@ -304,7 +305,7 @@ fn request(args: &RunArgs, params: &[String]) -> Request {
 
 /// Reopens DIR's sweep: only a folder that is the user's own (or `--trust`), whose plan still
 /// makes the points it recorded. Prints the command and hooks about to run.
-fn resume(args: &RunArgs, params: &[String], dir: &Path) -> anyhow::Result<Store> {
+fn resume(args: &RunArgs, params: &[String], dir: &Path) -> Result<Store, Error> {
     if !args.command.is_empty() || !params.is_empty() {
         return Err(Usage(format!(
             "--resume continues the sweep recorded in {}: give no command or parameters",

@@ -3,10 +3,11 @@
 
 use super::args::SbatchArgs;
 use super::{Exit, Usage, view};
+use crate::error::Error;
 use crate::plan::template::shell_quote;
 
 /// Writes the script to the file or stdout.
-pub fn sbatch(a: &SbatchArgs) -> anyhow::Result<Exit> {
+pub fn sbatch(a: &SbatchArgs) -> Result<Exit, Error> {
     if !a.run.iter().any(|x| x == "--") && !a.run.iter().any(|x| x == "--resume") {
         return Err(Usage(
             "give the run's options, then -- and the command, after a first --: scalescope sbatch --nodes 2 -- --launcher srun --param ntasks=2,4 -- ./prog".into(),

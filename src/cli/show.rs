@@ -2,10 +2,11 @@
 
 use super::args::ShowArgs;
 use super::{Exit, Usage, view};
+use crate::error::Error;
 use std::path::Path;
 
 /// Loads the results and prints their table and model.
-pub fn show(args: &ShowArgs) -> anyhow::Result<Exit> {
+pub fn show(args: &ShowArgs) -> Result<Exit, Error> {
     let (_, mut doc) = crate::results::load(&args.results)?;
     view::analyse(&mut doc, &args.view)?;
     // The series go first: a folder that cannot be written stops `show` before it prints.
@@ -18,7 +19,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<Exit> {
 }
 
 /// Writes every run's time series into `dir` in prmon's formats.
-fn export_prmon(doc: &crate::results::Results, results: &Path, dir: &Path) -> anyhow::Result<()> {
+fn export_prmon(doc: &crate::results::Results, results: &Path, dir: &Path) -> Result<(), Error> {
     let files = crate::report::prmon::exports(doc);
     if files.is_empty() {
         return Err(Usage(format!(

@@ -4,6 +4,7 @@
 use super::Usage;
 use super::args::ViewArgs;
 use crate::analysis::Options;
+use crate::error::Error;
 use crate::report::sections::Sections;
 use crate::report::{charts, csv, html, terminal};
 use crate::results::Results;
@@ -16,7 +17,7 @@ pub const SUMMARY_MD: &str = "summary.md";
 /// Gives the document the analysis and findings this view shows: the stored ones when it holds
 /// them and the view asks for nothing else, otherwise computed here (so that `--export-json`
 /// exports what the screen shows).
-pub fn analyse(doc: &mut Results, view: &ViewArgs) -> anyhow::Result<()> {
+pub fn analyse(doc: &mut Results, view: &ViewArgs) -> Result<(), Error> {
     let other_axis = view.scale.is_some() || view.workers || view.weak;
     if doc.analysis.is_some() && !other_axis && view.baseline.is_none() && view.predict.is_empty() {
         return Ok(());
@@ -39,7 +40,7 @@ pub fn print_and_export(
     sections: &Sections,
     folder: Option<&Path>,
     view: &ViewArgs,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let mut text = sections.terminal(terminal::colour(), view.all);
     let post = sections.markdown(doc);
     if let Some(dir) = folder {
@@ -69,7 +70,7 @@ pub fn html_report(doc: &Results, sections: &Sections, timeline: Option<(usize, 
 }
 
 /// Writes text to stdout.
-pub fn print(text: &str) -> anyhow::Result<()> {
+pub fn print(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -77,7 +78,7 @@ pub fn print(text: &str) -> anyhow::Result<()> {
 }
 
 /// Writes a file, a failure being the user's to fix.
-pub fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+pub fn write(path: &Path, text: &str) -> Result<(), Error> {
     crate::files::write(path, text.as_bytes())
         .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())).into())
 }

@@ -7,14 +7,14 @@
 use super::capture::{Capture, Captured, Streams, Wake, readable_within};
 use super::metrics::Scanner;
 use super::signals;
-use super::spawner::{Refused, Request, Spawner};
+use super::spawner::{Finished, Refused, Request, RunUsage, Spawner};
 use super::strays::{Children, become_subreaper, kill_strays};
 use crate::sample::{Config, Sampler, ThreadReport};
 use std::collections::HashMap;
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -248,15 +248,7 @@ impl Default for Processes {
 impl Executor for Processes {
     fn run(&mut self, spec: &Spec) -> Result<Outcome, SpawnError> {
         let program = &spec.argv[0];
-        // A run started as the one before ended is this one; another request stops it.
-        let early = match self.started.take() {
-            Some((a, at)) if a.runs(spec) => Some((a.pipes, at)),
-            Some((other, _)) => {
-                self.stop_started(other);
-                None
-            }
-            None => None,
-        };
+        let early = self.take_started(spec);
         let spawner = match &mut self.spawner {
             Some(s) => s,
             None => {
@@ -272,38 +264,9 @@ impl Executor for Processes {
         };
         // Everything is ready before the helper takes the clock: only the program is timed.
         let path = self.paths.entry(program.clone()).or_insert_with(|| resolve(program)).clone();
-        let request = |pipes: &Pipes| Request {
-            program: path.as_os_str(),
-            argv: spec.argv,
-            env: spec.env,
-            stdout: pipes.out.1.as_raw_fd(),
-            stderr: pipes.err.1.as_raw_fd(),
-            kill_group: spec.kill_leftovers,
-        };
-        let arm = |spawner: &mut Spawner| {
-            let pipes = Pipes::new().ok()?;
-            spawner.arm(&request(&pipes)).ok()?;
-            Some(Armed { argv: spec.argv.to_vec(), env: spec.env.to_vec(), pipes })
-        };
-        let (pipes, reply, early_at) = match early {
-            Some((pipes, at)) => (pipes, spawner.started(), Some(at)),
-            None => {
-                let armed = self.armed.take().filter(|a| a.runs(spec));
-                match armed.and_then(|a| spawner.go().map(|sent| (a.pipes, sent.and_then(|()| spawner.started())))) {
-                    Some((pipes, reply)) => (pipes, reply, None),
-                    None => {
-                        let pipes = Pipes::new().map_err(|e| SpawnError::of(program, e))?;
-                        let reply = spawner.spawn(&request(&pipes));
-                        (pipes, reply, None)
-                    }
-                }
-            }
-        };
+        let (pipes, reply, early_at) = begin(spawner, &mut self.armed, spec, &path, early)?;
         let Pipes { out: (out_r, out_w), err: (err_r, err_w) } = pipes;
-        let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
-        let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
-        let captures = [Capture::new(spec.scanner.clone(), echo_out), Capture::new(spec.scanner.clone(), echo_err)];
-        let mut streams = Streams::new([File::from(OwnedFd::from(out_r)), File::from(OwnedFd::from(err_r))], captures);
+        let mut streams = streams(spec, out_r, err_r);
         let pid = match reply {
             Ok(Ok(pid)) => pid,
             Ok(Err(Refused(errno))) => return Err(SpawnError::of(program, std::io::Error::from_raw_os_error(errno))),
@@ -312,110 +275,237 @@ impl Executor for Processes {
         // The helper holds its own copies now: the streams end when the run's tree exits.
         drop((out_w, err_w));
         signals::set_current_group(pid);
-        let started = early_at.unwrap_or_else(Instant::now);
-        let mut sampler = None;
-        let mut sample_at = spec.sample.map(|c| (started + SAMPLE_AFTER, c));
-        // The next run is set up once this one is old enough for the set-up not to share its first
-        // instants (a shorter run has it set up after its end).
         let again = spec.again && spec.kill_leftovers;
-        let mut arm_at = again.then_some(started + SAMPLE_AFTER);
-        let mut timed_out = false;
-        let mut kill_at = spec.timeout.map(|t| (started + t, libc::SIGTERM));
-        let finished = loop {
-            let deadline = [kill_at.map(|(at, _)| at), sample_at.map(|(at, _)| at), arm_at].into_iter().flatten().min();
-            match streams.until(Some(spawner.reply_fd()), deadline) {
-                Ok(Wake::Deadline) => {
-                    let now = Instant::now();
-                    if let Some((at, c)) = sample_at
-                        && now >= at
-                    {
-                        sample_at = None;
-                        sampler = Sampler::start(pid, c);
-                    }
-                    if arm_at.is_some_and(|at| now >= at) {
-                        arm_at = None;
-                        self.armed = arm(spawner);
-                    }
-                    let Some((at, sig)) = kill_at else { continue };
-                    if now < at {
-                        continue;
-                    }
-                    timed_out = true;
-                    // SAFETY: signals the run's own process group.
-                    unsafe { libc::kill(-pid, sig) };
-                    kill_at = (sig == libc::SIGTERM).then(|| (Instant::now() + GRACE, libc::SIGKILL));
-                }
-                Ok(_) => break spawner.finish(),
-                Err(e) => break Err(e),
-            }
-        };
+        let running = Running { spec, path: &path, pid, started: early_at.unwrap_or_else(Instant::now), again };
+        let watched = watch(spawner, &mut streams, &mut self.armed, &running);
         // The sampler builds its report while the run's leftovers are killed and its output read.
-        if let Some(s) = &sampler {
+        if let Some(s) = &watched.sampler {
             s.ask_stop();
         }
         signals::set_current_group(0);
-        let finished = finished.map_err(|e| self.helper_failed(e));
-        let strays = if spec.kill_leftovers { kill_strays(&mut self.listed, &earlier) } else { 0 };
-        if spec.kill_leftovers {
-            self.children = Some(earlier);
-        }
-        // The same command runs next: it starts now, while this run's output is read, its report
-        // made and the run recorded.
+        let finished = watched.finished.map_err(|e| self.helper_failed(e));
+        let strays = self.end_strays(spec, earlier);
         let succeeded = finished.as_ref().is_ok_and(|f| libc::WIFEXITED(f.status) && libc::WEXITSTATUS(f.status) == 0);
-        if again
-            && succeeded
-            && !timed_out
-            && !signals::interrupted()
-            && let Some(spawner) = self.spawner.as_mut()
-            && let Some(next) = self.armed.take().filter(|a| a.runs(spec)).or_else(|| arm(spawner))
+        if again && succeeded && !watched.timed_out {
+            self.start_next(spec, &path);
+        }
+        // A descendant that escaped the group may hold a pipe open: stop reading after a while.
+        let _ = streams.until(None, Some(Instant::now() + OUTPUT_GRACE));
+        let captured = streams.finish();
+        self.arm_next(spec, &path);
+        let threads = watched.sampler.map(Sampler::stop);
+        Ok(outcome(&finished?, watched.timed_out, captured, threads, strays))
+    }
+}
+
+/// A run going on, as the deadline loop watches it.
+struct Running<'a> {
+    spec: &'a Spec<'a>,
+    /// The program, looked up on PATH.
+    path: &'a Path,
+    pid: i32,
+    /// When it started (the helper's clock started just before).
+    started: Instant,
+    /// The same command runs next if this one succeeds: set it up during this one.
+    again: bool,
+}
+
+/// What the deadline loop saw of a run: the helper's report of its end, whether the timeout
+/// stopped it, and its sampler, when one was started.
+struct Watched {
+    finished: std::io::Result<Finished>,
+    timed_out: bool,
+    sampler: Option<Sampler>,
+}
+
+/// How the run starts: the run started ahead when it is this one, else the one armed for it with
+/// a "go", else a new request. Returns its output pipes, the helper's reply, and when a run
+/// started ahead started.
+fn begin(
+    spawner: &mut Spawner,
+    armed: &mut Option<Armed>,
+    spec: &Spec,
+    path: &Path,
+    early: Option<(Pipes, Instant)>,
+) -> Result<Begun, SpawnError> {
+    if let Some((pipes, at)) = early {
+        return Ok((pipes, spawner.started(), Some(at)));
+    }
+    let armed = armed.take().filter(|a| a.runs(spec));
+    match armed.and_then(|a| spawner.go().map(|sent| (a.pipes, sent.and_then(|()| spawner.started())))) {
+        Some((pipes, reply)) => Ok((pipes, reply, None)),
+        None => {
+            let pipes = Pipes::new().map_err(|e| SpawnError::of(&spec.argv[0], e))?;
+            let reply = spawner.spawn(&request(spec, path, &pipes));
+            Ok((pipes, reply, None))
+        }
+    }
+}
+
+/// A started run's output pipes, the helper's reply (its process id, or why it could not
+/// start), and when it started if it was started ahead.
+type Begun = (Pipes, std::io::Result<Result<i32, Refused>>, Option<Instant>);
+
+/// The deadline loop: reads the run's output until the helper says the run has ended, and at
+/// their instants starts the sampler, sets the next run up and stops the run at its timeout
+/// (SIGTERM, then SIGKILL after a grace).
+fn watch(spawner: &mut Spawner, streams: &mut Streams, armed: &mut Option<Armed>, run: &Running) -> Watched {
+    let mut sampler = None;
+    let mut sample_at = run.spec.sample.map(|c| (run.started + SAMPLE_AFTER, c));
+    // The next run is set up once this one is old enough for the set-up not to share its first
+    // instants (a shorter run has it set up after its end).
+    let mut arm_at = run.again.then_some(run.started + SAMPLE_AFTER);
+    let mut timed_out = false;
+    let mut kill_at = run.spec.timeout.map(|t| (run.started + t, libc::SIGTERM));
+    let finished = loop {
+        let deadline = [kill_at.map(|(at, _)| at), sample_at.map(|(at, _)| at), arm_at].into_iter().flatten().min();
+        match streams.until(Some(spawner.reply_fd()), deadline) {
+            Ok(Wake::Deadline) => {
+                let now = Instant::now();
+                if let Some((at, c)) = sample_at
+                    && now >= at
+                {
+                    sample_at = None;
+                    sampler = Sampler::start(run.pid, c);
+                }
+                if arm_at.is_some_and(|at| now >= at) {
+                    arm_at = None;
+                    *armed = arm(spawner, run.spec, run.path);
+                }
+                let Some((at, sig)) = kill_at else { continue };
+                if now < at {
+                    continue;
+                }
+                timed_out = true;
+                // SAFETY: signals the run's own process group.
+                unsafe { libc::kill(-run.pid, sig) };
+                kill_at = (sig == libc::SIGTERM).then(|| (Instant::now() + GRACE, libc::SIGKILL));
+            }
+            Ok(_) => break spawner.finish(),
+            Err(e) => break Err(e),
+        }
+    };
+    Watched { finished, timed_out, sampler }
+}
+
+/// Reads a run's output from the read ends of its pipes into bounded captures, echoed to
+/// scalescope's own when asked.
+fn streams(spec: &Spec, out: std::io::PipeReader, err: std::io::PipeReader) -> Streams {
+    let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
+    let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
+    let captures = [Capture::new(spec.scanner.clone(), echo_out), Capture::new(spec.scanner.clone(), echo_err)];
+    Streams::new([File::from(OwnedFd::from(out)), File::from(OwnedFd::from(err))], captures)
+}
+
+/// The request that starts `spec`'s command (found at `path`) with its output into `pipes`.
+fn request<'a>(spec: &'a Spec, path: &'a Path, pipes: &Pipes) -> Request<'a> {
+    Request {
+        program: path.as_os_str(),
+        argv: spec.argv,
+        env: spec.env,
+        stdout: pipes.out.1.as_raw_fd(),
+        stderr: pipes.err.1.as_raw_fd(),
+        kill_group: spec.kill_leftovers,
+    }
+}
+
+/// Has the helper set `spec`'s command up as the next run (see [`Armed`]); `None` when it cannot.
+fn arm(spawner: &mut Spawner, spec: &Spec, path: &Path) -> Option<Armed> {
+    let pipes = Pipes::new().ok()?;
+    spawner.arm(&request(spec, path, &pipes)).ok()?;
+    Some(Armed { argv: spec.argv.to_vec(), env: spec.env.to_vec(), pipes })
+}
+
+/// The run's outcome from the helper's report of its end: wall time, exit code or signal, and
+/// its usage decoded.
+fn outcome(
+    finished: &Finished,
+    timed_out: bool,
+    [stdout, stderr]: [Captured; 2],
+    threads: Option<ThreadReport>,
+    strays: u32,
+) -> Outcome {
+    let status = finished.status;
+    Outcome {
+        wall_s: finished.wall_ns as f64 * 1e-9,
+        exit_code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        signal: (!libc::WIFEXITED(status) && libc::WIFSIGNALED(status)).then(|| libc::WTERMSIG(status)),
+        timed_out,
+        interrupted: signals::interrupted(),
+        usage: Usage::from(finished.usage),
+        io: finished.io,
+        stdout,
+        stderr,
+        threads,
+        strays,
+    }
+}
+
+impl From<RunUsage> for Usage {
+    fn from(u: RunUsage) -> Usage {
+        let count = |v: i64| v.max(0) as u64;
+        Usage {
+            user_s: u.user_us as f64 * 1e-6,
+            sys_s: u.sys_us as f64 * 1e-6,
+            max_rss_bytes: count(u.max_rss_kib) * 1024,
+            minor_faults: count(u.minor_faults),
+            major_faults: count(u.major_faults),
+            in_blocks: count(u.in_blocks),
+            out_blocks: count(u.out_blocks),
+            voluntary_switches: count(u.voluntary_switches),
+            involuntary_switches: count(u.involuntary_switches),
+        }
+    }
+}
+
+impl Processes {
+    /// The run started as the one before ended, when it is this one; another request stops it.
+    fn take_started(&mut self, spec: &Spec) -> Option<(Pipes, Instant)> {
+        match self.started.take() {
+            Some((a, at)) if a.runs(spec) => Some((a.pipes, at)),
+            Some((other, _)) => {
+                self.stop_started(other);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Kills what a run left running outside its group (not after a hook), and keeps `earlier`,
+    /// scalescope's children before it, for the next run; returns how many it killed.
+    fn end_strays(&mut self, spec: &Spec, earlier: Vec<i32>) -> u32 {
+        if !spec.kill_leftovers {
+            return 0;
+        }
+        let strays = kill_strays(&mut self.listed, &earlier);
+        self.children = Some(earlier);
+        strays
+    }
+
+    /// Starts the same command the moment this run has ended ([`Spec::again`]), while this run's
+    /// output is read, its report made and the run recorded.
+    fn start_next(&mut self, spec: &Spec, path: &Path) {
+        if signals::interrupted() {
+            return;
+        }
+        if let Some(spawner) = self.spawner.as_mut()
+            && let Some(next) = self.armed.take().filter(|a| a.runs(spec)).or_else(|| arm(spawner, spec, path))
             && let Some(Ok(())) = spawner.go()
         {
             self.started = Some((next, Instant::now()));
         }
-        // A descendant that escaped the group may hold a pipe open: stop reading after a while.
-        let _ = streams.until(None, Some(Instant::now() + OUTPUT_GRACE));
-        let [stdout, stderr] = streams.finish();
-        // The same command is likely next: set it up while the sampler's report and the record
-        // of this run are made.
+    }
+
+    /// Sets the same command up, as it is likely next, while the sampler's report and the record
+    /// of this run are made.
+    fn arm_next(&mut self, spec: &Spec, path: &Path) {
         if spec.kill_leftovers
             && self.started.is_none()
             && self.armed.is_none()
             && let Some(spawner) = self.spawner.as_mut()
         {
-            self.armed = arm(spawner);
+            self.armed = arm(spawner, spec, path);
         }
-        let threads = sampler.map(Sampler::stop);
-        let finished = finished?;
-        let u = finished.usage;
-        let mut outcome = Outcome {
-            wall_s: finished.wall_ns as f64 * 1e-9,
-            timed_out,
-            interrupted: signals::interrupted(),
-            usage: Usage {
-                user_s: u[0] as f64 * 1e-6,
-                sys_s: u[1] as f64 * 1e-6,
-                max_rss_bytes: u[2].max(0) as u64 * 1024,
-                minor_faults: u[3].max(0) as u64,
-                major_faults: u[4].max(0) as u64,
-                in_blocks: u[5].max(0) as u64,
-                out_blocks: u[6].max(0) as u64,
-                voluntary_switches: u[7].max(0) as u64,
-                involuntary_switches: u[8].max(0) as u64,
-            },
-            io: finished.io,
-            stdout,
-            stderr,
-            threads,
-            strays,
-            ..Outcome::default()
-        };
-        let status = finished.status;
-        if libc::WIFEXITED(status) {
-            outcome.exit_code = Some(libc::WEXITSTATUS(status));
-        } else if libc::WIFSIGNALED(status) {
-            outcome.signal = Some(libc::WTERMSIG(status));
-        }
-        Ok(outcome)
     }
 }
 

@@ -17,7 +17,7 @@
 
 use super::capture::readable_within;
 use super::shed::{self, Shed};
-use super::spawner::{self, HELPER_NAME, put_i64, receive, send, take_bytes, take_i64, take_u8, torn};
+use super::spawner::{self, HELPER_NAME, RunUsage, put_i64, receive, send, take_bytes, take_i64, take_u8, torn};
 use crate::sample::procfs::ProcFile;
 use crate::sample::tracer::monotonic_ns;
 use std::ffi::{CString, OsStr};
@@ -144,10 +144,10 @@ enum Says {
     /// Its pipe ended: it exec'd (after saying so) or exited (before).
     Nothing,
     /// It execs now: the clock's start, the run's options, scalescope's descriptors of its
-    /// output, what it used itself before the clock (as [`usage`] lists it) and the bytes it read
-    /// and wrote itself before the exec (its request and this message), which the run's usage and
-    /// I/O counters must not count.
-    Exec { t0: u64, kill_group: bool, out: i64, err: i64, own_usage: [i64; 9], own_io: (u64, u64) },
+    /// output, what it used itself before the clock and the bytes it read and wrote itself before
+    /// the exec (its request and this message), which the run's usage and I/O counters must not
+    /// count.
+    Exec { t0: u64, kill_group: bool, out: i64, err: i64, own_usage: RunUsage, own_io: (u64, u64) },
     /// The run could not be started: the `errno` of opening its output or of `execve`.
     Refused(i32),
 }
@@ -186,13 +186,7 @@ impl Ready {
                 kill_group: take_u8(&mut at)? == 1,
                 out: take_i64(&mut at)?,
                 err: take_i64(&mut at)?,
-                own_usage: {
-                    let mut u = [0; 9];
-                    for v in &mut u {
-                        *v = take_i64(&mut at)?;
-                    }
-                    u
-                },
+                own_usage: RunUsage::take(&mut at)?,
                 own_io: (take_i64(&mut at)? as u64, take_i64(&mut at)? as u64),
             },
             _ => Says::Refused(take_i64(&mut at)? as i32),
@@ -316,7 +310,7 @@ impl Exec {
     /// Where the clock's start, the usage before it and the bytes read and written are.
     const T0: usize = 9;
     const USAGE: usize = Exec::T0 + 8 + 1 + 16;
-    const READ: usize = Exec::USAGE + 9 * 8;
+    const READ: usize = Exec::USAGE + RunUsage::LEN;
     const LEN: usize = Exec::READ + 16;
 
     fn new(kill_group: bool, out: i64, err: i64) -> Exec {
@@ -414,7 +408,7 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
     own.ru_maxrss = 0;
     let mut exec = run.exec;
     exec.put(Exec::T0, now.tv_sec * 1_000_000_000 + now.tv_nsec);
-    for (i, u) in usage(&own).into_iter().enumerate() {
+    for (i, u) in RunUsage::of(&own).fields().into_iter().enumerate() {
         exec.put(Exec::USAGE + 8 * i, u);
     }
     // The requests and their lengths were read; this message is written, and the bytes that
@@ -592,7 +586,7 @@ fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
 /// Waits for the run to exit, stops the clock, reads its I/O while it is a zombie, kills what is
 /// left of its group when asked, reaps it; returns the `Finished` message. `own_usage` and `own`
 /// are what the ready child used, read and wrote itself before the clock, taken out of the run's.
-fn wait(run: &mut Ready, t0: u64, kill_group: bool, own_usage: [i64; 9], own: (u64, u64)) -> Vec<u8> {
+fn wait(run: &mut Ready, t0: u64, kill_group: bool, own_usage: RunUsage, own: (u64, u64)) -> Vec<u8> {
     let pid = run.pid;
     loop {
         // SAFETY: siginfo_t is plain data filled by waitid.
@@ -614,16 +608,10 @@ fn wait(run: &mut Ready, t0: u64, kill_group: bool, own_usage: [i64; 9], own: (u
     while unsafe { libc::wait4(pid, &mut status, 0, &mut ru) } < 0
         && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
     {}
-    let mut usage = usage(&ru);
-    for (u, own) in usage.iter_mut().zip(own_usage) {
-        *u = (*u - own).max(0);
-    }
     let mut m = Vec::with_capacity(128);
     put_i64(&mut m, status.into());
     put_i64(&mut m, wall_ns as i64);
-    for u in usage {
-        put_i64(&mut m, u);
-    }
+    RunUsage::of(&ru).less(own_usage).put(&mut m);
     match io {
         Some((r, w)) => {
             m.push(1);
@@ -633,24 +621,6 @@ fn wait(run: &mut Ready, t0: u64, kill_group: bool, own_usage: [i64; 9], own: (u
         None => m.push(0),
     }
     m
-}
-
-/// The figures of a `rusage` a run reports: user and system CPU in µs, max RSS in KiB, minor and
-/// major faults, blocks in and out, voluntary and involuntary context switches.
-#[inline(always)]
-fn usage(ru: &libc::rusage) -> [i64; 9] {
-    let micros = |tv: libc::timeval| tv.tv_sec * 1_000_000 + tv.tv_usec;
-    [
-        micros(ru.ru_utime),
-        micros(ru.ru_stime),
-        ru.ru_maxrss,
-        ru.ru_minflt,
-        ru.ru_majflt,
-        ru.ru_inblock,
-        ru.ru_oublock,
-        ru.ru_nvcsw,
-        ru.ru_nivcsw,
-    ]
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod tail;
 pub use child::{Executor, Processes, SpawnError};
 pub use record::{OutputFile, RankPart, RunRecord};
 
+use crate::files::WriteError;
 use crate::pagecache;
 use crate::plan::PlanError;
 use tail::Printed;
@@ -46,7 +47,7 @@ pub enum ExecError {
     Hook(Box<HookFailed>),
     /// The results could not be saved.
     #[error(transparent)]
-    Sink(anyhow::Error),
+    Sink(WriteError),
 }
 
 /// A hook that exited non-zero or was killed.

@@ -74,11 +74,112 @@ pub(crate) struct Finished {
     pub status: i32,
     /// Nanoseconds from just before the run execs to its exit, on the monotonic clock.
     pub wall_ns: u64,
-    /// `wait4`'s resource usage: user and system CPU in µs, max RSS in KiB, minor and major faults,
-    /// blocks in and out, voluntary and involuntary context switches.
-    pub usage: [i64; 9],
+    /// `wait4`'s resource usage of the run.
+    pub usage: RunUsage,
     /// `rchar` and `wchar` of `/proc/<pid>/io`, read while the run was a zombie.
     pub io: Option<(u64, u64)>,
+}
+
+/// The figures of a `struct rusage` that a run reports, in the kernel's units, as the helper and
+/// the ready child send them: the fields in this order, each a little-endian `i64`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RunUsage {
+    /// User CPU time in µs.
+    pub user_us: i64,
+    /// System CPU time in µs.
+    pub sys_us: i64,
+    /// Peak resident set in KiB.
+    pub max_rss_kib: i64,
+    /// Minor page faults.
+    pub minor_faults: i64,
+    /// Major page faults.
+    pub major_faults: i64,
+    /// Blocks read (512-byte units).
+    pub in_blocks: i64,
+    /// Blocks written (512-byte units).
+    pub out_blocks: i64,
+    /// Voluntary context switches.
+    pub voluntary_switches: i64,
+    /// Involuntary context switches.
+    pub involuntary_switches: i64,
+}
+
+impl RunUsage {
+    /// Its length in a message.
+    pub const LEN: usize = std::mem::size_of::<RunUsage>();
+
+    /// The figures of `ru`. Inlined: the ready child calls it after dropping its code pages.
+    #[inline(always)]
+    pub fn of(ru: &libc::rusage) -> RunUsage {
+        let micros = |tv: libc::timeval| tv.tv_sec * 1_000_000 + tv.tv_usec;
+        RunUsage {
+            user_us: micros(ru.ru_utime),
+            sys_us: micros(ru.ru_stime),
+            max_rss_kib: ru.ru_maxrss,
+            minor_faults: ru.ru_minflt,
+            major_faults: ru.ru_majflt,
+            in_blocks: ru.ru_inblock,
+            out_blocks: ru.ru_oublock,
+            voluntary_switches: ru.ru_nvcsw,
+            involuntary_switches: ru.ru_nivcsw,
+        }
+    }
+
+    /// The figures in their order in a message. Inlined, as [`RunUsage::of`].
+    #[inline(always)]
+    pub fn fields(self) -> [i64; 9] {
+        [
+            self.user_us,
+            self.sys_us,
+            self.max_rss_kib,
+            self.minor_faults,
+            self.major_faults,
+            self.in_blocks,
+            self.out_blocks,
+            self.voluntary_switches,
+            self.involuntary_switches,
+        ]
+    }
+
+    /// Reads the figures from a message.
+    pub fn take(at: &mut &[u8]) -> io::Result<RunUsage> {
+        Ok(RunUsage {
+            user_us: take_i64(at)?,
+            sys_us: take_i64(at)?,
+            max_rss_kib: take_i64(at)?,
+            minor_faults: take_i64(at)?,
+            major_faults: take_i64(at)?,
+            in_blocks: take_i64(at)?,
+            out_blocks: take_i64(at)?,
+            voluntary_switches: take_i64(at)?,
+            involuntary_switches: take_i64(at)?,
+        })
+    }
+
+    /// Writes the figures into a message.
+    pub fn put(self, m: &mut Vec<u8>) {
+        for v in self.fields() {
+            put_i64(m, v);
+        }
+    }
+
+    /// Each figure less what `own` counted, never below zero: the run's part of a usage that also
+    /// counts what its process did before the clock.
+    pub fn less(self, own: RunUsage) -> RunUsage {
+        let less = |a: i64, b: i64| (a - b).max(0);
+        RunUsage {
+            user_us: less(self.user_us, own.user_us),
+            sys_us: less(self.sys_us, own.sys_us),
+            max_rss_kib: less(self.max_rss_kib, own.max_rss_kib),
+            minor_faults: less(self.minor_faults, own.minor_faults),
+            major_faults: less(self.major_faults, own.major_faults),
+            in_blocks: less(self.in_blocks, own.in_blocks),
+            out_blocks: less(self.out_blocks, own.out_blocks),
+            voluntary_switches: less(self.voluntary_switches, own.voluntary_switches),
+            involuntary_switches: less(self.involuntary_switches, own.involuntary_switches),
+        }
+    }
 }
 
 /// scalescope's end of the helper.
@@ -160,11 +261,12 @@ impl Spawner {
     pub fn finish(&mut self) -> io::Result<Finished> {
         let reply = receive(&mut self.from)?;
         let mut at = &reply[..];
-        let mut f =
-            Finished { status: take_i64(&mut at)? as i32, wall_ns: take_i64(&mut at)? as u64, ..Finished::default() };
-        for u in &mut f.usage {
-            *u = take_i64(&mut at)?;
-        }
+        let mut f = Finished {
+            status: take_i64(&mut at)? as i32,
+            wall_ns: take_i64(&mut at)? as u64,
+            usage: RunUsage::take(&mut at)?,
+            io: None,
+        };
         if take_u8(&mut at)? == 1 {
             f.io = Some((take_i64(&mut at)? as u64, take_i64(&mut at)? as u64));
         }

@@ -9,7 +9,7 @@ use super::ranks;
 use super::record::{OutputFile, RunRecord, signal_name};
 use super::tail::Printed;
 use super::{ExecError, HookFailed, signals};
-use crate::files;
+use crate::files::{self, WriteError};
 use crate::pagecache;
 use crate::plan::schedule::{PointProgress, Scheduler, Task};
 use crate::plan::{Launch, Plan, PlanError, Point};
@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Receives what the sweep produces; implemented by the results store (and progress display).
 pub trait Sink {
     /// A measured run finished; store it now. `units` gives the unit of each metric it carries.
-    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()>;
+    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError>;
     /// A point's number of runs became known.
     fn target(&mut self, point: usize, runs: u32);
     /// Something to show the user: a run starting, or a warning.
@@ -80,124 +80,100 @@ pub fn run(
 ) -> Result<Stop, ExecError> {
     signals::install();
     let scanner = Arc::new(Scanner::new(&plan.metrics).map_err(|e| PlanError::Invalid(e.to_string()))?);
-    let timeout = plan.timeout_s.map(Duration::from_secs_f64);
-    let mut sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed).from_round(first_round);
+    let sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed).from_round(first_round);
     for (i, p) in sched.progress().iter().enumerate() {
         if let Some(t) = p.target {
             sink.target(i, t);
         }
     }
-    let mut set_up = vec![false; plan.len()];
-    // A metric missing from one run is usually missing from all: said once, counted per point.
-    let mut said_missing: Vec<String> = Vec::new();
-    let mut said_eviction = false;
+    let mut sweep = Sweep {
+        plan,
+        scanner,
+        timeout: plan.timeout_s.map(Duration::from_secs_f64),
+        show_output,
+        sched,
+        set_up: vec![false; plan.len()],
+        warnings: Warnings::default(),
+    };
     let mut current: Option<(usize, Point)> = None;
-    while let Some(task) = sched.next_task() {
+    while let Some(task) = sweep.sched.next_task() {
         if signals::interrupted() {
             return Ok(Stop::Interrupted);
         }
-        let (p, warmup) = match task {
-            Task::Warmup(p) => (p, true),
-            Task::Measure(p) => (p, false),
-        };
+        let p = task.point();
         if current.as_ref().is_none_or(|(i, _)| *i != p) {
             current = Some((p, plan.point(p)?));
         }
         let Some((_, point)) = &current else { continue };
-        let mut hooks = Hooks { exec: &mut *exec, point, show_output };
-        if !set_up[p] {
-            hooks.run("setup", &point.hooks.setup)?;
-            set_up[p] = true;
+        if let Some(stop) = sweep.task(task, point, sink, exec)? {
+            return Ok(stop);
         }
-        hooks.run("prepare", &point.hooks.prepare)?;
-        let eviction = if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict)?) };
-        if let Some(why) = eviction.as_ref().and_then(not_cold).filter(|_| !said_eviction) {
-            sink.event(Event::Warning(why));
-            said_eviction = true;
-        }
-        sink.event(Event::Starting { point: p, warmup, progress: sched.progress() });
+    }
+    Ok(if signals::interrupted() { Stop::Interrupted } else { Stop::Complete })
+}
+
+/// A sweep under way: what stays the same through it, and what it carries from one task to the
+/// next.
+struct Sweep<'a> {
+    plan: &'a Plan,
+    scanner: Arc<Scanner>,
+    timeout: Option<Duration>,
+    show_output: bool,
+    sched: Scheduler,
+    /// Points whose setup hook has run.
+    set_up: Vec<bool>,
+    warnings: Warnings,
+}
+
+/// One run of a task: its point, whether it is a warm-up, its number among the point's recorded
+/// runs, and the names its files take.
+struct RunOf<'a> {
+    point: &'a Point,
+    warmup: bool,
+    index: u32,
+    /// `003-001`, `003-warmup`: the stem of its saved output's names.
+    stem: String,
+    /// Where its ranks write their parts, when it is launched.
+    parts: Option<PathBuf>,
+}
+
+impl Sweep<'_> {
+    /// Runs one task of the scheduler: the hooks around it, the eviction, the run, and its record
+    /// handed to the sink. `Some` when the sweep stops here.
+    fn task(
+        &mut self,
+        task: Task,
+        point: &Point,
+        sink: &mut dyn Sink,
+        exec: &mut dyn Executor,
+    ) -> Result<Option<Stop>, ExecError> {
+        let warmup = matches!(task, Task::Warmup(_));
+        let p = task.point();
+        let eviction = self.before(p, point, sink, exec)?;
+        sink.event(Event::Starting { point: p, warmup, progress: self.sched.progress() });
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-        let sample = plan.sample_rate_hz.map(|rate_hz| Config {
-            rate_hz,
-            trace: !plan.no_trace,
-            capacity: capacity(plan, point),
-            ..Default::default()
-        });
         let index = sink.runs_recorded(p) as u32;
         let stem = if warmup { format!("{p:03}-warmup") } else { format!("{p:03}-{index:03}") };
         let parts = point.launch.as_ref().map(|_| parts_dir(sink, &stem));
         let argv = match (&point.launch, &parts) {
-            (Some(l), Some(dir)) => agent_argv(l, dir, plan, &point.argv)?,
+            (Some(l), Some(dir)) => agent_argv(l, dir, self.plan, &point.argv)?,
             _ => point.argv.clone(),
         };
-        let spec = Spec {
-            argv: &argv,
-            env: &point.env,
-            timeout,
-            scanner: scanner.clone(),
-            show_output,
-            sample: if point.launch.is_some() { None } else { sample },
-            kill_leftovers: true,
-            again: point.launch.is_none()
-                && point.evict.is_empty()
-                && point.hooks.prepare.is_none()
-                && point.hooks.conclude.is_none()
-                && sched.next_on_success(task).is_some_and(|t| t.point() == p),
-        };
-        let mut outcome = exec.run(&spec)?;
+        let mut outcome = exec.run(&self.spec(task, point, &argv))?;
         if outcome.interrupted {
-            return Ok(Stop::Interrupted);
+            return Ok(Some(Stop::Interrupted));
         }
-        Hooks { exec: &mut *exec, point, show_output }.run("conclude", &point.hooks.conclude)?;
-
-        let mut record = measure(&outcome, point, index, started, &scanner);
-        record.round = if warmup { None } else { sched.round() };
-        record.evict = eviction.map(Box::new);
-        // One sweep of the sampler says nothing about where a run's time went (a run shorter
-        // than the sampling interval): no report rather than an empty one.
-        record.threads = outcome.threads.take().filter(|t| t.samples >= 2).map(Box::new);
-        if let (Some(l), Some(dir)) = (&point.launch, &parts) {
-            ranks::merge(&mut record, ranks::read_all(dir), l.ranks, point.work.is_some());
-            let _ = std::fs::remove_dir_all(dir);
-            if let Some(base) = dir.parent() {
-                let _ = std::fs::remove_dir(base);
-            }
-        }
+        Hooks { exec: &mut *exec, point, show_output: self.show_output }.run("conclude", &point.hooks.conclude)?;
+        let run = RunOf { point, warmup, index, stem, parts };
+        let record = self.record(&mut outcome, &run, started, eviction, sink);
         let failed = !record.succeeded();
-        if !warmup || failed {
-            record.stdout = save_output(sink, &stem, "stdout", &outcome.stdout).map(Box::new);
-            record.stderr = save_output(sink, &stem, "stderr", &outcome.stderr).map(Box::new);
-        }
         let units = units(&outcome);
         if outcome.strays > 0 {
-            sink.event(Event::Warning(format!(
-                "a run of {} left {} process{} running after it exited (daemons out of its process group); killed",
-                point.label(),
-                outcome.strays,
-                if outcome.strays == 1 { "" } else { "es" }
-            )));
+            sink.event(Event::Warning(left_running(point, outcome.strays)));
         }
         if !warmup {
-            for name in &record.missing_metrics {
-                if said_missing.contains(name) {
-                    continue;
-                }
-                sink.event(Event::Warning(format!(
-                    "metric '{name}' was not found in the output of run {} of {} (its regex matched nothing, or captured no number scalescope reads); recorded as missing (said once: the table's notes count the runs without it)",
-                    index + 1,
-                    point.label()
-                )));
-                said_missing.push(name.clone());
-            }
-            let had_target = sched.progress()[p].target.is_some();
-            if failed {
-                sched.failed(p);
-            } else {
-                sched.finished(p, record.wall_s);
-            }
-            if let (false, Some(t)) = (had_target, sched.progress()[p].target) {
-                sink.target(p, t);
-            }
+            self.warnings.missing_metrics(sink, &record, point);
+            self.schedule(p, failed, record.wall_s, sink);
         }
         let printed = Printed::of(&outcome.stdout, &outcome.stderr);
         let saved = match printed.stream() {
@@ -205,21 +181,155 @@ pub fn run(
             _ => record.stdout.as_ref(),
         }
         .map(|f| f.path.clone());
-        let outcome_text = match plan.timeout_s {
+        let outcome_text = match self.plan.timeout_s {
             Some(t) if record.timed_out => format!("timed out after {t} s (--timeout)"),
             _ => record.outcome(),
         };
         if !warmup {
             sink.record(p, record, &units).map_err(ExecError::Sink)?;
         }
-        if failed && !plan.ignore_failure {
-            return Ok(Stop::Failed { point: p, outcome: outcome_text, printed, saved });
+        if failed && !self.plan.ignore_failure {
+            return Ok(Some(Stop::Failed { point: p, outcome: outcome_text, printed, saved }));
         }
-        if !warmup && sched.point_complete(p) {
-            Hooks { exec: &mut *exec, point, show_output }.run("cleanup", &point.hooks.cleanup)?;
+        if !warmup && self.sched.point_complete(p) {
+            Hooks { exec: &mut *exec, point, show_output: self.show_output }.run("cleanup", &point.hooks.cleanup)?;
+        }
+        Ok(None)
+    }
+
+    /// What comes before a run: the point's setup hook (once), its prepare hook, and the eviction
+    /// of its inputs, which it returns.
+    fn before(
+        &mut self,
+        p: usize,
+        point: &Point,
+        sink: &mut dyn Sink,
+        exec: &mut dyn Executor,
+    ) -> Result<Option<pagecache::Eviction>, ExecError> {
+        let mut hooks = Hooks { exec, point, show_output: self.show_output };
+        if !self.set_up[p] {
+            hooks.run("setup", &point.hooks.setup)?;
+            self.set_up[p] = true;
+        }
+        hooks.run("prepare", &point.hooks.prepare)?;
+        let eviction = if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict)?) };
+        self.warnings.eviction(sink, eviction.as_ref());
+        Ok(eviction)
+    }
+
+    /// What to run for `task` and how: `argv` (the point's command, or the launcher's).
+    fn spec<'s>(&self, task: Task, point: &'s Point, argv: &'s [String]) -> Spec<'s> {
+        let sample = self.plan.sample_rate_hz.map(|rate_hz| Config {
+            rate_hz,
+            trace: !self.plan.no_trace,
+            capacity: capacity(self.plan, point),
+            ..Default::default()
+        });
+        Spec {
+            argv,
+            env: &point.env,
+            timeout: self.timeout,
+            scanner: self.scanner.clone(),
+            show_output: self.show_output,
+            sample: if point.launch.is_some() { None } else { sample },
+            kill_leftovers: true,
+            again: point.launch.is_none()
+                && point.evict.is_empty()
+                && point.hooks.prepare.is_none()
+                && point.hooks.conclude.is_none()
+                && self.sched.next_on_success(task).is_some_and(|t| t.point() == task.point()),
         }
     }
-    Ok(if signals::interrupted() { Stop::Interrupted } else { Stop::Complete })
+
+    /// The run's record: what it measured, its round, eviction and thread report, its ranks'
+    /// parts merged, and its output saved (a warm-up's only when it failed).
+    fn record(
+        &self,
+        outcome: &mut Outcome,
+        run: &RunOf,
+        started: f64,
+        eviction: Option<pagecache::Eviction>,
+        sink: &dyn Sink,
+    ) -> RunRecord {
+        let mut record = measure(outcome, run.point, run.index, started, &self.scanner);
+        record.round = if run.warmup { None } else { self.sched.round() };
+        record.evict = eviction.map(Box::new);
+        // One sweep of the sampler says nothing about where a run's time went (a run shorter
+        // than the sampling interval): no report rather than an empty one.
+        record.threads = outcome.threads.take().filter(|t| t.samples >= 2).map(Box::new);
+        if let (Some(l), Some(dir)) = (&run.point.launch, &run.parts) {
+            ranks::merge(&mut record, ranks::read_all(dir), l.ranks, run.point.work.is_some());
+            let _ = std::fs::remove_dir_all(dir);
+            if let Some(base) = dir.parent() {
+                let _ = std::fs::remove_dir(base);
+            }
+        }
+        if !run.warmup || !record.succeeded() {
+            record.stdout = save_output(sink, &run.stem, "stdout", &outcome.stdout).map(Box::new);
+            record.stderr = save_output(sink, &run.stem, "stderr", &outcome.stderr).map(Box::new);
+        }
+        record
+    }
+
+    /// Tells the scheduler how a measured run of point `p` ended, and the sink the point's number
+    /// of runs when that became known.
+    fn schedule(&mut self, p: usize, failed: bool, wall_s: f64, sink: &mut dyn Sink) {
+        let had_target = self.sched.progress()[p].target.is_some();
+        if failed {
+            self.sched.failed(p);
+        } else {
+            self.sched.finished(p, wall_s);
+        }
+        if let (false, Some(t)) = (had_target, self.sched.progress()[p].target) {
+            sink.target(p, t);
+        }
+    }
+}
+
+/// Warnings a sweep says once: a metric missing from one run is usually missing from all (the
+/// table's notes count the runs without it), and an eviction that may not have left the inputs
+/// cold is so for every run.
+#[derive(Default)]
+struct Warnings {
+    /// The metrics said missing.
+    missing: Vec<String>,
+    /// The eviction was said not cold.
+    eviction: bool,
+}
+
+impl Warnings {
+    /// Says why an eviction may not have left the inputs cold, the first time.
+    fn eviction(&mut self, sink: &mut dyn Sink, e: Option<&pagecache::Eviction>) {
+        if let Some(why) = e.and_then(not_cold).filter(|_| !self.eviction) {
+            sink.event(Event::Warning(why));
+            self.eviction = true;
+        }
+    }
+
+    /// Says which metrics a measured run did not print, each the first time.
+    fn missing_metrics(&mut self, sink: &mut dyn Sink, record: &RunRecord, point: &Point) {
+        for name in &record.missing_metrics {
+            if self.missing.contains(name) {
+                continue;
+            }
+            sink.event(Event::Warning(format!(
+                "metric '{name}' was not found in the output of run {} of {} (its regex matched nothing, or captured no number scalescope reads); recorded as missing (said once: the table's notes count the runs without it)",
+                record.index + 1,
+                point.label()
+            )));
+            self.missing.push(name.clone());
+        }
+    }
+}
+
+/// The warning for a run that left processes running outside its group.
+fn left_running(point: &Point, strays: u32) -> String {
+    format!(
+        "a run of {} left {} process{} running after it exited (daemons out of its process group); killed",
+        point.label(),
+        strays,
+        if strays == 1 { "" } else { "es" }
+    )
 }
 
 /// Builds the run record from what the child run measured.
@@ -410,7 +520,7 @@ mod tests {
     }
 
     impl Sink for Memory {
-        fn record(&mut self, point: usize, run: RunRecord, _: &[(String, String)]) -> anyhow::Result<()> {
+        fn record(&mut self, point: usize, run: RunRecord, _: &[(String, String)]) -> Result<(), WriteError> {
             self.runs.push((point, run));
             Ok(())
         }

@@ -47,7 +47,7 @@ pub fn results_files(path: &Path) -> Result<Vec<PathBuf>, HistoryError> {
 
 /// The entry of the results in `file`, with `tags` added to its own.
 pub fn sweep_of(file: &Path, tags: &BTreeMap<String, String>) -> Result<Sweep, HistoryError> {
-    let (dir, doc) = crate::results::load(file).map_err(|e| HistoryError::Import(e.to_string()))?;
+    let (dir, doc) = crate::results::load(file)?;
     let source = std::fs::canonicalize(&dir).unwrap_or(dir);
     let mut s = Sweep::of_results(&doc, &source.display().to_string());
     s.tags.extend(tags.iter().map(|(k, v)| (k.clone(), v.clone())));

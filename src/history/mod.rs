@@ -112,6 +112,9 @@ pub enum HistoryError {
     /// A results folder or table to import could not be used.
     #[error("{0}")]
     Import(String),
+    /// A results file to import could not be read.
+    #[error(transparent)]
+    Results(#[from] crate::results::LoadError),
 }
 
 impl HistoryError {
@@ -128,6 +131,7 @@ impl HistoryError {
                 | HistoryError::CannotOpen { .. }
                 | HistoryError::Missing(_)
                 | HistoryError::Import(_)
+                | HistoryError::Results(_)
         )
     }
 }

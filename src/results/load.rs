@@ -2,7 +2,7 @@
 //! hold yet. Statistics and warnings are recomputed by this version's rules: the runs are the
 //! record.
 
-use super::store::{Entry, JOURNAL};
+use super::journal::replay;
 use super::{FILE_NAME, Results, SCHEMA_VERSION};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file or folder is missing or unreadable.
-    #[error("cannot read {path}: {reason}")]
+    #[error("cannot read {path}")]
     Unreadable {
         /// What was asked for.
         path: String,
-        /// Why it failed.
-        reason: String,
+        /// What the system said.
+        source: std::io::Error,
     },
     /// The file is not a scalescope results document.
     #[error("{path} is not a scalescope results file: {reason}")]
@@ -57,8 +57,7 @@ pub const OLDEST_SCHEMA: u64 = 1;
 pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
     let file = if path.is_dir() { path.join(FILE_NAME) } else { path.to_path_buf() };
     let shown = file.display().to_string();
-    let bytes =
-        std::fs::read(&file).map_err(|e| LoadError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
+    let bytes = std::fs::read(&file).map_err(|source| LoadError::Unreadable { path: shown.clone(), source })?;
     let invalid = |e: serde_json::Error| LoadError::Invalid { path: shown.clone(), reason: e.to_string() };
     // The version first, without building the document: a large file is read into its types once.
     let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
@@ -99,17 +98,4 @@ pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
 #[derive(Deserialize)]
 struct Head {
     schema_version: Option<u64>,
-}
-
-/// Adds the journal's runs that results.json does not hold yet; a torn last line is ignored.
-fn replay(dir: &Path, doc: &mut Results) {
-    let Ok(text) = std::fs::read_to_string(dir.join(JOURNAL)) else { return };
-    for line in text.lines() {
-        let Ok(e) = serde_json::from_str::<Entry>(line) else { continue };
-        if let Some(p) = doc.points.get(e.point)
-            && e.run.index as usize == p.runs.len()
-        {
-            doc.add_run(e.point, e.run, &e.units);
-        }
-    }
 }

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod findings;
+mod journal;
 mod load;
 pub mod point_stats;
 pub mod provenance;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 pub use stack::{SpeedupStack, StackPart};
 use std::collections::BTreeMap;
-pub use store::{FILE_NAME, Store};
+pub use store::{FILE_NAME, Store, StoreError};
 pub use trust::{Untrusted, check_owned};
 
 /// The schema version this build writes. Version 2 stores the plan's axis and a typed analysis

@@ -2,28 +2,24 @@
 //! file, `fsync`, rename over results.json, `fsync` of the folder), so a crash, a kill, Ctrl-C or a
 //! power cut never leaves a torn file. A rewrite happens whenever it costs at most 0.1% of the time
 //! since the last one; in between, each finished run is appended at once to results.journal in one
-//! write, made durable by a background `fsync` while the next run goes on ([`super::sync`]).
+//! write, made durable by a background `fsync` while the next run goes on ([`super::journal`]).
 //! Loading replays the journal: no finished run is ever lost, and the cost per run stays flat
 //! however long the sweep.
 
-use super::sync::Syncer;
-use super::{Results, Status, load, time};
+use super::journal::{JOURNAL, Journal};
+use super::{LoadError, Results, Status, load, time};
 use crate::exec::RunRecord;
 use crate::exec::sweep::{Event, Sink};
-use anyhow::Context;
-use serde::{Deserialize, Serialize};
+use crate::files::WriteError;
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// File name of the document inside a results folder.
 pub const FILE_NAME: &str = "results.json";
-/// File name of the journal of runs not yet in results.json.
-pub const JOURNAL: &str = "results.journal";
 /// The share of a sweep's time that rewriting results.json may take.
 const SAVE_SHARE: f64 = 0.001;
 
@@ -34,67 +30,87 @@ pub struct Store {
     pub doc: Results,
     last_save: Instant,
     save_cost: Duration,
-    journal: Option<Arc<File>>,
+    journal: Journal,
     /// The folder, held open to tell cheaply that it is still there.
     folder: Option<File>,
-    syncer: Syncer,
     /// Set when the folder vanished during the sweep and was made again (with every run).
     pub recreated: Cell<bool>,
 }
 
-/// One line of the journal.
-#[derive(Serialize, Deserialize)]
-pub(crate) struct Entry {
-    /// The point's index.
-    pub point: usize,
-    /// The run.
-    pub run: RunRecord,
-    /// Units of its metrics.
-    pub units: Vec<(String, String)>,
+/// Why a results folder could not be made, opened or written. Each names the path; the
+/// system's error is kept as the source.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file stands where the folder should be made.
+    #[error("cannot create the results folder {}: a file of that name exists (choose another --out)", path.display())]
+    NotAFolder {
+        /// The path asked for.
+        path: PathBuf,
+    },
+    /// The folder could not be made.
+    #[error("cannot create the results folder {}", path.display())]
+    Create {
+        /// The folder.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The folder holds the results of another sweep already.
+    #[error(
+        "{} already holds results: continue that sweep with --resume {}, or choose another --out",
+        path.display(),
+        path.display()
+    )]
+    HoldsResults {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// The folder's results could not be read back to continue its sweep.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// results.json or the journal could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
 }
 
-/// An [`Entry`] to write, borrowed from the run (a run with its thread report is not copied).
-#[derive(Serialize)]
-struct EntryOut<'a> {
-    point: usize,
-    run: &'a RunRecord,
-    units: &'a [(String, String)],
+impl StoreError {
+    /// Whether the user can fix it by naming another folder or file (exit code 2), rather than the
+    /// disk failing under a sweep (exit code 1).
+    pub fn is_user_mistake(&self) -> bool {
+        match self {
+            StoreError::NotAFolder { .. } | StoreError::HoldsResults { .. } | StoreError::Load(_) => true,
+            StoreError::Create { .. } | StoreError::Write(_) => false,
+        }
+    }
 }
 
 impl Store {
     /// Creates the folder and writes the initial document; refuses a folder that already holds results.
-    pub fn create(dir: &Path, doc: Results) -> anyhow::Result<Store> {
+    pub fn create(dir: &Path, doc: Results) -> Result<Store, StoreError> {
         if dir.exists() && !dir.is_dir() {
-            anyhow::bail!(
-                "cannot create the results folder {}: a file of that name exists (choose another --out)",
-                dir.display()
-            );
+            return Err(StoreError::NotAFolder { path: dir.to_path_buf() });
         }
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create the results folder {}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Create { path: dir.to_path_buf(), source })?;
         if dir.join(FILE_NAME).exists() {
-            anyhow::bail!(
-                "{} already holds results: continue that sweep with --resume {0}, or choose another --out",
-                dir.display()
-            );
+            return Err(StoreError::HoldsResults { path: dir.to_path_buf() });
         }
         Store::over(dir.to_path_buf(), doc)
     }
 
     /// Opens an existing folder to continue its sweep.
-    pub fn open(dir: &Path) -> anyhow::Result<Store> {
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
         let (dir, doc) = load(dir)?;
         Store::over(dir, doc)
     }
 
-    fn over(dir: PathBuf, doc: Results) -> anyhow::Result<Store> {
+    fn over(dir: PathBuf, doc: Results) -> Result<Store, StoreError> {
         let mut store = Store {
             dir,
             doc,
             last_save: Instant::now(),
             save_cost: Duration::ZERO,
-            journal: None,
+            journal: Journal::new(),
             folder: None,
-            syncer: Syncer::new(),
             recreated: Cell::default(),
         };
         store.save()?;
@@ -112,7 +128,7 @@ impl Store {
     }
 
     /// Sets the status and saves.
-    pub fn finish(&mut self, status: Status) -> anyhow::Result<()> {
+    pub fn finish(&mut self, status: Status) -> Result<(), WriteError> {
         self.doc.status = status;
         self.save()
     }
@@ -148,36 +164,13 @@ impl Store {
         }
         self.folder = File::open(&self.dir).ok();
         self.recreated.set(true);
-        self.journal = None;
+        self.journal.close();
         true
-    }
-
-    /// Appends a run to the journal with one write, and has it made durable in the background.
-    fn append(&mut self, point: usize, run: &RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
-        let path = self.dir.join(JOURNAL);
-        let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", path.display());
-        let entry = EntryOut { point, run, units };
-        let mut line = serde_json::to_vec(&entry)?;
-        line.push(b'\n');
-        let file = match &self.journal {
-            Some(f) => f.clone(),
-            None => {
-                let f = OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                    .open(&path)
-                    .map_err(fail)?;
-                self.journal.insert(Arc::new(f)).clone()
-            }
-        };
-        (&*file).write_all(&line).map_err(fail)?;
-        self.syncer.sync(file).map_err(fail)
     }
 
     /// Writes the document atomically and durably: a new temporary file in the folder, `fsync`,
     /// a rename over results.json, `fsync` of the folder; then the journal is no longer needed.
-    pub fn save(&mut self) -> anyhow::Result<()> {
+    pub fn save(&mut self) -> Result<(), WriteError> {
         let start = Instant::now();
         self.ensure_dir();
         let tmp = self.dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
@@ -197,11 +190,11 @@ impl Store {
                 _ => Ok(()),
             }
         };
-        write().map_err(|e| {
+        write().map_err(|source| {
             let _ = std::fs::remove_file(&tmp);
-            anyhow::anyhow!("cannot write {}: {e}", self.file().display())
+            WriteError { path: self.file(), source }
         })?;
-        self.journal = None;
+        self.journal.close();
         self.last_save = Instant::now();
         self.save_cost = self.last_save - start;
         Ok(())
@@ -209,7 +202,7 @@ impl Store {
 }
 
 impl Sink for Store {
-    fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> anyhow::Result<()> {
+    fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError> {
         run.index = self.doc.points[point].runs.len() as u32;
         let due = self.save_cost.as_secs_f64() <= SAVE_SHARE * self.last_save.elapsed().as_secs_f64();
         if due || self.ensure_dir() {
@@ -217,7 +210,9 @@ impl Sink for Store {
             self.doc.updated = time::iso_utc(time::unix_now());
             return self.save();
         }
-        self.append(point, &run, units)?;
+        self.journal
+            .append(&self.dir, point, &run, units)
+            .map_err(|source| WriteError { path: self.dir.join(JOURNAL), source })?;
         self.doc.add_run(point, run, units);
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! are code, and on a shared file system someone else may have chosen them.
 
 use super::FILE_NAME;
-use super::store::JOURNAL;
+use super::journal::JOURNAL;
 use std::ffi::CStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
