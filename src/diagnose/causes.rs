@@ -358,8 +358,10 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", 100.0 * x)
 }
 
-/// Adds the findings of a ledger to `out`, largest share first.
-pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
+/// Adds the findings of a ledger to `out`, largest share first. Returns whether one of them, raised
+/// (`medium` or more), is a feeder that ran while the workers waited: a bound on the speed-up that
+/// more CPUs would not lift.
+pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool {
     let items = merged(&ledger.items, scope.waits);
     let mut drafts: Vec<Draft> = Vec::new();
     for item in &items {
@@ -392,6 +394,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
         _ => 0.0,
     };
     let loaded = drafts.iter().any(|d| load(d) >= LOADED);
+    let mut feeder_binds = false;
     for d in &drafts {
         let s = share(d);
         let severity = if d.extra_only() && scope.cpu_within_noise.is_some() {
@@ -405,11 +408,13 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) {
         } else {
             Severity::Medium
         };
+        feeder_binds |= matches!(d.role, Role::Starved(_)) && severity >= Severity::Medium;
         out.push(render(scope, ledger, d, s, severity));
     }
     if let Some(f) = out.get_mut(first) {
         f.evidence.insert(0, ledger_line(scope, ledger, &drafts, share));
     }
+    feeder_binds
 }
 
 /// The share of a point's lost efficiency (`gap`, 1 − efficiency) that `core_s` of idle capacity

@@ -83,6 +83,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         let runq = sampled[top.index].as_ref().map_or(0.0, |t| curve::own_runq(t, l));
         (runq >= 0.1).then_some((l.demand.round() as usize, runq))
     });
+    let mut feeder_binds = false;
     if let Some(l) = &lt {
         let scope = Scope {
             at: format!("at {}", count_label(top.count, name)),
@@ -102,7 +103,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             strong_ratio: ((ratio - 1.0).abs() <= SAME_WORK).then(|| top.count / base.count),
             one_at_a_time: one_at_a_time(&doc.points[top.index]),
         };
-        causes::findings(&scope, l, out);
+        feeder_binds = causes::findings(&scope, l, out);
     }
     ceiling::judge(doc, top.index, top.count, name, &label, out);
     if copies {
@@ -165,10 +166,13 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // what to read first (a Java stream whose caller works beside `parallelism` workers).
     if let Some(b) = busy_baseline {
         let line = curve::busy_baseline_line(base, top, (b.busy, b.possible), b.eff, (name, cpus));
-        // A high cause binds before the CPUs do (a saturated feeder would hold the speed-up down
-        // on any number of CPUs): the CPUs' share of the gap is then not raised.
-        let bound_first =
-            !out.iter().any(|f| f.at == Some(top.count) && f.severity == Severity::High && !f.kind.describes_curve());
+        // A feeder that ran while the workers waited, or any high cause, binds before the CPUs
+        // do (it would hold the speed-up down on any number of CPUs): the CPUs' share of the gap
+        // is then not raised.
+        let bound_first = !feeder_binds
+            && !out
+                .iter()
+                .any(|f| f.at == Some(top.count) && f.severity == Severity::High && !f.kind.describes_curve());
         let share = curve::busy_baseline_share(base, top, b.possible);
         let severity = if bound_first { curve::busy_baseline_severity(share, 1.0 - eff) } else { Severity::Low };
         match out.iter_mut().find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count)) {
