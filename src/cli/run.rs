@@ -183,6 +183,16 @@ fn start(args: &RunArgs, params: &[String]) -> Result<Option<Store>, Error> {
             "scalescope: warning: the parameter '{name}' appears nowhere (not in the command, --env, the hooks, --work or --evict): its points all run the same thing"
         );
     }
+    for (name, odd) in plan.uncounted_params() {
+        eprintln!(
+            "scalescope: warning: '{name}' reads as a count of workers, but {}: nothing is counted along it, so no speed-up is computed (counts are written 1,2,4 or 1..8)",
+            if odd.len() == 1 {
+                format!("'{}' is not a number", odd[0])
+            } else {
+                format!("'{}' are not numbers", odd.join("', '"))
+            }
+        );
+    }
     if args.dry_run {
         view::print(&describe(&plan)?)?;
         return Ok(None);

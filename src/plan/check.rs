@@ -105,6 +105,21 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Parameters named as counts of workers, copies or ranks (`threads`, `np`, …) whose values are
+    /// not all numbers, with those values: nothing is counted along them, so no speed-up is.
+    pub fn uncounted_params(&self) -> Vec<(&str, Vec<&str>)> {
+        let ask = super::axis::Ask::default();
+        self.params
+            .iter()
+            .filter(|p| super::axis::Axis::along(&p.name, &ask).parallel())
+            .filter(|p| self.axis.as_ref().is_none_or(|a| a.param != p.name))
+            .filter(|p| !p.values.iter().all(|v| values::is_number(v)))
+            .map(|p| (p.name.as_str(), p.values.iter().filter(|v| !values::is_number(v)).map(String::as_str).collect()))
+            .collect()
+    }
+}
+
 /// The last non-empty line of a message (the regex crate's says why on its last line).
 pub(crate) fn last_line(s: &str) -> String {
     s.lines().rfind(|l| !l.trim().is_empty()).unwrap_or(s).trim().to_string()
@@ -114,6 +129,14 @@ pub(crate) fn last_line(s: &str) -> String {
 mod tests {
     use super::super::build::{build, request};
     use super::*;
+
+    #[test]
+    fn a_count_of_workers_whose_values_are_not_numbers_is_pointed_out() {
+        let plan = build(&request(&["threads=a,2", "mode=x,y"], &["prog", "{threads}", "{mode}"]), 4).unwrap();
+        assert_eq!(plan.uncounted_params(), [("threads", vec!["a"])]);
+        let plan = build(&request(&["threads=1,2", "mode=x,y"], &["prog", "{threads}", "{mode}"]), 4).unwrap();
+        assert!(plan.uncounted_params().is_empty());
+    }
 
     #[test]
     fn bad_plans_are_refused_with_one_sentence() {
