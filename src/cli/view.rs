@@ -18,7 +18,8 @@ pub const SUMMARY_MD: &str = "summary.md";
 /// exports what the screen shows).
 pub fn analyse(doc: &mut Results, view: &ViewArgs) -> anyhow::Result<()> {
     let other_axis = view.scale.is_some() || view.workers || view.weak;
-    if doc.analysis.is_some() && !other_axis && view.baseline.is_none() && view.predict.is_empty() {
+    let asked = view.baseline.is_some() || !view.predict.is_empty() || view.memory_limit.is_some();
+    if doc.analysis.is_some() && !other_axis && !asked {
         return Ok(());
     }
     let axis = if other_axis {
@@ -26,8 +27,13 @@ pub fn analyse(doc: &mut Results, view: &ViewArgs) -> anyhow::Result<()> {
     } else {
         doc.plan.axis.clone()
     };
-    let opts =
-        Options { baseline: view.baseline.clone(), predict: view.predict.clone(), cpus: None, ..Options::default() };
+    let opts = Options {
+        baseline: view.baseline.clone(),
+        predict: view.predict.clone(),
+        cpus: None,
+        memory_limit: view.memory_limit,
+        ..Options::default()
+    };
     crate::diagnose::analyse(doc, axis.as_ref(), &opts)?;
     Ok(())
 }
