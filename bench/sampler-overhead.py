@@ -2,9 +2,10 @@
 """What watching costs, measured side by side in one run.
 
 1. 64 busy threads (`scalescope probe scalable --threads 64`) at the default rate: the sampler's CPU
-   time / the workload's CPU time (goal: <= 1%).
+   time / the workload's CPU time (goal: <= 1%), and of it the memory readings' (smaps_rollup,
+   statm and io of every process: `threads.memory.cpu_s`), with how many there were.
 2. 1,000 idle threads (tests/workloads/behave.c, built with cc): the sampler's CPU time / wall time,
-   in % of one core (goal: <= 2%).
+   in % of one core (goal: <= 2%), and of it the memory readings'.
 3. Workload throughput with and without sampling, paired runs interleaved (ratio; 1.00 = no effect).
 4. With --corpus: every program of bench/real-programs.py at its largest count, a point of
    `--runs` runs (3, a default sweep's first pass) watched (sampler and tracer, the defaults) and
@@ -30,6 +31,16 @@ def run(exe, args, tmp, name, runs=1):
     return got[0] if runs == 1 else got
 
 
+def memory_cost(t, against, what):
+    """The memory readings' share of a run: how many, their CPU time, per reading, and in % of `against`."""
+    m = t.get("memory")
+    if not m or not m.get("readings"):
+        return "memory readings: none (smaps_rollup unreadable?)"
+    return (f"memory readings (smaps_rollup, statm, io): {m['readings']} taken, {m['cpu_s']:.4f} s CPU, "
+            f"{1e3 * m['cpu_s'] / m['readings']:.3f} ms each, = {100 * m['cpu_s'] / against:.4f}% {what}; "
+            f"peak PSS {m['peak_pss_bytes'] / 2**20:.1f} MiB")
+
+
 def probes(exe, a, tmp):
     here = os.path.dirname(os.path.abspath(__file__))
     behave = os.path.join(tmp, "behave")
@@ -40,10 +51,12 @@ def probes(exe, a, tmp):
     t = r["threads"]
     print(f"64 busy threads, {a.seconds:.0f} s: sampler {t['sampler_cpu_s']:.3f} s CPU at {t['sample_rate_hz']:.0f} Hz "
           f"= {100 * t['sampler_cpu_s'] / (r['user_s'] + r['sys_s']):.3f}% of the workload's CPU")
+    print("  " + memory_cost(t, r["user_s"] + r["sys_s"], "of the workload's CPU"))
     r = run(exe, ["--", behave, "idle", "1000", secs], tmp, "idle")
     t = r["threads"]
     print(f"1000 idle threads, {a.seconds:.0f} s: sampler {t['sampler_cpu_s']:.3f} s CPU at {t['sample_rate_hz']:.1f} Hz "
           f"= {100 * t['sampler_cpu_s'] / t['wall_s']:.2f}% of one core")
+    print("  " + memory_cost(t, t["wall_s"], "of one core"))
     cores = os.cpu_count()
     on, off = [], []
     for i in range(a.pairs):

@@ -10,6 +10,7 @@ pub mod fast_baseline;
 pub mod fits;
 pub mod forecast;
 pub mod lm;
+pub mod memory;
 pub mod models;
 pub mod next_count;
 pub mod normal_form;
@@ -93,7 +94,11 @@ pub fn analyze_results(doc: &Results, axis: &Axis, opts: &Options) -> Result<Ana
         cpus: opts.cpus.or(Some(doc.machine.allowed_cpus as f64).filter(|c| *c > 0.0)),
         ..opts.clone()
     };
-    analyze(&observations::from_results(doc, axis), &opts)
+    let mut a = analyze(&observations::from_results(doc, axis), &opts)?;
+    for s in &mut a.series {
+        s.memory = memory::fit(doc, axis, s, &opts);
+    }
+    Ok(a)
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ pub struct Options {
     /// How sure the speed-up intervals must be (runs added until the verdict was clear spend
     /// the error over several looks).
     pub confidence: Confidence,
+    /// The memory the job may use, bytes (`--memory-limit`), in place of the machine's.
+    pub memory_limit: Option<u64>,
 }
 
 /// Analyses observations.
@@ -144,6 +146,7 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
             backtest: predicted.backtest,
             fast_baseline: predicted.fast_baseline,
             next_count: predicted.next_count,
+            memory: None,
             warnings,
         });
     }

@@ -238,6 +238,11 @@ pub struct ViewArgs {
     /// Counts at which to predict throughput with each fitted model, e.g. `128,256`.
     #[arg(long, value_name = "COUNTS", value_delimiter = ',', allow_negative_numbers = true, value_parser = count_to_predict)]
     pub predict: Vec<f64>,
+    /// The memory the job may use, e.g. `64GB` or `2GiB`, to judge the tree's PSS against (say
+    /// the production node's when predicting for it) [default: the job's cgroup limit, else the
+    /// memory available as the sweep started].
+    #[arg(long, value_name = "SIZE", value_parser = memory_size)]
+    pub memory_limit: Option<u64>,
     /// The work grows with the count (weak scaling): Gustafson instead of Amdahl and USL
     /// [default: when --work uses the counted parameter].
     #[arg(long)]
@@ -750,6 +755,14 @@ fn count_to_predict(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
         _ => Err("a count to predict at is a number above 0, such as 64 or 128".into()),
+    }
+}
+
+/// A size of memory: a number of bytes with a decimal or binary prefix (`64GB`, `512MiB`).
+fn memory_size(text: &str) -> Result<u64, String> {
+    match crate::plan::quantity::parse(text) {
+        Some((v, "B" | "")) if (1.0..1e20).contains(&v) => Ok(v as u64),
+        _ => Err("a memory size is a number of bytes above 0, such as 64GB or 512MiB".into()),
     }
 }
 

@@ -111,6 +111,7 @@ fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> Resul
     }));
     out.push_str(&terminal::render_section("models", &text::models(&c), colour));
     out.push_str(&terminal::render_section("why", &c.why, colour));
+    out.push_str(&terminal::render_section("memory", &c.memory, colour));
     view::print(&out)?;
     if let Some(p) = &args.export_json {
         view::write(p, &(serde_json::to_string_pretty(&c)? + "\n"))?;
@@ -125,7 +126,7 @@ fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> Resul
         }
         md.push('\n');
         md.push_str(&markdown::table(&t));
-        for (title, lines) in [("Models", text::models(&c)), ("Why", c.why.clone())] {
+        for (title, lines) in [("Models", text::models(&c)), ("Why", c.why.clone()), ("Memory", c.memory.clone())] {
             if !lines.is_empty() {
                 md.push_str(&format!("\n### {title}\n\n"));
                 for l in lines {

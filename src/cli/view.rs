@@ -19,7 +19,8 @@ pub const SUMMARY_MD: &str = "summary.md";
 /// exports what the screen shows).
 pub fn analyse(doc: &mut Results, view: &ViewArgs) -> Result<(), Error> {
     let other_axis = view.scale.is_some() || view.workers || view.weak;
-    if doc.analysis.is_some() && !other_axis && view.baseline.is_none() && view.predict.is_empty() {
+    let asked = view.baseline.is_some() || !view.predict.is_empty() || view.memory_limit.is_some();
+    if doc.analysis.is_some() && !other_axis && !asked {
         return Ok(());
     }
     let axis = if other_axis {
@@ -27,8 +28,13 @@ pub fn analyse(doc: &mut Results, view: &ViewArgs) -> Result<(), Error> {
     } else {
         doc.plan.axis.clone()
     };
-    let opts =
-        Options { baseline: view.baseline.clone(), predict: view.predict.clone(), cpus: None, ..Options::default() };
+    let opts = Options {
+        baseline: view.baseline.clone(),
+        predict: view.predict.clone(),
+        cpus: None,
+        memory_limit: view.memory_limit,
+        ..Options::default()
+    };
     crate::diagnose::analyse(doc, axis.as_ref(), &opts)?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! sampler's breakdowns say what changed.
 
 pub mod html;
+pub mod memory;
 pub mod points;
 pub mod text;
 pub mod why;
@@ -119,6 +120,8 @@ pub struct Comparison {
     pub models: Vec<why::ModelRow>,
     /// What changed in where thread time went, in words.
     pub why: Vec<String>,
+    /// Throughput per GB of the tree's peak PSS, set by set.
+    pub memory: Vec<String>,
 }
 
 /// Compares `sets` (at least two).
@@ -141,6 +144,7 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
         commands: commands(sets),
         models: why::models(sets),
         why: why::breakdowns(sets, &rows, o),
+        memory: memory::lines(sets),
         points: rows,
     }
 }

@@ -8,6 +8,7 @@ mod curve;
 pub mod evidence;
 mod known;
 pub mod ledger;
+mod memory;
 pub mod noise;
 mod ranks;
 mod series;
@@ -47,6 +48,9 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
                 series::point(doc, i, &mut out);
             }
         }
+    }
+    if let Some(a) = analysis {
+        memory::rules(doc, a, &mut out);
     }
     merge_noise(&mut out);
     // A stable sort: within one severity, causes keep the order their ledger gave them. First

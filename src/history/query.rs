@@ -125,6 +125,7 @@ fn sweep_row(r: &Row) -> rusqlite::Result<Sweep> {
             os: r.get(19)?,
             kernel: r.get(20)?,
             arch: r.get(21)?,
+            ..Machine::default()
         },
         git: commit.map(|commit| Git { commit, dirty: dirty.unwrap_or(false), branch }),
         ..Sweep::default()

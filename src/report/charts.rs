@@ -1,7 +1,8 @@
 //! The charts of a report, built from a results document and its analysis: throughput and time
 //! against the counted parameter (error bars: 95% interval of the mean), speed-up with the ideal
-//! line and the fitted Amdahl and USL curves, efficiency, %CPU, where thread time went per point,
-//! and the timeline of thread states of one run. Several documents overlay their series.
+//! line and the fitted Amdahl and USL curves, efficiency, %CPU, memory across the sweep, where
+//! thread time went per point, and the timeline of thread states of one run. Several documents
+//! overlay their series.
 
 use super::svg::{self, Bars, Chart, PALETTE, Series, Style};
 use crate::results::analysis::SeriesAnalysis;
@@ -165,6 +166,7 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
         push("efficiency", "Parallel efficiency", "%", eff, "speed-up divided by the count relative to the baseline");
         push("cpu", "CPU utilisation", "% of one CPU", cpu, "user + system CPU time over wall time");
     }
+    out.extend(super::memory::sweep_figures(sets));
     if let [d] = sets {
         out.extend(super::memory::figures(d));
     }

@@ -1,10 +1,110 @@
-//! The runs over time, per point: the tree's memory (PSS) and its I/O rate (bytes through read
-//! and write calls per second) from each run's time series, one line per run.
+//! Memory in the report. Across the sweep: the tree's peak PSS against the count with the line
+//! fitted through it and the memory the job may use, the PSS per worker, and the throughput per
+//! GB of PSS (several sets overlaid: threads against copies). Over each run, per point: the
+//! tree's PSS and its I/O rate (bytes through read and write calls per second) from each run's
+//! time series, one line per run.
 
 use super::charts::{Drawn, Figure};
 use super::svg::{self, Chart, PALETTE, Series, Style};
 use crate::results::PointResult;
 use crate::sample::series::RunSeries;
+
+/// MB, as the memory charts draw it.
+const MB: f64 = 1e6;
+
+/// The charts of memory across the sweep, every series of every set overlaid; none without
+/// memory readings.
+pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
+    let (mut pss, mut per_worker, mut per_gb) = (Vec::new(), Vec::new(), Vec::new());
+    let mut x_label = String::new();
+    let mut colour = 0;
+    for d in sets {
+        let Some(a) = &d.doc.analysis else { continue };
+        x_label.clone_from(&a.axis.param);
+        for s in &a.series {
+            let c = PALETTE[colour % PALETTE.len()].to_string();
+            colour += 1;
+            let name =
+                [d.label.as_str(), s.label.as_str()].iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>();
+            let name = name.join(" ");
+            let line = |suffix: &str, style: Style, points: Vec<(f64, f64)>, errors: Vec<Option<(f64, f64)>>| Series {
+                name: [name.as_str(), suffix].iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join(" "),
+                points,
+                errors,
+                style,
+                colour: c.clone(),
+            };
+            let stats: Vec<(f64, crate::results::PointStats)> =
+                s.points.iter().filter_map(|p| Some((p.count, d.doc.points.get(p.index)?.stats()))).collect();
+            let peak: Vec<(f64, &crate::stats::Summary)> =
+                stats.iter().filter_map(|(n, st)| Some((*n, st.peak_pss_bytes.as_ref()?))).collect();
+            if peak.is_empty() {
+                continue;
+            }
+            let pts = peak.iter().map(|(n, m)| (*n, m.mean / MB)).collect();
+            let errs = peak.iter().map(|(_, m)| m.ci95.map(|[l, h]| (l / MB, h / MB))).collect();
+            pss.push(line("measured", Style::Measured, pts, errs));
+            if let Some(m) = &s.memory {
+                let lo = peak.iter().map(|p| p.0).fold(f64::MAX, f64::min);
+                let grid = (0..=20).map(|i| lo + (m.horizon - lo) * f64::from(i) / 20.0);
+                pss.push(line("fitted line", Style::Model, grid.map(|n| (n, m.pss_at(n) / MB)).collect(), vec![]));
+                // The usable memory, drawn when the line comes near it, so that the points stay readable.
+                if m.at_horizon_bytes >= 0.5 * m.usable_bytes as f64 {
+                    let flat = [lo, m.horizon].iter().map(|&n| (n, m.usable_bytes as f64 / MB)).collect();
+                    pss.push(Series {
+                        name: format!("memory the job may use ({})", m.usable_source),
+                        points: flat,
+                        errors: vec![],
+                        style: Style::Reference,
+                        colour: "#888".into(),
+                    });
+                }
+            }
+            if a.axis.parallel() {
+                let pts = peak.iter().filter(|(n, _)| *n > 0.0).map(|(n, m)| (*n, m.mean / n / MB)).collect();
+                per_worker.push(line("", Style::Measured, pts, vec![]));
+            }
+            let pts: Vec<(f64, f64)> = stats
+                .iter()
+                .filter_map(|(n, st)| {
+                    Some((*n, st.throughput.as_ref()?.mean / (st.peak_pss_bytes.as_ref()?.mean / 1e9)))
+                })
+                .collect();
+            per_gb.push(line("", Style::Measured, pts, vec![]));
+        }
+    }
+    let unit = sets.iter().find_map(|d| d.doc.throughput_unit.clone()).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut push = |id: &str, title: &str, y: String, series: Vec<Series>, caption: &str| {
+        if series.iter().any(|s| s.style == Style::Measured && !s.points.is_empty()) {
+            let chart = Chart { title: title.into(), x_label: x_label.clone(), y_label: y, series };
+            out.push(Figure { id: id.into(), caption: caption.into(), svg: svg::line_chart(&chart) });
+        }
+    };
+    push(
+        "peak-pss",
+        "Peak PSS of the tree",
+        "MB".into(),
+        pss,
+        "mean over the runs of each run's peak PSS (bars: 95% interval), the line fitted through every run's peak (fixed part + growth per worker) out to the count judged, and the memory the job may use when the line comes near it",
+    );
+    push(
+        "pss-per-worker",
+        "Peak PSS per worker",
+        "MB per worker".into(),
+        per_worker,
+        "the tree's peak PSS divided by the count: falls when workers share their memory, flat when each needs its own",
+    );
+    let y = if unit.is_empty() { "throughput per GB".to_string() } else { format!("{unit} per GB of PSS") };
+    push(
+        "throughput-per-gb",
+        "Throughput per GB of PSS",
+        y,
+        per_gb,
+        "mean throughput divided by the mean peak PSS in GB: how much work a gigabyte of the node's memory buys at each count (threads against copies: overlay both sweeps with compare)",
+    );
+    out
+}
 
 /// Most points given charts of their runs over time (evenly chosen, first and last included).
 const MAX_POINTS: usize = 8;

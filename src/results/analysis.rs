@@ -84,6 +84,9 @@ pub struct SeriesAnalysis {
     /// Where to measure next to narrow the farthest prediction.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub next_count: Option<NextCount>,
+    /// The tree's peak PSS against the count, and where it meets the memory the job may use.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub memory: Option<MemoryFit>,
     /// What weakens these figures.
     pub warnings: Vec<String>,
 }
@@ -421,4 +424,50 @@ pub struct NextOption {
     /// Core-seconds of one run there (count × predicted wall time), when runs are timed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub core_seconds: Option<f64>,
+}
+
+/// The tree's peak PSS against the count: a line through every run's peak (a fixed part and a
+/// growth per unit of the count), set against the memory the job may use.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct MemoryFit {
+    /// PSS the line gives at a count of 0, bytes: what does not grow with the count.
+    pub fixed_bytes: f64,
+    /// Growth of the PSS per unit of the count (per thread, copy, rank), bytes.
+    pub per_count_bytes: f64,
+    /// 90% interval of the growth; absent with fewer than three runs.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub per_count_ci90: Option<[f64; 2]>,
+    /// Runs behind the line (successful, with memory readings).
+    pub runs: usize,
+    /// The memory the job may use, bytes.
+    pub usable_bytes: u64,
+    /// What that figure is: given with `--memory-limit`, the job's cgroup limit, or what the
+    /// machine had available as the sweep started.
+    pub usable_source: String,
+    /// The largest count judged: the largest measured, the most this node's CPUs would run, or
+    /// the largest predicted.
+    pub horizon: f64,
+    /// Why the horizon is that count.
+    pub horizon_source: String,
+    /// The PSS the line gives at the horizon, bytes.
+    pub at_horizon_bytes: f64,
+    /// 90% interval of the PSS at the horizon (of the line there); absent with fewer than three runs.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub at_horizon_ci90: Option<[f64; 2]>,
+    /// The largest whole count whose PSS the line keeps within the usable memory; absent when the
+    /// PSS does not grow with the count.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fits_up_to: Option<f64>,
+}
+
+impl MemoryFit {
+    /// The PSS the line gives at `count`, bytes.
+    pub fn pss_at(&self, count: f64) -> f64 {
+        self.fixed_bytes + self.per_count_bytes * count
+    }
+
+    /// Whether the growth is real: its 90% interval lies above 0.
+    pub fn grows(&self) -> bool {
+        self.per_count_ci90.is_some_and(|[lo, _]| lo > 0.0)
+    }
 }

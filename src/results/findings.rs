@@ -45,6 +45,8 @@ pub enum Kind {
     CopiesInterfere,
     /// Concurrent copies run as fast as one alone.
     CopiesIndependent,
+    /// The tree's memory, not the CPUs, limits the count that fits the node.
+    MemoryLimit,
 }
 
 impl Kind {
@@ -69,6 +71,7 @@ impl Kind {
             Kind::FailedRanks => "failed-ranks",
             Kind::CopiesInterfere => "copies-interfere",
             Kind::CopiesIndependent => "copies-independent",
+            Kind::MemoryLimit => "memory-limit",
         }
     }
 

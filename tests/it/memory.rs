@@ -1,7 +1,10 @@
 //! The tree's memory and each run's time series: PSS of forked workers sharing their pages, a
-//! rising line for a run that allocates, and the series exported as prmon writes it.
+//! rising line for a run that allocates, the series exported as prmon writes it, and the
+//! memory-limit finding: made for threads that each hold their own memory, never for a CPU-bound
+//! probe whose memory does not grow.
 
-use crate::common::{behave, results, scalescope, stderr, sweep};
+use crate::common::{behave, probe_scalable, results, scalescope, stderr, stdout, sweep};
+use scalescope::results::findings::{Kind, Severity};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -69,4 +72,82 @@ fn exporting_runs_without_a_series_is_one_sentence_and_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("no run with a time series"), "{}", stderr(&o));
+}
+
+#[test]
+fn threads_that_each_hold_their_own_memory_outgrow_the_limit_and_the_finding_says_at_which_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = behave().to_str().unwrap().to_string();
+    // Each thread touches 30 MiB (31.5 MB) of its own; 100 MB lets three threads fit, not four.
+    let o = sweep(
+        dir.path(),
+        "-r 1 -w 0 --param threads=1,2,4 --memory-limit 100MB",
+        &[&exe, "perworker", "{threads}", "30"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&dir.path().join("r"));
+    let m = doc.analysis.as_ref().and_then(|a| a.series[0].memory.clone()).expect("a memory fit");
+    let per = m.per_count_bytes / 1e6;
+    assert!((per - 31.46).abs() < 2.0, "growth per thread {per:.2} MB is the 30 MiB each touches: {m:?}");
+    assert!(m.grows() && m.fixed_bytes.abs() < 10e6, "{m:?}");
+    assert_eq!((m.usable_bytes, m.usable_source.as_str()), (100_000_000, "given with --memory-limit"));
+    assert_eq!((m.horizon, m.fits_up_to), (4.0, Some(3.0)), "{m:?}");
+    let f = doc.findings.iter().find(|f| f.kind == Kind::MemoryLimit).unwrap_or_else(|| panic!("{:#?}", doc.findings));
+    assert_eq!((f.severity, f.at), (Severity::High, Some(4.0)));
+    assert!(f.summary.starts_with("at 4 threads the tree's PSS would be 12"), "{}", f.summary);
+    assert!(
+        f.summary.contains("of the 100 MB given with --memory-limit") && f.summary.contains("it fits up to 3 threads"),
+        "{}",
+        f.summary
+    );
+    assert!(f.evidence.iter().any(|e| e.starts_with("peak PSS of the tree: 1 thread 3")), "{:?}", f.evidence);
+    for unrelated in [Kind::LockContention, Kind::IoBound, Kind::KernelContention, Kind::OnCpuInefficiency] {
+        assert!(doc.findings.iter().all(|f| f.kind != unrelated), "{unrelated:?}: {:#?}", doc.findings);
+    }
+    let html = std::fs::read_to_string(dir.path().join("r/report.html")).unwrap();
+    assert!(html.contains("Peak PSS of the tree") && html.contains("fitted line"), "the sweep's memory chart");
+    assert!(html.contains("memory-limit"), "the finding is in the report");
+    // Judged against a larger memory, the same sweep fits the node: no finding.
+    let o = scalescope(dir.path(), &["show", "r", "--memory-limit", "1GB", "--export-json", "big.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let big: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("big.json")).unwrap()).unwrap();
+    let kinds: Vec<&str> = big["findings"].as_array().unwrap().iter().filter_map(|f| f["kind"].as_str()).collect();
+    assert!(!kinds.contains(&"memory-limit"), "{kinds:?}");
+    let fits = big["analysis"]["series"][0]["memory"]["fits_up_to"].as_f64().unwrap();
+    assert!((29.0..=32.0).contains(&fits), "1 GB holds about 31 threads of 31.5 MB: {fits}");
+}
+
+#[test]
+fn a_cpu_bound_probe_whose_memory_does_not_grow_gets_no_memory_finding_even_predicted_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let argv = probe_scalable(&["--seconds", "0.3"]);
+    let o = sweep(dir.path(), "-r 2 -w 0 --param threads=1,2 --predict 64", &argv);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&dir.path().join("r"));
+    let m = doc.analysis.as_ref().and_then(|a| a.series[0].memory.clone()).expect("a memory fit");
+    assert_eq!(m.horizon, 64.0, "{m:?}");
+    assert!(doc.findings.iter().all(|f| f.kind != Kind::MemoryLimit), "{:#?}", doc.findings);
+    // A limit a little above what it measured: a slope within the noise is not extrapolated.
+    let peak = doc
+        .points
+        .iter()
+        .flat_map(|p| &p.runs)
+        .filter_map(|r| r.threads.as_ref()?.memory)
+        .map(|x| x.peak_pss_bytes)
+        .max()
+        .unwrap();
+    let limit = format!("{}B", peak + peak / 5);
+    let o = scalescope(dir.path(), &["show", "r", "--predict", "64", "--memory-limit", &limit]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("memory-limit"), "{}", stdout(&o));
+    assert!(!m.grows() || m.per_count_bytes < 1e6, "no real growth per thread: {m:?}");
+}
+
+#[test]
+fn a_memory_limit_that_is_no_size_is_one_sentence_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = scalescope(dir.path(), &["run", "--memory-limit", "lots", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a memory size is a number of bytes above 0"), "{}", stderr(&o));
 }

@@ -13,6 +13,8 @@
  *   share K MB      map and touch MB megabytes, then fork K workers that only read them for 1 s
  *                   (the tree's PSS stays MB while its summed RSS is K + 1 times that)
  *   grow MB         touch MB megabytes steadily over 1.5 s, then exit
+ *   perworker K MB  K threads each touch MB megabytes of their own, then all hold them for 1 s
+ *                   (the tree's PSS grows by MB per thread)
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
  *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
  */
@@ -123,6 +125,23 @@ static void *consumer(void *a) {
 }
 
 static void *nothing(void *a) { return a; }
+
+static size_t per_worker_len;
+static pthread_barrier_t all_touched;
+
+/* Touches its own memory, waits until every thread has, then holds it for 1 s: the tree's peak
+ * lasts long enough for the sampler's paced readings to see it. */
+static void *holder(void *a) {
+    (void)a;
+    char *p = malloc(per_worker_len);
+    if (p) memset(p, 1, per_worker_len);
+    pthread_barrier_wait(&all_touched);
+    double end = now() + 1.0;
+    while (now() < end) usleep(10000);
+    if (p) sink += p[per_worker_len / 2];
+    free(p);
+    return 0;
+}
 
 static void *blocked(void *a) {
     (void)a;
@@ -249,6 +268,11 @@ int main(int argc, char **argv) {
             usleep(10000);
         }
         sink = p[len / 2];
+    } else if (!strcmp(mode, "perworker") && argc > 3) {
+        int k = atoi(argv[2]);
+        per_worker_len = (size_t)atol(argv[3]) << 20;
+        pthread_barrier_init(&all_touched, 0, k);
+        run_threads(k, holder, 0);
     } else {
         fprintf(stderr, "unknown mode '%s'\n", mode);
         return 2;

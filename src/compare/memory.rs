@@ -1,0 +1,39 @@
+//! Memory per unit of work, set beside set: each sweep's throughput per GB of its tree's peak PSS
+//! at every count, and the best of each (threads against copies of the same program: which buys
+//! more work with the node's memory).
+
+use super::Set;
+use crate::analysis::count_label;
+use crate::report::format::{num, throughput_scale};
+
+/// One line per sweep with throughput and PSS, then, with two or more, how their bests compare.
+pub fn lines(sets: &[Set]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut bests: Vec<(String, f64, String)> = Vec::new();
+    let unit = sets.iter().find_map(|s| s.unit.clone()).unwrap_or_default();
+    for s in sets {
+        let Some(doc) = &s.doc else { continue };
+        let param = doc.plan.axis.as_ref().map_or("count", |a| a.param.as_str());
+        let per_gb: Vec<(f64, f64)> = doc
+            .points
+            .iter()
+            .filter_map(|p| {
+                let st = p.stats();
+                let count = p.params.get(param)?.as_f64()?;
+                Some((count, st.throughput.as_ref()?.mean / (st.peak_pss_bytes.as_ref()?.mean / 1e9)))
+            })
+            .collect();
+        let Some(&(at, best)) = per_gb.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { continue };
+        let (div, label) = throughput_scale(&unit, best);
+        let each: Vec<String> =
+            per_gb.iter().map(|(n, v)| format!("{}: {}", count_label(*n, param), num(v / div))).collect();
+        out.push(format!("{}: {label} per GB of PSS — {}", s.label, each.join(", ")));
+        bests.push((s.label.clone(), best, count_label(at, param)));
+    }
+    if let [(a, x, at_a), rest @ ..] = bests.as_slice() {
+        for (b, y, at_b) in rest {
+            out.push(format!("per GB of PSS at their best, {b} ({at_b}) does {}× what {a} ({at_a}) does", num(y / x)));
+        }
+    }
+    out
+}

@@ -1,0 +1,110 @@
+//! The memory-limit finding: the tree's PSS grows with the count, and the line fitted through
+//! it (fixed part + growth per worker) reaches the memory the job may use at a count the user
+//! would run on this node, or predicts for. Silent when the PSS does not clearly grow.
+
+use super::{Finding, Kind, Severity};
+use crate::analysis::count_label;
+use crate::results::Results;
+use crate::results::analysis::{Analysis, MemoryFit, SeriesAnalysis};
+
+/// Growth over the measured counts below this is too small to extrapolate, bytes.
+const MIN_GROWTH_BYTES: f64 = 1024.0 * 1024.0;
+
+/// A memory-limit finding per series whose fitted PSS exceeds the usable memory by its horizon.
+pub fn rules(doc: &Results, a: &Analysis, out: &mut Vec<Finding>) {
+    for s in &a.series {
+        if let Some(m) = &s.memory
+            && let Some(f) = judge(doc, &a.axis.param, s, m)
+        {
+            out.push(f);
+        }
+    }
+}
+
+fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Option<Finding> {
+    let (lo, hi) = s.points.iter().fold((f64::MAX, 0.0f64), |(l, h), p| (l.min(p.count), h.max(p.count)));
+    let usable = m.usable_bytes as f64;
+    if !m.grows() || m.per_count_bytes * (hi - lo) < MIN_GROWTH_BYTES || m.pss_at(m.horizon) <= usable {
+        return None;
+    }
+    let fits = m.fits_up_to.unwrap_or(0.0);
+    let unit = count_label(1.0, param).strip_prefix("1 ").map_or(param.to_string(), str::to_string);
+    let predicted = s.predictions.iter().any(|p| p.count == m.horizon && p.count > hi);
+    let within = if fits >= 1.0 {
+        format!("it fits up to {}", count_label(fits, param))
+    } else {
+        format!("not even {} fits", count_label(1.0, param))
+    };
+    let series = if s.label.is_empty() { String::new() } else { format!(" ({})", s.label) };
+    let mut evidence = vec![format!(
+        "peak PSS of the tree{series}: {}",
+        s.points
+            .iter()
+            .filter_map(|p| {
+                let pss = doc.points.get(p.index)?.stats().peak_pss_bytes?;
+                Some(format!("{} {}", count_label(p.count, param), size(pss.mean)))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    )];
+    let ci = m.per_count_ci90.map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
+    evidence.push(format!(
+        "fitted over {} runs: fixed {} + {} per {unit}{ci}",
+        m.runs,
+        size(m.fixed_bytes.max(0.0)),
+        size(m.per_count_bytes)
+    ));
+    let at_ci = m.at_horizon_ci90.map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
+    evidence.push(format!(
+        "at {}, {}: {}{at_ci}",
+        count_label(m.horizon, param),
+        m.horizon_source,
+        size(m.at_horizon_bytes)
+    ));
+    evidence.push(format!("memory: {} {}", size(usable), m.usable_source));
+    Some(Finding {
+        kind: Kind::MemoryLimit,
+        severity: if predicted { Severity::Medium } else { Severity::High },
+        summary: format!(
+            "at {} the tree's PSS would be {} of the {} {} (fixed {} + {} per {unit}): memory, not the CPUs, limits the count; {within}",
+            count_label(m.horizon, param),
+            size(m.at_horizon_bytes),
+            size(usable),
+            m.usable_source,
+            size(m.fixed_bytes.max(0.0)),
+            size(m.per_count_bytes),
+        ),
+        evidence,
+        advice: format!(
+            "share what the workers only read (map it read-only, or load it before forking), bound each {unit}'s buffers and caches, or run fewer {param} with more memory each; a batch job for {} needs at least {} (--mem)",
+            count_label(m.horizon, param),
+            size(m.at_horizon_ci90.map_or(m.at_horizon_bytes, |c| c[1]))
+        ),
+        cost_pct: None,
+        at: Some(m.horizon),
+        noise: None,
+    })
+}
+
+/// `91 GB`, `150 MB`, `820 kB`: decimal units, as batch systems write them.
+fn size(bytes: f64) -> String {
+    let (v, unit) = match bytes.abs() {
+        b if b >= 1e12 => (bytes / 1e12, "TB"),
+        b if b >= 1e9 => (bytes / 1e9, "GB"),
+        b if b >= 1e6 => (bytes / 1e6, "MB"),
+        _ => (bytes / 1e3, "kB"),
+    };
+    if v.abs() >= 100.0 { format!("{v:.0} {unit}") } else { format!("{v:.1} {unit}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size;
+
+    #[test]
+    fn sizes_read_in_decimal_units() {
+        assert_eq!(size(91e9), "91.0 GB");
+        assert_eq!(size(150e6), "150 MB");
+        assert_eq!(size(820e3), "820 kB");
+    }
+}
