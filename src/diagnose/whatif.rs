@@ -73,7 +73,7 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
     let n = runs.len() as f64;
     let sooner_s = runs.iter().map(|r| r.0 - r.1).sum::<f64>() / n;
     let ci = (runs.len() >= 2).then(|| {
-        let mut rng = Rng::new(0x5ca1_e5c0_9e);
+        let mut rng = Rng::new(0x005c_a1e5_c09e);
         let mut draws: Vec<f64> = (0..DRAWS).map(|_| factor(&mut || rng.below(runs.len()))).collect();
         draws.sort_by(f64::total_cmp);
         let (lo, hi) = (quantile(&draws, 0.025), quantile(&draws, 0.975));
