@@ -564,6 +564,18 @@ pub enum ProbeCommand {
         #[arg(long, value_name = "FRACTION", default_value_t = 0.3, allow_negative_numbers = true)]
         critical: f64,
     },
+    /// Threads that each set up holding one global mutex, one after the other, then split the work
+    /// evenly: the late starters finish late.
+    Setup {
+        #[command(flatten)]
+        common: ZooArgs,
+        /// Share of each thread's work done once, at its start, holding the lock.
+        #[arg(long, value_name = "FRACTION", default_value_t = 0.2, allow_negative_numbers = true)]
+        setup: f64,
+        /// Set up without the lock (removes the problem).
+        #[arg(long)]
+        unlocked: bool,
+    },
     /// Threads that yield the CPU while holding one of a few mutexes (the pattern of sysbench's
     /// `threads` test): fine on spare CPUs, a collapse when there are more threads than CPUs.
     Yield {

@@ -111,7 +111,7 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
         if !found.is_empty() {
             out.push_str(&terminal::render_section(
                 "findings",
-                &crate::report::findings::lines(&found, terminal::colour()),
+                &crate::report::findings::lines(&found, terminal::colour(), &|n| format!("{n}")),
                 terminal::colour(),
             ));
         }

@@ -25,6 +25,10 @@ pub fn probe(args: &ProbeArgs) -> Result<Exit, Error> {
             let c = check(common, Some(*critical))?;
             report("lock", c, zoo::lock(c.threads, c.ops, *critical))?;
         }
+        ProbeCommand::Setup { common, setup, unlocked } => {
+            let c = check(common, Some(*setup))?;
+            report("setup", c, zoo::setup(c.threads, c.ops, *setup, !*unlocked))?;
+        }
         ProbeCommand::Yield { common } => {
             let c = check(common, None)?;
             report("yield", c, zoo::yield_inside(c.threads, c.ops))?;

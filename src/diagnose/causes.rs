@@ -6,6 +6,7 @@
 
 use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
+use super::whatif::{self, Measured};
 use super::{Finding, Kind, NoiseSource, Severity};
 use crate::sample::capacity::Phase;
 use crate::sample::report::{Around, Feeder, Hot};
@@ -105,6 +106,9 @@ pub struct Scope<'a> {
     /// Whether the point's threads ran one at a time (two or more on a CPU at once less than a
     /// tenth of the time any ran): waits while another thread runs are then turns.
     pub one_at_a_time: bool,
+    /// The speed-up measured at this count, for what fixing each cause would buy (none without a
+    /// baseline).
+    pub measured: Option<Measured>,
 }
 
 /// Chooses a point's waits (given all of that point's waits).
@@ -294,16 +298,7 @@ fn merged(items: &[Item], waits: &[Wait]) -> Vec<Item> {
             _ => None,
         };
         match out.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
-            Some((_, m)) => {
-                m.core_s += item.core_s;
-                for (phase, s) in &item.by_phase {
-                    *m.by_phase.entry(*phase).or_default() += s;
-                }
-                for (mine, theirs) in m.shares.iter_mut().zip(&item.shares) {
-                    *mine += theirs;
-                }
-                m.threads = m.threads.max(item.threads);
-            }
+            Some((_, m)) => m.absorb(item, 1.0),
             None => out.push((key, item.clone())),
         }
     }
@@ -664,8 +659,16 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         1 => "1 work thread".into(),
         n => format!("{n} work threads"),
     };
+    let carried: f64 = d.items.iter().map(|i| i.carried_s).sum();
+    let carried_text = if carried >= 0.001 {
+        format!(
+            ", {carried:.3} of them in the tail left behind by threads these waits made late (they started late and finished late)"
+        )
+    } else {
+        String::new()
+    };
     let idle_line = format!(
-        "{idle_s:.3} core-seconds per run idle while {} waited{}",
+        "{idle_s:.3} core-seconds per run idle while {} waited{}{carried_text}",
         if threads > 0 { waiting(threads) } else { "threads".into() },
         phase_text
     );
@@ -947,7 +950,19 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         advice,
         cost_pct: Some(100.0 * share),
         at: scope.at_count,
+        what_if: scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d))),
     }
+}
+
+/// Whether fixing a draft's cause is a change to the program that the what-if can price: not the
+/// machine's load, not more threads than CPUs.
+fn buys(d: &Draft) -> bool {
+    !matches!(d.kind, Kind::NoisyMeasurement | Kind::CpuOversubscription)
+}
+
+/// Whether a draft's waits are for a feeder (a producer, the input): a faster feeder fixes them.
+fn fed(d: &Draft) -> bool {
+    matches!(d.role, Role::Starved(_) | Role::Waiting(_) | Role::Input)
 }
 
 /// ` of 'bash', 'python3'`: the programs whose threads wait in a draft's waits (a launcher script
@@ -997,6 +1012,7 @@ mod tests {
             shares,
             strong_ratio: Some(2.0),
             one_at_a_time: false,
+            measured: None,
         }
     }
 
@@ -1007,6 +1023,9 @@ mod tests {
             by_phase: BTreeMap::from([(Phase::Steady, steady), (Phase::Tail, tail)]),
             shares: vec![0.7],
             threads: 1,
+            per_run: vec![steady + tail],
+            carried_s: 0.0,
+            sooner: vec![None],
         }
     }
 
@@ -1015,7 +1034,8 @@ mod tests {
     }
 
     fn item(cause: Cause, core_s: f64, share: f64) -> Item {
-        Item { cause, core_s, by_phase: BTreeMap::new(), shares: vec![share], threads: 1 }
+        let (per_run, carried_s, sooner) = (vec![core_s], 0.0, vec![None]);
+        Item { cause, core_s, by_phase: BTreeMap::new(), shares: vec![share], threads: 1, per_run, carried_s, sooner }
     }
 
     fn libgomp(share: f64) -> Vec<Hot> {
@@ -1157,6 +1177,9 @@ mod tests {
             by_phase: BTreeMap::from([(Phase::Steady, 0.05)]),
             shares: (0..2).map(|k| if k == run { 0.7 } else { 0.0 }).collect(),
             threads: 2,
+            per_run: (0..2).map(|k| if k == run { 0.05 } else { 0.0 }).collect(),
+            carried_s: 0.0,
+            sooner: vec![None; 2],
         };
         let l = Ledger {
             lost_s: 0.2,

@@ -38,6 +38,7 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
             advice: "measure the ceiling the way the job reads (block size, number of files at once, mmap or read)".into(),
             cost_pct: None,
             at: Some(n),
+            what_if: None,
         });
         return;
     }
@@ -66,6 +67,7 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
             advice: NEAR_CEILING.into(),
             cost_pct: None,
             at: Some(n),
+            what_if: None,
         });
     }
 }
@@ -114,6 +116,7 @@ mod tests {
             advice: advice.into(),
             cost_pct: None,
             at: Some(1.0),
+            what_if: None,
         };
         let mut out = vec![io("")];
         judge(&at_share(0.25), 0, 1.0, "threads", "", &mut out);

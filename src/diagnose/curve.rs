@@ -62,6 +62,7 @@ pub fn scales_well(
         advice: where_next(s, top, name, cpus),
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     })
 }
 
@@ -97,6 +98,7 @@ pub fn busy_window(l: &Ledger, own_gap: f64) -> Finding {
         advice: "whether the work each CPU does holds up as threads are added (false sharing, memory bandwidth), only a sweep tells: scalescope run --param threads=…".into(),
         cost_pct: None,
         at: None,
+        what_if: None,
     }
 }
 
@@ -122,6 +124,7 @@ pub fn crowded_window(t: &PointThreads, l: &Ledger, cpus: f64) -> Option<Finding
         ),
         cost_pct: None,
         at: None,
+        what_if: None,
     })
 }
 
@@ -164,6 +167,7 @@ pub fn busy_baseline(
         ),
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     }
 }
 
@@ -264,6 +268,7 @@ pub fn undecided(
         },
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     }
 }
 
@@ -291,6 +296,7 @@ pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label:
         ),
         cost_pct: None,
         at: Some(r.at),
+        what_if: None,
     })
 }
 
@@ -377,6 +383,7 @@ pub fn oversubscription(
         },
         cost_pct: None,
         at: Some(last.count),
+        what_if: None,
     })
 }
 
@@ -437,6 +444,7 @@ fn collapse(
         ),
         cost_pct: None,
         at: Some(last.count),
+        what_if: None,
     })
 }
 
@@ -483,6 +491,7 @@ pub fn threads_ignored(
             .into(),
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     })
 }
 
@@ -505,6 +514,7 @@ pub fn parameter_unused(top: &PointScaling, name: &str, label: &str) -> Finding 
         ),
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     }
 }
 
@@ -533,6 +543,7 @@ pub fn startup_dominated(
         advice: "grow the input so a run takes at least a second; scaling measured on tiny runs says little".into(),
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     })
 }
 
@@ -558,6 +569,7 @@ pub fn serial_fraction(s: &SeriesAnalysis, top: &PointScaling, name: &str, label
         advice: "find the part that does not run in parallel (the waits above, or a profile of one thread)".into(),
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     })
 }
 
@@ -639,6 +651,7 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         },
         cost_pct: None,
         at: None,
+        what_if: None,
     });
 }
 
@@ -685,6 +698,7 @@ fn watching(doc: &Results) -> Option<Finding> {
         advice: "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs".into(),
         cost_pct: None,
         at: None,
+        what_if: None,
     })
 }
 
@@ -752,6 +766,7 @@ pub fn busy_threads_beyond_cpus(
         ),
         cost_pct: None,
         at: Some(top.count),
+        what_if: None,
     })
 }
 

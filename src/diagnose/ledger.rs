@@ -73,6 +73,13 @@ pub struct Item {
     pub shares: Vec<f64>,
     /// Work threads behind it (most in a run).
     pub threads: usize,
+    /// Core-seconds, per run.
+    pub per_run: Vec<f64>,
+    /// Mean core-seconds per run carried forward to it: the tail of threads it made late.
+    pub carried_s: f64,
+    /// For waits, per run: how much sooner the run would have ended without them, along its
+    /// critical path (`None` when the run did not say).
+    pub sooner: Vec<Option<f64>>,
 }
 
 impl Item {
@@ -84,6 +91,27 @@ impl Item {
     /// 95% interval of the share over runs, when there are several.
     pub fn share_ci(&self) -> Option<[f64; 2]> {
         Summary::of(&self.shares)?.ci95
+    }
+
+    /// Adds `other`'s figures (the same cause under another name) to this item's.
+    pub fn absorb(&mut self, other: &Item, f: f64) {
+        self.core_s += other.core_s * f;
+        self.carried_s += other.carried_s * f;
+        for (phase, s) in &other.by_phase {
+            *self.by_phase.entry(*phase).or_default() += s * f;
+        }
+        for (mine, theirs) in self.shares.iter_mut().zip(&other.shares) {
+            *mine += theirs * f;
+        }
+        for (mine, theirs) in self.per_run.iter_mut().zip(&other.per_run) {
+            *mine += theirs * f;
+        }
+        for (mine, theirs) in self.sooner.iter_mut().zip(&other.sooner) {
+            if let Some(t) = theirs {
+                *mine = Some(mine.unwrap_or(0.0) + t * f);
+            }
+        }
+        self.threads = self.threads.max(other.threads);
     }
 
     /// The phase holding most of it.
@@ -134,6 +162,8 @@ pub struct Ledger {
     /// stolen time in the job's share of its busy time, whether or not the loss needs it to be
     /// explained (runs too short for /proc/stat's 10 ms ticks count as none).
     pub stolen_s: f64,
+    /// Per run: wall seconds and CPUs the job could use.
+    pub walls: Vec<(f64, f64)>,
 }
 
 /// A run's machine CPU time below this many seconds says nothing of steal: /proc/stat counts in
@@ -194,14 +224,7 @@ fn pool_unlabelled(items: &mut Vec<Item>) {
     let unlabelled = items.remove(u);
     for it in items.iter_mut().filter(|i| matches!(i.cause, Cause::Wait { .. })) {
         let f = it.core_s / total;
-        it.core_s += unlabelled.core_s * f;
-        for (phase, s) in &unlabelled.by_phase {
-            *it.by_phase.entry(*phase).or_default() += s * f;
-        }
-        for (mine, theirs) in it.shares.iter_mut().zip(&unlabelled.shares) {
-            *mine += theirs * f;
-        }
-        it.threads = it.threads.max(unlabelled.threads);
+        it.absorb(&Item { sooner: Vec::new(), ..unlabelled.clone() }, f);
     }
 }
 
@@ -253,6 +276,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     let mut useful_sum = 0.0;
     let mut idle_shares = Vec::with_capacity(runs.len());
     let mut stolen_s = 0.0;
+    let mut walls = Vec::with_capacity(runs.len());
     for (k, (r, t)) in runs.iter().enumerate() {
         let c = t.capacity.as_ref().expect("filtered");
         let cpu = r.user_s + r.sys_s;
@@ -277,6 +301,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
                 (cause, i.phase, i.core_s * scale, i.threads)
             })
             .collect();
+        let carried: Vec<f64> = c.idle.iter().map(|i| i.carried_s * scale).collect();
         let extra = (cpu - c.over_s * scale - u.total()).max(0.0);
         let (xu, xk) = ((r.user_s - u.user_s).max(0.0), (r.sys_s - u.sys_s).max(0.0));
         if extra > 0.0 && xu + xk > 0.0 {
@@ -288,10 +313,10 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         // bounds the idle capacity: what the bins say is idle beyond it is cut, every cause alike.
         let free = (c.cpus * r.wall_s - (cpu - c.over_s * scale)).max(0.0);
         let binned: f64 = causes.iter().filter(|c| !c.0.is_extra()).map(|c| c.2).sum();
-        if binned > free {
-            let keep = free / binned;
-            causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
-        }
+        let keep = if binned > free { free / binned } else { 1.0 };
+        causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
+        let carried: Vec<(Cause, f64)> =
+            causes.iter().zip(carried).filter(|(_, s)| *s > 0.0).map(|(c, s)| (c.0.clone(), s * keep)).collect();
         observed(&mut causes, t.scalescope_cpu_s);
         if let Some(m) =
             t.machine_cpu.filter(|m| m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S)
@@ -319,6 +344,9 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
                         by_phase: BTreeMap::new(),
                         shares: vec![0.0; runs.len()],
                         threads: 0,
+                        per_run: vec![0.0; runs.len()],
+                        carried_s: 0.0,
+                        sooner: vec![None; runs.len()],
                     });
                     items.len() - 1
                 }
@@ -327,8 +355,21 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
             it.core_s += core_s / n;
             *it.by_phase.entry(phase).or_default() += core_s / n;
             it.shares[k] += if lost > 0.0 { core_s / denominator } else { 0.0 };
+            it.per_run[k] += core_s;
             it.threads = it.threads.max(threads);
         }
+        for (cause, s) in carried {
+            if let Some(it) = items.iter_mut().find(|i| i.cause == cause) {
+                it.carried_s += s / n;
+            }
+        }
+        for x in &c.sooner {
+            let cause = Cause::Wait { class: x.class, object: x.object.clone() };
+            if let Some(it) = items.iter_mut().find(|i| i.cause == cause) {
+                it.sooner[k] = Some(it.sooner[k].unwrap_or(0.0).max(x.s * scale));
+            }
+        }
+        walls.push((r.wall_s, c.cpus));
         totals.0 += c.cpus / n;
         totals.1 += r.wall_s / n;
         totals.2 += cpu / n;
@@ -366,6 +407,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         runs: runs.len(),
         idle_shares,
         stolen_s,
+        walls,
     })
 }
 
@@ -374,7 +416,18 @@ mod tests {
     use super::*;
 
     fn item(cause: Cause, core_s: f64, shares: Vec<f64>) -> Item {
-        Item { cause, core_s, by_phase: BTreeMap::from([(Phase::Steady, core_s)]), shares, threads: 2 }
+        let per_run = shares.iter().map(|s| s * core_s).collect();
+        let sooner = vec![None; shares.len()];
+        Item {
+            cause,
+            core_s,
+            by_phase: BTreeMap::from([(Phase::Steady, core_s)]),
+            shares,
+            threads: 2,
+            per_run,
+            carried_s: 0.0,
+            sooner,
+        }
     }
 
     #[test]

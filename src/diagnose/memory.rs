@@ -83,6 +83,7 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
         cost_pct: None,
         at: Some(m.horizon),
         noise: None,
+        what_if: None,
     })
 }
 

@@ -14,6 +14,7 @@ mod ranks;
 mod series;
 mod stack;
 mod undecided;
+mod whatif;
 
 use crate::analysis::{AnalysisError, Options, analyze_results};
 use crate::plan::Axis;

@@ -52,6 +52,7 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
                 advice: "read the failed rank's output (saved with the run), and its node's logs".into(),
                 cost_pct: None,
                 at: None,
+                what_if: None,
             });
         }
         let mut lags: Vec<(u32, String, f64, f64)> = Vec::new();
@@ -83,6 +84,7 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
                     advice: format!("give ranks equal work (smaller pieces, handed out dynamically), or look at {node}: a slower CPU, busy neighbours, placement"),
                     cost_pct: None,
                     at: None,
+                    what_if: None,
                 });
             }
         }
@@ -126,6 +128,7 @@ pub fn copies(
             advice: "the machine has room for this many concurrent users of this job".into(),
             cost_pct: None,
             at: Some(n),
+            what_if: None,
         });
         return;
     }
@@ -158,5 +161,6 @@ pub fn copies(
         advice: "find the shared resource (the waits above: a disk, a lock file, memory bandwidth) and give each copy its own, or run fewer at once".into(),
         cost_pct: None,
         at: Some(n),
+        what_if: None,
     });
 }

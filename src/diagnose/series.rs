@@ -6,6 +6,7 @@
 
 use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope};
 use super::ledger::{self, Cause, Ledger, Useful};
+use super::whatif::Measured;
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
@@ -59,6 +60,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                 shares: &shares,
                 strong_ratio: None,
                 one_at_a_time: one_at_a_time(&doc.points[p.index]),
+                measured: None,
             };
             causes::findings(&scope, &l, out);
         }
@@ -102,6 +104,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             shares: &shares,
             strong_ratio: ((ratio - 1.0).abs() <= SAME_WORK).then(|| top.count / base.count),
             one_at_a_time: one_at_a_time(&doc.points[top.index]),
+            measured: Some(Measured { at: top.count, speedup: top.speedup, ci95: top.speedup_ci95 }),
         };
         feeder_binds = causes::findings(&scope, l, out);
     }
@@ -380,6 +383,7 @@ fn superlinear(
             ),
             cost_pct: None,
             at: Some(top.count),
+            what_if: None,
         });
     }
     let idle = lb.map(|l| l.gap).filter(|g| *g >= BASELINE_IDLE)?;
@@ -530,6 +534,7 @@ fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
         shares: &none,
         strong_ratio: None,
         one_at_a_time: one_at_a_time(p),
+        measured: None,
     };
     causes::findings(&scope, &l, out);
 }

@@ -60,6 +60,35 @@ pub fn lock(threads: usize, ops: u64, critical: f64) -> (u64, f64) {
     })
 }
 
+/// The lock the threads of the `setup` probe take to set up.
+pub static SETUP_LOCK: Mutex<u64> = Mutex::new(0);
+
+/// `setup`: each thread first does `setup` of its share holding [`SETUP_LOCK`] (`locked`) or
+/// without it, then the rest of its share: holding it, the threads set up one after the other,
+/// start their work late and finish late.
+pub fn setup(threads: usize, ops: u64, setup: f64, locked: bool) -> (u64, f64) {
+    parallel(threads, |t| {
+        let share = ops / threads as u64;
+        let first = (share as f64 * setup.clamp(0.0, 1.0)) as u64;
+        let mut x = t as u64 + 1;
+        let work = |mut x: u64, n: u64| {
+            for _ in 0..n {
+                x = mix(x, ROUNDS);
+            }
+            x
+        };
+        if locked {
+            let mut g = SETUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            x = work(x, first);
+            *g ^= x;
+        } else {
+            x = work(x, first);
+        }
+        black_box(work(x, share - first));
+        share
+    })
+}
+
 /// Mutexes of the `yield` probe: threads take them in turn, as sysbench's `threads` test does.
 static YIELD_LOCKS: [Mutex<u64>; 4] = [Mutex::new(0), Mutex::new(0), Mutex::new(0), Mutex::new(0)];
 
@@ -326,6 +355,7 @@ mod tests {
     fn every_probe_does_its_work() {
         assert_eq!(lock(3, 30000, 0.3).0, 30000);
         assert_eq!(serial(2, 1000, 0.2).0, 1000);
+        assert_eq!(setup(2, 1000, 0.3, true).0, 1000);
         assert!((imbalance(3, 3000, false).0 as i64 - 3000).abs() <= 3);
         assert_eq!(imbalance(3, 3000, true).0, 3000);
         assert_eq!(starved(2, 500, 1).0, 500);

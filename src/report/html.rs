@@ -78,8 +78,9 @@ pub fn figures(figs: &[Figure]) -> String {
     out
 }
 
-/// The findings with their evidence and advice; `measured` is whether any run succeeded.
-pub fn findings(list: &[Finding], measured: bool) -> String {
+/// The findings with what fixing each buys (ordered in a headline), their evidence and advice;
+/// `measured` is whether any run succeeded; `at` says a count in words.
+pub fn findings(list: &[Finding], measured: bool, at: &dyn Fn(f64) -> String) -> String {
     if list.is_empty() && !measured {
         return "<h2>Findings</h2><p>No finding: no run succeeded, so there is nothing to judge (see the notes).</p>\n"
             .into();
@@ -88,10 +89,15 @@ pub fn findings(list: &[Finding], measured: bool) -> String {
         return "<h2>Findings</h2><p>No finding: nothing in the measurements points at a scaling problem.</p>\n".into();
     }
     let mut out = String::from("<h2>Findings</h2>");
+    if let Some(h) = crate::results::findings::fix_order(list, at) {
+        out.push_str(&format!("<p class=\"fixes\"><b>What to fix first</b>: {}</p>", escape(&h)));
+    }
     for f in list {
         let (sev, kind) = (f.severity.name(), f.kind_name());
         let cost = f.cost_text();
-        let evidence: String = f.evidence.iter().map(|e| format!("<li>{}</li>", escape(e))).collect();
+        let what_if = f.what_if_text(at).map(|w| format!("<li class=\"what-if\">{}</li>", escape(&w)));
+        let evidence: String =
+            what_if.into_iter().chain(f.evidence.iter().map(|e| format!("<li>{}</li>", escape(e)))).collect();
         out.push_str(&format!(
             "<div class=\"finding {sev}\"><p><b>[{sev}] {}</b>: {}{}</p><ul>{evidence}</ul><p class=\"advice\">→ {}</p></div>",
             escape(&kind),
@@ -135,7 +141,7 @@ pub fn report(doc: &Results, s: &Sections, figs: &[Figure]) -> String {
     body.push_str("<h2>Results</h2>");
     body.push_str(&table(&s.table));
     let measured = doc.points.iter().any(|p| p.runs.iter().any(|r| r.succeeded()));
-    body.push_str(&findings(&s.findings, measured));
+    body.push_str(&findings(&s.findings, measured, &|n| s.count_words(n)));
     body.push_str(&section("Model", &s.model));
     body.push_str(&section("Speed-up stacks (cores)", &s.stacks));
     body.push_str(&figures(figs));

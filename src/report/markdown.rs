@@ -56,15 +56,22 @@ pub fn list(title: &str, items: &[String]) -> String {
     out
 }
 
-/// The findings, one item each with its evidence and advice nested under it.
-pub fn findings(list: &[Finding]) -> String {
+/// The findings, after the fixes in the order of what they buy, one item each with what fixing
+/// it buys, its evidence and advice nested under it; `at` says a count in words.
+pub fn findings(list: &[Finding], at: &dyn Fn(f64) -> String) -> String {
     if list.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nFindings:\n");
+    if let Some(h) = crate::results::findings::fix_order(list, at) {
+        out.push_str(&format!("- what to fix first: {}\n", escape(&h)));
+    }
     for f in list {
         let head = format!("[{}] {}: {}{}", f.severity.name(), f.kind_name(), f.summary, f.cost_text());
         out.push_str(&format!("- {}\n", escape(&head)));
+        if let Some(w) = f.what_if_text(at) {
+            out.push_str(&format!("  - {}\n", escape(&w)));
+        }
         for e in &f.evidence {
             out.push_str(&format!("  - {}\n", escape(e)));
         }

@@ -23,6 +23,8 @@ pub struct Sections {
     pub findings: Vec<Finding>,
     /// Warnings of every point.
     pub notes: Vec<String>,
+    /// The counted parameter's name (`threads`), to say a count in words.
+    pub param: String,
 }
 
 impl Sections {
@@ -38,7 +40,13 @@ impl Sections {
             stacks: lines::stacks(doc),
             findings: doc.findings.clone(),
             notes: lines::notes(doc),
+            param: analysis.map_or_else(|| "count".into(), |a| a.axis.param.clone()),
         }
+    }
+
+    /// A count in words: `2 threads`.
+    pub fn count_words(&self, n: f64) -> String {
+        crate::analysis::count_label(n, &self.param)
     }
 
     /// The text printed on a terminal; unless `all`, long tables and lists show their ends only.
@@ -51,7 +59,11 @@ impl Sections {
         text.push_str(&terminal::render_section("I/O ceiling", &shorten(&self.ceiling), colour));
         text.push_str(&terminal::render_section("model", &self.model, colour));
         text.push_str(&terminal::render_section("speed-up stacks (cores)", &shorten(&self.stacks), colour));
-        text.push_str(&terminal::render_section("findings", &finding_lines::lines(&self.findings, colour), colour));
+        text.push_str(&terminal::render_section(
+            "findings",
+            &finding_lines::lines(&self.findings, colour, &|n| self.count_words(n)),
+            colour,
+        ));
         text.push_str(&terminal::render_warnings("notes", &shorten(&self.notes), colour));
         text
     }
@@ -61,7 +73,7 @@ impl Sections {
         let sections = [
             markdown::list("Model", &self.model),
             markdown::list("Speed-up stacks (cores)", &self.stacks),
-            markdown::findings(&self.findings),
+            markdown::findings(&self.findings, &|n| self.count_words(n)),
             markdown::list("Waits", &self.waits),
             markdown::list("Ranks and copies", &self.ranks),
             markdown::list("I/O ceiling", &self.ceiling),

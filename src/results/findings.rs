@@ -131,6 +131,35 @@ pub struct Finding {
     /// recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<NoiseSource>,
+    /// For a cause: the speed-up predicted without it, at the count it is judged at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<WhatIf>,
+}
+
+/// What removing a finding's cause would buy: the run shortened along its critical path (a wait
+/// off it, or one other work would have filled, buys less than its share) and the speed-up that
+/// follows (docs/findings.md, "what fixing it buys").
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct WhatIf {
+    /// The count it is predicted at.
+    pub at: f64,
+    /// The speed-up measured there.
+    pub speedup: f64,
+    /// The speed-up predicted without the cause.
+    pub without: f64,
+    /// 95% interval of the prediction (the runs resampled, and the measured speed-up's own
+    /// interval), when there are several runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without_ci95: Option<[f64; 2]>,
+    /// Mean seconds per run the run would be shorter.
+    pub sooner_s: f64,
+}
+
+impl WhatIf {
+    /// What it buys: the predicted speed-up less the measured one.
+    pub fn gain(&self) -> f64 {
+        self.without - self.speedup
+    }
 }
 
 /// What a noisy-measurement finding is about, so that findings are told apart by their data, not
@@ -156,8 +185,56 @@ impl Finding {
         self.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the lost CPU capacity)")).unwrap_or_default()
     }
 
+    /// `what fixing it buys: without these waits, 1.41× → 1.83× [1.72, 1.95] at 2 threads (+0.42×,
+    /// runs 80 ms shorter)`, or nothing without a what-if; `at` says a count in words.
+    pub fn what_if_text(&self, at: &dyn Fn(f64) -> String) -> Option<String> {
+        let w = self.what_if.as_ref()?;
+        let ci = w.without_ci95.map(|c| format!(" [{:.2}, {:.2}]", c[0], c[1])).unwrap_or_default();
+        let what = match self.kind {
+            Kind::LockContention | Kind::WaitForWork | Kind::IoBound => "without these waits",
+            Kind::LoadImbalance => "with the work evenly spread",
+            Kind::SerialPhase | Kind::SerialFraction => "with this phase run in parallel",
+            Kind::OnCpuInefficiency | Kind::KernelContention => "without this extra CPU",
+            _ => "without it",
+        };
+        Some(format!(
+            "what fixing it buys: {what}, {:.2}× → {:.2}×{ci} at {} ({:+.2}×, runs {} shorter)",
+            w.speedup,
+            w.without,
+            at(w.at),
+            w.gain(),
+            seconds_text(w.sooner_s)
+        ))
+    }
+
     /// The kind as written in results.json (`lock-contention`…).
     pub fn kind_name(&self) -> String {
         self.kind.name().to_string()
     }
+}
+
+fn seconds_text(s: f64) -> String {
+    if s < 1.0 { format!("{:.0} ms", 1e3 * s) } else { format!("{s:.2} s") }
+}
+
+/// The fixes in the order of what they buy, at each finding's count: `fix the lock-contention
+/// first: +0.42× (1.41× → 1.83× at 2 threads); then load-imbalance: +0.10×`; `None` without a
+/// what-if worth a hundredth of a core. `at` says a count in words (`2 threads`).
+pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<String> {
+    let mut fixes: Vec<(&Finding, &WhatIf)> =
+        findings.iter().filter_map(|f| Some((f, f.what_if.as_ref()?))).filter(|(_, w)| w.gain() >= 0.01).collect();
+    fixes.sort_by(|a, b| b.1.gain().total_cmp(&a.1.gain()));
+    let ((f, w), rest) = fixes.split_first()?;
+    let mut out = format!(
+        "fix the {} first: {:+.2}× ({:.2}× → {:.2}× at {})",
+        f.kind.name(),
+        w.gain(),
+        w.speedup,
+        w.without,
+        at(w.at)
+    );
+    for (f, w) in rest.iter().take(3) {
+        out.push_str(&format!("; then {}: {:+.2}×", f.kind.name(), w.gain()));
+    }
+    Some(out)
 }

@@ -69,6 +69,12 @@ pub struct Accounting {
     pub peak_work_threads: usize,
     /// Threads wanting a CPU (running or runnable), 90th percentile over the bins.
     pub demand: f64,
+    /// Of `idle`, the core-seconds carried forward to a wait: capacity idle because the threads
+    /// still at work started late, held up by that wait (see [`carried`]).
+    pub carried: HashMap<(Cause, Phase), f64>,
+    /// Per wait, how much sooner the run's work threads would have ended without it: the latest
+    /// end less the latest end with each thread's time in that wait taken out (its critical path).
+    pub sooner: HashMap<u32, f64>,
 }
 
 impl Accounting {
@@ -161,21 +167,128 @@ fn steady_edges(full: &[bool]) -> (Option<usize>, Option<usize>) {
 /// `busy` says, by label, which waits are part of the work (I/O): they make work threads, and a
 /// bin whose work threads run or wait in them uses the capacity fully (the steady phase of a job
 /// that reads is not its start-up).
-pub fn account(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64, busy: &[bool]) -> Accounting {
-    accounted(h, span_s, (capacity, cpus), busy, true)
+/// `joins` are the labels of joins: waiting for others to end holds no one up.
+pub fn account(
+    h: &History,
+    span_s: f64,
+    capacity: Option<f64>,
+    cpus: f64,
+    (busy, joins): (&[bool], &[u32]),
+) -> Accounting {
+    accounted(h, span_s, (capacity, cpus), (busy, joins), true)
 }
 
 /// [`account`] for a window cut out of a running job (`attach`): it has no start-up or tail of
 /// its own, so every bin is steady.
-pub fn account_window(h: &History, span_s: f64, capacity: Option<f64>, cpus: f64, busy: &[bool]) -> Accounting {
-    accounted(h, span_s, (capacity, cpus), busy, false)
+pub fn account_window(
+    h: &History,
+    span_s: f64,
+    capacity: Option<f64>,
+    cpus: f64,
+    (busy, joins): (&[bool], &[u32]),
+) -> Accounting {
+    accounted(h, span_s, (capacity, cpus), (busy, joins), false)
+}
+
+/// A work thread's life: the last bin it was at work in (running, runnable or in a wait that holds
+/// it up) and the seconds each wait held it up.
+struct Life {
+    last: usize,
+    delays: Vec<(u32, f64)>,
+}
+
+impl Life {
+    fn delay(&self) -> f64 {
+        self.delays.iter().map(|d| d.1).sum()
+    }
+
+    /// Whether bin `b` lies in the stretch at the end of its life that its waits pushed it into:
+    /// without them it would have ended before.
+    fn late_in(&self, b: usize, w: f64) -> bool {
+        let d = self.delay();
+        d > 0.0 && b <= self.last && (b as f64 + 0.5) * w >= (self.last + 1) as f64 * w - d
+    }
+}
+
+/// Whether a wait holds a thread up: not a wait that is its work (`busy`), not a join, not a
+/// coordinator's wait for the others.
+fn holds_up(i: usize, label: Label, busy: &[bool], joins: &[u32], coordinating: &HashSet<(usize, u32)>) -> bool {
+    label.is_some_and(|l| !is_busy(label, busy) && !joins.contains(&l) && !coordinating.contains(&(i, l)))
+}
+
+/// The lives of the work threads (`None` for the others).
+fn lives(
+    h: &History,
+    work: &[bool],
+    (busy, joins): (&[bool], &[u32]),
+    coordinating: &HashSet<(usize, u32)>,
+) -> Vec<Option<Life>> {
+    let w = h.width();
+    (0..h.tracks.len())
+        .map(|i| {
+            if !work[i] {
+                return None;
+            }
+            let t = &h.tracks[i];
+            let at_work = |b: usize| {
+                let run = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
+                run + h.off_in(i, b).filter(|o| holds_up(i, o.0, busy, joins, coordinating)).map(|o| o.1).sum::<f64>()
+            };
+            let last = (0..t.on.len()).rev().find(|&b| at_work(b) > 0.05 * w)?;
+            let mut delays: Vec<(u32, f64)> = Vec::new();
+            for &(_, label, s) in &t.off {
+                if !holds_up(i, label, busy, joins, coordinating) {
+                    continue;
+                }
+                let l = label.expect("held up by a labelled wait");
+                match delays.iter_mut().find(|d| d.0 == l) {
+                    Some(d) => d.1 += s as f64,
+                    None => delays.push((l, s as f64)),
+                }
+            }
+            Some(Life { last, delays })
+        })
+        .collect()
+}
+
+/// Blame carried forward: the idle capacity of bin `b` that no wait took, when every work thread
+/// still at work then is there only because its waits made it late (without them it would have
+/// ended before `b`). A thread that waited for a lock to set up, started late and so finished
+/// late leaves the others' CPUs idle in its tail: that tail is the lock's. Returns the waits
+/// and their part of the idle capacity (in proportion to how long each held its thread up).
+fn carried(lives: &[Option<Life>], at_work: &[usize], b: usize, w: f64) -> Vec<(u32, f64)> {
+    let late: Vec<&Life> = at_work.iter().filter_map(|&i| lives[i].as_ref()).collect();
+    if late.is_empty() || late.len() < at_work.len() || !late.iter().all(|l| l.late_in(b, w)) {
+        return Vec::new();
+    }
+    let n = late.len() as f64;
+    late.iter().flat_map(|l| l.delays.iter().map(move |&(label, s)| (label, s / l.delay() / n))).collect()
+}
+
+/// How much sooner the work threads would have ended without each wait: the latest end less the
+/// latest end with each thread's time in that wait taken out. A wait off the critical path (its
+/// thread ends early anyway) buys nothing.
+fn sooner(lives: &[Option<Life>], w: f64) -> HashMap<u32, f64> {
+    let ends: Vec<(f64, &Life)> = lives.iter().flatten().map(|l| ((l.last + 1) as f64 * w, l)).collect();
+    let end = ends.iter().map(|e| e.0).fold(0.0, f64::max);
+    let labels: HashSet<u32> = ends.iter().flat_map(|e| e.1.delays.iter().map(|d| d.0)).collect();
+    labels
+        .into_iter()
+        .map(|l| {
+            let without = ends
+                .iter()
+                .map(|(e, life)| e - life.delays.iter().filter(|d| d.0 == l).map(|d| d.1).sum::<f64>())
+                .fold(0.0, f64::max);
+            (l, (end - without).max(0.0))
+        })
+        .collect()
 }
 
 fn accounted(
     h: &History,
     span_s: f64,
     (capacity, cpus): (Option<f64>, f64),
-    busy: &[bool],
+    (busy, joins): (&[bool], &[u32]),
     phased: bool,
 ) -> Accounting {
     let w = h.width();
@@ -184,6 +297,7 @@ fn accounted(
     let width = |b: usize| if b + 1 == bins { (span_s - b as f64 * w).clamp(0.0, w) } else { w };
     let work = work_threads(h, capacity, cpus, busy);
     let coordinating = coordination(h, &work, span_s);
+    let lives = lives(h, &work, (busy, joins), &coordinating);
     let alive = |i: usize, b: usize| {
         let t = &h.tracks[i];
         let on = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
@@ -264,9 +378,21 @@ fn accounted(
             who.entry(cause).or_default().insert(i);
         }
         if idle > taken {
-            *a.idle.entry((Cause::NoWork, ph)).or_default() += idle - taken;
+            let at_work: Vec<usize> = (0..h.tracks.len())
+                .filter(|&i| lives[i].as_ref().is_some_and(|l| b <= l.last) && alive(i, b) > 0.05 * wb)
+                .collect();
+            let blame = if phased { carried(&lives, &at_work, b, w) } else { Vec::new() };
+            let left = idle - taken;
+            for &(l, f) in &blame {
+                *a.idle.entry((Cause::Wait(l), ph)).or_default() += left * f;
+                *a.carried.entry((Cause::Wait(l), ph)).or_default() += left * f;
+            }
+            if blame.is_empty() {
+                *a.idle.entry((Cause::NoWork, ph)).or_default() += left;
+            }
         }
     }
+    a.sooner = sooner(&lives, w);
     a.threads = who.into_iter().map(|(c, s)| (c, s.len())).collect();
     a.work = work;
     a
@@ -294,7 +420,7 @@ mod tests {
     fn waits_cost_only_while_capacity_is_idle() {
         // Two workers keep both CPUs busy while a coordinator waits (label 7): nothing is lost.
         let h = history(&["rrrrrrrrrr", "rrrrrrrrrr", "7777777777"]);
-        let a = account(&h, 0.1, Some(2.0), 2.0, &[]);
+        let a = account(&h, 0.1, Some(2.0), 2.0, (&[], &[]));
         assert_eq!(a.work, vec![true, true, false]);
         assert!(a.idle_s() < 1e-6, "{:?}", a.idle);
     }
@@ -303,7 +429,7 @@ mod tests {
     fn idle_capacity_goes_to_the_waits_of_work_threads_and_the_rest_to_no_work() {
         // Worker 0 runs; worker 1 waits on lock 1 half the time; capacity 3: one CPU has no thread.
         let h = history(&["rrrrrrrrrr", "r1r1r1r1r1"]);
-        let a = account(&h, 0.1, Some(3.0), 4.0, &[]);
+        let a = account(&h, 0.1, Some(3.0), 4.0, (&[], &[]));
         assert!((idle(&a, Cause::Wait(1)) - 0.05).abs() < 1e-6, "{:?}", a.idle);
         assert!((idle(&a, Cause::NoWork) - 0.1).abs() < 1e-6, "{:?}", a.idle);
         assert_eq!(a.threads[&Cause::Wait(1)], 1);
@@ -312,12 +438,12 @@ mod tests {
     #[test]
     fn a_serial_start_and_a_tail_are_no_work_in_their_phases() {
         let h = history(&["rrrrrrrrrrrr", "---rrrrr----"]);
-        let a = account(&h, 0.12, None, 2.0, &[]);
+        let a = account(&h, 0.12, None, 2.0, (&[], &[]));
         assert_eq!(a.capacity, 2.0);
         assert!((a.startup_s - 0.03).abs() < 1e-9 && (a.tail_s - 0.04).abs() < 1e-9);
         assert!((a.idle[&(Cause::NoWork, Phase::Startup)] - 0.03).abs() < 1e-6);
         assert!((a.idle[&(Cause::NoWork, Phase::Tail)] - 0.04).abs() < 1e-6);
-        let a = account(&history(&["rrrrrrrr", "rrrrrr--"]), 0.08, None, 2.0, &[]);
+        let a = account(&history(&["rrrrrrrr", "rrrrrr--"]), 0.08, None, 2.0, (&[], &[]));
         assert!((a.tail_s - 0.02).abs() < 1e-9, "the last bin has a width: {}", a.tail_s);
     }
 
@@ -325,19 +451,36 @@ mod tests {
     fn a_thread_waiting_alone_for_most_of_the_run_is_a_coordinator_and_its_waits_cost_nothing() {
         // Thread 1 starts the work, then waits on its own semaphore (7) until the end.
         let h = history(&["rrrrrrrrrr", "rr77777777"]);
-        let a = account(&h, 0.1, Some(2.0), 2.0, &[]);
+        let a = account(&h, 0.1, Some(2.0), 2.0, (&[], &[]));
         assert_eq!(idle(&a, Cause::Wait(7)), 0.0, "{:?}", a.idle);
         assert!((idle(&a, Cause::NoWork) - 0.08).abs() < 1e-6, "{:?}", a.idle);
         // Two threads waiting on one object are contention, however long.
         let h = history(&["rrrrrrrrrrrr", "rr7777777777", "rrrr77777777"]);
-        let a = account(&h, 0.12, Some(3.0), 4.0, &[]);
+        let a = account(&h, 0.12, Some(3.0), 4.0, (&[], &[]));
         assert!(idle(&a, Cause::Wait(7)) > 0.1, "{:?}", a.idle);
+    }
+
+    #[test]
+    fn the_tail_of_a_thread_that_waited_to_set_up_is_the_wait_s_and_a_static_split_s_is_no_work() {
+        // Thread 1 waits 20 ms for lock 1 while thread 0 sets up, starts late and runs alone at
+        // the end for as long as it waited: the tail is carried forward to the lock.
+        let h = history(&["rrrrrrrr--", "11rrrrrrrr"]);
+        let a = account(&h, 0.1, Some(2.0), 2.0, (&[], &[]));
+        assert!((idle(&a, Cause::Wait(1)) - 0.04).abs() < 1e-6, "{:?}", a.idle);
+        assert!((a.carried.values().sum::<f64>() - 0.02).abs() < 1e-6, "{:?}", a.carried);
+        assert!(idle(&a, Cause::NoWork) < 1e-6, "{:?}", a.idle);
+        assert!((a.sooner[&1] - 0.02).abs() < 1e-6, "{:?}", a.sooner);
+        // A bigger share with no wait: the tail has no work.
+        let h = history(&["rrrrrrrrrr", "r1rr------"]);
+        let a = account(&h, 0.1, Some(2.0), 2.0, (&[], &[]));
+        assert!((idle(&a, Cause::NoWork) - 0.06).abs() < 1e-6 && a.carried.is_empty(), "{:?}", a.idle);
+        assert_eq!(a.sooner[&1], 0.0, "a wait off the critical path buys nothing");
     }
 
     #[test]
     fn runnable_work_threads_beside_idle_capacity_mean_other_processes_had_the_cpus() {
         let h = history(&["rqrqrqrqrq"]);
-        let a = account(&h, 0.1, Some(1.0), 2.0, &[]);
+        let a = account(&h, 0.1, Some(1.0), 2.0, (&[], &[]));
         assert!((idle(&a, Cause::Runqueue) - 0.05).abs() < 1e-6);
     }
 
@@ -347,11 +490,11 @@ mod tests {
         // little and sleeps (label 2). The readers keep the capacity in use from the first bin.
         let busy = [false, true, false];
         let h = history(&["r1111r1111r1111r1111", "1r1111r1111r1111r111", "r2222222222222222222"]);
-        let a = account(&h, 0.2, Some(2.0), 2.0, &busy);
+        let a = account(&h, 0.2, Some(2.0), 2.0, (&busy, &[]));
         assert_eq!(a.work, vec![true, true, false]);
         assert_eq!(a.startup_s, 0.0, "reading is the work, not a start-up");
         assert!(idle(&a, Cause::Wait(2)) == 0.0 && idle(&a, Cause::Wait(1)) > 0.3, "{:?}", a.idle);
         // Without the disk counted as work, all three threads look alike.
-        assert_eq!(account(&h, 0.2, Some(2.0), 2.0, &[]).work, vec![true, true, true]);
+        assert_eq!(account(&h, 0.2, Some(2.0), 2.0, (&[], &[])).work, vec![true, true, true]);
     }
 }

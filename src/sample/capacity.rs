@@ -64,6 +64,26 @@ pub struct IdleShare {
     pub core_s: f64,
     /// Work threads behind it.
     pub threads: usize,
+    /// For waits: of `core_s`, the idle capacity carried forward to the wait (the tail left
+    /// behind threads it made late).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub carried_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// How much sooner a run's work threads would have ended without the waits on one object: the
+/// latest end less the latest end with each thread's time in those waits taken out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Sooner {
+    /// The wait's class.
+    pub class: Class,
+    /// The object or system call (as in `top_waits`).
+    pub object: String,
+    /// Seconds.
+    pub s: f64,
 }
 
 /// How one run used its CPU capacity.
@@ -97,6 +117,9 @@ pub struct Capacity {
     pub demand: f64,
     /// Share of the work threads' off-CPU time that samples attributed to a wait.
     pub coverage: f64,
+    /// Per wait, how much sooner the run would have ended without it, along its critical path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sooner: Vec<Sooner>,
 }
 
 impl Capacity {

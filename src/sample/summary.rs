@@ -4,7 +4,7 @@
 
 use super::accounting::{self, Accounting, Cause};
 use super::behaviour;
-use super::capacity::{Capacity, IdleKind, IdleShare};
+use super::capacity::{Capacity, IdleKind, IdleShare, Sooner};
 use super::classify::{Class, Site};
 use super::history::History;
 use super::profile::{Code, Phases, StackProfile, same_code};
@@ -31,9 +31,9 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
     // A run is sampled from its spawn; `attach` samples a window of a running job, with no
     // start-up or tail of its own.
     let acc = if s.config.prior_life {
-        accounting::account(&s.history, wall_s, s.config.capacity, cpus, &busy)
+        accounting::account(&s.history, wall_s, s.config.capacity, cpus, (&busy, &joins))
     } else {
-        accounting::account_window(&s.history, wall_s, s.config.capacity, cpus, &busy)
+        accounting::account_window(&s.history, wall_s, s.config.capacity, cpus, (&busy, &joins))
     };
     let mut namer = Namer::default();
     let names: Vec<String> =
@@ -358,14 +358,26 @@ fn capacity(acc: &Accounting, labels: &[(Class, Option<Site>)], names: &[String]
             Cause::Unlabelled => (IdleKind::Unlabelled, None, None),
         };
         let threads = acc.threads.get(&cause).copied().unwrap_or(0);
+        let carried_s = acc.carried.get(&(cause, phase)).copied().unwrap_or(0.0);
         match idle.iter_mut().find(|i| i.kind == kind && i.class == class && i.object == object && i.phase == phase) {
             Some(i) => {
                 i.core_s += core_s;
+                i.carried_s += carried_s;
                 i.threads = i.threads.max(threads);
             }
-            None => idle.push(IdleShare { kind, class, object, phase, core_s, threads }),
+            None => idle.push(IdleShare { kind, class, object, phase, core_s, threads, carried_s }),
         }
     }
+    let mut sooner: Vec<Sooner> = Vec::new();
+    for (&l, &s) in &acc.sooner {
+        let (class, object) = (labels[l as usize].0, names[l as usize].clone());
+        match sooner.iter_mut().find(|x| x.class == class && x.object == object) {
+            Some(x) => x.s = x.s.max(s),
+            None => sooner.push(Sooner { class, object, s }),
+        }
+    }
+    sooner.retain(|x| x.s > 0.0);
+    sooner.sort_by(|a, b| b.s.total_cmp(&a.s));
     idle.sort_by(|a, b| b.core_s.total_cmp(&a.core_s));
     let work_threads = acc.work.iter().filter(|&&w| w).count();
     Capacity {
@@ -382,6 +394,7 @@ fn capacity(acc: &Accounting, labels: &[(Class, Option<Site>)], names: &[String]
         helper_threads: acc.work.len() - work_threads,
         demand: acc.demand,
         coverage,
+        sooner,
     }
 }
 

@@ -200,6 +200,25 @@ fn a_global_mutex_is_lock_contention_named_by_its_symbol() {
 }
 
 #[test]
+fn a_lock_taken_to_set_up_leads_with_the_tail_it_causes_and_says_what_removing_it_buys() {
+    // Each thread sets up 30% of its share holding one lock, one after the other, then works
+    // alone: the second starts late and finishes late, and that tail is the lock's, not a
+    // second cause. Without the lock the two threads would run 2.0× (its fixed variant).
+    let f = findings("1,2", &["setup", "--threads", "{threads}", "--setup", "0.3"]);
+    let l = first(&f, Kind::LockContention);
+    assert!(l.summary.contains("SETUP_LOCK"), "{:?}", kinds(&f));
+    assert!(l.evidence.iter().any(|e| e.contains("in the tail left behind")), "the tail is carried: {l:?}");
+    assert_eq!(serious_causes(&f), [Kind::LockContention], "no imbalance beside it: {:?}", kinds(&f));
+    let w = l.what_if.as_ref().expect("a what-if for the lock");
+    assert!(w.at == 2.0 && (1.75..=2.15).contains(&w.without) && w.without > w.speedup + 0.2, "{w:?}");
+    let ci = w.without_ci95.expect("an interval over three runs");
+    assert!(ci[0] <= w.without && w.without <= ci[1], "{w:?}");
+    let fixed = fixed(&["setup", "--threads", "{threads}", "--setup", "0.3", "--unlocked"], &[]);
+    scales_or_cannot_tell(&fixed);
+    nothing_serious_but(&fixed, &[]);
+}
+
+#[test]
 fn a_single_threaded_phase_is_a_serial_phase_of_the_right_length() {
     let f = findings("1,2", &["serial", "--threads", "{threads}", "--serial", "0.3"]);
     let s = first(&f, Kind::SerialPhase);

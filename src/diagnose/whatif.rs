@@ -1,0 +1,147 @@
+//! What fixing a cause would buy: each run shortened by what its waits cost along the critical
+//! path, bounded by the idle capacity they left (a wait that other work filled buys nothing), and
+//! the speed-up that follows, with an interval from the runs resampled and the measured
+//! speed-up's own interval.
+
+use super::ledger::{Cause, Item, Ledger};
+use crate::results::findings::WhatIf;
+use crate::stats::{Rng, quantile};
+
+/// Resamples of the runs for the interval.
+const DRAWS: usize = 2000;
+
+/// The measured speed-up at the count a ledger is judged at, with its 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measured {
+    /// The count.
+    pub at: f64,
+    /// The speed-up.
+    pub speedup: f64,
+    /// Its 95% interval, when the runs give one.
+    pub ci95: Option<[f64; 2]>,
+}
+
+/// Seconds run `k` would have been shorter without `items`: waits by how much sooner the work
+/// threads would have ended without them (at most their idle capacity spread over the CPUs),
+/// idle capacity of other kinds and extra CPU spread over the CPUs. Waits for a feeder are fixed
+/// by a faster feeder, whose own time is the critical path: they buy their idle capacity
+/// (`feeder`).
+fn sooner(items: &[&Item], k: usize, cpus: f64, feeder: bool) -> f64 {
+    let cpus = cpus.max(1.0);
+    let waits: Vec<&&Item> = items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).collect();
+    let idle: f64 = waits.iter().map(|i| i.per_run.get(k).copied().unwrap_or(0.0)).sum();
+    let path: Option<f64> =
+        waits.iter().filter_map(|i| i.sooner.get(k).copied().flatten()).reduce(|a, b| a + b).filter(|_| !feeder);
+    let by_waits = path.map_or(idle / cpus, |p| p.min(idle / cpus));
+    let rest: f64 = items
+        .iter()
+        .filter(|i| !matches!(i.cause, Cause::Wait { .. }))
+        .map(|i| i.per_run.get(k).copied().unwrap_or(0.0) / cpus)
+        .sum();
+    by_waits + rest
+}
+
+/// The what-if of a finding made of `items` of ledger `l`, at the count `m` was measured at;
+/// `feeder` when its waits are for a feeder (see [`sooner`]).
+pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<WhatIf> {
+    if l.walls.is_empty() || m.speedup <= 0.0 {
+        return None;
+    }
+    // Per run: its wall time, and the wall time without the cause (never below the baseline's
+    // CPU for the same work spread over every CPU).
+    let runs: Vec<(f64, f64)> = l
+        .walls
+        .iter()
+        .enumerate()
+        .map(|(k, &(wall, cpus))| (wall, (wall - sooner(items, k, cpus, feeder)).max(l.useful_s / cpus.max(1.0))))
+        .collect();
+    let factor = |pick: &mut dyn FnMut() -> usize| {
+        let (mut w, mut wo) = (0.0, 0.0);
+        for _ in 0..runs.len() {
+            let (a, b) = runs[pick()];
+            w += a;
+            wo += b;
+        }
+        if wo > 0.0 { w / wo } else { 1.0 }
+    };
+    let mut next = 0;
+    let f = factor(&mut || {
+        next += 1;
+        next - 1
+    });
+    let without = m.speedup * f;
+    let n = runs.len() as f64;
+    let sooner_s = runs.iter().map(|r| r.0 - r.1).sum::<f64>() / n;
+    let ci = (runs.len() >= 2).then(|| {
+        let mut rng = Rng::new(0x005c_a1e5_c09e);
+        let mut draws: Vec<f64> = (0..DRAWS).map(|_| factor(&mut || rng.below(runs.len()))).collect();
+        draws.sort_by(f64::total_cmp);
+        let (lo, hi) = (quantile(&draws, 0.025), quantile(&draws, 0.975));
+        // The factor's spread and the measured speed-up's, added in log space.
+        let half = |a: f64, b: f64| if a > 0.0 && b > 0.0 { 0.5 * (b / a).ln() } else { 0.0 };
+        let h_f = half(lo, hi);
+        let h_s = m.ci95.map_or(0.0, |c| half(c[0], c[1]));
+        let h = (h_f * h_f + h_s * h_s).sqrt();
+        [without * (-h).exp(), without * h.exp()]
+    });
+    Some(WhatIf { at: m.at, speedup: m.speedup, without, without_ci95: ci, sooner_s })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::Class;
+    use crate::sample::capacity::Phase;
+    use std::collections::BTreeMap;
+
+    fn item(cause: Cause, per_run: Vec<f64>, sooner: Vec<Option<f64>>) -> Item {
+        let n = per_run.len();
+        Item {
+            cause,
+            core_s: per_run.iter().sum::<f64>() / n as f64,
+            by_phase: BTreeMap::from([(Phase::Steady, 0.0)]),
+            shares: vec![0.0; n],
+            threads: 2,
+            per_run,
+            carried_s: 0.0,
+            sooner,
+        }
+    }
+
+    fn ledger(walls: Vec<(f64, f64)>) -> Ledger {
+        Ledger { walls, useful_s: 0.8, ..Default::default() }
+    }
+
+    const AT_2: Measured = Measured { at: 2.0, speedup: 1.6, ci95: None };
+
+    #[test]
+    fn a_wait_on_the_critical_path_buys_what_it_delayed_and_one_off_it_buys_nothing() {
+        let lock = Cause::Wait { class: Class::Lock, object: "m".into() };
+        // Two runs of 0.5 s on 2 CPUs: the lock idled 0.2 core-s and delayed the last thread 0.1 s.
+        let on = item(lock.clone(), vec![0.2, 0.2], vec![Some(0.1), Some(0.1)]);
+        let w = of(&[&on], &ledger(vec![(0.5, 2.0), (0.5, 2.0)]), AT_2, false).unwrap();
+        assert!((w.without - 1.6 * 0.5 / 0.4).abs() < 1e-9 && (w.sooner_s - 0.1).abs() < 1e-9, "{w:?}");
+        let ci = w.without_ci95.unwrap();
+        assert!(ci[0] <= w.without && w.without <= ci[1]);
+        // The same idle capacity off the critical path: nothing.
+        let off = item(lock.clone(), vec![0.2, 0.2], vec![Some(0.0), Some(0.0)]);
+        assert_eq!(of(&[&off], &ledger(vec![(0.5, 2.0), (0.5, 2.0)]), AT_2, false).unwrap().without, 1.6);
+        // A long delay that left little idle capacity (others ran meanwhile): the capacity bounds it.
+        let filled = item(lock, vec![0.02, 0.02], vec![Some(0.3), Some(0.3)]);
+        let filled = of(&[&filled], &ledger(vec![(0.5, 2.0), (0.5, 2.0)]), AT_2, false).unwrap();
+        assert!((filled.sooner_s - 0.01).abs() < 1e-9);
+        // Waits for a feeder that is itself the critical path: a faster feeder fills their capacity.
+        let starved = item(Cause::Wait { class: Class::WaitForWork, object: "q".into() }, vec![0.2], vec![Some(0.0)]);
+        assert!((of(&[&starved], &ledger(vec![(0.5, 2.0)]), AT_2, true).unwrap().sooner_s - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_tail_buys_its_idle_capacity_spread_over_the_cpus_and_never_more_than_the_work() {
+        let tail = item(Cause::NoWork(Phase::Tail), vec![0.4], vec![None]);
+        let w = of(&[&tail], &ledger(vec![(0.6, 2.0)]), AT_2, false).unwrap();
+        assert!((w.sooner_s - 0.2).abs() < 1e-9 && w.without_ci95.is_none(), "{w:?}");
+        let huge = item(Cause::NoWork(Phase::Tail), vec![5.0], vec![None]);
+        let w = of(&[&huge], &ledger(vec![(0.6, 2.0)]), AT_2, false).unwrap();
+        assert!((w.without - 1.6 * 0.6 / 0.4).abs() < 1e-9, "the baseline's CPU over 2 CPUs: {w:?}");
+    }
+}
