@@ -66,7 +66,33 @@ pub fn notes(doc: &Results) -> Vec<String> {
     let mut out: Vec<String> =
         doc.points.iter().flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label()))).collect();
     out.extend(added(doc));
+    out.extend(doc.points.iter().filter_map(memory_gap));
     out
+}
+
+/// A last memory reading before this share of a run leaves its end unread.
+const READ_TO: f64 = 0.8;
+
+/// `threads=4: memory was last read 0.59 s into a 1.46 s run (run 2; 1 of 3 runs so): a peak after
+/// that is not in its peak PSS`, for runs of half a second or more whose readings stop early.
+fn memory_gap(p: &crate::results::PointResult) -> Option<String> {
+    let gaps: Vec<(usize, f64, f64)> = p
+        .runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let last = f64::from(*r.threads.as_ref()?.series.as_ref()?.t_s.last()?);
+            (r.wall_s >= 0.5 && last < READ_TO * r.wall_s).then_some((i, last, r.wall_s))
+        })
+        .collect();
+    let &(i, last, wall) = gaps.iter().min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))?;
+    Some(format!(
+        "{}: memory was last read {last:.2} s into a {wall:.2} s run (run {}; {} of {} runs so): a peak after that is not in its peak PSS",
+        p.label(),
+        i + 1,
+        gaps.len(),
+        p.runs.len()
+    ))
 }
 
 /// What runs the sweep added to decide its verdict, and what it could not decide: `threads=1,

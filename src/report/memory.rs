@@ -144,7 +144,8 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
         out.push(Figure {
             id: format!("memory-{safe}"),
             caption: format!(
-                "{label}: the PSS of the run's whole process tree over each run (pages shared by K processes count 1/K in each)"
+                "{label}: the PSS of the run's whole process tree over each run (pages shared by K processes count 1/K in each); each line ends at its run's last reading{}",
+                ends(p)
             ),
             svg: svg::line_chart(&Chart {
                 title: format!("Memory over the run: {label}"),
@@ -167,6 +168,17 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
         }
     }
     out
+}
+
+/// `, and the runs lasted 1.21–1.46 s`: where the lines would end if readings reached the end.
+fn ends(p: &PointResult) -> String {
+    let walls: Vec<f64> = p.runs.iter().filter(|r| series(r).is_some()).map(|r| r.wall_s).collect();
+    let (lo, hi) = walls.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
+    match walls.len() {
+        0 => String::new(),
+        1 => format!(", and the run lasted {hi:.2} s"),
+        _ => format!(", and the runs lasted {lo:.2}–{hi:.2} s"),
+    }
 }
 
 fn series(r: &crate::exec::RunRecord) -> Option<&RunSeries> {
