@@ -60,21 +60,14 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     // A baseline that filled the CPUs leads unless a high cause stands at that count: a cause
     // that lost much of what the CPUs still allowed (a saturated feeder) binds first.
     let cpus = doc.machine.allowed_cpus as f64;
-    let high_cause_at = |n: Option<f64>| {
-        out.iter().any(|g| {
-            g.at == n
-                && g.severity == Severity::High
-                && !g.kind.describes_curve()
-                && g.kind != Kind::CpuOversubscription
-        })
-    };
     let leads: Vec<bool> = out
         .iter()
         .map(|f| {
             matches!(f.kind, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored)
                 || (f.kind == Kind::CpuOversubscription
                     && f.severity > Severity::Info
-                    && (f.at.is_some_and(|n| n > cpus) || f.severity >= Severity::Medium && !high_cause_at(f.at)))
+                    && (f.at.is_some_and(|n| n > cpus)
+                        || f.severity >= Severity::Medium && !series::high_cause_at(&out, f.at)))
         })
         .collect();
     let mut order: Vec<(bool, Finding)> = leads.into_iter().zip(out).collect();

@@ -172,10 +172,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         // A feeder that ran while the workers waited, or any high cause, binds before the CPUs
         // do (it would hold the speed-up down on any number of CPUs): the CPUs' share of the gap
         // is then not raised.
-        let bound_first = !feeder_binds
-            && !out
-                .iter()
-                .any(|f| f.at == Some(top.count) && f.severity == Severity::High && !f.kind.describes_curve());
+        let bound_first = !feeder_binds && !high_cause_at(out, Some(top.count));
         let share = curve::busy_baseline_share(base, top, b.possible);
         let severity = if bound_first { curve::busy_baseline_severity(share, 1.0 - eff) } else { Severity::Low };
         match out.iter_mut().find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count)) {
@@ -250,6 +247,14 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
         out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [eff, eff_lo, eff_hi], &label));
     }
+}
+
+/// Whether a high cause (not a description of the curve, nor the CPUs' own oversubscription)
+/// stands at count `at`: it binds before a baseline that filled the CPUs does.
+pub fn high_cause_at(out: &[Finding], at: Option<f64>) -> bool {
+    out.iter().any(|g| {
+        g.at == at && g.severity == Severity::High && !g.kind.describes_curve() && g.kind != Kind::CpuOversubscription
+    })
 }
 
 /// The two points a series on a worker, copy or rank axis is judged on: the baseline and the
