@@ -19,7 +19,7 @@ pub fn fit(doc: &Results, axis: &Axis, s: &SeriesAnalysis, opts: &Options) -> Op
     let mut xy: Vec<(f64, f64)> = Vec::new();
     let mut nodes: Vec<&str> = Vec::new();
     for p in &s.points {
-        for r in doc.points.get(p.index)?.runs.iter().filter(|r| r.succeeded()) {
+        for r in doc.points.get(p.index)?.runs.iter().filter(|r| r.counted()) {
             nodes.extend(r.ranks.iter().map(|x| x.node.as_str()));
             if let Some(m) = r.threads.as_ref().and_then(|t| t.memory).filter(|m| m.readings > 0) {
                 xy.push((p.count, m.peak_pss_bytes as f64));

@@ -74,7 +74,7 @@ pub fn from_results(doc: &Results, axis: &Axis) -> Observations {
         let (values, rounds): (Vec<f64>, Vec<Option<u32>>) = p
             .runs
             .iter()
-            .filter(|r| r.succeeded())
+            .filter(|r| r.counted())
             .filter_map(|r| {
                 let v = match basis {
                     Basis::Throughput => r.throughput,

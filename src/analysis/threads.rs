@@ -34,7 +34,7 @@ impl PointThreads {
 /// Merges the sampler reports of a point's successful runs; `None` when none was sampled.
 pub fn of_point(p: &PointResult) -> Option<PointThreads> {
     let reports: Vec<&ThreadReport> =
-        p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_deref()).collect();
+        p.runs.iter().filter(|r| r.counted()).filter_map(|r| r.threads.as_deref()).collect();
     merge(&reports)
 }
 

@@ -138,7 +138,7 @@ fn budget_words(seq: &Sequential) -> String {
 /// Runs counted towards a point's target: successful ones, or all under `--ignore-failure`.
 fn done(doc: &Results, p: usize) -> u32 {
     let ignore = doc.plan.ignore_failure;
-    doc.points[p].runs.iter().filter(|r| ignore || r.succeeded()).count() as u32
+    doc.points[p].runs.iter().filter(|r| r.counted() || (ignore && !r.held())).count() as u32
 }
 
 /// The runs each point named by a question should have in all. A question adds the same number
@@ -148,7 +148,7 @@ fn done(doc: &Results, p: usize) -> u32 {
 /// mean wall time × `overhead`. Points that would gain nothing are left out.
 fn targets(doc: &Results, questions: &[Question], (max, overhead): (u32, f64), left: f64) -> BTreeMap<usize, u32> {
     let per_run = |p: usize| -> f64 {
-        let runs: Vec<f64> = doc.points[p].runs.iter().filter(|r| r.succeeded()).map(|r| r.wall_s).collect();
+        let runs: Vec<f64> = doc.points[p].runs.iter().filter(|r| r.counted()).map(|r| r.wall_s).collect();
         let mean = if runs.is_empty() { 0.0 } else { runs.iter().sum::<f64>() / runs.len() as f64 };
         mean * overhead
     };

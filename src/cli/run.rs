@@ -32,7 +32,10 @@ pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
         .points
         .iter()
         .map(|p| {
-            PointProgress::resumed(p.runs.iter().filter(|r| ignore || r.succeeded()).count() as u32, p.target_runs)
+            PointProgress::resumed(
+                p.runs.iter().filter(|r| r.counted() || (ignore && !r.held())).count() as u32,
+                p.target_runs,
+            )
         })
         .collect();
     let plan = store.doc.plan.clone();

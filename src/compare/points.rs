@@ -77,7 +77,7 @@ pub struct Values {
 impl Values {
     /// The values of a sweep's point over its successful runs; `None` without any.
     pub fn of_point(p: &PointResult) -> Option<Values> {
-        let ok: Vec<_> = p.runs.iter().filter(|r| r.succeeded()).collect();
+        let ok: Vec<_> = p.runs.iter().filter(|r| r.counted()).collect();
         if ok.is_empty() {
             return None;
         }

@@ -308,7 +308,7 @@ pub fn work_ratio(doc: &Results, of: &PointScaling, p: &PointScaling, weak: bool
         let done: Option<Vec<f64>> = doc.points[p.index]
             .runs
             .iter()
-            .filter(|r| r.succeeded())
+            .filter(|r| r.counted())
             .map(|r| r.throughput.map(|t| t * r.wall_s))
             .collect();
         crate::stats::Summary::of(&done?).map(|s| s.mean).filter(|w| *w > 0.0 && w.is_finite())
@@ -403,7 +403,7 @@ fn collapse(
     weak: bool,
 ) -> Option<Finding> {
     let cpu = |p: &PointScaling| {
-        let runs: Vec<_> = doc.points[p.index].runs.iter().filter(|r| r.succeeded()).collect();
+        let runs: Vec<_> = doc.points[p.index].runs.iter().filter(|r| r.counted()).collect();
         (!runs.is_empty()).then(|| runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / runs.len() as f64)
     };
     let blown = cpu(last)? / cpu(fit)?.max(1e-12) / work_ratio(doc, fit, last, weak);
@@ -668,7 +668,7 @@ fn watching(doc: &Results) -> Option<Finding> {
         .points
         .iter()
         .filter_map(|p| {
-            let runs: Vec<_> = p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_deref()).collect();
+            let runs: Vec<_> = p.runs.iter().filter(|r| r.counted()).filter_map(|r| r.threads.as_deref()).collect();
             let l = ledger::of(p, None)?;
             let n = runs.len().max(1) as f64;
             let switches = runs

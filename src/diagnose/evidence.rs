@@ -24,7 +24,7 @@ pub fn read_rate(p: &PointResult, storage: bool) -> Option<f64> {
     let rates: Vec<f64> = p
         .runs
         .iter()
-        .filter(|r| r.succeeded() && r.wall_s > 0.0)
+        .filter(|r| r.counted() && r.wall_s > 0.0)
         .filter_map(|r| {
             let bytes = if storage { Some(r.storage_read_bytes) } else { r.syscall_read_bytes };
             bytes.map(|b| b as f64 / r.wall_s)

@@ -195,7 +195,7 @@ pub struct Useful {
 impl Useful {
     /// The mean CPU of a point's successful runs, scaled by `ratio` (more work under weak scaling).
     pub fn of(p: &PointResult, ratio: f64) -> Option<Useful> {
-        let runs: Vec<&RunRecord> = p.runs.iter().filter(|r| r.succeeded()).collect();
+        let runs: Vec<&RunRecord> = p.runs.iter().filter(|r| r.counted()).collect();
         if runs.is_empty() {
             return None;
         }
@@ -262,7 +262,7 @@ fn stolen(causes: &mut [(Cause, Phase, f64, usize)], estimate: f64, lost: f64) -
 /// capacity is lost); `None` when no run has an accounting.
 pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     let runs: Vec<(&RunRecord, &ThreadReport)> =
-        p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| Some((r, r.threads.as_deref()?))).collect();
+        p.runs.iter().filter(|r| r.counted()).filter_map(|r| Some((r, r.threads.as_deref()?))).collect();
     let runs: Vec<_> = runs.into_iter().filter(|(_, t)| t.capacity.is_some()).collect();
     if runs.is_empty() {
         return None;

@@ -79,7 +79,7 @@ struct Run {
 fn runs(p: &PointResult) -> Vec<Run> {
     p.runs
         .iter()
-        .filter(|r| r.succeeded() && r.wall_s > 0.0)
+        .filter(|r| r.counted() && r.wall_s > 0.0)
         .map(|r| {
             let m = r.threads.as_deref().and_then(|t| t.machine_cpu);
             Run {

@@ -93,12 +93,8 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
 
 /// Mean wall time of a point's copies (every rank of every successful run).
 fn copy_wall(doc: &Results, point: usize) -> Option<f64> {
-    let walls: Vec<f64> = doc.points[point]
-        .runs
-        .iter()
-        .filter(|r| r.succeeded())
-        .flat_map(|r| r.ranks.iter().map(|x| x.wall_s))
-        .collect();
+    let walls: Vec<f64> =
+        doc.points[point].runs.iter().filter(|r| r.counted()).flat_map(|r| r.ranks.iter().map(|x| x.wall_s)).collect();
     (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
 }
 

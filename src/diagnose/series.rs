@@ -431,8 +431,8 @@ const SAME_WORK: f64 = 0.1;
 /// CPU than its capacity (threads beside the counted ones), or without runs on a side.
 fn cpu_bound(base: &PointResult, top: &PointResult, work_ratio: f64, capacity: f64) -> Option<f64> {
     let cpu = |r: &crate::exec::RunRecord| r.user_s + r.sys_s;
-    let dearest = base.runs.iter().filter(|r| r.succeeded()).map(cpu).reduce(f64::max)? * work_ratio;
-    let runs: Vec<_> = top.runs.iter().filter(|r| r.succeeded()).collect();
+    let dearest = base.runs.iter().filter(|r| r.counted()).map(cpu).reduce(f64::max)? * work_ratio;
+    let runs: Vec<_> = top.runs.iter().filter(|r| r.counted()).collect();
     if runs.is_empty() || runs.iter().any(|r| cpu(r) > capacity * r.wall_s * 1.02) {
         return None;
     }
@@ -445,7 +445,7 @@ const TOGETHER: f64 = 0.1;
 /// …means they ran one at a time — where two could (a job on one CPU always runs one at a time).
 fn one_at_a_time(p: &PointResult) -> bool {
     let (mut any, mut two) = (0.0, 0.0);
-    let runs = p.runs.iter().filter(|r| r.succeeded()).filter_map(|r| r.threads.as_deref());
+    let runs = p.runs.iter().filter(|r| r.counted()).filter_map(|r| r.threads.as_deref());
     for t in runs.filter(|t| t.capacity.as_ref().is_some_and(|c| c.cpus >= 2.0)) {
         any += t.concurrency_s.iter().skip(1).sum::<f64>();
         two += t.concurrency_s.iter().skip(2).sum::<f64>();
@@ -483,7 +483,7 @@ fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> O
 /// [`FASTEST_WITHIN`].
 fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(CpuNoise, bool)> {
     let cpu = |p: &PointResult, per: f64| -> Vec<f64> {
-        p.runs.iter().filter(|r| r.succeeded()).map(|r| (r.user_s + r.sys_s) / per).collect()
+        p.runs.iter().filter(|r| r.counted()).map(|r| (r.user_s + r.sys_s) / per).collect()
     };
     let (b, t) = (cpu(base, 1.0), cpu(top, work_ratio));
     let h = log_ratio_halfwidth(&b, &t)?;

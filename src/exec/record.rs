@@ -92,6 +92,24 @@ impl RunRecord {
         self.exit_code == Some(0) && !self.timed_out
     }
 
+    /// Seconds the run was held stopped (SIGSTOP, Ctrl-Z, a batch system suspending the job), as
+    /// the sampler saw it; 0 when not sampled.
+    pub fn stopped_s(&self) -> f64 {
+        self.threads.as_deref().map_or(0.0, |t| t.stopped_s)
+    }
+
+    /// Whether the run was held stopped long enough to change its time ([`HELD_SHARE`] of its wall
+    /// time, at least [`HELD_MIN_S`]): it is kept in the results, left out of the statistics.
+    pub fn held(&self) -> bool {
+        let s = self.stopped_s();
+        s >= HELD_MIN_S && s >= HELD_SHARE * self.wall_s
+    }
+
+    /// Whether the run counts in the statistics: it succeeded and was not held stopped.
+    pub fn counted(&self) -> bool {
+        self.succeeded() && !self.held()
+    }
+
     /// How the run ended, in words: `exit code 1`, `killed by SIGSEGV`, `timed out`.
     pub fn outcome(&self) -> String {
         if self.timed_out {
@@ -121,6 +139,11 @@ impl RunRecord {
         (self.wall_s > 0.0).then(|| (m.busy_s - own).max(0.0) / self.wall_s)
     }
 }
+
+/// A run held stopped this long, and for [`HELD_SHARE`] of its wall time, is left out.
+pub const HELD_MIN_S: f64 = 0.1;
+/// The share of a run's wall time held stopped past which it is left out.
+pub const HELD_SHARE: f64 = 0.02;
 
 /// What one rank measured.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]

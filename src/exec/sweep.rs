@@ -173,7 +173,13 @@ impl Sweep<'_> {
         }
         if !warmup {
             self.warnings.missing_metrics(sink, &record, point);
-            self.schedule(p, failed, record.wall_s, sink);
+            let again = record.held() && !failed && self.sched.held(p);
+            if record.held() && !failed {
+                sink.event(Event::Warning(held(point, &record, again)));
+            }
+            if !again {
+                self.schedule(p, failed, record.wall_s, sink);
+            }
         }
         let printed = Printed::of(&outcome.stdout, &outcome.stderr);
         let saved = match printed.stream() {
@@ -284,6 +290,18 @@ impl Sweep<'_> {
             sink.target(p, t);
         }
     }
+}
+
+/// The warning for a run held stopped: how long, and what becomes of it.
+fn held(point: &Point, record: &RunRecord, again: bool) -> String {
+    let then = if again { "measured again" } else { "no more runs added in its place" };
+    format!(
+        "{}: run {} was held stopped for {:.1} s of its {:.1} s (SIGSTOP, Ctrl-Z or a batch system's suspend): kept in the results, left out of the statistics, {then}",
+        point.label(),
+        record.index + 1,
+        record.stopped_s(),
+        record.wall_s
+    )
 }
 
 /// Warnings a sweep says once: a metric missing from one run is usually missing from all (the

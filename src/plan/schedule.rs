@@ -6,6 +6,9 @@ use super::{Order, Runs};
 use crate::stats::Rng;
 use std::collections::VecDeque;
 
+/// How many held runs of a point are measured again; past that, a held run counts as done.
+pub const HELD_AGAIN: u32 = 3;
+
 /// One thing to execute.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Task {
@@ -31,17 +34,19 @@ pub struct PointProgress {
     /// Runs this point needs; unknown under automatic runs until its first run is timed.
     pub target: Option<u32>,
     warmed: bool,
+    /// Measured runs held stopped and measured again.
+    held: u32,
 }
 
 impl PointProgress {
     /// Progress of a point resumed with `done` runs and a known or unknown target.
     pub fn resumed(done: u32, target: Option<u32>) -> PointProgress {
-        PointProgress { done, target, warmed: false }
+        PointProgress { done, target, warmed: false, held: 0 }
     }
 
     /// Progress of a point that ran a moment ago and is given `target` runs in all: already warm.
     pub fn warm(done: u32, target: u32) -> PointProgress {
-        PointProgress { done, target: Some(target), warmed: true }
+        PointProgress { done, target: Some(target), warmed: true, held: 0 }
     }
 
     fn needs_runs(&self) -> bool {
@@ -129,6 +134,15 @@ impl Scheduler {
             let wanted = (runs.min_time_s / wall_s.max(1e-6)).ceil();
             p.target = Some((wanted.min(runs.first_pass_most() as f64) as u32).max(runs.min));
         }
+    }
+
+    /// Records a measured run of `point` that was held stopped (SIGSTOP, a batch system's suspend):
+    /// it does not count, and the point is measured again, up to [`HELD_AGAIN`] times; `true` when
+    /// it will be (else the run is to be recorded as finished).
+    pub fn held(&mut self, point: usize) -> bool {
+        let p = &mut self.points[point];
+        p.held += 1;
+        p.held <= HELD_AGAIN
     }
 
     /// Records a measured run of `point` that failed (kept by --ignore-failure): a failing

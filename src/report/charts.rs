@@ -286,7 +286,7 @@ fn timeline(d: &Drawn, chosen: Option<(usize, usize)>) -> Option<Figure> {
         None => d.doc.points.iter().enumerate().rev().find_map(|(pi, p)| {
             p.runs
                 .iter()
-                .position(|r| r.succeeded() && r.threads.as_ref().is_some_and(|t| t.timeline.is_some()))
+                .position(|r| r.counted() && r.threads.as_ref().is_some_and(|t| t.timeline.is_some()))
                 .map(|ri| (pi, ri))
         })?,
     };

@@ -149,7 +149,7 @@ fn trim(x: f64) -> String {
 pub fn rank_lines(doc: &crate::results::Results) -> Vec<String> {
     let mut out = Vec::new();
     for p in &doc.points {
-        let runs: Vec<_> = p.runs.iter().filter(|r| r.succeeded() && !r.ranks.is_empty()).collect();
+        let runs: Vec<_> = p.runs.iter().filter(|r| r.counted() && !r.ranks.is_empty()).collect();
         let Some(last) = runs.iter().map(|r| r.ranks.iter().map(|x| x.rank).max().unwrap_or(0)).max() else { continue };
         for rank in 0..=last {
             let parts: Vec<_> = runs.iter().filter_map(|r| r.ranks.iter().find(|x| x.rank == rank)).collect();

@@ -136,7 +136,8 @@ struct Written<'a> {
     target_runs: Option<u32>,
     /// Measured runs, in the order taken.
     runs: &'a [RunRecord],
-    /// Statistics over the runs that succeeded (failed runs kept by `--ignore-failure` are left out).
+    /// Statistics over the runs that succeeded (failed runs kept by `--ignore-failure` and runs held
+    /// stopped are left out).
     stats: PointStats,
     /// What a careful experimenter would say about these runs.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]

@@ -46,7 +46,7 @@ pub const SHORT_RUN_S: f64 = 0.005;
 
 /// The statistics of a point's runs.
 pub fn stats(runs: &[RunRecord]) -> PointStats {
-    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.succeeded()).collect();
+    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.counted()).collect();
     let of = |f: &dyn Fn(&RunRecord) -> Option<f64>| {
         let v: Vec<f64> = ok.iter().filter_map(|r| f(r)).collect();
         Summary::of(&v)
@@ -73,11 +73,20 @@ pub fn stats(runs: &[RunRecord]) -> PointStats {
 
 /// What a careful experimenter would say about a point's runs, given their statistics.
 pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
-    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.succeeded()).collect();
+    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.counted()).collect();
     let mut w = Vec::new();
     let failed: Vec<&RunRecord> = runs.iter().filter(|r| !r.succeeded()).collect();
     if let Some(first) = failed.first() {
         w.push(format!("{} of {} runs failed ({})", failed.len(), runs.len(), first.outcome()));
+    }
+    let held: Vec<&RunRecord> = runs.iter().filter(|r| r.succeeded() && r.held()).collect();
+    if !held.is_empty() {
+        let s: f64 = held.iter().map(|r| r.stopped_s()).sum();
+        w.push(format!(
+            "{} run{} held stopped for {s:.1} s in all (SIGSTOP, Ctrl-Z or a batch system's suspend): left out of the statistics",
+            held.len(),
+            if held.len() == 1 { "" } else { "s" }
+        ));
     }
     let Some(wall) = &stats.wall_s else { return w };
     if wall.n >= 2 && wall.rel_stddev() > NOISY_REL_STDDEV {

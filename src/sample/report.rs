@@ -35,6 +35,10 @@ pub struct ThreadReport {
     /// naming the short waits it caught (absent from results recorded before it was kept).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sampler_oneoff_cpu_s: f64,
+    /// Seconds the run was held stopped (SIGSTOP, Ctrl-Z, a batch system suspending the job): not
+    /// the program's time, so a run held long is left out of the statistics.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stopped_s: f64,
     /// The largest wait sites: locks by symbol, kernel waits by system call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_waits: Vec<Wait>,

@@ -18,12 +18,16 @@ use super::thread::Thread;
 use super::tracer::{self, TracerConfig};
 use super::tree::{self, Tree};
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// Longest pause between sweeps when the CPU budget forces the rate down.
 const MAX_INTERVAL_S: f64 = 1.0;
+/// A pause of the sampler held this long beyond its sleep, its CPU and its wait for one is the job
+/// held stopped; shorter, a late wake-up.
+const HELD_MIN_S: f64 = 0.05;
 /// With this many threads, new ones are looked for every fifth sweep only.
 const BIG_TREE: usize = 256;
 /// Up to this many threads, new processes are looked for at every sweep (a shell script's
@@ -209,6 +213,16 @@ pub(crate) struct State {
     pub memory_cpu_s: f64,
     /// Threads alive at the latest sweep.
     alive: u32,
+    /// When the latest sweep was made, seconds into sampling.
+    swept_at: f64,
+    /// Seconds the run was held stopped: sweeps that found every thread of the tree stopped
+    /// (SIGSTOP, Ctrl-Z), and pauses of the sampler itself beyond its sleep, its CPU and its
+    /// wait for a CPU (the whole job suspended, as a batch system does).
+    pub stopped_s: f64,
+    /// The sampler thread's own schedstat, for the pauses it did not account for.
+    own: Option<ProcFile>,
+    /// Of the latest pause, the seconds the sampler was held stopped.
+    held_s: f64,
 }
 
 impl State {
@@ -256,6 +270,10 @@ impl State {
             memory_at: 0.0,
             memory_cpu_s: 0.0,
             alive: 0,
+            swept_at: 0.0,
+            stopped_s: 0.0,
+            own: ProcFile::open(Path::new("/proc/thread-self/schedstat")),
+            held_s: 0.0,
         };
         s.cpu_ticks = s.stat.as_ref().and_then(procfs::cpu_ticks_of);
         s.mhz = procfs::mean_mhz(&s.frequency);
@@ -311,6 +329,7 @@ impl State {
                 interval = interval.min((at - self.started.elapsed().as_secs_f64()).max(0.0));
             }
             last_interval = interval.max(wanted);
+            let slept_from = (self.started.elapsed().as_secs_f64(), self.own_schedstat_s());
             let interval = Duration::from_secs_f64(interval);
             match pause {
                 // The root has exited (or a stop was asked): the last stretch and the report are
@@ -322,6 +341,7 @@ impl State {
                 Some(_) => {}
                 None => std::thread::park_timeout(interval),
             }
+            self.held_s = self.held(slept_from, interval.as_secs_f64());
         }
         // The last stretch, up to the moment sampling stopped.
         self.drain_tracer();
@@ -559,8 +579,28 @@ impl State {
         }
         self.peak = self.peak.max(alive);
         self.alive = alive as u32;
+        let all_stopped = alive > 0 && self.threads.values().filter(|t| t.alive).all(|t| matches!(t.state, 'T' | 't'));
+        let stopped = if all_stopped { now - self.swept_at } else { 0.0 };
+        self.stopped_s += stopped.max(std::mem::take(&mut self.held_s));
+        self.swept_at = now;
         self.busy_cpus = running_sum;
         self.quiet = if self.stirred || alive == 0 { 0 } else { self.quiet + 1 };
+    }
+
+    /// The sampler thread's own time on a CPU and waiting for one, in seconds.
+    fn own_schedstat_s(&mut self) -> Option<f64> {
+        let ss = self.own.as_mut()?.read().and_then(procfs::schedstat)?;
+        Some((ss.on_cpu_ns + ss.runq_ns) as f64 * 1e-9)
+    }
+
+    /// Seconds of the pause that began at `from` (time into sampling, own schedstat) that the
+    /// sampler spent neither asleep for `interval`, nor on a CPU, nor waiting for one: the time
+    /// the whole job was held stopped. Shorter holds ([`HELD_MIN_S`]) are a late wake-up.
+    fn held(&mut self, from: (f64, Option<f64>), interval: f64) -> f64 {
+        let (Some(before), Some(after)) = (from.1, self.own_schedstat_s()) else { return 0.0 };
+        let pause = self.started.elapsed().as_secs_f64() - from.0;
+        let held = pause - interval - (after - before);
+        if held >= HELD_MIN_S { held } else { 0.0 }
     }
 
     /// Reads one thread; returns the CPUs it used over the interval, `None` when it is gone.

@@ -147,6 +147,7 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
         sample_rate_hz: if wall_s > 0.0 { s.samples as f64 / wall_s } else { 0.0 },
         sampler_cpu_s,
         sampler_oneoff_cpu_s: s.oneoff_s,
+        stopped_s: s.stopped_s,
         top_waits,
         timeline: timeline(&s.history, &s.labels),
         concurrency_s: concurrency(&s.history),

@@ -1,5 +1,6 @@
-//! Ctrl-C and SIGTERM during a sweep: the workload's group is stopped, results.json stays valid
-//! with every finished run, and `--resume` completes the sweep without repeating runs.
+//! Signals during a sweep. Ctrl-C and SIGTERM: the workload's group is stopped, results.json stays
+//! valid with every finished run, and `--resume` completes the sweep without repeating runs. A run
+//! held stopped (SIGSTOP): kept, left out of the statistics, measured again.
 
 use crate::common;
 use common::*;
@@ -221,4 +222,55 @@ fn a_run_started_ahead_is_stopped_when_the_sweep_cannot_go_on() {
         return;
     }
     panic!("the second run never started before the sweep stopped");
+}
+
+/// The pid of the process whose command line is `argv`, once it runs (10 s at most).
+fn pid_of(argv: &[&str]) -> i32 {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+            if std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want) {
+                return pid;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{argv:?} never ran");
+}
+
+/// A run held stopped (SIGSTOP, SIGCONT a second later, as Ctrl-Z or a batch system's suspend
+/// would) is kept in the results, left out of the statistics and measured again.
+#[test]
+fn a_run_held_stopped_is_left_out_and_measured_again() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("r");
+    let child = Command::new(bin())
+        .args(["run", "-r", "2", "-w", "0", "-o", dir.to_str().unwrap(), "--param", "n=7", "--"])
+        .args(["sleep", "0.4{n}"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = pid_of(&["sleep", "0.47"]);
+    std::thread::sleep(Duration::from_millis(100));
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(1000));
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{msg}");
+    assert!(msg.contains("was held stopped for 1.0 s") && msg.contains("measured again"), "{msg}");
+
+    let doc = results(&dir);
+    let runs = &doc.points[0].runs;
+    assert_eq!(runs.len(), 3, "the held run is kept beside two counted ones");
+    let held: Vec<_> = runs.iter().filter(|r| r.held()).collect();
+    assert_eq!(held.len(), 1, "{runs:?}");
+    assert!((0.85..1.3).contains(&held[0].stopped_s()), "held {} s", held[0].stopped_s());
+    assert!(runs.iter().filter(|r| !r.held()).all(|r| r.stopped_s() < 0.05), "{runs:?}");
+    let wall = doc.points[0].stats().wall_s.unwrap();
+    assert_eq!(wall.n, 2);
+    assert!(wall.max < 0.9, "the held run's {} s left out", held[0].wall_s);
 }
