@@ -366,7 +366,8 @@ pub struct RunArgs {
     /// `tp=Throughput: ([0-9.]+)`. A metric named `throughput` fills the throughput column.
     #[arg(long, value_name = "NAME=REGEX")]
     pub metric: Vec<String>,
-    /// Work per run, for throughput = work / wall time: `1.7GB*{files}`, `events=10000403`.
+    /// Work per run, for throughput = work / wall time: `1.7GB*{files}`, `events=10000403`; with
+    /// `--copies`, the work of one copy (unless it uses `{copies}`).
     #[arg(long, value_name = "AMOUNT")]
     pub work: Option<String>,
     /// Stop a run after this long (`30s`, `5m`): SIGTERM to its process group, SIGKILL 2 s later.

@@ -4,6 +4,7 @@
 use super::evidence::top_wait;
 use super::{Finding, Kind, Severity};
 use crate::analysis::threads::PointThreads;
+use crate::exec::RunRecord;
 use crate::results::Results;
 use crate::results::analysis::PointScaling;
 use crate::sample::Class;
@@ -98,6 +99,47 @@ fn copy_wall(doc: &Results, point: usize) -> Option<f64> {
     (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
 }
 
+/// At a point, on average: the CPUs its runs used, the CPUs they wanted (on a CPU or waiting for
+/// one), and those other processes left free of the job's allowed CPUs; `None` when its runs were
+/// not sampled.
+fn cpus_at(doc: &Results, point: usize) -> Option<(f64, f64, f64)> {
+    let runs: Vec<&RunRecord> = doc.points[point].runs.iter().filter(|r| r.counted() && r.wall_s > 0.0).collect();
+    let others: Vec<f64> = runs.iter().filter_map(|r| r.others_cpus()).collect();
+    if others.is_empty() {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let used: Vec<f64> = runs.iter().map(|r| (r.user_s + r.sys_s) / r.wall_s).collect();
+    let wanted: Vec<f64> = runs
+        .iter()
+        .zip(&used)
+        .map(|(r, u)| {
+            let t = r.threads.as_deref();
+            let runq = t.map_or(0.0, |t| t.seconds(Class::Runqueue)) / r.wall_s;
+            u + runq
+        })
+        .collect();
+    Some((mean(&used), mean(&wanted), (doc.machine.allowed_cpus as f64 - mean(&others)).max(0.1)))
+}
+
+/// The share of one copy's speed alone that the free CPUs allowed each copy at the top count
+/// against at the base: each copy wants the CPUs one used or waited for at the base. The CPUs limit a point only
+/// where its copies used nearly all those free ([`SATURATED`]): copies that wait on each other
+/// leave CPUs idle. 1 when unsampled.
+fn cpu_allowed(doc: &Results, top: &PointScaling, base: &PointScaling) -> f64 {
+    let (Some(at_base), Some(at_top)) = (cpus_at(doc, base.index), cpus_at(doc, top.index)) else {
+        return 1.0;
+    };
+    let one = at_base.1 / base.count.max(1.0);
+    let cap = |(used, _, free): (f64, f64, f64), k: f64| {
+        if used < SATURATED * free { 1.0 } else { (free / (k * one).max(1e-6)).min(1.0) }
+    };
+    cap(at_top, top.count) / cap(at_base, base.count)
+}
+
+/// The share of the free CPUs a point's copies must use for the CPUs to be what limits them.
+const SATURATED: f64 = 0.85;
+
 /// Whether copies slow each other: each copy's wall time at the top count against one copy's
 /// alone (what a user of the shared machine feels, whatever the program reports). `moved` gives
 /// how much a class's share of thread time grew from one copy to the top count.
@@ -128,7 +170,10 @@ pub fn copies(
         });
         return;
     }
-    if eff >= 0.8 {
+    // The CPUs free of other processes may not hold every copy: the slowdown they explain is the
+    // machine's load (or more copies than CPUs), not a resource the copies share.
+    let allowed = cpu_allowed(doc, top, base);
+    if eff >= 0.8 || eff >= 0.8 * allowed {
         return;
     }
     let mut grew: Vec<(f64, String)> =
@@ -149,9 +194,15 @@ pub fn copies(
             "no wait grew: the copies compete on the CPUs themselves (memory bandwidth, caches, frequency)".into(),
         );
     }
+    if allowed < 0.95 {
+        evidence.push(format!(
+            "the CPUs free of other processes allowed each copy {:.0}% of one copy's speed: the rest is the copies' own",
+            100.0 * allowed
+        ));
+    }
     out.push(Finding { noise: None,
         kind: Kind::CopiesInterfere,
-        severity: if eff < 0.6 { Severity::High } else { Severity::Medium },
+        severity: if eff < 0.6 * allowed { Severity::High } else { Severity::Medium },
         summary: format!("{each}: they compete for a shared resource{label}"),
         evidence,
         advice: "find the shared resource (the waits above: a disk, a lock file, memory bandwidth) and give each copy its own, or run fewer at once".into(),

@@ -55,7 +55,16 @@ impl Plan {
             cleanup: shell(&self.hooks.cleanup)?,
         };
         let evict = self.evict.iter().map(|e| plain(e).map(PathBuf::from)).collect::<Result<_, _>>()?;
-        let work = self.work.as_deref().map(|w| plain(w).and_then(|w| work::evaluate(&w))).transpose()?;
+        let mut work = self.work.as_deref().map(|w| plain(w).and_then(|w| work::evaluate(&w))).transpose()?;
+        // Copies each run the whole command: a run's work is theirs summed, unless `--work` counts
+        // the copies itself.
+        let copies = params.iter().find(|(n, _)| n == launcher::COPIES).and_then(|(_, v)| v.parse::<f64>().ok());
+        let placeholder = format!("{{{}}}", launcher::COPIES);
+        if let (Some(w), Some(k)) = (work.as_mut(), copies)
+            && !self.work.as_deref().is_some_and(|t| t.contains(&placeholder))
+        {
+            w.amount *= k;
+        }
         // SAFETY: geteuid has no preconditions and cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         let launch = launcher::launch_for(&self.launcher, &params, root)?;
@@ -133,6 +142,16 @@ mod tests {
         p.work = None;
         p.command = vec!["echo".into(), "{t}".into()];
         assert_eq!(p.point(1).unwrap().argv, ["sh", "-c", "echo 'a;b'"]);
+    }
+
+    #[test]
+    fn the_work_of_copies_is_each_copy_s_work_summed_unless_it_counts_them_itself() {
+        let mut p = plan(&[("copies", &["1", "3"])], false);
+        p.work = Some("events=10".into());
+        let work = |p: &Plan, i| p.point(i).unwrap().work.unwrap().amount;
+        assert_eq!((work(&p, 0), work(&p, 1)), (10.0, 30.0));
+        p.work = Some("events=10*{copies}".into());
+        assert_eq!((work(&p, 0), work(&p, 1)), (10.0, 30.0));
     }
 
     #[test]

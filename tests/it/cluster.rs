@@ -85,6 +85,30 @@ fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
     }
 }
 
+/// Two copies of a CPU-bound probe beside two threads of another program that keep both CPUs
+/// busy: each copy runs well below one alone's speed, but the CPUs free of the other program
+/// explain it. No shared resource is claimed; the machine's load is said.
+#[test]
+fn copies_slowed_by_other_processes_are_not_said_to_interfere() {
+    let _g = common::measuring();
+    let d = tempfile::tempdir().unwrap();
+    let mut hog = std::process::Command::new(bin())
+        .args(["probe", "scalable", "--threads", "2", "--seconds", "60"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cmd = probe("1");
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let o = run(d.path(), &["-r", "3", "--copies", "2"], &cmd);
+    let _ = hog.kill();
+    let _ = hog.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let k = kinds(&doc);
+    assert!(!k.contains(&Kind::CopiesInterfere), "{:#?}", doc.findings);
+    assert!(k.contains(&Kind::NoisyMeasurement), "the machine's load is said: {:#?}", doc.findings);
+}
+
 #[test]
 fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
     let _g = common::measuring();
