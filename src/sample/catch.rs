@@ -198,7 +198,7 @@ impl Catcher {
         if matches!(procfs::syscall(&syscall), Some(Syscall::Running) | None) {
             return None;
         }
-        let time_ns = super::tracer::monotonic_ns();
+        let time_ns = super::clock::monotonic_ns();
         let state = f.stat.read().and_then(procfs::stat).map_or('S', |s| s.state);
         // The stack, kept only when the thread is still in the same wait after it was read.
         let stack = match procfs::user_sp_pc(&syscall) {

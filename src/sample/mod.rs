@@ -7,6 +7,7 @@ pub mod behaviour;
 pub mod capacity;
 pub mod catch;
 pub mod classify;
+pub mod clock;
 mod collector;
 pub mod cpu;
 pub mod elf;

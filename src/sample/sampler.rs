@@ -3,6 +3,7 @@
 //! history, and turns the history into a [`ThreadReport`] when stopped.
 
 use super::classify::{self, Class, Site};
+use super::clock;
 use super::cpu::CpuSampler;
 use super::evidence::Evidence;
 use super::history::{History, Interval, Label};
@@ -217,7 +218,7 @@ impl State {
             config,
             tick: procfs::ticks_per_second(),
             started: Instant::now(),
-            switches: Switches::new(tracer::monotonic_ns()),
+            switches: Switches::new(clock::monotonic_ns()),
             started_boot: procfs::boot_seconds(),
             stat: std::fs::File::open("/proc/stat").ok(),
             cpu_ticks: None,

@@ -6,9 +6,10 @@
 use crate::common;
 
 use common::histogram;
+use scalescope::sample::clock::monotonic_ns;
 use scalescope::sample::evidence::{Evidence, Findings};
 use scalescope::sample::profile::Phases;
-use scalescope::sample::tracer::{self, TracerConfig};
+use scalescope::sample::tracer::TracerConfig;
 use scalescope::sample::{Class, procfs};
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -110,7 +111,7 @@ fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool)
     let exe = std::env::var_os(WORKLOAD).map_or_else(|| histogram().to_path_buf(), std::path::PathBuf::from);
     let mut child = Command::new(exe).args([mode, "4", seconds]).stdout(std::process::Stdio::null()).spawn().unwrap();
     let pid = child.id() as i32;
-    let mut ev = Evidence::start(pid, &TracerConfig::default(), tracer::monotonic_ns());
+    let mut ev = Evidence::start(pid, &TracerConfig::default(), monotonic_ns());
     let traced = ev.traced();
     let mut sites: HashMap<String, usize> = HashMap::new();
     let mut blocked: HashMap<i32, f64> = HashMap::new();
