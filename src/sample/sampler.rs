@@ -12,7 +12,7 @@ use super::pause::{Pause, Woken};
 use super::procfs::{self, ProcFile};
 use super::report::ThreadReport;
 use super::series::{Counts, Recorder};
-use super::summary;
+use super::summary::{self, Recording};
 use super::switches::Switches;
 use super::symbols::{self, Place};
 use super::thread::Thread;
@@ -134,9 +134,9 @@ impl Sampler {
 
 /// Everything the sampler keeps while it runs.
 pub(crate) struct State {
-    pub config: Config,
+    config: Config,
     tick: f64,
-    pub started: Instant,
+    started: Instant,
     /// When tracing is wanted and not started yet: seconds into sampling when it starts.
     trace_at: Option<f64>,
     /// The process at the root of the tree.
@@ -144,33 +144,33 @@ pub(crate) struct State {
     /// Seconds since boot when sampling began.
     started_boot: f64,
     /// The machine's busy and stolen CPU ticks when sampling began (`/proc/stat`).
-    pub cpu_ticks: Option<(u64, u64)>,
+    cpu_ticks: Option<(u64, u64)>,
     /// The CPUs' current-frequency files, where the kernel shows them.
-    pub frequency: Vec<std::fs::File>,
+    frequency: Vec<std::fs::File>,
     /// Their mean frequency at the start, MHz.
-    pub mhz: Option<f64>,
+    mhz: Option<f64>,
     /// `/proc/stat`, kept open for the reading at the end.
-    pub stat: Option<std::fs::File>,
+    stat: Option<std::fs::File>,
     /// This process's CPU seconds when sampling began.
-    pub own_cpu_s: f64,
+    own_cpu_s: f64,
     tree: Tree,
-    pub threads: HashMap<i32, Thread>,
-    pub history: History,
+    threads: HashMap<i32, Thread>,
+    history: History,
     /// The waits seen, indexed by their label.
-    pub labels: Vec<(Class, Option<Site>)>,
+    labels: Vec<(Class, Option<Site>)>,
     label_index: HashMap<(Class, Option<Site>), u32>,
     maps: HashMap<i32, Vec<symbols::Mapping>>,
     /// Futex addresses located while their process lived.
-    pub places: HashMap<Site, Place>,
-    pub samples: u64,
-    pub peak: usize,
-    pub limits: Vec<String>,
+    places: HashMap<Site, Place>,
+    samples: u64,
+    peak: usize,
+    limits: Vec<String>,
     syscall_unreadable: bool,
     /// CPUs the workload kept busy during the latest sweep interval.
     busy_cpus: f64,
     /// CPU seconds spent on work the rate budget leaves out: discovery, opening new threads'
     /// files, a module's first symbols, the tracer's start and drains, the caught waits.
-    pub oneoff_s: f64,
+    oneoff_s: f64,
     /// Whether the latest look for threads found new ones: the tree is still growing.
     growing: bool,
     /// Threads given an on-CPU sampling event so far.
@@ -182,16 +182,14 @@ pub(crate) struct State {
     /// `true` 2% of its time for a sample it is too short to take. `None` once given.
     cpu_late: Option<f64>,
     /// On-CPU samples by place (from the per-thread events, when the tracer does not run).
-    pub hot: HashMap<Place, u64>,
+    hot: HashMap<Place, u64>,
     /// The tracer and the stacks of blocked threads.
-    pub evidence: Option<Evidence>,
+    evidence: Option<Evidence>,
     /// Per wait label, where it was taken (`pthread_mutex_lock ← update_histogram ← worker`) and
     /// how often.
-    pub taken_at: HashMap<u32, HashMap<String, u32>>,
+    taken_at: HashMap<u32, HashMap<String, u32>>,
     /// The tracer's switch intervals, which lay out each window of a traced thread.
     switches: Switches,
-    /// A finished tracer's buffers, let go of once the report is out.
-    pub spent: Option<tracer::Buffers>,
     /// Sweeps in a row that found no thread newly waiting or off-CPU since the sweep before.
     quiet: u32,
     /// Whether the current sweep found a thread that waited or was off-CPU.
@@ -201,13 +199,13 @@ pub(crate) struct State {
     /// The tree's memory and I/O, read at the pace of [`State::read_memory`].
     memory: TreeMemory,
     /// Its peaks and means so far.
-    pub memory_seen: memory::Tracker,
+    memory_seen: memory::Tracker,
     /// The run as a time series, one sample per memory reading.
-    pub series: Recorder,
+    series: Recorder,
     /// When the next memory reading is due, seconds into sampling.
     memory_at: f64,
     /// The CPU the memory readings took in all.
-    pub memory_cpu_s: f64,
+    memory_cpu_s: f64,
     /// Threads alive at the latest sweep.
     alive: u32,
 }
@@ -247,7 +245,6 @@ impl State {
             root,
             evidence: None,
             taken_at: HashMap::new(),
-            spent: None,
             quiet: 0,
             stirred: false,
             waited: false,
@@ -330,7 +327,38 @@ impl State {
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
         memory::set_live_pss_kb(0);
-        let _ = report.send(summary::report(&mut self, wall_s, procfs::thread_cpu_s()));
+        let mut recording = self.recording();
+        let _ = report.send(summary::report(&mut recording, wall_s, procfs::thread_cpu_s()));
+    }
+
+    /// Hands what the report is made of over to a [`Recording`].
+    fn recording(&mut self) -> Recording {
+        use std::mem::take;
+        Recording {
+            capacity: self.config.capacity,
+            prior_life: self.config.prior_life,
+            cpu_ticks: self.cpu_ticks,
+            frequency: take(&mut self.frequency),
+            mhz: self.mhz,
+            stat: self.stat.take(),
+            own_cpu_s: self.own_cpu_s,
+            threads: take(&mut self.threads),
+            history: take(&mut self.history),
+            labels: take(&mut self.labels),
+            places: take(&mut self.places),
+            samples: self.samples,
+            peak: self.peak,
+            limits: take(&mut self.limits),
+            oneoff_s: self.oneoff_s,
+            hot: take(&mut self.hot),
+            evidence: self.evidence.take(),
+            taken_at: take(&mut self.taken_at),
+            spent: None,
+            memory_seen: take(&mut self.memory_seen),
+            series: take(&mut self.series),
+            memory_cpu_s: self.memory_cpu_s,
+            memory_refused: self.memory_refused(),
+        }
     }
 
     /// Reads the tree's memory and I/O when a reading is due, and adds it to the run's peaks,
@@ -361,7 +389,7 @@ impl State {
     }
 
     /// Processes whose memory could not be read (another user's, a setuid program), if any.
-    pub fn memory_refused(&self) -> usize {
+    fn memory_refused(&self) -> usize {
         self.memory.refused.len()
     }
 
