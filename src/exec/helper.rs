@@ -18,7 +18,7 @@
 use super::capture::readable_within;
 use super::shed::{self, Shed};
 use super::spawner::{self, HELPER_NAME, RunUsage, put_i64, receive, send, take_bytes, take_i64, take_u8, torn};
-use crate::sample::clock::monotonic_ns;
+use crate::sample::monotonic_ns;
 use crate::sample::procfs::ProcFile;
 use std::ffi::{CString, OsStr};
 use std::fs::File;

@@ -7,7 +7,7 @@
 use super::charts::{Drawn, Figure};
 use super::svg::{self, Chart, PALETTE, Series, Style};
 use crate::results::PointResult;
-use crate::sample::series::RunSeries;
+use crate::sample::RunSeries;
 
 /// MB, as the memory charts draw it.
 const MB: f64 = 1e6;

@@ -8,7 +8,7 @@
 use super::charts::file_safe;
 use crate::exec::RunRecord;
 use crate::results::Results;
-use crate::sample::series::RunSeries;
+use crate::sample::RunSeries;
 use serde_json::{Map, Value, json};
 use std::fmt::Write;
 

@@ -2,22 +2,11 @@
 //! (schedstat, stat) each sweep, classifies the threads that are off-CPU, records it all in the
 //! history, and turns the history into a [`ThreadReport`] when stopped.
 
-use super::classify::{self, Class, Site};
-use super::clock;
-use super::cpu::CpuSampler;
-use super::evidence::Evidence;
-use super::history::{History, Interval, Label};
-use super::memory::{self, TreeMemory};
-use super::pause::{Pause, Woken};
-use super::procfs::{self, ProcFile};
-use super::report::ThreadReport;
-use super::series::{Counts, Recorder};
-use super::summary::{self, Recording};
-use super::switches::Switches;
-use super::symbols::{self, Place};
-use super::thread::Thread;
-use super::tracer::{self, TracerConfig};
-use super::tree::{self, Tree};
+use super::account::{self, History, Interval, Label, Recording, Switches, ThreadReport};
+use super::proc::procfs::{self, ProcFile};
+use super::proc::{self, Class, Counts, CpuSampler, Pause, Recorder, Site, Thread, Tree, TreeMemory, Woken};
+use super::trace::{self, Evidence, TracerConfig};
+use super::unwind::{self, Place};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -159,7 +148,7 @@ pub(crate) struct State {
     /// The waits seen, indexed by their label.
     labels: Vec<(Class, Option<Site>)>,
     label_index: HashMap<(Class, Option<Site>), u32>,
-    maps: HashMap<i32, Vec<symbols::Mapping>>,
+    maps: HashMap<i32, Vec<unwind::Mapping>>,
     /// Futex addresses located while their process lived.
     places: HashMap<Site, Place>,
     samples: u64,
@@ -199,7 +188,7 @@ pub(crate) struct State {
     /// The tree's memory and I/O, read at the pace of [`State::read_memory`].
     memory: TreeMemory,
     /// Its peaks and means so far.
-    memory_seen: memory::Tracker,
+    memory_seen: proc::Tracker,
     /// The run as a time series, one sample per memory reading.
     series: Recorder,
     /// When the next memory reading is due, seconds into sampling.
@@ -216,7 +205,7 @@ impl State {
             config,
             tick: procfs::ticks_per_second(),
             started: Instant::now(),
-            switches: Switches::new(clock::monotonic_ns()),
+            switches: Switches::new(trace::monotonic_ns()),
             started_boot: procfs::boot_seconds(),
             stat: std::fs::File::open("/proc/stat").ok(),
             cpu_ticks: None,
@@ -249,7 +238,7 @@ impl State {
             stirred: false,
             waited: false,
             memory: TreeMemory::default(),
-            memory_seen: memory::Tracker::default(),
+            memory_seen: proc::Tracker::default(),
             series: Recorder::default(),
             memory_at: 0.0,
             memory_cpu_s: 0.0,
@@ -326,9 +315,9 @@ impl State {
         self.sweep();
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
-        memory::set_live_pss_kb(0);
+        proc::set_live_pss_kb(0);
         let mut recording = self.recording();
-        let _ = report.send(summary::report(&mut recording, wall_s, procfs::thread_cpu_s()));
+        let _ = report.send(account::report(&mut recording, wall_s, procfs::thread_cpu_s()));
     }
 
     /// Hands what the report is made of over to a [`Recording`].
@@ -380,7 +369,7 @@ impl State {
         let pace = (MEMORY_RUN_SHARE * now).clamp(MEMORY_MIN_S, MEMORY_MAX_S);
         self.memory_at = now + pace.max(cost / budget);
         let Some(r) = reading else { return };
-        memory::set_live_pss_kb(r.mem.pss_kb);
+        proc::set_live_pss_kb(r.mem.pss_kb);
         self.memory_seen.add(now, &r);
         let (user, system) = self.threads.values().fold((0u64, 0u64), |(u, s), t| (u + t.utime, s + t.stime));
         let counts =
@@ -438,10 +427,10 @@ impl State {
     /// half-built for five seconds).
     fn discover(&mut self) {
         let t0 = procfs::thread_cpu_s();
-        let small = self.threads.len() <= SMALL_TREE && tree::children_listed();
+        let small = self.threads.len() <= SMALL_TREE && proc::children_listed();
         // While the tree grows, new processes are looked for at every sweep: a shell that starts
         // a hundred short jobs has them all exit before a fifth sweep at a few sweeps a second.
-        let walked = if small || (self.growing && tree::children_listed()) || self.samples.is_multiple_of(5) {
+        let walked = if small || (self.growing && proc::children_listed()) || self.samples.is_multiple_of(5) {
             self.tree.scan(self.threads.len(), BIG_TREE)
         } else if self.threads.len() >= BIG_TREE && !self.growing {
             return;
@@ -485,7 +474,7 @@ impl State {
     fn open_cpu(&mut self, tid: i32) -> Option<CpuSampler> {
         if self.cpu_refused
             || self.cpu_late.is_some()
-            || self.cpu_events >= super::cpu::MAX_THREADS
+            || self.cpu_events >= proc::MAX_CPU_EVENTS
             || self.evidence.as_ref().is_some_and(Evidence::traced)
         {
             return None;
@@ -504,7 +493,7 @@ impl State {
                         self.cpu_events
                     )
                 } else {
-                    super::cpu::refusal(&e)
+                    proc::cpu_refusal(&e)
                 });
                 None
             }
@@ -513,16 +502,16 @@ impl State {
 
     /// Closes the per-thread on-CPU sampling events when the job's threads leave their CPUs so
     /// often that the kernel's switching of the events with them slows them down, by the
-    /// tracer's measure ([`tracer::MAX_SWITCHES_PER_CPU_S`]): two threads passing a byte through
+    /// tracer's measure ([`trace::MAX_SWITCHES_PER_CPU_S`]): two threads passing a byte through
     /// pipes ran at half their speed beside them.
     fn stop_dear_cpu_events(&mut self) {
-        if self.cpu_refused || self.cpu_events == 0 || self.started.elapsed().as_secs_f64() < tracer::JUDGE_AFTER_S {
+        if self.cpu_refused || self.cpu_events == 0 || self.started.elapsed().as_secs_f64() < trace::JUDGE_AFTER_S {
             return;
         }
         let sampled = || self.threads.values().filter(|t| t.cpu.is_some());
         let switches: u64 = sampled().map(|t| t.switches.0 + t.switches.1).sum();
         let on_s = sampled().map(|t| t.on_ns).sum::<u64>() as f64 * 1e-9;
-        if !tracer::too_many_switches(switches, on_s) {
+        if !trace::too_many_switches(switches, on_s) {
             return;
         }
         self.drain_cpu();
@@ -532,7 +521,7 @@ impl State {
         self.cpu_refused = true;
         self.limits.push(format!(
             "on-CPU sampling: stopped early in the run, the job's threads leaving a CPU more than {:.0} times per second of CPU they used (sampling them would have slowed them): the hot code is that of the start only",
-            tracer::MAX_SWITCHES_PER_CPU_S
+            trace::MAX_SWITCHES_PER_CPU_S
         ));
     }
 
@@ -717,7 +706,7 @@ impl State {
         let (pid, state) = (t.pid, t.state);
         let threads = &self.threads;
         let (class, site) =
-            classify::blocked(state, syscall, &wchan, pid, |v| v != tid as u64 && threads.contains_key(&(v as i32)));
+            proc::blocked(state, syscall, &wchan, pid, |v| v != tid as u64 && threads.contains_key(&(v as i32)));
         if let Some(s @ Site::Futex { .. }) = &site {
             new_sites.push((s.clone(), pid));
         }
@@ -739,14 +728,14 @@ impl State {
 
     /// A thread the catcher read in a short wait: its label, kept for the thread's next window,
     /// and where the wait is taken, from the stack copied then.
-    fn caught(&mut self, c: &super::catch::Catch) {
+    fn caught(&mut self, c: &trace::Catch) {
         if !self.threads.contains_key(&c.tid) {
             return;
         }
         let threads = &self.threads;
         let syscall = procfs::syscall(&c.syscall);
         let (class, site) =
-            classify::blocked(c.state, syscall, "", c.pid, |v| v != c.tid as u64 && threads.contains_key(&(v as i32)));
+            proc::blocked(c.state, syscall, "", c.pid, |v| v != c.tid as u64 && threads.contains_key(&(v as i32)));
         if let Some(s @ Site::Futex { addr, .. }) = &site
             && !self.places.contains_key(s)
         {
@@ -765,14 +754,13 @@ impl State {
 
     /// Resolves an address of `pid` while the process is alive; maps are read once and again on a miss.
     fn place(&mut self, pid: i32, addr: u64) -> Place {
-        let read = || {
-            std::fs::read_to_string(format!("/proc/{pid}/maps")).map(|t| symbols::parse_maps(&t)).unwrap_or_default()
-        };
+        let read =
+            || std::fs::read_to_string(format!("/proc/{pid}/maps")).map(|t| unwind::parse_maps(&t)).unwrap_or_default();
         let maps = self.maps.entry(pid).or_insert_with(read);
-        let place = symbols::locate(maps, addr);
+        let place = unwind::locate(maps, addr);
         if matches!(place, Place::Unknown(_)) {
             *maps = read();
-            return symbols::locate(maps, addr);
+            return unwind::locate(maps, addr);
         }
         place
     }

@@ -6,11 +6,11 @@
 use crate::common;
 
 use common::histogram;
-use scalescope::sample::clock::monotonic_ns;
-use scalescope::sample::evidence::{Evidence, Findings};
-use scalescope::sample::profile::Phases;
-use scalescope::sample::tracer::TracerConfig;
+use scalescope::sample::Phases;
+use scalescope::sample::TracerConfig;
+use scalescope::sample::monotonic_ns;
 use scalescope::sample::{Class, procfs};
+use scalescope::sample::{Evidence, Findings};
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;

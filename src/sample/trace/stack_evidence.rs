@@ -3,12 +3,12 @@
 //! `/proc/<tid>/syscall`), the wait sites named from those stacks, and the stack profile by phase.
 //! It never fails: a refusal is a limits line and the /proc evidence carries on.
 
-use super::classify::Class;
 use super::clock;
-use super::procfs;
 use super::profile::{Phases, ProfileBuilder, StackProfile, TracerReport};
-use super::stacks::{self, StackId, Stacks};
 use super::tracer::{Buffers, Drained, ThreadTotals, Tracer, TracerConfig};
+use crate::sample::proc::Class;
+use crate::sample::proc::procfs;
+use crate::sample::unwind::{self, StackId, Stacks};
 use std::collections::HashMap;
 
 /// Caller frames named after the library entry point of a wait.
@@ -132,7 +132,7 @@ impl Evidence {
         let stacks = &self.stacks;
         self.sites
             .entry(id)
-            .or_insert_with(|| stacks::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
+            .or_insert_with(|| unwind::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
             .clone()
     }
 

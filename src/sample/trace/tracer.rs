@@ -12,11 +12,10 @@ use super::catch::{self, Catch, Catcher};
 use super::clock::monotonic_ns;
 use super::collector::Collector;
 use super::perf::{self, Attr, Event, Ring};
-use super::procfs;
 use super::records::{self, Record};
-use super::stacks::{StackId, Stacks};
 use super::switch_cost::SwitchCost;
-use super::tree::Tree;
+use crate::sample::proc::{Tree, procfs};
+use crate::sample::unwind::{StackId, Stacks};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

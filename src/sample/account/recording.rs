@@ -5,16 +5,11 @@
 use super::accounting::{self, Accounting, Cause};
 use super::behaviour;
 use super::capacity::{Capacity, IdleKind, IdleShare, Sooner};
-use super::classify::{Class, Site};
-use super::evidence::Evidence;
 use super::history::History;
-use super::memory::Tracker;
-use super::profile::{Code, Phases, StackProfile, same_code};
-use super::report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
-use super::series::Recorder;
-use super::symbols::{Namer, Place};
-use super::thread::Thread;
-use super::tracer::Buffers;
+use super::thread_report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
+use crate::sample::proc::{Class, Recorder, Site, Thread, Tracker, procfs};
+use crate::sample::trace::{Buffers, Code, Evidence, Phases, StackProfile, same_code};
+use crate::sample::unwind::{Namer, Place};
 use std::collections::{BTreeMap, HashMap};
 
 /// Threads listed one by one in the report.
@@ -217,11 +212,9 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         capacity: Some(capacity),
         stacks,
         tracer,
-        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), super::procfs::ticks_per_second()).map(|m| MachineCpu {
-            mhz: s.mhz.zip(super::procfs::mean_mhz(&s.frequency)).map(|(a, b)| 0.5 * (a + b)),
-            ..m
-        }),
-        scalescope_cpu_s: (super::procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
+        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), procfs::ticks_per_second())
+            .map(|m| MachineCpu { mhz: s.mhz.zip(procfs::mean_mhz(&s.frequency)).map(|(a, b)| 0.5 * (a + b)), ..m }),
+        scalescope_cpu_s: (procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
         memory: s.memory_seen.finish(wall_s, s.memory_cpu_s),
         series: std::mem::take(&mut s.series).finish(),
     }
@@ -230,7 +223,7 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
 /// The machine's CPU time since `start` (busy and stolen ticks at the sampler's start), read from
 /// `/proc/stat` kept open.
 fn machine_cpu(start: Option<(u64, u64)>, stat: Option<&std::fs::File>, ticks_per_s: f64) -> Option<MachineCpu> {
-    let ((b0, s0), (b1, s1)) = start.zip(stat.and_then(super::procfs::cpu_ticks_of))?;
+    let ((b0, s0), (b1, s1)) = start.zip(stat.and_then(procfs::cpu_ticks_of))?;
     Some(MachineCpu {
         busy_s: b1.saturating_sub(b0) as f64 / ticks_per_s,
         stolen_s: s1.saturating_sub(s0) as f64 / ticks_per_s,
