@@ -5,7 +5,7 @@
 //! wall time); the network columns, which it measures per device and not per process, are left
 //! out, as prmon leaves out a monitor it does not run.
 
-use super::charts::file_safe;
+use super::figure::file_safe;
 use crate::exec::RunRecord;
 use crate::results::Results;
 use crate::sample::RunSeries;
