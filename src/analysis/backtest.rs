@@ -3,7 +3,7 @@
 //! than two) by the same choice of model, and compared with what was measured.
 
 use super::crossval::Chooser;
-use super::forecast::Point;
+use super::point::Point;
 
 /// One held-out count: what the procedure predicted and what was measured (times per unit).
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 //! count grows (measured against that count, every speed-up looks short, the more so the fewer
 //! workers). Models read it as an overhead that grows, so the forecast is fitted without it.
 
-use super::forecast::Point;
+use super::point::Point;
 
 /// Fewer counts than this after the smallest leave too little to fit without it.
 const MIN_REST: usize = 3;

@@ -7,6 +7,7 @@
 use super::backtest::{self, Backtest};
 use super::crossval::{Choice, Chooser};
 use super::models::widened;
+use super::point::Point;
 use super::speedup::resample;
 use crate::stats::{Rng, quantile};
 
@@ -14,17 +15,6 @@ use crate::stats::{Rng, quantile};
 pub const DRAWS: usize = 200;
 /// The interval's level.
 pub const LEVEL: f64 = 0.90;
-
-/// One measured count: its time per unit of work (1 / rate) and that of each run.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Point {
-    /// The count.
-    pub count: f64,
-    /// 1 / the point's rate.
-    pub time: f64,
-    /// 1 / each run's rate (one value for a published table).
-    pub runs: Vec<f64>,
-}
 
 /// What the procedure says at one count.
 #[derive(Clone, Debug, PartialEq)]

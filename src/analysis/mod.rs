@@ -15,6 +15,7 @@ pub mod models;
 pub mod next_count;
 pub mod normal_form;
 pub mod observations;
+pub mod point;
 pub mod prediction;
 pub mod ratio;
 pub mod speedup;

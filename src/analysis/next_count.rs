@@ -4,7 +4,8 @@
 //! leave is weighed against what a run there costs in core-seconds.
 
 use super::crossval::Chooser;
-use super::forecast::{Point, forecast};
+use super::forecast::forecast;
+use super::point::Point;
 use crate::stats::Rng;
 
 /// A count worth measuring and what it would buy.

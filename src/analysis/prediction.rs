@@ -3,8 +3,9 @@
 //! per core than the rest, and the count to measure next.
 
 use super::crossval::{Chooser, Scored};
-use super::forecast::{self, Point};
+use super::forecast;
 use super::observations::{Observations, Series};
+use super::point::Point;
 use super::{fast_baseline, next_count};
 use crate::results::analysis::{
     Backtest, BacktestCheck, Basis, FastBaseline, Forecast, NextCount, NextOption, RunnerUp,

@@ -2,7 +2,7 @@
 //! table, the waits section and the diagnosis.
 
 use crate::results::PointResult;
-use crate::sample::report::Hot;
+use crate::sample::Hot;
 use crate::sample::{Class, ThreadReport, Wait};
 use std::collections::BTreeMap;
 

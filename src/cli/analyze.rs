@@ -1,6 +1,7 @@
 //! `scalescope analyze`: the scaling models of a results folder, or of a published table.
 
-use super::args::{AnalyzeArgs, TableColumns};
+use super::args::AnalyzeArgs;
+use super::table_columns::TableColumns;
 use super::{Exit, Usage, view};
 use crate::analysis::observations::Observations;
 use crate::analysis::table_csv::{self, Columns};

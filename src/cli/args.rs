@@ -1,5 +1,6 @@
 //! Flags and subcommands. Names follow hyperfine where they mean the same thing.
 
+use super::table_columns::TableColumns;
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -444,23 +445,6 @@ pub struct AnalyzeArgs {
     pub columns: TableColumns,
     #[command(flatten)]
     pub view: ViewArgs,
-}
-
-/// Which columns of a CSV table hold what (`analyze --csv`, `compare --csv`).
-#[derive(Args, Debug, Default, Clone)]
-pub struct TableColumns {
-    /// The column with the count (threads, files…).
-    #[arg(long, value_name = "COLUMN", requires = "csv")]
-    pub count: Option<String>,
-    /// The column with wall times in seconds.
-    #[arg(long, value_name = "COLUMN", requires = "csv")]
-    pub time: Option<String>,
-    /// The column with throughputs.
-    #[arg(long, value_name = "COLUMN", requires = "csv", conflicts_with = "time")]
-    pub throughput: Option<String>,
-    /// The column with %CPU.
-    #[arg(long, value_name = "COLUMN", requires = "csv")]
-    pub cpu: Option<String>,
 }
 
 /// `scalescope gen`.

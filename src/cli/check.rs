@@ -2,9 +2,10 @@
 //! it, for CI: exit 1 with one sentence when a figure stepped beyond the threshold and the runs
 //! say it is no chance; `--all` lists every step in the history.
 
+use super::fraction::fraction;
 use super::history::{file, filter, series, series_title};
 use super::history_args::CheckArgs;
-use super::{Exit, Usage, compare::fraction, view};
+use super::{Exit, Usage, view};
 use crate::error::Error;
 use crate::history::check::{self, Options, Step};
 use crate::history::figures::{self, Figure, Track};

@@ -3,6 +3,7 @@
 //! and HTML.
 
 use super::args::CompareArgs;
+use super::fraction::fraction;
 use super::{Exit, Usage, analyze, view};
 use crate::compare::points::Verdict;
 use crate::compare::{self, Options, Set, text};
@@ -142,17 +143,4 @@ fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> Resul
 /// `2%` or `0.02` as a fraction.
 fn noise(text: &str) -> Result<f64, Error> {
     fraction("--noise", text)
-}
-
-/// `2%` or `0.02` given to `flag`, as a fraction.
-pub fn fraction(flag: &str, text: &str) -> Result<f64, Error> {
-    let t = text.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
-    };
-    match v {
-        Ok(v) if (0.0..1.0).contains(&v) => Ok(v),
-        _ => Err(Usage(format!("{flag} {text}: give a share like 2% or 0.02")).into()),
-    }
 }

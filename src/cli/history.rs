@@ -1,8 +1,9 @@
 //! `scalescope history` (list, import, trend) and the recording of a finished sweep, which never
 //! changes how the sweep ends: a history that cannot be written is one sentence on stderr.
 
+use super::fraction::fraction;
 use super::history_args::{FilterArgs, HistoryArgs, HistoryCommand, ImportArgs, RecordArgs, TrendArgs};
-use super::{Exit, Usage, compare::fraction, view};
+use super::{Exit, Usage, view};
 use crate::analysis::table_csv::Columns;
 use crate::error::Error;
 use crate::history::check::{self, Options};

@@ -97,7 +97,7 @@ pub struct ImportArgs {
     #[arg(long, value_name = "COLUMN", requires = "csv")]
     pub label: Option<String>,
     #[command(flatten)]
-    pub columns: super::args::TableColumns,
+    pub columns: super::table_columns::TableColumns,
     /// With --csv: the count is a number of workers whatever its name.
     #[arg(long, requires = "csv")]
     pub workers: bool,

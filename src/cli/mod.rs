@@ -8,6 +8,7 @@ mod check;
 mod compare;
 mod completions;
 mod demo;
+mod fraction;
 mod history;
 mod history_args;
 mod man;
@@ -18,6 +19,7 @@ mod report;
 mod run;
 mod sbatch;
 mod show;
+mod table_columns;
 mod view;
 
 pub use crate::error::{Error, Usage};

@@ -184,7 +184,7 @@ fn heartbeat(last: Arc<Mutex<Instant>>, now: Arc<Mutex<String>>) -> Option<(Send
                 let Ok(mut l) = last.lock() else { return };
                 if l.elapsed() >= HEARTBEAT {
                     // The tree's memory at the sampler's latest reading, when it reads it.
-                    let memory = crate::sample::memory::live_pss_bytes()
+                    let memory = crate::sample::live_pss_bytes()
                         .map_or(String::new(), |b| format!(" · PSS {}", crate::report::format::bytes(b as f64)));
                     eprintln!(
                         "scalescope: still running {}{memory}",

@@ -8,8 +8,8 @@ use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
 use super::whatif::{self, Measured};
 use super::{Finding, Kind, NoiseSource, Severity};
-use crate::sample::capacity::Phase;
-use crate::sample::report::{Around, Feeder, Hot};
+use crate::sample::Phase;
+use crate::sample::{Around, Feeder, Hot};
 use crate::sample::{Class, Wait};
 
 /// A cause must explain at least this share of the loss, and the loss be at least this share of

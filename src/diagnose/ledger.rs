@@ -6,8 +6,8 @@
 
 use crate::exec::RunRecord;
 use crate::results::PointResult;
-use crate::sample::capacity::{IdleKind, Phase};
 use crate::sample::{Class, ThreadReport};
+use crate::sample::{IdleKind, Phase};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 

@@ -224,8 +224,8 @@ fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
 mod tests {
     use super::*;
     use crate::exec::RunRecord;
+    use crate::sample::MachineCpu;
     use crate::sample::ThreadReport;
-    use crate::sample::report::MachineCpu;
 
     fn doc(points: &[&[(f64, f64, f64)]]) -> Results {
         let plan = crate::plan::build(

@@ -91,7 +91,7 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
 mod tests {
     use super::*;
     use crate::sample::Class;
-    use crate::sample::capacity::Phase;
+    use crate::sample::Phase;
     use std::collections::BTreeMap;
 
     fn item(cause: Cause, per_run: Vec<f64>, sooner: Vec<Option<f64>>) -> Item {

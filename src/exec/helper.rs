@@ -18,8 +18,8 @@
 use super::capture::readable_within;
 use super::shed::{self, Shed};
 use super::spawner::{self, HELPER_NAME, RunUsage, put_i64, receive, send, take_bytes, take_i64, take_u8, torn};
+use crate::sample::monotonic_ns;
 use crate::sample::procfs::ProcFile;
-use crate::sample::tracer::monotonic_ns;
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io::{self, Read};

@@ -4,31 +4,15 @@
 //! thread time went per point, and the timeline of thread states of one run. Several documents
 //! overlay their series.
 
+use super::figure::file_safe;
+pub use super::figure::{Drawn, Figure};
 use super::svg::{self, Bars, Chart, PALETTE, Series, Style};
+use crate::results::PointResult;
 use crate::results::analysis::SeriesAnalysis;
-use crate::results::{PointResult, Results};
 use crate::sample::Class;
 
 /// Reads a point's value and its error bar.
 type Measure<'a> = dyn Fn(&PointResult) -> Option<(f64, Option<(f64, f64)>)> + 'a;
-
-/// One chart: an identifier (for files and anchors), a caption and the SVG.
-pub struct Figure {
-    /// `throughput`, `speedup`… (file name of `--format svg`).
-    pub id: String,
-    /// What it shows, in a sentence.
-    pub caption: String,
-    /// The chart.
-    pub svg: String,
-}
-
-/// A result set to draw: its label (empty for a single set) and document, with its analysis.
-pub struct Drawn<'a> {
-    /// Legend prefix when several sets are overlaid.
-    pub label: String,
-    /// The document.
-    pub doc: &'a Results,
-}
 
 /// Colour of each class of thread time.
 pub fn class_colour(c: Class) -> &'static str {
@@ -306,9 +290,4 @@ fn timeline(d: &Drawn, chosen: Option<(usize, usize)>) -> Option<Figure> {
         caption: format!("threads in each state over the run ({:.3} s bins)", t.bin_s),
         svg: svg::stacked_areas(&title, "threads", t.bin_s, &layers),
     })
-}
-
-/// A label made safe for a file name.
-pub fn file_safe(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }

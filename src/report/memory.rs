@@ -4,10 +4,10 @@
 //! tree's PSS and its I/O rate (bytes through read and write calls per second) from each run's
 //! time series, one line per run.
 
-use super::charts::{Drawn, Figure};
+use super::figure::{self, Drawn, Figure};
 use super::svg::{self, Chart, PALETTE, Series, Style};
 use crate::results::PointResult;
-use crate::sample::series::RunSeries;
+use crate::sample::RunSeries;
 
 /// MB, as the memory charts draw it.
 const MB: f64 = 1e6;
@@ -140,7 +140,7 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
         let mib = |kb: u64| kb as f64 / 1024.0;
         let pss = lines(&|s| s.t_s.iter().zip(&s.pss_kb).map(|(&t, &kb)| (f64::from(t), mib(kb))).collect());
         let io = lines(&|s| io_rate(s));
-        let safe = super::charts::file_safe(&label);
+        let safe = figure::file_safe(&label);
         out.push(Figure {
             id: format!("memory-{safe}"),
             caption: format!(

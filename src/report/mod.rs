@@ -2,6 +2,7 @@
 
 pub mod charts;
 pub mod csv;
+pub mod figure;
 pub mod findings;
 pub mod flame;
 pub mod format;
@@ -12,6 +13,7 @@ pub mod memory;
 pub mod model;
 pub mod prediction;
 pub mod prmon;
+pub mod rates;
 pub mod sections;
 pub mod summary;
 pub mod svg;

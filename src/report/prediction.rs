@@ -3,7 +3,7 @@
 //! more per core than the rest, and where to measure next.
 
 use super::format::num;
-use super::model::{count_text, rate_interval, rate_text, sig};
+use super::rates::{self, count_text, rate_interval, rate_text, sig};
 use crate::results::analysis::{Analysis, Backtest, Basis, FastBaseline, Forecast, NextCount};
 
 /// `2517 MB/s, 90% interval 2201–2890 MB/s, by T = … (chosen by cross-validation: …)`.
@@ -49,8 +49,8 @@ pub fn backtest(a: &Analysis, b: &Backtest) -> String {
         .collect();
     format!(
         "back-test: from {}–{} {} this procedure predicted {}",
-        super::model::count(b.trained[0]),
-        super::model::count(b.trained[1]),
+        rates::count(b.trained[0]),
+        rates::count(b.trained[1]),
         a.axis.param,
         checks.join(", ")
     )

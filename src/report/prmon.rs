@@ -5,10 +5,10 @@
 //! wall time); the network columns, which it measures per device and not per process, are left
 //! out, as prmon leaves out a monitor it does not run.
 
-use super::charts::file_safe;
+use super::figure::file_safe;
 use crate::exec::RunRecord;
 use crate::results::Results;
-use crate::sample::series::RunSeries;
+use crate::sample::RunSeries;
 use serde_json::{Map, Value, json};
 use std::fmt::Write;
 

@@ -1,36 +1,22 @@
 //! Where thread time goes, without privileges: a sampler thread follows the run's process tree
 //! through /proc, takes exact on-CPU and run-queue time from counters, splits off-CPU time by the
 //! waits it sees (system call, futex operation, wait channel, state), and names the locks.
+//!
+//! Four parts below the sampler, each using only those listed before it: `proc` reads /proc,
+//! `unwind` unwinds and names user stacks, `trace` runs the perf_event tracer and gathers the
+//! stack evidence, and `account` turns the recording into the run's [`ThreadReport`].
 
-pub mod accounting;
-pub mod behaviour;
-pub mod capacity;
-pub mod catch;
-pub mod classify;
-mod collector;
-pub mod cpu;
-pub mod elf;
-pub mod evidence;
-pub mod history;
-pub mod memory;
-mod pause;
-pub mod perf;
-pub mod procfs;
-pub mod profile;
-pub mod records;
-pub mod report;
-pub mod sampler;
-pub mod series;
-pub mod stacks;
-mod summary;
-mod switch_cost;
-mod switches;
-pub mod symbols;
-mod thread;
-pub mod tracer;
-mod tree;
+mod account;
+mod proc;
+mod sampler;
+mod trace;
+mod unwind;
 
-pub use classify::Class;
-pub use profile::Phase;
-pub use report::{ThreadReport, Wait};
+pub use account::{Around, Feeder, Hot, IdleKind, MachineCpu, ThreadReport, Wait};
+pub use proc::{Class, RunSeries, procfs};
 pub use sampler::{Config, Sampler};
+pub use trace::{
+    Evidence, Findings, OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracerConfig, monotonic_ns,
+};
+
+pub(crate) use proc::live_pss_bytes;

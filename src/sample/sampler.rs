@@ -2,21 +2,11 @@
 //! (schedstat, stat) each sweep, classifies the threads that are off-CPU, records it all in the
 //! history, and turns the history into a [`ThreadReport`] when stopped.
 
-use super::classify::{self, Class, Site};
-use super::cpu::CpuSampler;
-use super::evidence::Evidence;
-use super::history::{History, Interval, Label};
-use super::memory::{self, TreeMemory};
-use super::pause::{Pause, Woken};
-use super::procfs::{self, ProcFile};
-use super::report::ThreadReport;
-use super::series::{Counts, Recorder};
-use super::summary;
-use super::switches::Switches;
-use super::symbols::{self, Place};
-use super::thread::Thread;
-use super::tracer::{self, TracerConfig};
-use super::tree::{self, Tree};
+use super::account::{self, History, Interval, Label, Recording, Switches, ThreadReport};
+use super::proc::procfs::{self, ProcFile};
+use super::proc::{self, Class, Counts, CpuSampler, Pause, Recorder, Site, Thread, Tree, TreeMemory, Woken};
+use super::trace::{self, Evidence, TracerConfig};
+use super::unwind::{self, Place};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,9 +127,9 @@ impl Sampler {
 
 /// Everything the sampler keeps while it runs.
 pub(crate) struct State {
-    pub config: Config,
+    config: Config,
     tick: f64,
-    pub started: Instant,
+    started: Instant,
     /// When tracing is wanted and not started yet: seconds into sampling when it starts.
     trace_at: Option<f64>,
     /// The process at the root of the tree.
@@ -147,33 +137,33 @@ pub(crate) struct State {
     /// Seconds since boot when sampling began.
     started_boot: f64,
     /// The machine's busy and stolen CPU ticks when sampling began (`/proc/stat`).
-    pub cpu_ticks: Option<(u64, u64)>,
+    cpu_ticks: Option<(u64, u64)>,
     /// The CPUs' current-frequency files, where the kernel shows them.
-    pub frequency: Vec<std::fs::File>,
+    frequency: Vec<std::fs::File>,
     /// Their mean frequency at the start, MHz.
-    pub mhz: Option<f64>,
+    mhz: Option<f64>,
     /// `/proc/stat`, kept open for the reading at the end.
-    pub stat: Option<std::fs::File>,
+    stat: Option<std::fs::File>,
     /// This process's CPU seconds when sampling began.
-    pub own_cpu_s: f64,
+    own_cpu_s: f64,
     tree: Tree,
-    pub threads: HashMap<i32, Thread>,
-    pub history: History,
+    threads: HashMap<i32, Thread>,
+    history: History,
     /// The waits seen, indexed by their label.
-    pub labels: Vec<(Class, Option<Site>)>,
+    labels: Vec<(Class, Option<Site>)>,
     label_index: HashMap<(Class, Option<Site>), u32>,
-    maps: HashMap<i32, Vec<symbols::Mapping>>,
+    maps: HashMap<i32, Vec<unwind::Mapping>>,
     /// Futex addresses located while their process lived.
-    pub places: HashMap<Site, Place>,
-    pub samples: u64,
-    pub peak: usize,
-    pub limits: Vec<String>,
+    places: HashMap<Site, Place>,
+    samples: u64,
+    peak: usize,
+    limits: Vec<String>,
     syscall_unreadable: bool,
     /// CPUs the workload kept busy during the latest sweep interval.
     busy_cpus: f64,
     /// CPU seconds spent on work the rate budget leaves out: discovery, opening new threads'
     /// files, a module's first symbols, the tracer's start and drains, the caught waits.
-    pub oneoff_s: f64,
+    oneoff_s: f64,
     /// Whether the latest look for threads found new ones: the tree is still growing.
     growing: bool,
     /// Threads given an on-CPU sampling event so far.
@@ -185,16 +175,14 @@ pub(crate) struct State {
     /// `true` 2% of its time for a sample it is too short to take. `None` once given.
     cpu_late: Option<f64>,
     /// On-CPU samples by place (from the per-thread events, when the tracer does not run).
-    pub hot: HashMap<Place, u64>,
+    hot: HashMap<Place, u64>,
     /// The tracer and the stacks of blocked threads.
-    pub evidence: Option<Evidence>,
+    evidence: Option<Evidence>,
     /// Per wait label, where it was taken (`pthread_mutex_lock ← update_histogram ← worker`) and
     /// how often.
-    pub taken_at: HashMap<u32, HashMap<String, u32>>,
+    taken_at: HashMap<u32, HashMap<String, u32>>,
     /// The tracer's switch intervals, which lay out each window of a traced thread.
     switches: Switches,
-    /// A finished tracer's buffers, let go of once the report is out.
-    pub spent: Option<tracer::Buffers>,
     /// Sweeps in a row that found no thread newly waiting or off-CPU since the sweep before.
     quiet: u32,
     /// Whether the current sweep found a thread that waited or was off-CPU.
@@ -204,13 +192,13 @@ pub(crate) struct State {
     /// The tree's memory and I/O, read at the pace of [`State::read_memory`].
     memory: TreeMemory,
     /// Its peaks and means so far.
-    pub memory_seen: memory::Tracker,
+    memory_seen: proc::Tracker,
     /// The run as a time series, one sample per memory reading.
-    pub series: Recorder,
+    series: Recorder,
     /// When the next memory reading is due, seconds into sampling.
     memory_at: f64,
     /// The CPU the memory readings took in all.
-    pub memory_cpu_s: f64,
+    memory_cpu_s: f64,
     /// Threads alive at the latest sweep.
     alive: u32,
     /// When the latest sweep was made, seconds into sampling.
@@ -231,7 +219,7 @@ impl State {
             config,
             tick: procfs::ticks_per_second(),
             started: Instant::now(),
-            switches: Switches::new(tracer::monotonic_ns()),
+            switches: Switches::new(trace::monotonic_ns()),
             started_boot: procfs::boot_seconds(),
             stat: std::fs::File::open("/proc/stat").ok(),
             cpu_ticks: None,
@@ -260,12 +248,11 @@ impl State {
             root,
             evidence: None,
             taken_at: HashMap::new(),
-            spent: None,
             quiet: 0,
             stirred: false,
             waited: false,
             memory: TreeMemory::default(),
-            memory_seen: memory::Tracker::default(),
+            memory_seen: proc::Tracker::default(),
             series: Recorder::default(),
             memory_at: 0.0,
             memory_cpu_s: 0.0,
@@ -348,8 +335,39 @@ impl State {
         self.sweep();
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
-        memory::set_live_pss_kb(0);
-        let _ = report.send(summary::report(&mut self, wall_s, procfs::thread_cpu_s()));
+        proc::set_live_pss_kb(0);
+        let mut recording = self.recording();
+        let _ = report.send(account::report(&mut recording, wall_s, procfs::thread_cpu_s()));
+    }
+
+    /// Hands what the report is made of over to a [`Recording`].
+    fn recording(&mut self) -> Recording {
+        use std::mem::take;
+        Recording {
+            capacity: self.config.capacity,
+            prior_life: self.config.prior_life,
+            cpu_ticks: self.cpu_ticks,
+            frequency: take(&mut self.frequency),
+            mhz: self.mhz,
+            stat: self.stat.take(),
+            own_cpu_s: self.own_cpu_s,
+            threads: take(&mut self.threads),
+            history: take(&mut self.history),
+            labels: take(&mut self.labels),
+            places: take(&mut self.places),
+            samples: self.samples,
+            peak: self.peak,
+            limits: take(&mut self.limits),
+            oneoff_s: self.oneoff_s,
+            hot: take(&mut self.hot),
+            evidence: self.evidence.take(),
+            taken_at: take(&mut self.taken_at),
+            spent: None,
+            memory_seen: take(&mut self.memory_seen),
+            series: take(&mut self.series),
+            memory_cpu_s: self.memory_cpu_s,
+            memory_refused: self.memory_refused(),
+        }
     }
 
     /// Reads the tree's memory and I/O when a reading is due, and adds it to the run's peaks,
@@ -371,7 +389,7 @@ impl State {
         let pace = (MEMORY_RUN_SHARE * now).clamp(MEMORY_MIN_S, MEMORY_MAX_S);
         self.memory_at = now + pace.max(cost / budget);
         let Some(r) = reading else { return };
-        memory::set_live_pss_kb(r.mem.pss_kb);
+        proc::set_live_pss_kb(r.mem.pss_kb);
         self.memory_seen.add(now, &r);
         let (user, system) = self.threads.values().fold((0u64, 0u64), |(u, s), t| (u + t.utime, s + t.stime));
         let counts =
@@ -380,7 +398,7 @@ impl State {
     }
 
     /// Processes whose memory could not be read (another user's, a setuid program), if any.
-    pub fn memory_refused(&self) -> usize {
+    fn memory_refused(&self) -> usize {
         self.memory.refused.len()
     }
 
@@ -429,10 +447,10 @@ impl State {
     /// half-built for five seconds).
     fn discover(&mut self) {
         let t0 = procfs::thread_cpu_s();
-        let small = self.threads.len() <= SMALL_TREE && tree::children_listed();
+        let small = self.threads.len() <= SMALL_TREE && proc::children_listed();
         // While the tree grows, new processes are looked for at every sweep: a shell that starts
         // a hundred short jobs has them all exit before a fifth sweep at a few sweeps a second.
-        let walked = if small || (self.growing && tree::children_listed()) || self.samples.is_multiple_of(5) {
+        let walked = if small || (self.growing && proc::children_listed()) || self.samples.is_multiple_of(5) {
             self.tree.scan(self.threads.len(), BIG_TREE)
         } else if self.threads.len() >= BIG_TREE && !self.growing {
             return;
@@ -476,7 +494,7 @@ impl State {
     fn open_cpu(&mut self, tid: i32) -> Option<CpuSampler> {
         if self.cpu_refused
             || self.cpu_late.is_some()
-            || self.cpu_events >= super::cpu::MAX_THREADS
+            || self.cpu_events >= proc::MAX_CPU_EVENTS
             || self.evidence.as_ref().is_some_and(Evidence::traced)
         {
             return None;
@@ -495,7 +513,7 @@ impl State {
                         self.cpu_events
                     )
                 } else {
-                    super::cpu::refusal(&e)
+                    proc::cpu_refusal(&e)
                 });
                 None
             }
@@ -504,16 +522,16 @@ impl State {
 
     /// Closes the per-thread on-CPU sampling events when the job's threads leave their CPUs so
     /// often that the kernel's switching of the events with them slows them down, by the
-    /// tracer's measure ([`tracer::MAX_SWITCHES_PER_CPU_S`]): two threads passing a byte through
+    /// tracer's measure ([`trace::MAX_SWITCHES_PER_CPU_S`]): two threads passing a byte through
     /// pipes ran at half their speed beside them.
     fn stop_dear_cpu_events(&mut self) {
-        if self.cpu_refused || self.cpu_events == 0 || self.started.elapsed().as_secs_f64() < tracer::JUDGE_AFTER_S {
+        if self.cpu_refused || self.cpu_events == 0 || self.started.elapsed().as_secs_f64() < trace::JUDGE_AFTER_S {
             return;
         }
         let sampled = || self.threads.values().filter(|t| t.cpu.is_some());
         let switches: u64 = sampled().map(|t| t.switches.0 + t.switches.1).sum();
         let on_s = sampled().map(|t| t.on_ns).sum::<u64>() as f64 * 1e-9;
-        if !tracer::too_many_switches(switches, on_s) {
+        if !trace::too_many_switches(switches, on_s) {
             return;
         }
         self.drain_cpu();
@@ -523,7 +541,7 @@ impl State {
         self.cpu_refused = true;
         self.limits.push(format!(
             "on-CPU sampling: stopped early in the run, the job's threads leaving a CPU more than {:.0} times per second of CPU they used (sampling them would have slowed them): the hot code is that of the start only",
-            tracer::MAX_SWITCHES_PER_CPU_S
+            trace::MAX_SWITCHES_PER_CPU_S
         ));
     }
 
@@ -728,7 +746,7 @@ impl State {
         let (pid, state) = (t.pid, t.state);
         let threads = &self.threads;
         let (class, site) =
-            classify::blocked(state, syscall, &wchan, pid, |v| v != tid as u64 && threads.contains_key(&(v as i32)));
+            proc::blocked(state, syscall, &wchan, pid, |v| v != tid as u64 && threads.contains_key(&(v as i32)));
         if let Some(s @ Site::Futex { .. }) = &site {
             new_sites.push((s.clone(), pid));
         }
@@ -750,14 +768,14 @@ impl State {
 
     /// A thread the catcher read in a short wait: its label, kept for the thread's next window,
     /// and where the wait is taken, from the stack copied then.
-    fn caught(&mut self, c: &super::catch::Catch) {
+    fn caught(&mut self, c: &trace::Catch) {
         if !self.threads.contains_key(&c.tid) {
             return;
         }
         let threads = &self.threads;
         let syscall = procfs::syscall(&c.syscall);
         let (class, site) =
-            classify::blocked(c.state, syscall, "", c.pid, |v| v != c.tid as u64 && threads.contains_key(&(v as i32)));
+            proc::blocked(c.state, syscall, "", c.pid, |v| v != c.tid as u64 && threads.contains_key(&(v as i32)));
         if let Some(s @ Site::Futex { addr, .. }) = &site
             && !self.places.contains_key(s)
         {
@@ -776,14 +794,13 @@ impl State {
 
     /// Resolves an address of `pid` while the process is alive; maps are read once and again on a miss.
     fn place(&mut self, pid: i32, addr: u64) -> Place {
-        let read = || {
-            std::fs::read_to_string(format!("/proc/{pid}/maps")).map(|t| symbols::parse_maps(&t)).unwrap_or_default()
-        };
+        let read =
+            || std::fs::read_to_string(format!("/proc/{pid}/maps")).map(|t| unwind::parse_maps(&t)).unwrap_or_default();
         let maps = self.maps.entry(pid).or_insert_with(read);
-        let place = symbols::locate(maps, addr);
+        let place = unwind::locate(maps, addr);
         if matches!(place, Place::Unknown(_)) {
             *maps = read();
-            return symbols::locate(maps, addr);
+            return unwind::locate(maps, addr);
         }
         place
     }

@@ -171,6 +171,42 @@ fn modules_use_only_those_before_them_and_architecture_md_names_each() {
     );
 }
 
+/// The sub-folders of src/sample in the order of their layers, below the sampler thread.
+const SAMPLE_LAYERS: [&str; 4] = ["proc", "unwind", "trace", "account"];
+
+#[test]
+fn sample_sub_folders_use_only_those_before_them_and_architecture_md_names_each() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sample = root.join("src/sample");
+    let arch = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut folders: Vec<String> = std::fs::read_dir(&sample)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    let mut layers = SAMPLE_LAYERS.map(String::from).to_vec();
+    layers.sort();
+    assert_eq!(folders, layers, "a sub-folder of src/sample is not in SAMPLE_LAYERS");
+    for (i, layer) in SAMPLE_LAYERS.iter().enumerate() {
+        assert!(arch.contains(&format!("`{layer}/`")), "docs/architecture.md does not describe sample's `{layer}/`");
+        for f in rust_files(&sample.join(layer)) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for later in SAMPLE_LAYERS[i + 1..].iter().chain(&["sampler"]) {
+                    assert!(
+                        !line.contains(&format!("sample::{later}"))
+                            && !line.contains(&format!("super::super::{later}")),
+                        "{} uses sample's `{later}`, which comes after `{layer}/` (docs/architecture.md)",
+                        f.display()
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn every_error_type_has_an_exit_code() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

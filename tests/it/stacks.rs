@@ -6,10 +6,11 @@
 use crate::common;
 
 use common::histogram;
-use scalescope::sample::evidence::{Evidence, Findings};
-use scalescope::sample::profile::Phases;
-use scalescope::sample::tracer::{self, TracerConfig};
+use scalescope::sample::Phases;
+use scalescope::sample::TracerConfig;
+use scalescope::sample::monotonic_ns;
 use scalescope::sample::{Class, procfs};
+use scalescope::sample::{Evidence, Findings};
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -110,7 +111,7 @@ fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool)
     let exe = std::env::var_os(WORKLOAD).map_or_else(|| histogram().to_path_buf(), std::path::PathBuf::from);
     let mut child = Command::new(exe).args([mode, "4", seconds]).stdout(std::process::Stdio::null()).spawn().unwrap();
     let pid = child.id() as i32;
-    let mut ev = Evidence::start(pid, &TracerConfig::default(), tracer::monotonic_ns());
+    let mut ev = Evidence::start(pid, &TracerConfig::default(), monotonic_ns());
     let traced = ev.traced();
     let mut sites: HashMap<String, usize> = HashMap::new();
     let mut blocked: HashMap<i32, f64> = HashMap::new();

@@ -2,6 +2,8 @@
 //! registers and a copy of the user stack, executable mappings, exec, fork and exit, and lost
 //! records. Every record carries the `sample_id` trailer (pid, tid, time) the tracer asks for.
 
+use crate::sample::unwind::Regs;
+
 /// User registers dumped with a sample, in the order the kernel writes them (ascending bit).
 #[cfg(target_arch = "x86_64")]
 pub const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8); // bp, sp, ip
@@ -12,34 +14,22 @@ pub const REGS_MASK: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32); // fp,
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub const REGS_MASK: u64 = 0;
 
-/// The registers an unwinder starts from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Regs {
-    /// Instruction pointer.
-    pub pc: u64,
-    /// Stack pointer.
-    pub sp: u64,
-    /// Frame pointer (rbp, x29), 0 when unknown.
-    pub fp: u64,
-    /// Link register (aarch64), 0 when unknown.
-    pub lr: u64,
+/// The registers in the order the kernel dumps them with a sample.
+#[cfg(target_arch = "x86_64")]
+fn regs_from_dump(v: &[u64]) -> Regs {
+    Regs { fp: v[0], sp: v[1], pc: v[2], lr: 0 }
 }
 
-impl Regs {
-    #[cfg(target_arch = "x86_64")]
-    fn from_dump(v: &[u64]) -> Regs {
-        Regs { fp: v[0], sp: v[1], pc: v[2], lr: 0 }
-    }
+/// The registers in the order the kernel dumps them with a sample.
+#[cfg(target_arch = "aarch64")]
+fn regs_from_dump(v: &[u64]) -> Regs {
+    Regs { fp: v[0], lr: v[1], sp: v[2], pc: v[3] }
+}
 
-    #[cfg(target_arch = "aarch64")]
-    fn from_dump(v: &[u64]) -> Regs {
-        Regs { fp: v[0], lr: v[1], sp: v[2], pc: v[3] }
-    }
-
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    fn from_dump(_: &[u64]) -> Regs {
-        Regs::default()
-    }
+/// No registers are dumped on other architectures.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn regs_from_dump(_: &[u64]) -> Regs {
+    Regs::default()
 }
 
 /// One decoded record.
@@ -200,7 +190,7 @@ pub fn decode(rec: &[u8]) -> Option<Record> {
                 None
             } else {
                 let v: Option<Vec<u64>> = (0..n).map(|_| c.u64()).collect();
-                Some(Regs::from_dump(&v?))
+                Some(regs_from_dump(&v?))
             };
             let size = c.u64()? as usize;
             let stack = if size > 0 {

@@ -7,8 +7,8 @@
 //! Helper threads (a coordinator joining, an interpreter's timer) are not work threads: the
 //! capacity beside an idle helper is "no work".
 
-use super::capacity::Phase;
 use super::history::{History, Label, Track};
+use crate::sample::trace::Phase;
 use std::collections::{HashMap, HashSet};
 
 /// A thread is a work thread when its CPU time is at least this share of the mean of the busiest
@@ -77,6 +77,7 @@ pub struct Accounting {
     pub sooner: HashMap<u32, f64>,
 }
 
+#[cfg(test)]
 impl Accounting {
     /// Idle core-seconds in all.
     pub fn idle_s(&self) -> f64 {
@@ -401,7 +402,7 @@ fn accounted(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::history::from_rows as history;
+    use crate::sample::account::history::from_rows as history;
 
     fn idle(a: &Accounting, c: Cause) -> f64 {
         a.idle.iter().filter(|((k, _), _)| *k == c).map(|(_, v)| v).sum()

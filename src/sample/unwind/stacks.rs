@@ -4,8 +4,9 @@
 //! `process_vm_readv`; named by ELF symbol; interned, so a stack is a small number.
 
 use super::elf::{Bytes, Elf, Files, Section};
-use super::records::Regs;
+use super::regs::Regs;
 use super::symbols::parse_maps;
+use crate::sample::proc::procfs;
 use framehop::{MayAllocateDuringUnwind, Module, Unwinder};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -251,9 +252,9 @@ impl Stacks {
 
     /// Adds an executable mapping of `path` (from an mmap record or the maps file).
     pub fn add_mapping(&mut self, pid: i32, addr: u64, len: u64, pgoff: u64, path: &str) {
-        let cpu0 = super::procfs::thread_cpu_s();
+        let cpu0 = procfs::thread_cpu_s();
         let elf = Files::shared().get(path);
-        self.load_cpu_s += super::procfs::thread_cpu_s() - cpu0;
+        self.load_cpu_s += procfs::thread_cpu_s() - cpu0;
         let Some(elf) = elf else { return };
         let Some(bias) = elf.bias(addr, pgoff, true) else { return };
         let name = path.rsplit('/').next().unwrap_or(path).to_string();
@@ -304,7 +305,7 @@ impl Stacks {
         let mut first_use_s = 0.0;
         match self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr))) {
             Some(m) => {
-                let cpu0 = (!m.elf.names_loaded()).then(super::procfs::thread_cpu_s);
+                let cpu0 = (!m.elf.names_loaded()).then(procfs::thread_cpu_s);
                 let svma = addr.wrapping_sub(m.bias);
                 let function = match m.elf.symbols().lookup(svma) {
                     Some((name, _)) => name.to_string(),
@@ -312,7 +313,7 @@ impl Stacks {
                 };
                 let module = m.name.clone();
                 let inlined = m.elf.inlined(svma);
-                first_use_s = cpu0.map_or(0.0, |c| super::procfs::thread_cpu_s() - c);
+                first_use_s = cpu0.map_or(0.0, |c| procfs::thread_cpu_s() - c);
                 frames.push(Frame { function, module: module.clone() });
                 frames.extend(inlined.into_iter().map(|function| Frame { function, module: module.clone() }));
             }

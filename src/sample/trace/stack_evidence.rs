@@ -3,11 +3,12 @@
 //! `/proc/<tid>/syscall`), the wait sites named from those stacks, and the stack profile by phase.
 //! It never fails: a refusal is a limits line and the /proc evidence carries on.
 
-use super::classify::Class;
-use super::procfs;
+use super::clock;
 use super::profile::{Phases, ProfileBuilder, StackProfile, TracerReport};
-use super::stacks::{self, StackId, Stacks};
-use super::tracer::{self, Buffers, Drained, ThreadTotals, Tracer, TracerConfig};
+use super::tracer::{Buffers, Drained, ThreadTotals, Tracer, TracerConfig};
+use crate::sample::proc::Class;
+use crate::sample::proc::procfs;
+use crate::sample::unwind::{self, StackId, Stacks};
 use std::collections::HashMap;
 
 /// Caller frames named after the library entry point of a wait.
@@ -103,7 +104,7 @@ impl Evidence {
         let path = format!("/proc/{pid}/task/{tid}/syscall");
         let unmoved = || std::fs::read_to_string(&path).is_ok_and(|now| procfs::user_sp_pc(&now) == Some((sp, pc)));
         let id = self.stacks.blocked(pid, tid, sp, pc, unmoved)?;
-        Some(self.wait(tid, tracer::monotonic_ns(), id, class))
+        Some(self.wait(tid, clock::monotonic_ns(), id, class))
     }
 
     /// Asks the tracer, where it runs, to catch thread `tid`'s short waits as they begin.
@@ -131,7 +132,7 @@ impl Evidence {
         let stacks = &self.stacks;
         self.sites
             .entry(id)
-            .or_insert_with(|| stacks::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
+            .or_insert_with(|| unwind::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
             .clone()
     }
 
@@ -152,7 +153,7 @@ impl Evidence {
         // A tracer that stopped itself saw each thread's waits up to then: the rest of its time
         // off a CPU, from the counters, goes to the waits sampled since (or stays unlabelled).
         let stopped = summary.as_ref().and_then(|s| s.stopped_ns);
-        let now = tracer::monotonic_ns();
+        let now = clock::monotonic_ns();
         let traced: HashMap<i32, f64> =
             summary.iter().flat_map(|s| s.threads.iter().map(|t| (t.tid, t.off_waiting_ns as f64 * 1e-9))).collect();
         for &(tid, secs) in untraced_off {

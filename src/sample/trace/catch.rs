@@ -17,9 +17,9 @@
 //! context switches a second 2% of its speed.
 
 use super::perf::{self, Attr, Event, Ring};
-use super::procfs::{self, ProcFile, Syscall};
 use super::records::{self, Record};
-use super::stacks;
+use crate::sample::proc::procfs::{self, ProcFile, Syscall};
+use crate::sample::unwind;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
@@ -198,13 +198,13 @@ impl Catcher {
         if matches!(procfs::syscall(&syscall), Some(Syscall::Running) | None) {
             return None;
         }
-        let time_ns = super::tracer::monotonic_ns();
+        let time_ns = super::clock::monotonic_ns();
         let state = f.stat.read().and_then(procfs::stat).map_or('S', |s| s.state);
         // The stack, kept only when the thread is still in the same wait after it was read.
         let stack = match procfs::user_sp_pc(&syscall) {
             Some((sp, pc)) if self.seen.contains(&(tid, sp, pc)) => None,
             Some((sp, pc)) => {
-                let bytes = stacks::read_stack(pid, sp, stacks::BLOCKED_STACK_BYTES).unwrap_or_default();
+                let bytes = unwind::read_stack(pid, sp, unwind::BLOCKED_STACK_BYTES).unwrap_or_default();
                 let same = f.syscall.read().is_some_and(|now| now == syscall);
                 if same && !bytes.is_empty() {
                     self.seen.insert((tid, sp, pc));
@@ -221,8 +221,8 @@ impl Catcher {
 
 #[cfg(test)]
 mod tests {
-    use super::super::classify::{self, Class};
     use super::*;
+    use crate::sample::proc::{self, Class};
     use std::sync::Arc;
 
     #[test]
@@ -265,7 +265,7 @@ mod tests {
         // one when the machine is busy with other tests) and one of them with its stack (kept only
         // when the wait outlasts the read: under load a wait of tens of microseconds often does
         // not), for 10 s at most.
-        let class = |c: &Catch| classify::blocked(c.state, procfs::syscall(&c.syscall), "", c.pid, |_| false).0;
+        let class = |c: &Catch| proc::blocked(c.state, procfs::syscall(&c.syscall), "", c.pid, |_| false).0;
         let mut caught = Vec::new();
         let on_lock =
             |caught: &[Catch]| caught.iter().filter(|c| class(c) == Class::Lock && tids.contains(&c.tid)).count();

@@ -1,7 +1,7 @@
 //! The tree's memory and I/O, read now and then: every process's `smaps_rollup` (PSS, USS, RSS,
 //! swap), `statm` (virtual size) and `io` (bytes through system calls and to storage), summed over
 //! the tree. `smaps_rollup` walks the process's page tables, so it is read far less often than
-//! the threads' counters (the sampler paces it: [`crate::sample::sampler`]). Any process may read
+//! the threads' counters (the sampler paces it: [`crate::sample::Sampler`]). Any process may read
 //! these files of its user's own processes; one it may not read (a setuid program) is left out
 //! and counted.
 

@@ -2,36 +2,10 @@
 //! capacity, the CPU the job ran, and the idle capacity by cause and phase. Computed by the
 //! accounting when sampling stops; read by the analysis and the diagnosis.
 
-use super::classify::Class;
+use crate::sample::proc::Class;
+use crate::sample::trace::Phase;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Part of a run, by how fully it used the capacity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    /// Before the first moment the job used three quarters of its capacity.
-    #[serde(rename = "start-up")]
-    Startup,
-    /// From then to the last such moment.
-    Steady,
-    /// After the last such moment.
-    Tail,
-}
-
-impl Phase {
-    /// Every phase in order.
-    pub const ALL: [Phase; 3] = [Phase::Startup, Phase::Steady, Phase::Tail];
-
-    /// `start-up`, `steady`, `tail`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Startup => "start-up",
-            Phase::Steady => "steady",
-            Phase::Tail => "tail",
-        }
-    }
-}
 
 /// What idle capacity is put down to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]

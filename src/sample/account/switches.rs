@@ -5,7 +5,7 @@
 //! also when a thousand threads slow the sweeps to one a second.
 
 use super::history::Interval;
-use super::tracer::{self, Drained};
+use crate::sample::trace::{self, Drained};
 use std::collections::HashMap;
 
 /// A window is laid out on the tracer's stretches when they cover at least this share of it…
@@ -34,7 +34,7 @@ struct Stretch {
 }
 
 impl Stretch {
-    fn of(i: &tracer::Interval, origin_ns: u64) -> Stretch {
+    fn of(i: &trace::Interval, origin_ns: u64) -> Stretch {
         let s = |ns: u64| seconds(ns, origin_ns);
         let state = match (i.on_cpu, i.preempted) {
             (true, _) => State::On,
@@ -174,9 +174,9 @@ fn lay_out(iv: &Interval, parts: &[Stretch]) -> Vec<Interval> {
 mod tests {
     use super::*;
 
-    fn traced(tid: i32, from_ms: u64, to_ms: u64, on_cpu: bool) -> tracer::Interval {
+    fn traced(tid: i32, from_ms: u64, to_ms: u64, on_cpu: bool) -> trace::Interval {
         let ns = |ms: u64| 1_000_000_000 + ms * 1_000_000;
-        tracer::Interval { pid: tid, tid, start_ns: ns(from_ms), end_ns: ns(to_ms), on_cpu, preempted: false }
+        trace::Interval { pid: tid, tid, start_ns: ns(from_ms), end_ns: ns(to_ms), on_cpu, preempted: false }
     }
 
     #[test]

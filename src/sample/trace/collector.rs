@@ -11,6 +11,7 @@
 
 use super::catch::Catcher;
 use super::perf::Ring;
+use crate::sample::proc::procfs;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -73,7 +74,7 @@ impl Collector {
         let spawned =
             std::thread::Builder::new().name("scalescope-rings".into()).stack_size(256 * 1024).spawn(move || {
                 collect(&shared, fds, stop_fd, catcher);
-                super::procfs::thread_cpu_s()
+                procfs::thread_cpu_s()
             });
         if let Ok(h) = spawned {
             self.thread = Some((stop, h));

@@ -2,12 +2,8 @@
 //! top wait sites, a compact timeline, the concurrency histogram, its own cost and its limits.
 
 use super::capacity::Capacity;
-use super::classify::Class;
-use super::memory::RunMemory;
-pub use super::profile::{
-    OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracedThread, TracerReport,
-};
-use super::series::RunSeries;
+use crate::sample::proc::{Class, RunMemory, RunSeries};
+use crate::sample::trace::{StackProfile, TracerReport};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -3,12 +3,38 @@
 //! that a 64-thread run stays small. [`ProfileBuilder`] joins the tracer's exact intervals with the
 //! stacks the /proc sampler captured for blocked threads.
 
-pub use super::capacity::Phase;
-use super::classify::Class;
-use super::stacks::{Frame, StackId, Stacks};
 use super::tracer::{Interval, StackSample, TraceSummary};
+use crate::sample::proc::Class;
+use crate::sample::unwind::{Frame, StackId, Stacks};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+
+/// Part of a run, by how fully it used the capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Before the first moment the job used three quarters of its capacity.
+    #[serde(rename = "start-up")]
+    Startup,
+    /// From then to the last such moment.
+    Steady,
+    /// After the last such moment.
+    Tail,
+}
+
+impl Phase {
+    /// Every phase in order.
+    pub const ALL: [Phase; 3] = [Phase::Startup, Phase::Steady, Phase::Tail];
+
+    /// `start-up`, `steady`, `tail`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Startup => "start-up",
+            Phase::Steady => "steady",
+            Phase::Tail => "tail",
+        }
+    }
+}
 
 /// Where the phases begin and end, in seconds from the start of sampling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

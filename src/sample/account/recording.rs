@@ -5,12 +5,11 @@
 use super::accounting::{self, Accounting, Cause};
 use super::behaviour;
 use super::capacity::{Capacity, IdleKind, IdleShare, Sooner};
-use super::classify::{Class, Site};
 use super::history::History;
-use super::profile::{Code, Phases, StackProfile, same_code};
-use super::report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
-use super::sampler::State;
-use super::symbols::{Namer, Place};
+use super::thread_report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
+use crate::sample::proc::{Class, Recorder, Site, Thread, Tracker, procfs};
+use crate::sample::trace::{Buffers, Code, Evidence, Phases, StackProfile, same_code};
+use crate::sample::unwind::{Namer, Place};
 use std::collections::{BTreeMap, HashMap};
 
 /// Threads listed one by one in the report.
@@ -20,25 +19,78 @@ const LISTED_WAITS: usize = 10;
 /// Most timeline bins stored per run.
 const TIMELINE_BINS: usize = 256;
 
-/// Builds the report of a finished sampling of `wall_s` seconds.
-pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
+/// What the sampler recorded, handed over when it stops: the threads' history and the waits seen,
+/// the evidence layer, and what was read at the start to set against the end.
+pub(crate) struct Recording {
+    /// CPUs the job could use at once, when known (the sampler's [`Config`](super::Config)).
+    pub capacity: Option<f64>,
+    /// Whether the threads' lives before sampling count (a run sampled from its spawn).
+    pub prior_life: bool,
+    /// The machine's busy and stolen CPU ticks when sampling began (`/proc/stat`).
+    pub cpu_ticks: Option<(u64, u64)>,
+    /// The CPUs' current-frequency files, where the kernel shows them.
+    pub frequency: Vec<std::fs::File>,
+    /// Their mean frequency at the start, MHz.
+    pub mhz: Option<f64>,
+    /// `/proc/stat`, kept open for the reading at the end.
+    pub stat: Option<std::fs::File>,
+    /// This process's CPU seconds when sampling began.
+    pub own_cpu_s: f64,
+    /// Every thread followed, by thread id.
+    pub threads: HashMap<i32, Thread>,
+    /// Every thread's time, bin by bin.
+    pub history: History,
+    /// The waits seen, indexed by their label.
+    pub labels: Vec<(Class, Option<Site>)>,
+    /// Futex addresses located while their process lived.
+    pub places: HashMap<Site, Place>,
+    /// Sweeps taken.
+    pub samples: u64,
+    /// Most threads alive at once.
+    pub peak: usize,
+    /// Limits lines so far.
+    pub limits: Vec<String>,
+    /// CPU seconds spent on work the rate budget leaves out.
+    pub oneoff_s: f64,
+    /// On-CPU samples by place (from the per-thread events, when the tracer does not run).
+    pub hot: HashMap<Place, u64>,
+    /// The tracer and the stacks of blocked threads.
+    pub evidence: Option<Evidence>,
+    /// Per wait label, where it was taken and how often.
+    pub taken_at: HashMap<u32, HashMap<String, u32>>,
+    /// A finished tracer's buffers, let go of once the report is out.
+    pub spent: Option<Buffers>,
+    /// The tree's memory peaks and means.
+    pub memory_seen: Tracker,
+    /// The run as a time series.
+    pub series: Recorder,
+    /// The CPU the memory readings took in all.
+    pub memory_cpu_s: f64,
+    /// Processes whose memory could not be read.
+    pub memory_refused: usize,
+}
+
+/// Builds the report of a finished sampling of `wall_s` seconds. The recording keeps what it held
+/// (the tracer's buffers, every thread's open files) for the caller to let go of once the report
+/// is out.
+pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
     let coverage = coverage(&s.history);
     let cpus = crate::machine::allowed_cpus().max(1) as f64;
     let busy: Vec<bool> = s.labels.iter().map(|(class, _)| matches!(class, Class::Io | Class::KernelLock)).collect();
-    let work = accounting::work_threads(&s.history, s.config.capacity, cpus, &busy);
+    let work = accounting::work_threads(&s.history, s.capacity, cpus, &busy);
     let joins: Vec<u32> = (0..s.labels.len() as u32).filter(|&l| s.labels[l as usize].0 == Class::Join).collect();
     s.history.spread_unlabelled(&work, &joins);
     // A run is sampled from its spawn; `attach` samples a window of a running job, with no
     // start-up or tail of its own.
-    let acc = if s.config.prior_life {
-        accounting::account(&s.history, wall_s, s.config.capacity, cpus, (&busy, &joins))
+    let acc = if s.prior_life {
+        accounting::account(&s.history, wall_s, s.capacity, cpus, (&busy, &joins))
     } else {
-        accounting::account_window(&s.history, wall_s, s.config.capacity, cpus, (&busy, &joins))
+        accounting::account_window(&s.history, wall_s, s.capacity, cpus, (&busy, &joins))
     };
     let mut namer = Namer::default();
     let names: Vec<String> =
         s.labels.iter().map(|(class, site)| wait_name(*class, site.as_ref(), &s.places, &mut namer)).collect();
-    let by_track: HashMap<usize, &super::thread::Thread> = s.threads.values().map(|t| (t.track, t)).collect();
+    let by_track: HashMap<usize, &Thread> = s.threads.values().map(|t| (t.track, t)).collect();
     let comm = |track: usize| by_track.get(&track).map_or_else(String::new, |t| t.comm.clone());
 
     let mut classes: BTreeMap<Class, f64> = BTreeMap::new();
@@ -69,10 +121,10 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
     }
     classes.retain(|_, v| *v > 0.0);
 
-    if s.memory_refused() > 0 {
+    if s.memory_refused > 0 {
         s.limits.push(format!(
             "memory of {} processes not readable (another user's, or setuid): left out of the tree's PSS and RSS",
-            s.memory_refused()
+            s.memory_refused
         ));
     }
     let mut top_waits = waits(s, &names, &per_label, &comm);
@@ -161,11 +213,9 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
         capacity: Some(capacity),
         stacks,
         tracer,
-        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), super::procfs::ticks_per_second()).map(|m| MachineCpu {
-            mhz: s.mhz.zip(super::procfs::mean_mhz(&s.frequency)).map(|(a, b)| 0.5 * (a + b)),
-            ..m
-        }),
-        scalescope_cpu_s: (super::procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
+        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), procfs::ticks_per_second())
+            .map(|m| MachineCpu { mhz: s.mhz.zip(procfs::mean_mhz(&s.frequency)).map(|(a, b)| 0.5 * (a + b)), ..m }),
+        scalescope_cpu_s: (procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
         memory: s.memory_seen.finish(wall_s, s.memory_cpu_s),
         series: std::mem::take(&mut s.series).finish(),
     }
@@ -174,7 +224,7 @@ pub(crate) fn report(s: &mut State, wall_s: f64, sampler_cpu_s: f64) -> ThreadRe
 /// The machine's CPU time since `start` (busy and stolen ticks at the sampler's start), read from
 /// `/proc/stat` kept open.
 fn machine_cpu(start: Option<(u64, u64)>, stat: Option<&std::fs::File>, ticks_per_s: f64) -> Option<MachineCpu> {
-    let ((b0, s0), (b1, s1)) = start.zip(stat.and_then(super::procfs::cpu_ticks_of))?;
+    let ((b0, s0), (b1, s1)) = start.zip(stat.and_then(procfs::cpu_ticks_of))?;
     Some(MachineCpu {
         busy_s: b1.saturating_sub(b0) as f64 / ticks_per_s,
         stolen_s: s1.saturating_sub(s0) as f64 / ticks_per_s,
@@ -210,7 +260,12 @@ fn wait_name(class: Class, site: Option<&Site>, places: &HashMap<Site, Place>, n
 }
 
 /// The waits merged by class and name (one lock in several processes), largest first.
-fn waits(s: &State, names: &[String], per_label: &[(f64, Vec<usize>)], comm: &dyn Fn(usize) -> String) -> Vec<Wait> {
+fn waits(
+    s: &Recording,
+    names: &[String],
+    per_label: &[(f64, Vec<usize>)],
+    comm: &dyn Fn(usize) -> String,
+) -> Vec<Wait> {
     let mut out: Vec<Wait> = Vec::new();
     let mut who: Vec<std::collections::HashSet<usize>> = Vec::new();
     for (l, (seconds, tracks)) in per_label.iter().enumerate() {
@@ -245,7 +300,7 @@ fn waits(s: &State, names: &[String], per_label: &[(f64, Vec<usize>)], comm: &dy
 /// share of on-CPU samples in the chains of callers the waiters run, and the waiters' own share
 /// of time on a CPU.
 fn peer_code(
-    s: &State,
+    s: &Recording,
     (names, per_label): (&[String], &[(f64, Vec<usize>)]),
     name: &str,
     a: &mut Around,
@@ -279,7 +334,7 @@ fn peer_code(
 
 /// How threads behaved around the largest label of this name.
 fn around(
-    s: &State,
+    s: &Recording,
     names: &[String],
     per_label: &[(f64, Vec<usize>)],
     name: &str,
@@ -445,7 +500,7 @@ fn concurrency(h: &History) -> Vec<f64> {
 }
 
 /// Where the waits of this name were taken most often, from the blocked threads' stacks.
-fn taken_at(s: &State, names: &[String], name: &str) -> Option<String> {
+fn taken_at(s: &Recording, names: &[String], name: &str) -> Option<String> {
     let mut by: HashMap<&str, u32> = HashMap::new();
     for (l, sites) in &s.taken_at {
         if names[*l as usize] == name {

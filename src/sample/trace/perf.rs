@@ -50,8 +50,6 @@ pub const SW_DUMMY: u64 = 9;
 pub const SAMPLE_TID: u64 = 1 << 1;
 /// Sample field: timestamp.
 pub const SAMPLE_TIME: u64 = 1 << 2;
-/// Sample field: CPU.
-pub const SAMPLE_CPU: u64 = 1 << 7;
 /// Sample field: user registers.
 pub const SAMPLE_REGS_USER: u64 = 1 << 12;
 /// Sample field: a copy of the user stack.

@@ -122,7 +122,7 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::history::from_rows as history;
+    use crate::sample::account::history::from_rows as history;
 
     #[test]
     fn threads_taking_turns_on_one_object_are_serialised() {

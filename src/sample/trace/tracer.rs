@@ -9,13 +9,13 @@
 //! limits lines.
 
 use super::catch::{self, Catch, Catcher};
+use super::clock::monotonic_ns;
 use super::collector::Collector;
 use super::perf::{self, Attr, Event, Ring};
-use super::procfs;
 use super::records::{self, Record};
-use super::stacks::{StackId, Stacks};
 use super::switch_cost::SwitchCost;
-use super::tree::Tree;
+use crate::sample::proc::{Tree, procfs};
+use crate::sample::unwind::{StackId, Stacks};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -590,14 +590,6 @@ pub struct TracerRefused {
 fn refusal(what: &'static str, cause: std::io::Error) -> TracerRefused {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
     TracerRefused { what, cause, paranoid: paranoid.trim().to_string() }
-}
-
-/// Now on CLOCK_MONOTONIC, in nanoseconds.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 #[cfg(test)]

@@ -1,0 +1,23 @@
+//! Reading the run from /proc: our own parsing of its files, the process tree and its threads,
+//! the wait taxonomy, the per-thread on-CPU sampling event, the tree's memory and the run as a
+//! time series, and the sampler's pause between sweeps.
+
+mod classify;
+mod cpu;
+mod memory;
+mod pause;
+pub mod procfs;
+mod series;
+mod thread;
+mod tree;
+
+pub use classify::Class;
+pub use series::RunSeries;
+
+pub(crate) use classify::{Site, blocked};
+pub(crate) use cpu::{CpuSampler, MAX_THREADS as MAX_CPU_EVENTS, refusal as cpu_refusal};
+pub(crate) use memory::{RunMemory, Tracker, TreeMemory, live_pss_bytes, set_live_pss_kb};
+pub(crate) use pause::{Pause, Woken};
+pub(crate) use series::{Counts, Recorder};
+pub(crate) use thread::Thread;
+pub(crate) use tree::{Tree, children_listed};
