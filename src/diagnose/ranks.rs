@@ -4,7 +4,6 @@
 use super::evidence::top_wait;
 use super::{Finding, Kind, Severity};
 use crate::analysis::threads::PointThreads;
-use crate::exec::RunRecord;
 use crate::results::Results;
 use crate::results::analysis::PointScaling;
 use crate::sample::Class;
@@ -100,45 +99,52 @@ fn copy_wall(doc: &Results, point: usize) -> Option<f64> {
 }
 
 /// At a point, on average: the CPUs its runs used, the CPUs they wanted (on a CPU or waiting for
-/// one), and those other processes left free of the job's allowed CPUs; `None` when its runs were
-/// not sampled.
+/// one), and those other processes (scalescope's sampling included) left free of the job's CPUs; `None` when its runs were
+/// not sampled. Each over the window the samplers watched (the copies' lives: a launched run's
+/// wall time also holds its agents' start and end).
 fn cpus_at(doc: &Results, point: usize) -> Option<(f64, f64, f64)> {
-    let runs: Vec<&RunRecord> = doc.points[point].runs.iter().filter(|r| r.counted() && r.wall_s > 0.0).collect();
-    let others: Vec<f64> = runs.iter().filter_map(|r| r.others_cpus()).collect();
-    if others.is_empty() {
-        return None;
-    }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let used: Vec<f64> = runs.iter().map(|r| (r.user_s + r.sys_s) / r.wall_s).collect();
-    let wanted: Vec<f64> = runs
+    let per_run: Vec<(f64, f64, f64)> = doc.points[point]
+        .runs
         .iter()
-        .zip(&used)
-        .map(|(r, u)| {
-            let t = r.threads.as_deref();
-            let runq = t.map_or(0.0, |t| t.seconds(Class::Runqueue)) / r.wall_s;
-            u + runq
+        .filter(|r| r.counted())
+        .filter_map(|r| {
+            let t = r.threads.as_deref()?;
+            let (m, window) = (t.machine_cpu?, t.wall_s);
+            let cpu = r.user_s + r.sys_s;
+            (window > 0.0).then(|| {
+                // scalescope's own CPU is not the copies' either.
+                let others = (m.busy_s - cpu).max(0.0) / window;
+                (cpu / window, (cpu + t.seconds(Class::Runqueue)) / window, others)
+            })
         })
         .collect();
-    Some((mean(&used), mean(&wanted), (doc.machine.allowed_cpus as f64 - mean(&others)).max(0.1)))
+    if per_run.is_empty() {
+        return None;
+    }
+    let n = per_run.len() as f64;
+    let (used, wanted, others) =
+        per_run.iter().fold((0.0, 0.0, 0.0), |a, r| (a.0 + r.0 / n, a.1 + r.1 / n, a.2 + r.2 / n));
+    Some((used, wanted, (doc.machine.allowed_cpus as f64 - others).max(0.1)))
 }
 
 /// The share of one copy's speed alone that the free CPUs allowed each copy at the top count
-/// against at the base: each copy wants the CPUs one used or waited for at the base. The CPUs limit a point only
-/// where its copies used nearly all those free ([`SATURATED`]): copies that wait on each other
-/// leave CPUs idle. 1 when unsampled.
+/// against at the base: each copy wants the CPUs one used or waited for at the base. The CPUs
+/// limit a point only where its copies waited for one ([`CPU_BOUND`] of the time they wanted
+/// one): copies that wait on each other (a lock file) leave CPUs idle. 1 when unsampled.
 fn cpu_allowed(doc: &Results, top: &PointScaling, base: &PointScaling) -> f64 {
     let (Some(at_base), Some(at_top)) = (cpus_at(doc, base.index), cpus_at(doc, top.index)) else {
         return 1.0;
     };
     let one = at_base.1 / base.count.max(1.0);
-    let cap = |(used, _, free): (f64, f64, f64), k: f64| {
-        if used < SATURATED * free { 1.0 } else { (free / (k * one).max(1e-6)).min(1.0) }
+    let cap = |(used, wanted, free): (f64, f64, f64), k: f64| {
+        if wanted - used < CPU_BOUND * wanted { 1.0 } else { (free / (k * one).max(1e-6)).min(1.0) }
     };
     cap(at_top, top.count) / cap(at_base, base.count)
 }
 
-/// The share of the free CPUs a point's copies must use for the CPUs to be what limits them.
-const SATURATED: f64 = 0.85;
+/// The share of the time a point's copies wanted a CPU that they waited for one, past which the
+/// CPUs limit them.
+const CPU_BOUND: f64 = 0.2;
 
 /// Whether copies slow each other: each copy's wall time at the top count against one copy's
 /// alone (what a user of the shared machine feels, whatever the program reports). `moved` gives

@@ -91,7 +91,7 @@ pub struct Sampler {
     stop: Arc<AtomicBool>,
     pause: Option<Arc<Pause>>,
     thread: std::thread::Thread,
-    report: mpsc::Receiver<ThreadReport>,
+    report: mpsc::Receiver<Ended>,
 }
 
 impl Sampler {
@@ -117,12 +117,26 @@ impl Sampler {
         }
     }
 
-    /// Stops sampling and returns the report. The thread lets go of what it held (the tracer's
-    /// buffers, every thread's open files) after handing it over, and ends by itself.
+    /// Stops sampling and returns the report, made on the caller's thread: the sampler steps aside
+    /// once the root exits (SCHED_IDLE, which it cannot leave unprivileged), and on a machine other
+    /// programs keep busy it took seconds to make it (the whole run of a copy under `scalescope
+    /// agent`, whose exit waits for it). What the recording held (the tracer's buffers, every
+    /// thread's open files) is let go of after.
     pub fn stop(self) -> ThreadReport {
         self.ask_stop();
-        self.report.recv().unwrap_or_default()
+        match self.report.recv() {
+            Ok(mut e) => account::report(&mut e.recording, e.wall_s, e.cpu_s),
+            Err(_) => ThreadReport::default(),
+        }
     }
+}
+
+/// What the sampler hands over when it ends: the recording, the seconds it sampled and the CPU
+/// its thread used.
+struct Ended {
+    recording: Recording,
+    wall_s: f64,
+    cpu_s: f64,
 }
 
 /// Everything the sampler keeps while it runs.
@@ -267,9 +281,8 @@ impl State {
         s
     }
 
-    /// Samples until stopped or the root exits, then sends the report and drops everything
-    /// (unmapping and closing after the report: 0.05 ms less between two runs).
-    fn run(mut self, stop: &AtomicBool, pause: Option<&Pause>, report: &mpsc::SyncSender<ThreadReport>) {
+    /// Samples until stopped or the root exits, then hands its recording over for the report.
+    fn run(mut self, stop: &AtomicBool, pause: Option<&Pause>, report: &mpsc::SyncSender<Ended>) {
         let mut cost_avg: Option<f64> = None;
         let mut last_interval = 1.0 / self.config.rate_hz.max(0.1);
         while !stop.load(Ordering::SeqCst) {
@@ -336,8 +349,7 @@ impl State {
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
         proc::set_live_pss_kb(0);
-        let mut recording = self.recording();
-        let _ = report.send(account::report(&mut recording, wall_s, procfs::thread_cpu_s()));
+        let _ = report.send(Ended { recording: self.recording(), wall_s, cpu_s: procfs::thread_cpu_s() });
     }
 
     /// Hands what the report is made of over to a [`Recording`].
@@ -367,6 +379,7 @@ impl State {
             series: take(&mut self.series),
             memory_cpu_s: self.memory_cpu_s,
             memory_refused: self.memory_refused(),
+            stopped_s: self.stopped_s,
         }
     }
 

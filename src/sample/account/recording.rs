@@ -68,6 +68,8 @@ pub(crate) struct Recording {
     pub memory_cpu_s: f64,
     /// Processes whose memory could not be read.
     pub memory_refused: usize,
+    /// Seconds the run was held stopped.
+    pub stopped_s: f64,
 }
 
 /// Builds the report of a finished sampling of `wall_s` seconds. The recording keeps what it held
