@@ -8,6 +8,7 @@ use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
 use super::whatif::{self, Measured};
 use super::{Finding, Kind, NoiseSource, Severity};
+use crate::fmt::{count_tenths, pct, secs};
 use crate::sample::capacity::Phase;
 use crate::sample::report::{Around, Feeder, Hot};
 use crate::sample::{Class, Wait};
@@ -349,10 +350,6 @@ fn is_output(object: &str) -> bool {
     ["write", "pwrite", "send", "sendto", "sendmsg", "writev"].iter().any(|w| object.split(' ').next() == Some(w))
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.0}%", 100.0 * x)
-}
-
 /// Adds the findings of a ledger to `out`, largest share first. Returns whether one of them, raised
 /// (`medium` or more), is a feeder that ran while the workers waited: a bound on the speed-up that
 /// more CPUs would not lift.
@@ -597,7 +594,7 @@ fn ledger_line(scope: &Scope, l: &Ledger, drafts: &[Draft], share: impl Fn(&Draf
         l.lost_s.max(0.0),
         l.capacity * l.wall_s,
         pct(l.gap),
-        trim(l.capacity),
+        count_tenths(l.capacity),
         if l.capacity == 1.0 { "" } else { "s" },
         parts.join(", "),
         pct(l.unexplained)
@@ -608,15 +605,6 @@ fn ledger_line(scope: &Scope, l: &Ledger, drafts: &[Draft], share: impl Fn(&Draf
 fn cpu_line(l: &Ledger, at: &str) -> String {
     let at = if at.is_empty() { String::new() } else { format!(" {at}") };
     format!("the same work took {:.3} s of CPU{at} against {:.3} s at the baseline", l.cpu_s, l.useful_s)
-}
-
-/// `0.36 s`, or `12 ms` below a tenth of a second.
-fn secs(x: f64) -> String {
-    if x >= 0.1 { format!("{x:.2} s") } else { format!("{:.0} ms", 1e3 * x) }
-}
-
-fn trim(x: f64) -> String {
-    if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
 /// What a cause that is the machine's, not the program's, says of the measurement.
@@ -869,7 +857,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
                 "{at_}the first {} of a run ({}) had fewer work threads running than the {} CPUs: a serial start-up",
                 secs(l.startup_s),
                 pct(l.startup_s / l.wall_s.max(1e-9)),
-                trim(l.capacity)
+                count_tenths(l.capacity)
             ),
             "parallelise the start-up (reading, parsing, building indexes) or overlap it with the work".into(),
         ),
@@ -897,7 +885,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         Role::Oversubscribed(busy, runq) => (
             format!(
                 "{at_}the job runs {busy} busy threads on {} CPUs: they wait for a CPU {} of their time, and switching between them costs {} more CPU for the same work than at {}",
-                trim(l.capacity),
+                count_tenths(l.capacity),
                 pct(*runq),
                 pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0),
                 scope.baseline.as_deref().unwrap_or("the baseline")

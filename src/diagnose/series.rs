@@ -10,6 +10,7 @@ use super::whatif::Measured;
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
+use crate::fmt;
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::{PointResult, Results};
@@ -46,7 +47,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         for p in &s.points {
             let Some(l) = ledger::of(&doc.points[p.index], None) else { continue };
             let scope = Scope {
-                at: format!("at {name}={}", trim(p.count)),
+                at: format!("at {name}={}", fmt::count(p.count)),
                 at_count: Some(p.count),
                 label: &label,
                 gap: l.gap,
@@ -384,7 +385,7 @@ fn superlinear(
             )],
             advice: format!(
                 "read the speed-up against a baseline that does not pay this (--baseline {}), and look at the single-thread case: a smaller working set per pass (blocking, tiling) makes it faster too",
-                trim(top.count)
+                fmt::count(top.count)
             ),
             cost_pct: None,
             at: Some(top.count),
@@ -456,10 +457,6 @@ fn one_at_a_time(p: &PointResult) -> bool {
 fn share(t: &PointThreads, c: Class) -> f64 {
     let total: f64 = t.classes.values().sum();
     t.classes.get(&c).copied().unwrap_or(0.0) / total.max(1e-12)
-}
-
-fn trim(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{x:.0}") } else { format!("{x}") }
 }
 
 /// Extra CPU in the fastest runs below this share is taken as the machine's noise.
