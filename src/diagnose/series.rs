@@ -7,6 +7,7 @@
 use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope};
 use super::ledger::{self, Cause, Ledger, Useful};
 use super::whatif::Measured;
+use super::wording::At;
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
@@ -22,9 +23,8 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let name = a.axis.param.as_str();
     let label = if s.label.is_empty() { String::new() } else { format!(" [{}]", s.label) };
     let sampled: Vec<Option<PointThreads>> = doc.points.iter().map(threads::of_point).collect();
-    let shares = |class: Class, pick: Option<&Pick>| -> Option<String> {
-        let parts: Vec<String> = s
-            .points
+    let shares = |class: Class, pick: Option<&Pick>| -> Vec<(f64, f64)> {
+        s.points
             .iter()
             .filter_map(|p| {
                 let t = sampled[p.index].as_ref()?;
@@ -36,10 +36,9 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                     None => t.classes.get(&class).copied().unwrap_or(0.0),
                 };
                 // An empty sum of floats is -0.0: "-0%" would read oddly.
-                Some(format!("{}: {:.0}%", count_label(p.count, name), (100.0 * v / total.max(1e-12)).max(0.0)))
+                Some((p.count, (100.0 * v / total.max(1e-12)).max(0.0)))
             })
-            .collect();
-        (parts.len() > 1).then(|| parts.join(", "))
+            .collect()
     };
     let waits = |i: usize| sampled[i].as_ref().map_or(&[][..], |t| t.waits.as_slice());
     let hot = |i: usize| sampled[i].as_ref().map_or(&[][..], |t| t.hot.as_slice());
@@ -47,9 +46,9 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         for p in &s.points {
             let Some(l) = ledger::of(&doc.points[p.index], None) else { continue };
             let scope = Scope {
-                at: format!("at {name}={}", fmt::count(p.count)),
+                at: At::Value(p.count, name),
                 at_count: Some(p.count),
-                label: &label,
+                series: &s.label,
                 gap: l.gap,
                 gated: l.gap >= MEDIUM,
                 baseline: None,
@@ -75,7 +74,6 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // use allows: no gap to raise causes by.
     let gated = gated && busy_baseline.is_none_or(|b| b.eff < curve::GOOD_EFFICIENCY);
     let copies = a.axis.counts == Counts::Copies;
-    let base_label = count_label(base.count, name);
     let local = a.axis.counts == Counts::Workers;
     if local && !doc.plan.mentions(name) {
         // Every point ran the same program: differences between points are the machine's drift.
@@ -89,14 +87,14 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let mut feeder_binds = false;
     if let Some(l) = &lt {
         let scope = Scope {
-            at: format!("at {}", count_label(top.count, name)),
+            at: At::Count(top.count, name),
             at_count: Some(top.count),
-            label: &label,
+            series: &s.label,
             // Against what the baseline's CPU use allowed, when it kept more CPUs busy than its
             // count: the ledger's loss starts there too.
             gap: 1.0 - busy_baseline.map_or(eff, |b| b.eff.min(1.0)),
             gated,
-            baseline: Some(base_label.clone()),
+            baseline: Some(base.count),
             waits: waits(top.index),
             hot: hot(top.index),
             oversubscribed,
@@ -394,7 +392,7 @@ fn superlinear(
     }
     let idle = lb.map(|l| l.gap).filter(|g| *g >= BASELINE_IDLE)?;
     let mut first = Vec::new();
-    causes_of(&doc.points[base.index], format!("at {b}"), &mut first);
+    causes_of(&doc.points[base.index], At::Count(base.count, name), &mut first);
     let mut f = first.into_iter().find(|f| f.kind != Kind::NoisyMeasurement)?;
     f.severity = Severity::Low;
     f.evidence.insert(
@@ -495,7 +493,7 @@ fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(
 /// Findings for a point outside any series (a single point, or a sweep over text values).
 pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
     let p = &doc.points[index];
-    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
+    let at = if doc.points.len() > 1 { At::Point(p) } else { At::Run };
     causes_of(p, at, out);
 }
 
@@ -513,18 +511,18 @@ pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
         None if own_gap < MEDIUM => out.push(curve::busy_window(&l, own_gap)),
         None => {}
     }
-    causes_of(p, String::new(), out);
+    causes_of(p, At::Run, out);
 }
 
 /// The causes of one point's idle capacity, judged against its own runs, `at` saying where.
-fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
+fn causes_of(p: &PointResult, at: At, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
-    let none = |_: Class, _: Option<&Pick>| None;
+    let none = |_: Class, _: Option<&Pick>| Vec::new();
     let scope = Scope {
         at,
         at_count: None,
-        label: "",
+        series: "",
         gap: l.gap,
         gated: l.gap >= MEDIUM,
         baseline: None,
