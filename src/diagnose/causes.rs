@@ -113,8 +113,8 @@ pub type Pick<'a> = dyn Fn(&Wait, &[Wait]) -> bool + 'a;
 pub type Shares<'a> = dyn Fn(Class, Option<&Pick>) -> Vec<(f64, f64)> + 'a;
 
 /// The key under which a point's wait joins a finding (see [`identity`]).
-pub fn key_of(w: &Wait, waits: &[Wait]) -> String {
-    identity(&w.name, w.class.unwrap_or(Class::Other), waits).1
+fn key_of(w: &Wait, waits: &[Wait]) -> Key {
+    Key::Object(identity(&w.name, w.class.unwrap_or(Class::Other), waits).1)
 }
 
 /// CPU time grown by the count's growth, within this factor either way, reads as work per thread
@@ -149,7 +149,7 @@ pub struct CpuNoise {
 /// How one ledger item reads.
 struct Draft<'a> {
     kind: Kind,
-    key: String,
+    key: Key,
     items: Vec<&'a Item>,
     role: Role,
 }
@@ -159,6 +159,61 @@ impl Draft<'_> {
     fn extra_only(&self) -> bool {
         self.items.iter().all(|i| i.cause.is_extra())
     }
+}
+
+/// What makes ledger items of one kind one finding: a cause that a ledger says once, the feeder
+/// its workers wait for, or the object its threads wait on.
+#[derive(Clone, Debug, PartialEq)]
+enum Key {
+    /// More busy threads than CPUs.
+    Oversubscribed,
+    /// Other processes' load.
+    Load,
+    /// Steal time.
+    Steal,
+    /// The cost of watching.
+    Observer,
+    /// The serial start-up.
+    Startup,
+    /// Threads waiting for the slowest: the tail, a synchronisation point.
+    Imbalance,
+    /// No work in the steady part of the run.
+    NoWork,
+    /// Extra CPU in user code.
+    Cpu,
+    /// Kernel locks and kernel time.
+    Kernel,
+    /// I/O and blocked writes.
+    Io,
+    /// Waits for input.
+    Input,
+    /// Sleeps.
+    Sleep,
+    /// Waits for work while no thread of the job runs.
+    Waiting,
+    /// Busy CPUs in lock code.
+    Spin,
+    /// Busy CPUs in a parallel runtime's wait code.
+    RuntimeSpin,
+    /// Workers starved by the feeder of this name (its thread id differs in every run).
+    Feeder(String),
+    /// Waits on one object.
+    Object(Object),
+}
+
+/// The object of a wait as one finding knows it, whichever run saw it where.
+#[derive(Clone, Debug, PartialEq)]
+enum Object {
+    /// A well-known object, whichever of its words they wait on.
+    Known(known::Id),
+    /// Anonymous objects taken at this place in the code (a lock per job, per queue).
+    TakenAt(String),
+    /// An unnamed object of this class on a stack.
+    OnStack(Class),
+    /// An unnamed object of this class in an anonymous mapping.
+    InMapping(Class),
+    /// An object by its name.
+    Named(String),
 }
 
 /// What a wait is, from its class, its name and the behaviour around it.
@@ -190,26 +245,26 @@ enum Role {
     Oversubscribed(usize, f64),
 }
 
-fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
+fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
     let waits = scope.waits;
     if let (Some((busy, runq)), Cause::ExtraUser | Cause::ExtraKernel) = (scope.oversubscribed, &item.cause) {
-        return Some((Kind::CpuOversubscription, "over".into(), Role::Oversubscribed(busy, runq)));
+        return Some((Kind::CpuOversubscription, Key::Oversubscribed, Role::Oversubscribed(busy, runq)));
     }
     let (class, object) = match &item.cause {
         Cause::Wait { class, object } => (*class, object.as_str()),
-        Cause::OtherLoad => return Some((Kind::NoisyMeasurement, "load".into(), Role::OtherLoad)),
-        Cause::Stolen => return Some((Kind::NoisyMeasurement, "steal".into(), Role::Stolen)),
-        Cause::Observer => return Some((Kind::NoisyMeasurement, "observer".into(), Role::Observer)),
-        Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, "startup".into(), Role::Startup)),
-        Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
-        Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, "nowork".into(), Role::NoWork)),
+        Cause::OtherLoad => return Some((Kind::NoisyMeasurement, Key::Load, Role::OtherLoad)),
+        Cause::Stolen => return Some((Kind::NoisyMeasurement, Key::Steal, Role::Stolen)),
+        Cause::Observer => return Some((Kind::NoisyMeasurement, Key::Observer, Role::Observer)),
+        Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, Key::Startup, Role::Startup)),
+        Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail)),
+        Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, Key::NoWork, Role::NoWork)),
         Cause::Unlabelled => return None,
-        Cause::ExtraUser => return Some((Kind::OnCpuInefficiency, "cpu".into(), Role::ExtraUser)),
-        Cause::ExtraKernel => return Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
+        Cause::ExtraUser => return Some((Kind::OnCpuInefficiency, Key::Cpu, Role::ExtraUser)),
+        Cause::ExtraKernel => return Some((Kind::KernelContention, Key::Kernel, Role::Kernel)),
     };
     let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
     let (known, key) = identity(object, class, waits);
-    let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
+    let lock = || Some((Kind::LockContention, Key::Object(key.clone()), Role::Lock(known, around.clone())));
     let in_tail = item.by_phase.get(&Phase::Tail).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s
         && around.as_ref().is_some_and(|a| a.finished >= FINISHED);
     // Waits for work or input that idle the capacity almost only before the job first fills it
@@ -219,18 +274,18 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
-        Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(known))),
+        Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(known))),
         Class::WaitForWork | Class::Ipc if in_tail && !is_output(object) => {
-            Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail))
+            Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail))
         }
         Class::WaitForWork | Class::Ipc | Class::Sleep if in_startup && !is_output(object) => {
-            Some((Kind::SerialPhase, "startup".into(), Role::Startup))
+            Some((Kind::SerialPhase, Key::Startup, Role::Startup))
         }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
             match a.feeder.clone().filter(|f| f.running >= FEEDS && !peer(f)) {
                 // By name: its thread id differs in every run of the point.
-                Some(f) => Some((Kind::WaitForWork, format!("feeder '{}'", f.name), Role::Starved(f))),
+                Some(f) => Some((Kind::WaitForWork, Key::Feeder(f.name.clone()), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
                 // Another thread of the job ran nearly all the time it waited, a peer that waits
                 // for its turn itself, and the job's threads ran one at a time: turns on a lock,
@@ -239,16 +294,16 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
                 None if scope.one_at_a_time && a.members_running + a.others_running >= TURNS && a.feeder.is_some() => {
                     lock()
                 }
-                None if a.members_running >= TURNS => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(None))),
-                None => Some((Kind::WaitForWork, "waiting".into(), Role::Waiting(a.meanwhile.clone()))),
+                None if a.members_running >= TURNS => Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(None))),
+                None => Some((Kind::WaitForWork, Key::Waiting, Role::Waiting(a.meanwhile.clone()))),
             }
         }
-        Class::Join => Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
-        Class::Io => Some((Kind::IoBound, "io".into(), Role::Io)),
-        Class::KernelLock => Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
-        Class::Ipc if is_output(object) => Some((Kind::IoBound, "io".into(), Role::Output)),
-        Class::Ipc => Some((Kind::WaitForWork, "input".into(), Role::Input)),
-        Class::Sleep => Some((Kind::WaitForWork, "sleep".into(), Role::Sleep)),
+        Class::Join => Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail)),
+        Class::Io => Some((Kind::IoBound, Key::Io, Role::Io)),
+        Class::KernelLock => Some((Kind::KernelContention, Key::Kernel, Role::Kernel)),
+        Class::Ipc if is_output(object) => Some((Kind::IoBound, Key::Io, Role::Output)),
+        Class::Ipc => Some((Kind::WaitForWork, Key::Input, Role::Input)),
+        Class::Sleep => Some((Kind::WaitForWork, Key::Sleep, Role::Sleep)),
         _ => None,
     }
 }
@@ -256,7 +311,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
 /// What a wait's object is: a well-known one (a runtime's lock, an interpreter's), and the key that
 /// makes the waits on it one finding — its name, where it is taken for an anonymous one (a lock
 /// per job, per queue), or its class and region for an unnamed object on a stack or in a mapping.
-fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, String) {
+fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Object) {
     let taken_at = waits
         .iter()
         .find(|w| w.name == object)
@@ -267,13 +322,13 @@ fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Strin
     // they wait on; anonymous objects taken at one place in the code (a lock per job, per queue)
     // are one finding too.
     let key = match (known, taken_at) {
-        (Some(k), _) => k.what.to_string(),
-        (None, Some(at)) if anonymous(object) => format!("taken at {at}"),
+        (Some(k), _) => Object::Known(k.id),
+        (None, Some(at)) if anonymous(object) => Object::TakenAt(at.to_string()),
         // Stacks and anonymous mappings move from run to run (the kernel randomises where they
         // start): one unnamed object of a class there is the same in every run of the point.
-        (None, None) if object.starts_with("stack") => format!("{} on a stack", class.name()),
-        (None, None) if object.starts_with("heap 0x") => format!("{} in a mapping", class.name()),
-        (None, _) => object.to_string(),
+        (None, None) if object.starts_with("stack") => Object::OnStack(class),
+        (None, None) if object.starts_with("heap 0x") => Object::InMapping(class),
+        (None, _) => Object::Named(object.to_string()),
     };
     (known, key)
 }
@@ -282,10 +337,10 @@ fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Strin
 /// a stack, the heap), so that what it is — starved workers, or workers done waiting in the tail —
 /// is judged once, on all the point's runs together, not run by run.
 fn merged(items: &[Item], waits: &[Wait]) -> Vec<Item> {
-    let mut out: Vec<(Option<String>, Item)> = Vec::new();
+    let mut out: Vec<(Option<(Class, Object)>, Item)> = Vec::new();
     for item in items {
         let key = match &item.cause {
-            Cause::Wait { class, object } => Some(format!("{class:?} {}", identity(object, *class, waits).1)),
+            Cause::Wait { class, object } => Some((*class, identity(object, *class, waits).1)),
             _ => None,
         };
         match out.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
@@ -418,7 +473,7 @@ fn fold_waits_behind_locks(drafts: &mut Vec<Draft>, waits: &[Wait]) {
     let (mut on_locks, mut total) = (Vec::<(usize, f64)>::new(), 0.0);
     for (object, share) in meanwhile.iter().filter_map(|m| meanwhile_entry(m)) {
         total += share;
-        let key = identity(object, Class::Lock, waits).1;
+        let key = Key::Object(identity(object, Class::Lock, waits).1);
         let Some(l) = drafts.iter().position(|d| matches!(d.role, Role::Lock(..)) && d.key == key) else { continue };
         match on_locks.iter_mut().find(|(i, _)| *i == l) {
             Some((_, s)) => *s += share,
@@ -481,7 +536,7 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope:
                     let names: Vec<String> =
                         hot.iter().filter(|h| is_lock_code(&h.name)).take(3).map(|h| h.name.clone()).collect();
                     drafts[x].kind = Kind::LockContention;
-                    drafts[x].key = "spin".into();
+                    drafts[x].key = Key::Spin;
                     drafts[x].role = Role::Spin(names, lock_code(hot));
                     x
                 }
@@ -495,7 +550,7 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope:
             // Spinning the whole time, they never sleep: what they wait for is hidden.
             None => match largest(drafts, &|d| d.extra_only()) {
                 Some(x) => {
-                    drafts[x].key = "runtime-spin".into();
+                    drafts[x].key = Key::RuntimeSpin;
                     drafts[x].role = Role::RuntimeSpin(spin_names, spin);
                     x
                 }
