@@ -2,7 +2,8 @@
 //! scaling models and say why it stops scaling.
 //!
 //! Modules follow the data flow, each depending only on those listed before it:
-//! [`files`], [`machine`], [`mapped`], [`metric_line`], [`pagecache`] and [`stats`] (foundations) →
+//! [`files`], [`fmt`], [`machine`], [`mapped`], [`metric_line`], [`pagecache`] and [`stats`]
+//! (foundations) →
 //! [`plan`] → [`sample`] → [`exec`] →
 //! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`] →
 //! [`history`] (every sweep remembered, steps found); [`probes`] are built-in workloads beside the
@@ -12,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod files;
+pub mod fmt;
 pub mod machine;
 pub mod mapped;
 pub mod metric_line;

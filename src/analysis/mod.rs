@@ -30,7 +30,7 @@ pub use summary::{Options, analyze};
 
 /// `1 thread`, `4 threads`, `1 copy`, `2.5 GB`: a count and its parameter's name, singular for one.
 pub fn count_label(n: f64, name: &str) -> String {
-    let shown = if n.fract() == 0.0 && n.abs() < 1e15 { format!("{n:.0}") } else { format!("{n}") };
+    let shown = crate::fmt::count(n);
     // A one- or two-letter name (`p`, `np`) is no unit: `p=2`, not `2 p`.
     if name.chars().count() <= 2 {
         return format!("{name}={shown}");

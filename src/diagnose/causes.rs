@@ -7,6 +7,7 @@
 use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
 use super::whatif::{self, Measured};
+use super::wording::{self, At, Context, Idle, Span, Turns, Words};
 use super::{Finding, Kind, NoiseSource, Severity};
 use crate::sample::Phase;
 use crate::sample::{Around, Feeder, Hot};
@@ -56,13 +57,6 @@ fn peer(f: &Feeder) -> bool {
     f.waits_for_work.unwrap_or(0.0) >= PEER || same_work
 }
 
-/// `'zstd' (tid 4242)`: threads of one program often share a name.
-fn who(f: &Feeder) -> String {
-    match f.tid {
-        Some(tid) => format!("'{}' (tid {tid})", f.name),
-        None => format!("'{}'", f.name),
-    }
-}
 /// Extra CPU is a lock's cost when this share of the on-CPU samples lands in lock code.
 const LOCK_CODE: f64 = 0.10;
 /// Other processes explaining this share of a real loss make the machine's load the finding
@@ -71,18 +65,18 @@ pub const LOADED: f64 = 0.5;
 
 /// Where a ledger is judged.
 pub struct Scope<'a> {
-    /// `at 2 threads`, `at bs=1M`, or empty for a single point.
-    pub at: String,
+    /// Where it is judged, as its findings name it.
+    pub at: At<'a>,
     /// The counted value, for [`Finding::at`].
     pub at_count: Option<f64>,
-    /// ` [size=big]` for a series, or empty.
-    pub label: &'a str,
+    /// The series' label (`size=big`), or empty.
+    pub series: &'a str,
     /// The gap that gates severities: 1 − efficiency, or the lost share of the capacity.
     pub gap: f64,
     /// Whether the gap is real (judged against the runs' interval).
     pub gated: bool,
-    /// The baseline, in words (`1 thread`), when there is one.
-    pub baseline: Option<String>,
+    /// The baseline's count, when there is one (named by `at`'s parameter).
+    pub baseline: Option<f64>,
     /// The point's waits (merged over runs), for the behaviour around each object.
     pub waits: &'a [Wait],
     /// When more work threads are busy than there are CPUs at a count that fits them (threads beside
@@ -96,9 +90,9 @@ pub struct Scope<'a> {
     /// The lower end of the 95% interval of the job's CPU time per unit of work against the
     /// baseline's (1.1: at least 10% dearer), when the runs give one.
     pub cpu_ratio_lo: Option<f64>,
-    /// Per class, the share of thread time by count (`1 thread: 0%, 2 threads: 33%`), when a
-    /// series has several points; with a `pick`, only the waits of that class it picks (given
-    /// each point's waits, to name them as [`key_of`] does).
+    /// Per class, the share of thread time (percent) by count of a series' points; with a
+    /// `pick`, only the waits of that class it picks (given each point's waits, to name them as
+    /// [`key_of`] does).
     pub shares: &'a Shares<'a>,
     /// The count against the baseline's (2 for 2 threads against 1) when the sweep is taken as
     /// strong scaling: CPU time grown as much says the work may grow with the count.
@@ -114,12 +108,13 @@ pub struct Scope<'a> {
 /// Chooses a point's waits (given all of that point's waits).
 pub type Pick<'a> = dyn Fn(&Wait, &[Wait]) -> bool + 'a;
 
-/// Shares of thread time by count: of a class, or of the waits of it that `pick` chooses.
-pub type Shares<'a> = dyn Fn(Class, Option<&Pick>) -> Option<String> + 'a;
+/// Shares of thread time (percent) by count: of a class, or of the waits of it that `pick`
+/// chooses.
+pub type Shares<'a> = dyn Fn(Class, Option<&Pick>) -> Vec<(f64, f64)> + 'a;
 
 /// The key under which a point's wait joins a finding (see [`identity`]).
-pub fn key_of(w: &Wait, waits: &[Wait]) -> String {
-    identity(&w.name, w.class.unwrap_or(Class::Other), waits).1
+fn key_of(w: &Wait, waits: &[Wait]) -> Key {
+    Key::Object(identity(&w.name, w.class.unwrap_or(Class::Other), waits).1)
 }
 
 /// CPU time grown by the count's growth, within this factor either way, reads as work per thread
@@ -137,11 +132,7 @@ fn work_per_thread(scope: &Scope, l: &Ledger) -> Option<String> {
         return None;
     }
     let grew = l.cpu_s / l.useful_s.max(1e-9);
-    (grew >= r / PER_THREAD && grew <= r * PER_THREAD).then(|| {
-        format!(
-            "the CPU time grew {grew:.1}× for a count {r:.0}× the baseline's: if each thread or process does a fixed amount of work, the work grows with the count (declare it with --weak) and this is not extra CPU"
-        )
-    })
+    (grew >= r / PER_THREAD && grew <= r * PER_THREAD).then(|| wording::work_per_thread(grew, r))
 }
 
 /// The job's CPU time per unit of work at a point against the baseline's, when the extra is
@@ -158,7 +149,7 @@ pub struct CpuNoise {
 /// How one ledger item reads.
 struct Draft<'a> {
     kind: Kind,
-    key: String,
+    key: Key,
     items: Vec<&'a Item>,
     role: Role,
 }
@@ -168,6 +159,61 @@ impl Draft<'_> {
     fn extra_only(&self) -> bool {
         self.items.iter().all(|i| i.cause.is_extra())
     }
+}
+
+/// What makes ledger items of one kind one finding: a cause that a ledger says once, the feeder
+/// its workers wait for, or the object its threads wait on.
+#[derive(Clone, Debug, PartialEq)]
+enum Key {
+    /// More busy threads than CPUs.
+    Oversubscribed,
+    /// Other processes' load.
+    Load,
+    /// Steal time.
+    Steal,
+    /// The cost of watching.
+    Observer,
+    /// The serial start-up.
+    Startup,
+    /// Threads waiting for the slowest: the tail, a synchronisation point.
+    Imbalance,
+    /// No work in the steady part of the run.
+    NoWork,
+    /// Extra CPU in user code.
+    Cpu,
+    /// Kernel locks and kernel time.
+    Kernel,
+    /// I/O and blocked writes.
+    Io,
+    /// Waits for input.
+    Input,
+    /// Sleeps.
+    Sleep,
+    /// Waits for work while no thread of the job runs.
+    Waiting,
+    /// Busy CPUs in lock code.
+    Spin,
+    /// Busy CPUs in a parallel runtime's wait code.
+    RuntimeSpin,
+    /// Workers starved by the feeder of this name (its thread id differs in every run).
+    Feeder(String),
+    /// Waits on one object.
+    Object(Object),
+}
+
+/// The object of a wait as one finding knows it, whichever run saw it where.
+#[derive(Clone, Debug, PartialEq)]
+enum Object {
+    /// A well-known object, whichever of its words they wait on.
+    Known(known::Id),
+    /// Anonymous objects taken at this place in the code (a lock per job, per queue).
+    TakenAt(String),
+    /// An unnamed object of this class on a stack.
+    OnStack(Class),
+    /// An unnamed object of this class in an anonymous mapping.
+    InMapping(Class),
+    /// An object by its name.
+    Named(String),
 }
 
 /// What a wait is, from its class, its name and the behaviour around it.
@@ -199,26 +245,26 @@ enum Role {
     Oversubscribed(usize, f64),
 }
 
-fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
+fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
     let waits = scope.waits;
     if let (Some((busy, runq)), Cause::ExtraUser | Cause::ExtraKernel) = (scope.oversubscribed, &item.cause) {
-        return Some((Kind::CpuOversubscription, "over".into(), Role::Oversubscribed(busy, runq)));
+        return Some((Kind::CpuOversubscription, Key::Oversubscribed, Role::Oversubscribed(busy, runq)));
     }
     let (class, object) = match &item.cause {
         Cause::Wait { class, object } => (*class, object.as_str()),
-        Cause::OtherLoad => return Some((Kind::NoisyMeasurement, "load".into(), Role::OtherLoad)),
-        Cause::Stolen => return Some((Kind::NoisyMeasurement, "steal".into(), Role::Stolen)),
-        Cause::Observer => return Some((Kind::NoisyMeasurement, "observer".into(), Role::Observer)),
-        Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, "startup".into(), Role::Startup)),
-        Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
-        Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, "nowork".into(), Role::NoWork)),
+        Cause::OtherLoad => return Some((Kind::NoisyMeasurement, Key::Load, Role::OtherLoad)),
+        Cause::Stolen => return Some((Kind::NoisyMeasurement, Key::Steal, Role::Stolen)),
+        Cause::Observer => return Some((Kind::NoisyMeasurement, Key::Observer, Role::Observer)),
+        Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, Key::Startup, Role::Startup)),
+        Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail)),
+        Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, Key::NoWork, Role::NoWork)),
         Cause::Unlabelled => return None,
-        Cause::ExtraUser => return Some((Kind::OnCpuInefficiency, "cpu".into(), Role::ExtraUser)),
-        Cause::ExtraKernel => return Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
+        Cause::ExtraUser => return Some((Kind::OnCpuInefficiency, Key::Cpu, Role::ExtraUser)),
+        Cause::ExtraKernel => return Some((Kind::KernelContention, Key::Kernel, Role::Kernel)),
     };
     let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
     let (known, key) = identity(object, class, waits);
-    let lock = || Some((Kind::LockContention, key.clone(), Role::Lock(known, around.clone())));
+    let lock = || Some((Kind::LockContention, Key::Object(key.clone()), Role::Lock(known, around.clone())));
     let in_tail = item.by_phase.get(&Phase::Tail).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s
         && around.as_ref().is_some_and(|a| a.finished >= FINISHED);
     // Waits for work or input that idle the capacity almost only before the job first fills it
@@ -228,18 +274,18 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
-        Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(known))),
+        Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(known))),
         Class::WaitForWork | Class::Ipc if in_tail && !is_output(object) => {
-            Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail))
+            Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail))
         }
         Class::WaitForWork | Class::Ipc | Class::Sleep if in_startup && !is_output(object) => {
-            Some((Kind::SerialPhase, "startup".into(), Role::Startup))
+            Some((Kind::SerialPhase, Key::Startup, Role::Startup))
         }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
             match a.feeder.clone().filter(|f| f.running >= FEEDS && !peer(f)) {
                 // By name: its thread id differs in every run of the point.
-                Some(f) => Some((Kind::WaitForWork, format!("feeder '{}'", f.name), Role::Starved(f))),
+                Some(f) => Some((Kind::WaitForWork, Key::Feeder(f.name.clone()), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
                 // Another thread of the job ran nearly all the time it waited, a peer that waits
                 // for its turn itself, and the job's threads ran one at a time: turns on a lock,
@@ -248,16 +294,16 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
                 None if scope.one_at_a_time && a.members_running + a.others_running >= TURNS && a.feeder.is_some() => {
                     lock()
                 }
-                None if a.members_running >= TURNS => Some((Kind::LoadImbalance, "imbalance".into(), Role::Sync(None))),
-                None => Some((Kind::WaitForWork, "waiting".into(), Role::Waiting(a.meanwhile.clone()))),
+                None if a.members_running >= TURNS => Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(None))),
+                None => Some((Kind::WaitForWork, Key::Waiting, Role::Waiting(a.meanwhile.clone()))),
             }
         }
-        Class::Join => Some((Kind::LoadImbalance, "imbalance".into(), Role::Tail)),
-        Class::Io => Some((Kind::IoBound, "io".into(), Role::Io)),
-        Class::KernelLock => Some((Kind::KernelContention, "kernel".into(), Role::Kernel)),
-        Class::Ipc if is_output(object) => Some((Kind::IoBound, "io".into(), Role::Output)),
-        Class::Ipc => Some((Kind::WaitForWork, "input".into(), Role::Input)),
-        Class::Sleep => Some((Kind::WaitForWork, "sleep".into(), Role::Sleep)),
+        Class::Join => Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail)),
+        Class::Io => Some((Kind::IoBound, Key::Io, Role::Io)),
+        Class::KernelLock => Some((Kind::KernelContention, Key::Kernel, Role::Kernel)),
+        Class::Ipc if is_output(object) => Some((Kind::IoBound, Key::Io, Role::Output)),
+        Class::Ipc => Some((Kind::WaitForWork, Key::Input, Role::Input)),
+        Class::Sleep => Some((Kind::WaitForWork, Key::Sleep, Role::Sleep)),
         _ => None,
     }
 }
@@ -265,7 +311,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, String, Role)> {
 /// What a wait's object is: a well-known one (a runtime's lock, an interpreter's), and the key that
 /// makes the waits on it one finding — its name, where it is taken for an anonymous one (a lock
 /// per job, per queue), or its class and region for an unnamed object on a stack or in a mapping.
-fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, String) {
+fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Object) {
     let taken_at = waits
         .iter()
         .find(|w| w.name == object)
@@ -276,13 +322,13 @@ fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Strin
     // they wait on; anonymous objects taken at one place in the code (a lock per job, per queue)
     // are one finding too.
     let key = match (known, taken_at) {
-        (Some(k), _) => k.what.to_string(),
-        (None, Some(at)) if anonymous(object) => format!("taken at {at}"),
+        (Some(k), _) => Object::Known(k.id),
+        (None, Some(at)) if anonymous(object) => Object::TakenAt(at.to_string()),
         // Stacks and anonymous mappings move from run to run (the kernel randomises where they
         // start): one unnamed object of a class there is the same in every run of the point.
-        (None, None) if object.starts_with("stack") => format!("{} on a stack", class.name()),
-        (None, None) if object.starts_with("heap 0x") => format!("{} in a mapping", class.name()),
-        (None, _) => object.to_string(),
+        (None, None) if object.starts_with("stack") => Object::OnStack(class),
+        (None, None) if object.starts_with("heap 0x") => Object::InMapping(class),
+        (None, _) => Object::Named(object.to_string()),
     };
     (known, key)
 }
@@ -291,10 +337,10 @@ fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Strin
 /// a stack, the heap), so that what it is — starved workers, or workers done waiting in the tail —
 /// is judged once, on all the point's runs together, not run by run.
 fn merged(items: &[Item], waits: &[Wait]) -> Vec<Item> {
-    let mut out: Vec<(Option<String>, Item)> = Vec::new();
+    let mut out: Vec<(Option<(Class, Object)>, Item)> = Vec::new();
     for item in items {
         let key = match &item.cause {
-            Cause::Wait { class, object } => Some(format!("{class:?} {}", identity(object, *class, waits).1)),
+            Cause::Wait { class, object } => Some((*class, identity(object, *class, waits).1)),
             _ => None,
         };
         match out.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
@@ -309,11 +355,12 @@ fn merged(items: &[Item], waits: &[Wait]) -> Vec<Item> {
 /// by where it is taken, `pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)`; a named
 /// one by its symbol, with where it is taken after it.
 fn display(object: &str, waits: &[Wait]) -> String {
-    match waits.iter().find(|w| w.name == object).and_then(|w| w.taken_at.as_deref()) {
-        Some(at) if anonymous(object) => format!("{at} ({object})"),
-        Some(at) => format!("{object}, taken at {at}"),
-        None => object.to_string(),
-    }
+    wording::object(object, taken_at(object, waits), anonymous(object))
+}
+
+/// Where the waits on `object` are taken, when their stacks say.
+fn taken_at<'a>(object: &str, waits: &'a [Wait]) -> Option<&'a str> {
+    waits.iter().find(|w| w.name == object).and_then(|w| w.taken_at.as_deref())
 }
 
 /// Where the waits on other anonymous objects of the same class and region (heap, stack) are
@@ -347,10 +394,6 @@ fn anonymous(object: &str) -> bool {
 /// A wait in a write-like system call: output blocked on its reader.
 fn is_output(object: &str) -> bool {
     ["write", "pwrite", "send", "sendto", "sendmsg", "writev"].iter().any(|w| object.split(' ').next() == Some(w))
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.0}%", 100.0 * x)
 }
 
 /// Adds the findings of a ledger to `out`, largest share first. Returns whether one of them, raised
@@ -430,7 +473,7 @@ fn fold_waits_behind_locks(drafts: &mut Vec<Draft>, waits: &[Wait]) {
     let (mut on_locks, mut total) = (Vec::<(usize, f64)>::new(), 0.0);
     for (object, share) in meanwhile.iter().filter_map(|m| meanwhile_entry(m)) {
         total += share;
-        let key = identity(object, Class::Lock, waits).1;
+        let key = Key::Object(identity(object, Class::Lock, waits).1);
         let Some(l) = drafts.iter().position(|d| matches!(d.role, Role::Lock(..)) && d.key == key) else { continue };
         match on_locks.iter_mut().find(|(i, _)| *i == l) {
             Some((_, s)) => *s += share,
@@ -493,7 +536,7 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope:
                     let names: Vec<String> =
                         hot.iter().filter(|h| is_lock_code(&h.name)).take(3).map(|h| h.name.clone()).collect();
                     drafts[x].kind = Kind::LockContention;
-                    drafts[x].key = "spin".into();
+                    drafts[x].key = Key::Spin;
                     drafts[x].role = Role::Spin(names, lock_code(hot));
                     x
                 }
@@ -507,7 +550,7 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope:
             // Spinning the whole time, they never sleep: what they wait for is hidden.
             None => match largest(drafts, &|d| d.extra_only()) {
                 Some(x) => {
-                    drafts[x].key = "runtime-spin".into();
+                    drafts[x].key = Key::RuntimeSpin;
                     drafts[x].role = Role::RuntimeSpin(spin_names, spin);
                     x
                 }
@@ -580,43 +623,13 @@ fn is_lock_code(name: &str) -> bool {
     LOCK.iter().any(|l| name.contains(l))
 }
 
-/// `at 2 threads 0.61 of 2 CPUs' time was lost (31%): lock X 55%, start-up 20%, unexplained 25%`.
+/// The ledger's line: its loss and the first four causes' shares, the rest as smaller causes.
 fn ledger_line(scope: &Scope, l: &Ledger, drafts: &[Draft], share: impl Fn(&Draft) -> f64) -> String {
-    let mut parts: Vec<String> =
-        drafts.iter().take(4).map(|d| format!("{} {}", d.kind.name(), pct(share(d)))).collect();
+    let causes: Vec<(Kind, f64)> = drafts.iter().take(4).map(|d| (d.kind, share(d))).collect();
     // Causes too small to be reported (or beyond the first four) explain the rest.
     let shown: f64 = drafts.iter().take(4).map(&share).sum();
-    let smaller = 1.0 - l.unexplained - shown;
-    if smaller >= 0.01 {
-        parts.push(format!("smaller causes {}", pct(smaller)));
-    }
-    format!(
-        "{}{}: {:.2} of {:.3} core-seconds per run lost ({} of the capacity of {} CPU{}) — {}, unexplained {}",
-        if scope.at.is_empty() { "the run".to_string() } else { scope.at.clone() },
-        scope.label,
-        l.lost_s.max(0.0),
-        l.capacity * l.wall_s,
-        pct(l.gap),
-        trim(l.capacity),
-        if l.capacity == 1.0 { "" } else { "s" },
-        parts.join(", "),
-        pct(l.unexplained)
-    )
-}
-
-/// `the same work took 0.681 s of CPU at 2 threads against 0.137 s at the baseline`.
-fn cpu_line(l: &Ledger, at: &str) -> String {
-    let at = if at.is_empty() { String::new() } else { format!(" {at}") };
-    format!("the same work took {:.3} s of CPU{at} against {:.3} s at the baseline", l.cpu_s, l.useful_s)
-}
-
-/// `0.36 s`, or `12 ms` below a tenth of a second.
-fn secs(x: f64) -> String {
-    if x >= 0.1 { format!("{x:.2} s") } else { format!("{:.0} ms", 1e3 * x) }
-}
-
-fn trim(x: f64) -> String {
-    if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
+    let smaller = Some(1.0 - l.unexplained - shown).filter(|s| *s >= 0.01);
+    wording::ledger_line(scope.at, scope.series, l, &causes, smaller)
 }
 
 /// What a cause that is the machine's, not the program's, says of the measurement.
@@ -630,328 +643,133 @@ fn noise_source(role: &Role) -> Option<NoiseSource> {
 }
 
 fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) -> Finding {
-    let at = &scope.at;
-    // "at 2 threads, …", or nothing for a single point.
-    let at_ = if at.is_empty() { String::new() } else { format!("{at}, ") };
     // Extra CPU folded into this cause is CPU the job used, not idle capacity: said apart.
     let idle_s: f64 = d.items.iter().filter(|i| !i.cause.is_extra()).map(|i| i.core_s).sum();
-    let threads = d.items.iter().map(|i| i.threads).max().unwrap_or(0);
-    let objects: Vec<String> = d
-        .items
-        .iter()
-        .filter_map(|i| match &i.cause {
-            Cause::Wait { object, .. } => Some(display(object, scope.waits)),
-            _ => None,
-        })
-        .take(3)
-        .collect();
-    let first_object = objects.first().map_or("", String::as_str);
-    let phase_text = match d.items.iter().map(|i| i.main_phase()).min() {
-        Some(Phase::Startup) if d.items.iter().all(|i| i.main_phase() == Phase::Startup) && l.startup_s > 0.0 => {
-            format!(" in the start-up phase (the first {})", secs(l.startup_s))
-        }
-        Some(Phase::Tail) if l.tail_s > 0.0 => format!(" in the tail of the run (the last {})", secs(l.tail_s)),
-        _ => String::new(),
-    };
-
-    let waiting = |threads: usize| match threads {
-        0 => String::new(),
-        1 => "1 work thread".into(),
-        n => format!("{n} work threads"),
-    };
-    let carried: f64 = d.items.iter().map(|i| i.carried_s).sum();
-    let carried_text = if carried >= 0.001 {
-        format!(
-            ", {carried:.3} of them in the tail left behind by threads these waits made late (they started late and finished late)"
-        )
-    } else {
-        String::new()
-    };
-    let idle_line = format!(
-        "{idle_s:.3} core-seconds per run idle while {} waited{}{carried_text}",
-        if threads > 0 { waiting(threads) } else { "threads".into() },
-        phase_text
-    );
-    let mut evidence = Vec::new();
     let extra: f64 = d.items.iter().filter(|i| i.cause.is_extra()).map(|i| i.core_s).sum();
+    let c = Context {
+        at: scope.at,
+        baseline: scope.baseline,
+        objects: d
+            .items
+            .iter()
+            .filter_map(|i| match &i.cause {
+                Cause::Wait { object, .. } => Some(display(object, scope.waits)),
+                _ => None,
+            })
+            .take(3)
+            .collect(),
+        idle: Idle {
+            core_s: idle_s,
+            threads: d.items.iter().map(|i| i.threads).max().unwrap_or(0),
+            span: span(d, l),
+            carried_s: d.items.iter().map(|i| i.carried_s).sum(),
+        },
+    };
+    let mut evidence = Vec::new();
     if extra > 0.0 && matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_)) {
-        evidence.push(format!(
-            "the same work also took {extra:.3} s more CPU than at {} (futex calls, spinning, the shared cache line), counted in this cause",
-            scope.baseline.as_deref().unwrap_or("the baseline")
-        ));
+        evidence.push(c.extra_cpu_line(extra));
     }
     if extra >= 0.01 * l.cpu_s && matches!(d.role, Role::Tail | Role::Sync(_)) {
         let (spin, names) = runtime_wait_code(scope.hot);
-        evidence.push(format!(
-            "they spin in the parallel runtime before they sleep: the same work took {extra:.3} s more CPU than at {}, {} of the CPU samples in {}, counted in this cause",
-            scope.baseline.as_deref().unwrap_or("the baseline"),
-            pct(spin),
-            names.join(", ")
-        ));
+        evidence.push(c.runtime_spin_line(extra, spin, &names));
     }
     let per_thread = d.items.iter().any(|i| i.cause.is_extra()).then(|| work_per_thread(scope, l)).flatten();
     let mistaken = per_thread.is_some() && matches!(d.role, Role::ExtraUser | Role::Kernel);
     evidence.extend(per_thread);
-    let (summary, advice) = match &d.role {
-        Role::Lock(known, around) => {
-            evidence.push(idle_line);
-            // A well-known object says what it is; its words (a mutex, a condition variable) split
-            // the turn-taking between them, so the figures would mislead.
-            if let (Some(a), None) = (around, known) {
-                evidence.push(if a.members_running >= TURNS {
-                    format!(
-                        "while one waits, {:.2} of the other threads that wait on it run on average, and {:.1} of its waiters run at once at most (90th percentile over time): {}",
-                        a.members_running,
-                        a.members_peak,
-                        if a.members_peak <= SERIALISED { "they take turns (serialised)" } else { "contended" }
-                    )
-                } else if let (true, Some(f)) = (scope.one_at_a_time, &a.feeder) {
-                    format!(
-                        "while one waits, another thread of the job runs {:.0}% of the time ('{}', itself waiting for its turn {:.0}% of its time), and the job's threads run one at a time: they take turns, each waiting on its own object",
-                        100.0 * f.running,
-                        f.name,
-                        100.0 * f.waits_for_work.unwrap_or(0.0)
-                    )
-                } else {
-                    format!(
-                        "while they wait, {:.2} threads that also wait on it and {:.2} other threads run on average",
-                        a.members_running, a.others_running
-                    )
-                });
-            }
-            let class = d.items.iter().find_map(|i| match &i.cause {
-                Cause::Wait { class, .. } => Some(*class),
-                _ => None,
-            });
-            // The lock's own waits, not its class's: a main thread joining its workers through a
-            // lock (Python's join) is not the interpreter's lock.
-            let pick = |w: &Wait, waits: &[Wait]| key_of(w, waits) == d.key;
-            evidence.extend(
-                class.and_then(|c| (scope.shares)(c, Some(&pick))).map(|s| format!("waits on it, share of thread time: {s}")),
-            );
-            let what = match known {
-                Some(k) => format!("{} ({first_object})", k.what),
-                None => first_object.to_string(),
-            };
-            // Waiters that do not take turns (none of them runs while one waits) wait for a holder
-            // that is not one of them: not serialised among themselves.
-            let turns = known.is_some() || around.as_ref().is_none_or(|a| a.members_running >= TURNS);
-            (
-                if extra > idle_s {
-                    format!("{at_}threads are serialised on one lock, and handing it over costs more CPU than the idle time it leaves{phase_text}: {what}")
-                } else if turns {
-                    format!("{at_}threads are serialised on one lock while CPUs are idle{phase_text}: {what}")
-                } else {
-                    format!("{at_}threads wait on a lock held by other threads while CPUs are idle{phase_text}: {what}")
-                },
-                known.map_or("shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure".to_string(), |k| k.advice.to_string()),
-            )
-        }
-        Role::Starved(f) => {
-            evidence.push(idle_line);
-            evidence.push(format!(
-                "thread {} ran {} of the time they waited, and is on a CPU {} of its own time{}",
-                who(f),
-                pct(f.running),
-                pct(f.busy),
-                f.waits.as_ref().map(|w| format!("; otherwise it waits ({w})")).unwrap_or_default()
-            ));
-            evidence.extend((scope.shares)(Class::WaitForWork, None).map(|s| format!("waiting for work, share of thread time: {s}")));
-            (
-                format!(
-                    "{at_}work threads wait for work on {} while CPUs are idle, and thread {} that feeds them runs meanwhile: the feeder is the bottleneck",
-                    objects.join(", "),
-                    who(f)
-                ),
-                format!("speed up or split the feeder ({}): more producers or readers, bigger batches, read ahead; or use fewer workers", who(f)),
-            )
-        }
-        Role::Waiting(meanwhile) => {
-            evidence.push(idle_line);
-            let others = if meanwhile.is_empty() {
-                "and no thread of the job runs meanwhile".to_string()
-            } else {
-                format!("while the other threads wait too: {}", meanwhile.join("; "))
-            };
-            (
-                format!("{at_}work threads wait for work on {} while CPUs are idle, {others}", objects.join(", ")),
-                "find what should feed them: the input the other threads wait for (a pipe, a file, a socket), a producer blocked elsewhere, or a timer".into(),
-            )
-        }
-        Role::Sync(known) => {
-            evidence.push(idle_line);
-            let what = known.map_or(String::new(), |k| format!(" ({})", k.what));
-            (
-                format!("{at_}threads wait at a synchronisation point for the slowest{what}: {}", objects.join(", ")),
-                known.map_or("even out the work between synchronisation points: smaller pieces handed out dynamically".to_string(), |k| k.advice.to_string()),
-            )
-        }
-        Role::Input => {
-            evidence.push(idle_line);
-            let who = waiting_programs(d, scope);
-            (
-                format!("{at_}threads{who} wait for input ({}) while CPUs are idle: whatever sends it is the bottleneck", objects.join(", ")),
-                "make the producer upstream faster, or read more at once".into(),
-            )
-        }
-        Role::Sleep => {
-            evidence.push(idle_line);
-            let who = waiting_programs(d, scope);
-            (
-                format!("{at_}threads{who} sleep ({}) while CPUs are idle: a polling loop or a throttle", objects.join(", ")),
-                "wait on the event itself (a condition variable, poll on a descriptor) instead of sleeping".into(),
-            )
-        }
-        Role::Io | Role::Output => {
-            evidence.push(idle_line);
-            evidence.extend((scope.shares)(Class::Io, None).map(|s| format!("I/O waits, share of thread time: {s}")));
-            let output = objects.iter().all(|o| is_output(o));
-            (
-                if output {
-                    format!("{at_}writes block ({}) while CPUs are idle: the reader on the other side is slower", objects.join(", "))
-                } else {
-                    format!("{at_}threads wait for I/O while CPUs are idle: {}", objects.join(", "))
-                },
-                "more threads will not help past the storage's speed: measure what the files can deliver (--ceiling), read larger blocks, overlap I/O with work, or warm the cache".into(),
-            )
-        }
-        Role::Kernel => {
-            let kernel_cpu = d.items.iter().any(|i| i.cause == Cause::ExtraKernel);
-            if kernel_cpu {
-                evidence.push(format!("the same work took {:.3} s more CPU in the kernel than at the baseline", d.items.iter().filter(|i| i.cause == Cause::ExtraKernel).map(|i| i.core_s).sum::<f64>()));
-            }
-            if !objects.is_empty() {
-                evidence.push(idle_line);
-            }
-            (
-                match (kernel_cpu, objects.is_empty()) {
-                    (true, true) => format!("{at_}the kernel does more work for the same job: its CPU time grew beyond the baseline's"),
-                    (false, _) => format!("{at_}threads wait on kernel locks while CPUs are idle: {}", objects.join("; ")),
-                    (true, false) => format!("{at_}the kernel takes more CPU for the same work, and threads wait on kernel locks: {}", objects.join("; ")),
-                },
-                "map memory once and reuse it (a pool or arena allocator), avoid mprotect/munmap in the hot loop, batch small system calls, use huge pages; for file locks, fewer and larger critical sections".into(),
-            )
-        }
-        Role::Spin(names, code) => {
-            evidence.push(cpu_line(l, at));
-            evidence.push(format!("{} of the on-CPU samples in lock code: {}", pct(*code), names.join(", ")));
-            (
-                format!("{at_}busy CPUs spin on a lock instead of working: {} of the CPU samples are in lock code ({})", pct(*code), names.first().map(String::as_str).unwrap_or("a lock")),
-                "take the lock less often (per-thread partial results merged once at the end, a reduction clause in OpenMP), or shorten what it protects".into(),
-            )
-        }
-        Role::RuntimeSpin(names, code) => {
-            evidence.push(cpu_line(l, at));
-            evidence.push(format!("{} of the on-CPU samples in the runtime's own code, outside its locks: {}", pct(*code), names.join(", ")));
-            (
-                format!(
-                    "{at_}busy CPUs spin in the parallel runtime instead of working: {} of the CPU samples are in {}, threads waiting for each other on a CPU",
-                    pct(*code),
-                    names.first().map(String::as_str).unwrap_or("the runtime")
-                ),
-                "spinning hides what the threads wait for (a barrier, the end of an uneven loop, a serial part between parallel regions): sweep again with OMP_WAIT_POLICY=passive (KMP_BLOCKTIME=0 for LLVM's or Intel's OpenMP) so they sleep and the wait is named".into(),
-            )
-        }
-        Role::ExtraUser => {
-            evidence.push(cpu_line(l, at));
-            if let Some(CpuNoise { interval: [lo, hi], fastest }) = scope.cpu_within_noise {
-                evidence.push(format!(
-                    "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval) and {fastest:.2}× in the fastest runs, so this may be the machine, not the program"
-                ));
-            }
-            (
-                format!("{at_}busy CPUs each do less work: the same work takes {} more CPU time than at {}", pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0), scope.baseline.as_deref().unwrap_or("the baseline")),
-                "look for false sharing (per-thread data in one cache line: pad to 64–128 bytes), shared counters, memory bandwidth, or spinning".into(),
-            )
-        }
-        Role::Startup => (
-            format!(
-                "{at_}the first {} of a run ({}) had fewer work threads running than the {} CPUs: a serial start-up",
-                secs(l.startup_s),
-                pct(l.startup_s / l.wall_s.max(1e-9)),
-                trim(l.capacity)
-            ),
-            "parallelise the start-up (reading, parsing, building indexes) or overlap it with the work".into(),
-        ),
-        Role::Tail => {
-            evidence.extend(
-                (!objects.is_empty())
-                    .then(|| format!("threads done with their share waited on: {}", objects.join(", "))),
-            );
-            (
-                format!(
-                    "{at_}the last {} of a run ({}) had fewer work threads than CPUs: the others had finished",
-                    secs(l.tail_s),
-                    pct(l.tail_s / l.wall_s.max(1e-9))
-                ),
-                "split the work in smaller pieces handed out dynamically (work stealing, a shared queue) so no thread is left with a big share".into(),
-            )
-        }
-        Role::NoWork => (
-            format!(
-                "{at_}CPUs sat idle with no work thread that had work ({} of the capacity): not enough parallel work (serial steps, dependencies, too few pieces)",
-                pct(idle_s / (l.capacity * l.wall_s).max(1e-9))
-            ),
-            "find the part that does not run in parallel: more, smaller pieces of work, fewer dependencies between them".into(),
-        ),
-        Role::Oversubscribed(busy, runq) => (
-            format!(
-                "{at_}the job runs {busy} busy threads on {} CPUs: they wait for a CPU {} of their time, and switching between them costs {} more CPU for the same work than at {}",
-                trim(l.capacity),
-                pct(*runq),
-                pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0),
-                scope.baseline.as_deref().unwrap_or("the baseline")
-            ),
-            "the threads beside the workers (producers, readers, helpers) need CPUs too: choose the count so that all busy threads fit the CPUs, or give the helpers less work".into(),
-        ),
-        Role::OtherLoad | Role::Stolen | Role::Observer => {
-            let (what, detail, host, advice) = if matches!(d.role, Role::Stolen) {
-                (
-                    "the hypervisor gave this virtual machine's CPUs to other guests while the job's threads ran",
-                    ", steal time",
-                    "the host's load",
-                    "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column), and compare only sweeps taken side by side",
-                )
-            } else if matches!(d.role, Role::Observer) {
-                (
-                    "work threads were runnable while scalescope's own sampling held a CPU",
-                    "",
-                    "the cost of watching",
-                    "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs",
-                )
-            } else {
-                (
-                    "work threads were runnable but other processes held the CPUs",
-                    "",
-                    "the machine's load",
-                    "measure on a quiet machine or on reserved CPUs, with more runs (-r); the default interleaved order spreads the disturbance over all points (not with --order sequential)",
-                )
-            };
-            let verdict = if share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED {
-                format!("the gap is mostly {host}, not the program's")
-            } else {
-                format!("the figures include {host}")
-            };
-            let capacity = pct(idle_s / (l.capacity * l.wall_s).max(1e-9));
-            (format!("{at_}{what} ({capacity} of the capacity{detail}): {verdict}"), advice.into())
-        }
-    };
-    let advice = if mistaken {
-        format!("if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}")
-    } else {
-        advice
-    };
+    let words = words(scope, l, d, &c, (share, idle_s, extra));
+    evidence.extend(words.evidence);
     Finding {
         noise: noise_source(&d.role),
         kind: d.kind,
         severity,
-        summary: format!("{}{}", capitalise(&summary), scope.label),
+        summary: format!("{}{}", capitalise(&words.summary), wording::series(scope.series)),
         evidence,
-        advice,
+        advice: if mistaken { wording::or_weak(&words.advice) } else { words.advice },
         cost_pct: Some(100.0 * share),
         at: scope.at_count,
         what_if: scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d))),
     }
+}
+
+/// The part of the run where a draft's capacity idled: the start-up when all of it did, else the
+/// tail when any did.
+fn span(d: &Draft, l: &Ledger) -> Option<Span> {
+    match d.items.iter().map(|i| i.main_phase()).min() {
+        Some(Phase::Startup) if d.items.iter().all(|i| i.main_phase() == Phase::Startup) && l.startup_s > 0.0 => {
+            Some(Span::Startup(l.startup_s))
+        }
+        Some(Phase::Tail) if l.tail_s > 0.0 => Some(Span::Tail(l.tail_s)),
+        _ => None,
+    }
+}
+
+/// A draft's words, by its role: `share` of the loss, `idle_s` of idle capacity and `extra` CPU.
+fn words(scope: &Scope, l: &Ledger, d: &Draft, c: &Context, (share, idle_s, extra): (f64, f64, f64)) -> Words {
+    let class = d.items.iter().find_map(|i| match &i.cause {
+        Cause::Wait { class, .. } => Some(*class),
+        _ => None,
+    });
+    match &d.role {
+        Role::Lock(known, around) => {
+            // A well-known object says what it is; its words (a mutex, a condition variable) split
+            // the turn-taking between them, so the figures would mislead.
+            let turns = around.as_ref().filter(|_| known.is_none()).map(|a| turns(a, scope.one_at_a_time));
+            // The lock's own waits, not its class's: a main thread joining its workers through a
+            // lock (Python's join) is not the interpreter's lock.
+            let pick = |w: &Wait, waits: &[Wait]| key_of(w, waits) == d.key;
+            let shares = class.map(|c| (scope.shares)(c, Some(&pick))).unwrap_or_default();
+            // Waiters that do not take turns (none of them runs while one waits) wait for a holder
+            // that is not one of them: not serialised among themselves.
+            let serialised = known.is_some() || around.as_ref().is_none_or(|a| a.members_running >= TURNS);
+            wording::lock(c, *known, turns, &shares, serialised, extra > idle_s)
+        }
+        Role::Starved(f) => wording::starved(c, f, &(scope.shares)(Class::WaitForWork, None)),
+        Role::Waiting(meanwhile) => wording::waiting(c, meanwhile),
+        Role::Sync(known) => wording::sync(c, *known),
+        Role::Input => wording::input(c, &waiting_programs(d, scope)),
+        Role::Sleep => wording::sleep(c, &waiting_programs(d, scope)),
+        Role::Io | Role::Output => wording::io(c, writes_block(d, scope.waits), &(scope.shares)(Class::Io, None)),
+        Role::Kernel => {
+            let kernel: Vec<f64> = d.items.iter().filter(|i| i.cause == Cause::ExtraKernel).map(|i| i.core_s).collect();
+            wording::kernel(c, (!kernel.is_empty()).then(|| kernel.iter().sum()))
+        }
+        Role::Spin(names, code) => wording::spin(c, l, names, *code),
+        Role::RuntimeSpin(names, code) => wording::runtime_spin(c, l, names, *code),
+        Role::ExtraUser => wording::extra_user(c, l, scope.cpu_within_noise.map(|n| (n.interval, n.fastest))),
+        Role::Startup => wording::startup(c, l),
+        Role::Tail => wording::tail(c, l),
+        Role::NoWork => wording::no_work(c, idle_s / (l.capacity * l.wall_s).max(1e-9)),
+        Role::Oversubscribed(busy, runq) => wording::oversubscribed(c, l, *busy, *runq),
+        Role::OtherLoad | Role::Stolen | Role::Observer => {
+            let mostly = share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED;
+            let source = noise_source(&d.role).unwrap_or(NoiseSource::OtherProcesses);
+            wording::load(c, source, idle_s / (l.capacity * l.wall_s).max(1e-9), mostly)
+        }
+    }
+}
+
+/// How the waiters on an unnamed lock take it.
+fn turns(a: &Around, one_at_a_time: bool) -> Turns<'_> {
+    if a.members_running >= TURNS {
+        Turns::Among { running: a.members_running, peak: a.members_peak, serialised: a.members_peak <= SERIALISED }
+    } else if let (true, Some(f)) = (one_at_a_time, &a.feeder) {
+        Turns::OneAtATime(f)
+    } else {
+        Turns::Beside { members: a.members_running, others: a.others_running }
+    }
+}
+
+/// Whether the first three waits of an I/O draft all block in a write-like system call: output
+/// blocked on its reader. An anonymous object shown by where it is taken reads as that place.
+fn writes_block(d: &Draft, waits: &[Wait]) -> bool {
+    let objects = d.items.iter().filter_map(|i| match &i.cause {
+        Cause::Wait { object, .. } => Some(object.as_str()),
+        _ => None,
+    });
+    objects.take(3).all(|o| match taken_at(o, waits) {
+        Some(at) if anonymous(o) => is_output(at),
+        _ => is_output(o),
+    })
 }
 
 /// Whether fixing a draft's cause is a change to the program that the what-if can price: not the
@@ -968,19 +786,11 @@ fn fed(d: &Draft) -> bool {
 /// ` of 'bash', 'python3'`: the programs whose threads wait in a draft's waits (a launcher script
 /// reading its helper's output is not the work), or nothing when the sampler kept no names.
 fn waiting_programs(d: &Draft, scope: &Scope) -> String {
-    let mut names: Vec<String> = d
-        .items
-        .iter()
-        .filter_map(|i| match &i.cause {
-            Cause::Wait { object, .. } => scope.waits.iter().find(|w| &w.name == object),
-            _ => None,
-        })
-        .flat_map(|w| w.thread_names.iter().map(|n| format!("'{n}'")))
-        .collect();
-    names.sort();
-    names.dedup();
-    names.truncate(3);
-    if names.is_empty() { String::new() } else { format!(" of {}", names.join(", ")) }
+    let waits = d.items.iter().filter_map(|i| match &i.cause {
+        Cause::Wait { object, .. } => scope.waits.iter().find(|w| &w.name == object),
+        _ => None,
+    });
+    wording::programs(waits.flat_map(|w| w.thread_names.iter()))
 }
 
 fn capitalise(s: &str) -> String {
@@ -998,12 +808,12 @@ mod tests {
 
     fn starved_scope<'a>(waits: &'a [Wait], shares: &'a Shares<'a>) -> Scope<'a> {
         Scope {
-            at: "at 2 threads".into(),
+            at: At::Count(2.0, "threads"),
             at_count: Some(2.0),
-            label: "",
+            series: "",
             gap: 0.3,
             gated: true,
-            baseline: Some("1 thread".into()),
+            baseline: Some(1.0),
             waits,
             oversubscribed: None,
             hot: &[],
@@ -1047,7 +857,7 @@ mod tests {
 
     #[test]
     fn spinning_in_an_openmp_runtime_is_the_cost_of_what_the_threads_wait_for() {
-        let shares = |_: Class, _: Option<&Pick>| None;
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
         // A static loop with uneven halves: the thread done first spins at the barrier, then sleeps.
         let hot = libgomp(0.07);
         let scope = Scope { hot: &hot, ..starved_scope(&[], &shares) };
@@ -1138,7 +948,7 @@ mod tests {
             around: Some(around),
             ..Default::default()
         }];
-        let shares = |_: Class, _: Option<&Pick>| None;
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let l = Ledger { lost_s: 0.6, gap: 0.5, items: vec![waiting(0.55, 0.0)], ..ledger(1.0, 1.0) };
         let kinds = |one_at_a_time: bool| {
             let scope = Scope { one_at_a_time, ..starved_scope(&waits, &shares) };
@@ -1169,7 +979,7 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        let shares = |_: Class, _: Option<&Pick>| None;
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let scope = starved_scope(&waits, &shares);
         let wait = |object: &str, run: usize| Item {
             cause: Cause::Wait { class: Class::WaitForWork, object: object.into() },
@@ -1212,7 +1022,7 @@ mod tests {
             ],
             ..ledger(0.8, 0.8)
         };
-        let shares = |_: Class, _: Option<&Pick>| None;
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let gil = [caller(&[
             "'python3' wait on python3.11!_PyRuntime+0x1b0 (45% of the time)",
             "'python3' wait on python3.11!_PyRuntime+0x1b4 (34% of the time)",
@@ -1231,7 +1041,7 @@ mod tests {
 
     #[test]
     fn cpu_grown_with_the_count_hints_at_work_per_thread() {
-        let shares = |_: Class, _: Option<&Pick>| None;
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let scope = starved_scope(&[], &shares);
         // Each thread does a fixed amount of work: 2 threads did twice the work.
         let hint = work_per_thread(&scope, &ledger(1.9, 0.95)).expect("a hint");
@@ -1250,7 +1060,7 @@ mod tests {
         let feeder = Feeder { name: "omp".into(), tid: Some(7), running: 0.96, busy: 0.97, ..Default::default() };
         let around = Around { feeder: Some(feeder), finished: 0.9, ..Default::default() };
         let waits = [Wait { name: "heap+0x444".into(), around: Some(around), ..Default::default() }];
-        let shares = |_: Class, _: Option<&Pick>| None;
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let scope = starved_scope(&waits, &shares);
         let kind = |item: &Item| role(item, &scope).map(|r| r.0);
         assert_eq!(kind(&waiting(0.09, 0.01)), Some(Kind::WaitForWork), "waits through the run: a feeder");

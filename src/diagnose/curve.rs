@@ -6,6 +6,7 @@ use super::ledger::{self, Cause, Ledger};
 use super::{Finding, INDIFFERENT, Kind, NoiseSource, Severity};
 use crate::analysis::count_label;
 use crate::analysis::threads::PointThreads;
+use crate::fmt::count_tenths;
 use crate::results::Results;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
 use crate::sample::Class;
@@ -90,7 +91,7 @@ pub fn busy_window(l: &Ledger, own_gap: f64) -> Finding {
         severity: Severity::Info,
         summary: format!(
             "its threads kept the {} CPU{} they could use busy in the window but for {:.0}% of their capacity: no wait of theirs idled them",
-            trim_count(l.capacity),
+            count_tenths(l.capacity),
             if l.capacity == 1.0 { "" } else { "s" },
             100.0 * own_gap.max(0.0)
         ),
@@ -114,22 +115,18 @@ pub fn crowded_window(t: &PointThreads, l: &Ledger, cpus: f64) -> Option<Finding
         summary: format!(
             "{:.0} threads want a CPU at once on {} CPUs: they wait for one {:.0}% of their time",
             l.demand,
-            trim_count(cpus),
+            count_tenths(cpus),
             100.0 * runq
         ),
         evidence: vec![format!("{:.1} CPUs busy on average", l.cpu_s / l.wall_s.max(1e-9))],
         advice: format!(
             "run at most {} busy threads (the CPUs this job may use); threads beyond them only take turns",
-            trim_count(cpus)
+            count_tenths(cpus)
         ),
         cost_pct: None,
         at: None,
         what_if: None,
     })
-}
-
-fn trim_count(x: f64) -> String {
-    if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
 /// A baseline that already kept more CPUs busy than its count, so that the top count wants more
@@ -149,7 +146,7 @@ pub fn busy_baseline(
         summary: format!(
             "at {} the job already kept {busy:.1} of the {} CPUs busy: at {} it wants more CPUs than there are, so at most {possible:.2}× was possible{label}",
             count_label(base.count, name),
-            trim_count(cpus),
+            count_tenths(cpus),
             count_label(top.count, name)
         ),
         evidence: vec![
@@ -163,7 +160,7 @@ pub fn busy_baseline(
         ],
         advice: format!(
             "'{name}' is not the number of busy threads here (a caller or threads of the program's own work beside them): on {} CPUs the smallest count already uses them; sweep on a machine with more CPUs to see it scale",
-            trim_count(cpus)
+            count_tenths(cpus)
         ),
         cost_pct: None,
         at: Some(top.count),
@@ -209,7 +206,7 @@ pub fn busy_baseline_line(
     format!(
         "the baseline ({}) already kept {busy:.1} CPUs busy: on {} CPUs at most {possible:.2}× was possible at {}, and {:.2}× is {:.0}% of it (the efficiency judged here; the table's is against the counts)",
         count_label(base.count, name),
-        trim_count(cpus),
+        count_tenths(cpus),
         count_label(top.count, name),
         top.speedup,
         100.0 * eff

@@ -2,9 +2,22 @@
 //! that waits on them, with a human name and advice that fits them. Only objects verified on real
 //! programs are listed (docs/findings.md says which).
 
+/// Which well-known object it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Id {
+    /// CPython's global interpreter lock.
+    Gil,
+    /// glibc malloc's main arena lock.
+    MainArena,
+    /// An OpenMP barrier.
+    OmpBarrier,
+}
+
 /// A well-known object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Known {
+    /// Which one it is.
+    pub id: Id,
     /// What it is, in words.
     pub what: &'static str,
     /// Whether it serialises threads by design (a lock), whatever its futex operation looks like.
@@ -17,6 +30,7 @@ const TABLE: &[(&str, Known)] = &[
     (
         "!_PyRuntime+",
         Known {
+            id: Id::Gil,
             what: "CPython's global interpreter lock (GIL): one thread runs Python code at a time",
             lock: true,
             advice: "threads do not run Python code in parallel: use processes (multiprocessing, concurrent.futures.ProcessPoolExecutor), move the hot loop into code that releases the GIL (NumPy, a C/Cython/Rust extension), or a free-threaded CPython build (3.13t and later)",
@@ -25,6 +39,7 @@ const TABLE: &[(&str, Known)] = &[
     (
         "!main_arena+",
         Known {
+            id: Id::MainArena,
             what: "glibc malloc's main arena lock",
             lock: true,
             advice: "threads contend on malloc: allocate less in the hot loop, reuse buffers, raise MALLOC_ARENA_MAX or use a thread-caching allocator (jemalloc, mimalloc, tcmalloc)",
@@ -33,6 +48,7 @@ const TABLE: &[(&str, Known)] = &[
     (
         "gomp_barrier_wait",
         Known {
+            id: Id::OmpBarrier,
             what: "an OpenMP barrier: threads wait for the slowest to reach the end of a parallel region",
             lock: false,
             advice: "balance the loop: schedule(dynamic) or schedule(guided) for uneven iterations, smaller chunks, or nowait where the barrier is not needed",

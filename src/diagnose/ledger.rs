@@ -6,8 +6,7 @@
 
 use crate::exec::RunRecord;
 use crate::results::PointResult;
-use crate::sample::{Class, ThreadReport};
-use crate::sample::{IdleKind, Phase};
+use crate::sample::{Capacity, Class, IdleKind, Phase, ThreadReport};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 
@@ -258,6 +257,121 @@ fn stolen(causes: &mut [(Cause, Phase, f64, usize)], estimate: f64, lost: f64) -
     taken + (estimate - taken).min((lost - explained).max(0.0))
 }
 
+/// One run's account of its lost capacity: the causes (with their phase, core-seconds and
+/// threads), the tail each left behind, the share of the capacity idle while work threads
+/// waited or had no work, and the CPU time the hypervisor took, when it is known.
+struct Account {
+    causes: Vec<(Cause, Phase, f64, usize)>,
+    carried: Vec<(Cause, f64)>,
+    idle_share: f64,
+    stolen_s: Option<f64>,
+}
+
+/// The account of run `r` (its thread report `t`) against `u`, the CPU the same work took at the
+/// baseline, of which it lost `lost` core-seconds.
+fn account(r: &RunRecord, t: &ThreadReport, u: Useful, lost: f64) -> Account {
+    let c = t.capacity.as_ref().expect("filtered");
+    let cpu = r.user_s + r.sys_s;
+    let scale = if c.span_s > 0.0 { r.wall_s / c.span_s } else { 1.0 };
+    let mut stolen_s = None;
+    let mut causes: Vec<(Cause, Phase, f64, usize)> = c
+        .idle
+        .iter()
+        .map(|i| {
+            let cause = match i.kind {
+                // Joining means waiting for others to finish: the CPU beside it has no work.
+                IdleKind::Wait if i.class == Some(Class::Join) => Cause::NoWork(i.phase),
+                IdleKind::Wait => {
+                    Cause::Wait { class: i.class.unwrap_or(Class::Other), object: i.object.clone().unwrap_or_default() }
+                }
+                IdleKind::Runqueue => Cause::OtherLoad,
+                IdleKind::NoWork => Cause::NoWork(i.phase),
+                IdleKind::Unlabelled => Cause::Unlabelled,
+            };
+            (cause, i.phase, i.core_s * scale, i.threads)
+        })
+        .collect();
+    let carried: Vec<f64> = c.idle.iter().map(|i| i.carried_s * scale).collect();
+    let extra = (cpu - c.over_s * scale - u.total()).max(0.0);
+    let (xu, xk) = ((r.user_s - u.user_s).max(0.0), (r.sys_s - u.sys_s).max(0.0));
+    if extra > 0.0 && xu + xk > 0.0 {
+        causes.push((Cause::ExtraUser, Phase::Steady, extra * xu / (xu + xk), 0));
+        causes.push((Cause::ExtraKernel, Phase::Steady, extra * xk / (xu + xk), 0));
+    }
+    // The bins can only see threads the sampler found: processes too short-lived for a sweep
+    // ran on capacity the bins count as idle. The run's own CPU time (rusage, every process)
+    // bounds the idle capacity: what the bins say is idle beyond it is cut, every cause alike.
+    let free = (c.cpus * r.wall_s - (cpu - c.over_s * scale)).max(0.0);
+    let binned: f64 = causes.iter().filter(|c| !c.0.is_extra()).map(|c| c.2).sum();
+    let keep = if binned > free { free / binned } else { 1.0 };
+    causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
+    let carried: Vec<(Cause, f64)> =
+        causes.iter().zip(carried).filter(|(_, s)| *s > 0.0).map(|(c, s)| (c.0.clone(), s * keep)).collect();
+    observed(&mut causes, t.scalescope_cpu_s);
+    if let Some(m) =
+        t.machine_cpu.filter(|m| m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S)
+    {
+        let estimate = m.stolen_s * (cpu / m.busy_s).min(1.0);
+        stolen_s = Some(estimate);
+        let taken = stolen(&mut causes, estimate, lost);
+        causes.push((Cause::Stolen, Phase::Steady, taken, 0));
+    }
+    let idle: f64 = causes
+        .iter()
+        .filter(|c| !c.0.is_extra() && !matches!(c.0, Cause::OtherLoad | Cause::Stolen | Cause::Observer))
+        .map(|c| c.2)
+        .sum();
+    Account { causes, carried, idle_share: idle / (c.cpus * r.wall_s).max(1e-12), stolen_s }
+}
+
+/// Adds run `k` of `runs`'s account to the items: its core-seconds, its share of the loss
+/// (`lost`, out of `denominator`), the tail its waits left behind and how much sooner each wait
+/// would have let it end (`scale` from the accounting's span to the wall clock).
+fn add(
+    items: &mut Vec<Item>,
+    (k, runs): (usize, usize),
+    run: &Account,
+    c: &Capacity,
+    (lost, denominator, scale): (f64, f64, f64),
+) {
+    let n = runs as f64;
+    for &(ref cause, phase, core_s, threads) in &run.causes {
+        let i = match items.iter().position(|i| i.cause == *cause) {
+            Some(i) => i,
+            None => {
+                items.push(Item {
+                    cause: cause.clone(),
+                    core_s: 0.0,
+                    by_phase: BTreeMap::new(),
+                    shares: vec![0.0; runs],
+                    threads: 0,
+                    per_run: vec![0.0; runs],
+                    carried_s: 0.0,
+                    sooner: vec![None; runs],
+                });
+                items.len() - 1
+            }
+        };
+        let it = &mut items[i];
+        it.core_s += core_s / n;
+        *it.by_phase.entry(phase).or_default() += core_s / n;
+        it.shares[k] += if lost > 0.0 { core_s / denominator } else { 0.0 };
+        it.per_run[k] += core_s;
+        it.threads = it.threads.max(threads);
+    }
+    for (cause, s) in &run.carried {
+        if let Some(it) = items.iter_mut().find(|i| &i.cause == cause) {
+            it.carried_s += s / n;
+        }
+    }
+    for x in &c.sooner {
+        let cause = Cause::Wait { class: x.class, object: x.object.clone() };
+        if let Some(it) = items.iter_mut().find(|i| i.cause == cause) {
+            it.sooner[k] = Some(it.sooner[k].unwrap_or(0.0).max(x.s * scale));
+        }
+    }
+}
+
 /// The ledger of a point against `useful` (its own CPU when no baseline applies: then only idle
 /// capacity is lost); `None` when no run has an accounting.
 pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
@@ -283,92 +397,14 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         let u = useful.unwrap_or(Useful { user_s: r.user_s, sys_s: r.sys_s });
         let scale = if c.span_s > 0.0 { r.wall_s / c.span_s } else { 1.0 };
         let lost = c.cpus * r.wall_s - u.total();
-        let mut causes: Vec<(Cause, Phase, f64, usize)> = c
-            .idle
-            .iter()
-            .map(|i| {
-                let cause = match i.kind {
-                    // Joining means waiting for others to finish: the CPU beside it has no work.
-                    IdleKind::Wait if i.class == Some(Class::Join) => Cause::NoWork(i.phase),
-                    IdleKind::Wait => Cause::Wait {
-                        class: i.class.unwrap_or(Class::Other),
-                        object: i.object.clone().unwrap_or_default(),
-                    },
-                    IdleKind::Runqueue => Cause::OtherLoad,
-                    IdleKind::NoWork => Cause::NoWork(i.phase),
-                    IdleKind::Unlabelled => Cause::Unlabelled,
-                };
-                (cause, i.phase, i.core_s * scale, i.threads)
-            })
-            .collect();
-        let carried: Vec<f64> = c.idle.iter().map(|i| i.carried_s * scale).collect();
-        let extra = (cpu - c.over_s * scale - u.total()).max(0.0);
-        let (xu, xk) = ((r.user_s - u.user_s).max(0.0), (r.sys_s - u.sys_s).max(0.0));
-        if extra > 0.0 && xu + xk > 0.0 {
-            causes.push((Cause::ExtraUser, Phase::Steady, extra * xu / (xu + xk), 0));
-            causes.push((Cause::ExtraKernel, Phase::Steady, extra * xk / (xu + xk), 0));
-        }
-        // The bins can only see threads the sampler found: processes too short-lived for a sweep
-        // ran on capacity the bins count as idle. The run's own CPU time (rusage, every process)
-        // bounds the idle capacity: what the bins say is idle beyond it is cut, every cause alike.
-        let free = (c.cpus * r.wall_s - (cpu - c.over_s * scale)).max(0.0);
-        let binned: f64 = causes.iter().filter(|c| !c.0.is_extra()).map(|c| c.2).sum();
-        let keep = if binned > free { free / binned } else { 1.0 };
-        causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
-        let carried: Vec<(Cause, f64)> =
-            causes.iter().zip(carried).filter(|(_, s)| *s > 0.0).map(|(c, s)| (c.0.clone(), s * keep)).collect();
-        observed(&mut causes, t.scalescope_cpu_s);
-        if let Some(m) =
-            t.machine_cpu.filter(|m| m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S)
-        {
-            let estimate = m.stolen_s * (cpu / m.busy_s).min(1.0);
+        let run = account(r, t, u, lost);
+        if let Some(estimate) = run.stolen_s {
             stolen_s += estimate / n;
-            let taken = stolen(&mut causes, estimate, lost);
-            causes.push((Cause::Stolen, Phase::Steady, taken, 0));
         }
-        let idle: f64 = causes
-            .iter()
-            .filter(|c| !c.0.is_extra() && !matches!(c.0, Cause::OtherLoad | Cause::Stolen | Cause::Observer))
-            .map(|c| c.2)
-            .sum();
-        idle_shares.push(idle / (c.cpus * r.wall_s).max(1e-12));
-        let explained: f64 = causes.iter().map(|c| c.2).sum();
+        idle_shares.push(run.idle_share);
+        let explained: f64 = run.causes.iter().map(|c| c.2).sum();
         let denominator = lost.max(explained).max(1e-12);
-        for (cause, phase, core_s, threads) in causes {
-            let i = match items.iter().position(|i| i.cause == cause) {
-                Some(i) => i,
-                None => {
-                    items.push(Item {
-                        cause: cause.clone(),
-                        core_s: 0.0,
-                        by_phase: BTreeMap::new(),
-                        shares: vec![0.0; runs.len()],
-                        threads: 0,
-                        per_run: vec![0.0; runs.len()],
-                        carried_s: 0.0,
-                        sooner: vec![None; runs.len()],
-                    });
-                    items.len() - 1
-                }
-            };
-            let it = &mut items[i];
-            it.core_s += core_s / n;
-            *it.by_phase.entry(phase).or_default() += core_s / n;
-            it.shares[k] += if lost > 0.0 { core_s / denominator } else { 0.0 };
-            it.per_run[k] += core_s;
-            it.threads = it.threads.max(threads);
-        }
-        for (cause, s) in carried {
-            if let Some(it) = items.iter_mut().find(|i| i.cause == cause) {
-                it.carried_s += s / n;
-            }
-        }
-        for x in &c.sooner {
-            let cause = Cause::Wait { class: x.class, object: x.object.clone() };
-            if let Some(it) = items.iter_mut().find(|i| i.cause == cause) {
-                it.sooner[k] = Some(it.sooner[k].unwrap_or(0.0).max(x.s * scale));
-            }
-        }
+        add(&mut items, (k, runs.len()), &run, c, (lost, denominator, scale));
         walls.push((r.wall_s, c.cpus));
         totals.0 += c.cpus / n;
         totals.1 += r.wall_s / n;

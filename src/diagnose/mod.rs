@@ -15,6 +15,7 @@ mod series;
 mod stack;
 mod undecided;
 mod whatif;
+mod wording;
 
 use crate::analysis::{AnalysisError, Options, analyze_results};
 use crate::plan::Axis;

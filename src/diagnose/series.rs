@@ -4,16 +4,19 @@
 //! does the whole work, and whether they slow each other is the question. On any other axis
 //! (block size, files, input, build) every point gets the causes of its own idle capacity.
 
-use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope};
+use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope, Shares};
 use super::ledger::{self, Cause, Ledger, Useful};
 use super::whatif::Measured;
+use super::wording::At;
 use super::{Finding, Kind, Severity, ceiling, curve, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
+use crate::fmt;
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::{PointResult, Results};
-use crate::sample::Class;
+use crate::sample::Hot;
+use crate::sample::{Class, Wait};
 use crate::stats::{Summary, log_ratio_halfwidth};
 
 /// Findings for one series.
@@ -21,50 +24,9 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let name = a.axis.param.as_str();
     let label = if s.label.is_empty() { String::new() } else { format!(" [{}]", s.label) };
     let sampled: Vec<Option<PointThreads>> = doc.points.iter().map(threads::of_point).collect();
-    let shares = |class: Class, pick: Option<&Pick>| -> Option<String> {
-        let parts: Vec<String> = s
-            .points
-            .iter()
-            .filter_map(|p| {
-                let t = sampled[p.index].as_ref()?;
-                let total: f64 = t.classes.values().sum();
-                let v = match pick {
-                    Some(pick) => {
-                        t.waits.iter().filter(|w| w.class == Some(class) && pick(w, &t.waits)).map(|w| w.seconds).sum()
-                    }
-                    None => t.classes.get(&class).copied().unwrap_or(0.0),
-                };
-                // An empty sum of floats is -0.0: "-0%" would read oddly.
-                Some(format!("{}: {:.0}%", count_label(p.count, name), (100.0 * v / total.max(1e-12)).max(0.0)))
-            })
-            .collect();
-        (parts.len() > 1).then(|| parts.join(", "))
-    };
-    let waits = |i: usize| sampled[i].as_ref().map_or(&[][..], |t| t.waits.as_slice());
-    let hot = |i: usize| sampled[i].as_ref().map_or(&[][..], |t| t.hot.as_slice());
+    let shares = |class: Class, pick: Option<&Pick>| shares_by_count(s, &sampled, class, pick);
     if matches!(a.axis.counts, Counts::Other) {
-        for p in &s.points {
-            let Some(l) = ledger::of(&doc.points[p.index], None) else { continue };
-            let scope = Scope {
-                at: format!("at {name}={}", trim(p.count)),
-                at_count: Some(p.count),
-                label: &label,
-                gap: l.gap,
-                gated: l.gap >= MEDIUM,
-                baseline: None,
-                waits: waits(p.index),
-                hot: hot(p.index),
-                oversubscribed: None,
-                cpu_within_noise: None,
-                cpu_ratio_lo: None,
-                shares: &shares,
-                strong_ratio: None,
-                one_at_a_time: one_at_a_time(&doc.points[p.index]),
-                measured: None,
-            };
-            causes::findings(&scope, &l, out);
-        }
-        return;
+        return each_point(doc, s, name, &sampled, &shares, out);
     }
     let cpus = doc.machine.allowed_cpus as f64;
     let Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline }) = Pair::of(doc, a, s) else {
@@ -74,7 +36,6 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // use allows: no gap to raise causes by.
     let gated = gated && busy_baseline.is_none_or(|b| b.eff < curve::GOOD_EFFICIENCY);
     let copies = a.axis.counts == Counts::Copies;
-    let base_label = count_label(base.count, name);
     let local = a.axis.counts == Counts::Workers;
     if local && !doc.plan.mentions(name) {
         // Every point ran the same program: differences between points are the machine's drift.
@@ -88,16 +49,16 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let mut feeder_binds = false;
     if let Some(l) = &lt {
         let scope = Scope {
-            at: format!("at {}", count_label(top.count, name)),
+            at: At::Count(top.count, name),
             at_count: Some(top.count),
-            label: &label,
+            series: &s.label,
             // Against what the baseline's CPU use allowed, when it kept more CPUs busy than its
             // count: the ledger's loss starts there too.
             gap: 1.0 - busy_baseline.map_or(eff, |b| b.eff.min(1.0)),
             gated,
-            baseline: Some(base_label.clone()),
-            waits: waits(top.index),
-            hot: hot(top.index),
+            baseline: Some(base.count),
+            waits: waits_of(&sampled, top.index),
+            hot: hot_of(&sampled, top.index),
             oversubscribed,
             cpu_within_noise: cpu_within_noise(&doc.points[base.index], &doc.points[top.index], ratio),
             cpu_ratio_lo: cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).map(|(r, _)| r.interval[0]),
@@ -117,24 +78,125 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         ranks::copies(doc, top, base, &moved, sampled[top.index].as_ref(), &label, out);
         return;
     }
+    let t = Top {
+        doc,
+        a,
+        s,
+        name,
+        label: &label,
+        cpus,
+        local,
+        gated,
+        pair: Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline },
+    };
+    let (loaded, load_said) = shape(&t, feeder_binds, out);
+    verdict(&t, (loaded, load_said), out);
+}
+
+/// The share of thread time (percent) by count of a series' sampled points: of a class, or of
+/// the waits of it that `pick` chooses.
+fn shares_by_count(
+    s: &SeriesAnalysis,
+    sampled: &[Option<PointThreads>],
+    class: Class,
+    pick: Option<&Pick>,
+) -> Vec<(f64, f64)> {
+    s.points
+        .iter()
+        .filter_map(|p| {
+            let t = sampled[p.index].as_ref()?;
+            let total: f64 = t.classes.values().sum();
+            let v = match pick {
+                Some(pick) => {
+                    t.waits.iter().filter(|w| w.class == Some(class) && pick(w, &t.waits)).map(|w| w.seconds).sum()
+                }
+                None => t.classes.get(&class).copied().unwrap_or(0.0),
+            };
+            // An empty sum of floats is -0.0: "-0%" would read oddly.
+            Some((p.count, (100.0 * v / total.max(1e-12)).max(0.0)))
+        })
+        .collect()
+}
+
+/// The waits of point `i`, when it was sampled.
+fn waits_of(sampled: &[Option<PointThreads>], i: usize) -> &[Wait] {
+    sampled[i].as_ref().map_or(&[][..], |t| t.waits.as_slice())
+}
+
+/// Where point `i`'s threads were on a CPU, when it was sampled.
+fn hot_of(sampled: &[Option<PointThreads>], i: usize) -> &[Hot] {
+    sampled[i].as_ref().map_or(&[][..], |t| t.hot.as_slice())
+}
+
+/// On an axis that counts no workers, the causes of every point's idle capacity, judged against
+/// its own runs.
+fn each_point(
+    doc: &Results,
+    s: &SeriesAnalysis,
+    name: &str,
+    sampled: &[Option<PointThreads>],
+    shares: &Shares,
+    out: &mut Vec<Finding>,
+) {
+    for p in &s.points {
+        let Some(l) = ledger::of(&doc.points[p.index], None) else { continue };
+        let scope = Scope {
+            at: At::Value(p.count, name),
+            at_count: Some(p.count),
+            series: &s.label,
+            gap: l.gap,
+            gated: l.gap >= MEDIUM,
+            baseline: None,
+            waits: waits_of(sampled, p.index),
+            hot: hot_of(sampled, p.index),
+            oversubscribed: None,
+            cpu_within_noise: None,
+            cpu_ratio_lo: None,
+            shares,
+            strong_ratio: None,
+            one_at_a_time: one_at_a_time(&doc.points[p.index]),
+            measured: None,
+        };
+        causes::findings(&scope, &l, out);
+    }
+}
+
+/// A worker, copy or rank series at its top count, for what its curve says.
+struct Top<'a> {
+    doc: &'a Results,
+    a: &'a Analysis,
+    s: &'a SeriesAnalysis,
+    name: &'a str,
+    label: &'a str,
+    cpus: f64,
+    local: bool,
+    /// Whether the gap is real and the baseline's CPU use leaves one to raise causes by.
+    gated: bool,
+    pair: Pair<'a>,
+}
+
+/// The curve's shape beside the causes at the top count: retrograde, more threads than CPUs, a
+/// baseline that filled them (`feeder_binds`: a feeder binds first). Returns whether other
+/// processes held the CPUs for most of the loss, and whether the ledger said so.
+fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
     // Other processes held the CPUs for most of the loss: the curve is the machine's, not the
     // program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs). The
     // loss is the efficiency's when it is larger than the idle capacity: a baseline that keeps
     // 1.6 CPUs busy loses 40% efficiency at 2 threads with its CPUs full, and a little load then
     // is most of what idled, not most of what was lost.
-    let loaded = gated
-        && lt.as_ref().is_some_and(|l| {
+    let loaded = t.gated
+        && t.pair.lt.as_ref().is_some_and(|l| {
             let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer]
                 .iter()
                 .filter_map(|c| l.item(c))
                 .map(|i| i.core_s)
                 .sum();
-            causes::of_the_gap(1.0 - eff, l, held) >= causes::LOADED
+            causes::of_the_gap(1.0 - t.pair.eff, l, held) >= causes::LOADED
         });
     // The ledger's own word: other processes explain most of the loss at this count.
     let load_said = out.iter().any(|f| {
         f.kind == Kind::NoisyMeasurement
-            && f.at == Some(top.count)
+            && f.at == Some(t.pair.top.count)
             && f.cost_pct.is_some_and(|c| c >= 100.0 * causes::LOADED)
     });
     // A slowdown measured while other processes held the CPUs may be theirs: said, not raised.
@@ -144,9 +206,9 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             .filter(|f| f.at == at && !f.kind.describes_curve() && f.kind != Kind::NoisyMeasurement)
             .map(|f| f.severity)
             .max()
-            .filter(|s| *s >= Severity::Medium)
+            .filter(|sev| *sev >= Severity::Medium)
     };
-    let retro = curve::retrograde(s, name, cpus, local, &label).map(|mut f| {
+    let retro = curve::retrograde(t.s, t.name, t.cpus, t.local, t.label).map(|mut f| {
         if loaded || load_said {
             f.severity = Severity::Low;
             f.evidence.push("other processes held the CPUs for most of the lost capacity: the machine's load may make it slower, not the count".into());
@@ -157,50 +219,75 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         f
     });
     out.extend(retro);
-    if local {
-        out.extend(curve::oversubscription(doc, s, (name, cpus, &label), a.axis.scaling == Scaling::Weak));
-        let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count));
-        if let (Some(l), false, false) = (&lt, said, loaded) {
-            out.extend(curve::busy_threads_beyond_cpus(doc, top, (l, lb.as_ref()), (name, cpus, &label), gated));
+    if t.local {
+        out.extend(curve::oversubscription(t.doc, t.s, (t.name, t.cpus, t.label), t.a.axis.scaling == Scaling::Weak));
+        let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count));
+        if let (Some(l), false, false) = (&t.pair.lt, said, loaded) {
+            out.extend(curve::busy_threads_beyond_cpus(
+                t.doc,
+                t.pair.top,
+                (l, t.pair.lb.as_ref()),
+                (t.name, t.cpus, t.label),
+                t.gated,
+            ));
         }
     }
     // A baseline that already kept more CPUs busy than its count, so that the top count wants
     // more CPUs than the machine has: the count oversubscribes the CPUs by design, and that is
     // what to read first (a Java stream whose caller works beside `parallelism` workers).
-    if let Some(b) = busy_baseline {
-        let line = curve::busy_baseline_line(base, top, (b.busy, b.possible), b.eff, (name, cpus));
+    if let Some(b) = t.pair.busy_baseline {
+        let line = curve::busy_baseline_line(t.pair.base, t.pair.top, (b.busy, b.possible), b.eff, (t.name, t.cpus));
         // A feeder that ran while the workers waited, or any high cause, binds before the CPUs
         // do (it would hold the speed-up down on any number of CPUs): the CPUs' share of the gap
         // is then not raised.
-        let bound_first = !feeder_binds && !high_cause_at(out, Some(top.count));
-        let share = curve::busy_baseline_share(base, top, b.possible);
-        let severity = if bound_first { curve::busy_baseline_severity(share, 1.0 - eff) } else { Severity::Low };
-        match out.iter_mut().find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(top.count)) {
+        let bound_first = !feeder_binds && !high_cause_at(out, Some(t.pair.top.count));
+        let share = curve::busy_baseline_share(t.pair.base, t.pair.top, b.possible);
+        let severity = if bound_first { curve::busy_baseline_severity(share, 1.0 - t.pair.eff) } else { Severity::Low };
+        match out.iter_mut().find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count)) {
             Some(f) => {
                 f.severity = f.severity.max(severity);
-                f.evidence.splice(0..0, [line, curve::busy_baseline_gap_line(base, top, share)]);
+                f.evidence.splice(0..0, [line, curve::busy_baseline_gap_line(t.pair.base, t.pair.top, share)]);
             }
             None => {
-                let mut f = curve::busy_baseline(base, top, (b.busy, b.possible), b.eff, (name, cpus, &label));
+                let mut f = curve::busy_baseline(
+                    t.pair.base,
+                    t.pair.top,
+                    (b.busy, b.possible),
+                    b.eff,
+                    (t.name, t.cpus, t.label),
+                );
                 f.severity = severity;
                 out.push(f);
             }
         }
     }
+    (loaded, load_said)
+}
+
+/// What the count did: threads ignored, start-up dominated, a serial fraction, undecided,
+/// superlinear or scales well; `loaded` and `load_said` as [`shape`] found them.
+fn verdict(t: &Top, (loaded, load_said): (bool, bool), out: &mut Vec<Finding>) {
     // A cause that explains the gap (a starved consumer, a lock) is why more threads did nothing.
     let caused = out.iter().any(|f| {
-        f.at == Some(top.count)
+        f.at == Some(t.pair.top.count)
             && f.severity >= Severity::Medium
             && !f.kind.describes_curve()
             && f.kind != Kind::NoisyMeasurement
     });
     // Nor when other processes held the CPUs for most of the loss: they alone can flatten the
     // speed-up that the finding stands on.
-    let ignored = curve::threads_ignored(base, top, (lb.as_ref(), lt.as_ref()), cpus, name, &label)
-        .filter(|_| !caused && !loaded && !load_said);
+    let ignored = curve::threads_ignored(
+        t.pair.base,
+        t.pair.top,
+        (t.pair.lb.as_ref(), t.pair.lt.as_ref()),
+        t.cpus,
+        t.name,
+        t.label,
+    )
+    .filter(|_| !caused && !loaded && !load_said);
     if let Some(f) = ignored {
         // The idle CPUs with no work are what an ignored parameter looks like: said once.
-        out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(top.count)));
+        out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(t.pair.top.count)));
         // The same program ran at every count: a slower count is the machine's, not the count's.
         demote_retrograde(
             out,
@@ -208,10 +295,10 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         );
         out.push(f);
     }
-    if let Some(f) = curve::startup_dominated(doc, base, top, 1.0 - eff, name, &label) {
+    if let Some(f) = curve::startup_dominated(t.doc, t.pair.base, t.pair.top, 1.0 - t.pair.eff, t.name, t.label) {
         // Runs of a few milliseconds are mostly process start-up: what their threads waited on
         // is described, not raised, nor is a count slower by a fraction of a millisecond.
-        for x in out.iter_mut().filter(|x| x.at == Some(top.count) && x.severity > Severity::Low) {
+        for x in out.iter_mut().filter(|x| x.at == Some(t.pair.top.count) && x.severity > Severity::Low) {
             x.severity = Severity::Info;
         }
         demote_retrograde(
@@ -221,31 +308,40 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         out.push(f);
     }
     let explained = loaded
-        || out
-            .iter()
-            .any(|f| f.at == Some(top.count) && f.severity >= Severity::Medium && f.kind != Kind::NoisyMeasurement);
+        || out.iter().any(|f| {
+            f.at == Some(t.pair.top.count) && f.severity >= Severity::Medium && f.kind != Kind::NoisyMeasurement
+        });
     // Amdahl's fit on the counts means nothing when the baseline's CPU use is not its count.
-    if gated
+    if t.gated
         && !explained
-        && busy_baseline.is_none()
-        && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(top.count))
+        && t.pair.busy_baseline.is_none()
+        && !out.iter().any(|f| f.kind == Kind::SerialFraction && f.at == Some(t.pair.top.count))
     {
-        out.extend(curve::serial_fraction(s, top, name, &label));
+        out.extend(curve::serial_fraction(t.s, t.pair.top, t.name, t.label));
     }
     // An interval reaching both below a poor efficiency and up to a good one cannot tell either
     // way, whichever side the measured value fell on.
-    let undecided = eff_lo < curve::UNDECIDED_BELOW && eff_hi >= curve::GOOD_EFFICIENCY;
-    if !gated && !explained && undecided {
-        let causes = out.iter().any(|f| f.at == Some(top.count) && !f.kind.describes_curve());
-        out.push(curve::undecided(doc, top, name, [eff_lo, eff_hi], causes, &label));
-    } else if busy_baseline.is_some() {
+    let undecided = t.pair.eff_lo < curve::UNDECIDED_BELOW && t.pair.eff_hi >= curve::GOOD_EFFICIENCY;
+    if !t.gated && !explained && undecided {
+        let causes = out.iter().any(|f| f.at == Some(t.pair.top.count) && !f.kind.describes_curve());
+        out.push(curve::undecided(t.doc, t.pair.top, t.name, [t.pair.eff_lo, t.pair.eff_hi], causes, t.label));
+    } else if t.pair.busy_baseline.is_some() {
         // Said by the oversubscription finding, with the baseline's CPU use.
-    } else if let Some(f) =
-        (eff_lo > SUPERLINEAR).then(|| superlinear(doc, (base, top), (ratio, lb.as_ref()), name, &label)).flatten()
+    } else if let Some(f) = (t.pair.eff_lo > SUPERLINEAR)
+        .then(|| superlinear(t.doc, (t.pair.base, t.pair.top), (t.pair.ratio, t.pair.lb.as_ref()), t.name, t.label))
+        .flatten()
     {
         out.push(f);
-    } else if eff >= curve::GOOD_EFFICIENCY || (!gated && !explained && eff_hi >= curve::GOOD_EFFICIENCY) {
-        out.extend(curve::scales_well(s, top, (name, local.then_some(cpus)), [eff, eff_lo, eff_hi], &label));
+    } else if t.pair.eff >= curve::GOOD_EFFICIENCY
+        || (!t.gated && !explained && t.pair.eff_hi >= curve::GOOD_EFFICIENCY)
+    {
+        out.extend(curve::scales_well(
+            t.s,
+            t.pair.top,
+            (t.name, t.local.then_some(t.cpus)),
+            [t.pair.eff, t.pair.eff_lo, t.pair.eff_hi],
+            t.label,
+        ));
     }
 }
 
@@ -384,7 +480,7 @@ fn superlinear(
             )],
             advice: format!(
                 "read the speed-up against a baseline that does not pay this (--baseline {}), and look at the single-thread case: a smaller working set per pass (blocking, tiling) makes it faster too",
-                trim(top.count)
+                fmt::count(top.count)
             ),
             cost_pct: None,
             at: Some(top.count),
@@ -393,7 +489,7 @@ fn superlinear(
     }
     let idle = lb.map(|l| l.gap).filter(|g| *g >= BASELINE_IDLE)?;
     let mut first = Vec::new();
-    causes_of(&doc.points[base.index], format!("at {b}"), &mut first);
+    causes_of(&doc.points[base.index], At::Count(base.count, name), &mut first);
     let mut f = first.into_iter().find(|f| f.kind != Kind::NoisyMeasurement)?;
     f.severity = Severity::Low;
     f.evidence.insert(
@@ -458,10 +554,6 @@ fn share(t: &PointThreads, c: Class) -> f64 {
     t.classes.get(&c).copied().unwrap_or(0.0) / total.max(1e-12)
 }
 
-fn trim(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{x:.0}") } else { format!("{x}") }
-}
-
 /// Extra CPU in the fastest runs below this share is taken as the machine's noise.
 const FASTEST_WITHIN: f64 = 0.05;
 
@@ -498,7 +590,7 @@ fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(
 /// Findings for a point outside any series (a single point, or a sweep over text values).
 pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
     let p = &doc.points[index];
-    let at = if doc.points.len() > 1 { format!("at {}", p.label()) } else { String::new() };
+    let at = if doc.points.len() > 1 { At::Point(p) } else { At::Run };
     causes_of(p, at, out);
 }
 
@@ -516,18 +608,18 @@ pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
         None if own_gap < MEDIUM => out.push(curve::busy_window(&l, own_gap)),
         None => {}
     }
-    causes_of(p, String::new(), out);
+    causes_of(p, At::Run, out);
 }
 
 /// The causes of one point's idle capacity, judged against its own runs, `at` saying where.
-fn causes_of(p: &PointResult, at: String, out: &mut Vec<Finding>) {
+fn causes_of(p: &PointResult, at: At, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
-    let none = |_: Class, _: Option<&Pick>| None;
+    let none = |_: Class, _: Option<&Pick>| Vec::new();
     let scope = Scope {
         at,
         at_count: None,
-        label: "",
+        series: "",
         gap: l.gap,
         gated: l.gap >= MEDIUM,
         baseline: None,

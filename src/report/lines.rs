@@ -45,7 +45,7 @@ pub fn stacks(doc: &Results) -> Vec<String> {
             } else if st.unexplained <= -0.005 {
                 terms.push(format!("− {:.2} beyond the capacity's account", -st.unexplained));
             }
-            format!("{label}: {} = {}", trim_count(st.count), terms.join(" "))
+            format!("{label}: {} = {}", crate::fmt::count(st.count), terms.join(" "))
         })
         .collect()
 }
@@ -54,11 +54,6 @@ pub fn stacks(doc: &Results) -> Vec<String> {
 /// as it is: two objects in the heap must not read the same.
 fn object_name(o: &str) -> String {
     if o.contains("::") || o.contains('!') { super::threads::short_name(o) } else { o.to_string() }
-}
-
-/// A count without trailing zeros: `2`, `1.5`.
-fn trim_count(n: f64) -> String {
-    if n.fract() == 0.0 { format!("{n:.0}") } else { format!("{n}") }
 }
 
 /// Warnings of every point, as `label: warning` lines.

@@ -4,6 +4,7 @@
 
 pub use crate::analysis::threads::{PointThreads, merge, of_point};
 use crate::diagnose::ledger::{self, Cause};
+use crate::fmt::tenths;
 use crate::results::PointResult;
 use crate::sample::Class;
 
@@ -95,9 +96,9 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
     if let Some((work, helpers)) = t.work_helpers {
         time.push_str(&format!(
             " ({} work thread{}, {} other{}",
-            trim(work),
+            tenths(work),
             if work == 1.0 { "" } else { "s" },
-            trim(helpers),
+            tenths(helpers),
             // Runs that differ give a mean count.
             if work.fract() != 0.0 || helpers.fract() != 0.0 { " on average over the runs" } else { "" }
         ));
@@ -138,10 +139,6 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
         )
         .chain(on_cpu)
         .collect()
-}
-
-fn trim(x: f64) -> String {
-    if (x - x.round()).abs() < 0.05 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
 /// One line per rank (or copy) of each launched point: its node, mean wall and CPU time over

@@ -203,7 +203,7 @@ impl Finding {
             w.without,
             at(w.at),
             w.gain(),
-            seconds_text(w.sooner_s)
+            crate::fmt::secs_ms_below_1(w.sooner_s)
         ))
     }
 
@@ -211,10 +211,6 @@ impl Finding {
     pub fn kind_name(&self) -> String {
         self.kind.name().to_string()
     }
-}
-
-fn seconds_text(s: f64) -> String {
-    if s < 1.0 { format!("{:.0} ms", 1e3 * s) } else { format!("{s:.2} s") }
 }
 
 /// The fixes in the order of what they buy, at each finding's count: `fix the lock-contention

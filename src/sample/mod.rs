@@ -12,7 +12,7 @@ mod sampler;
 mod trace;
 mod unwind;
 
-pub use account::{Around, Feeder, Hot, IdleKind, MachineCpu, ThreadReport, Wait};
+pub use account::{Around, Capacity, Feeder, Hot, IdleKind, MachineCpu, ThreadReport, Wait};
 pub use proc::{Class, RunSeries, procfs};
 pub use sampler::{Config, Sampler};
 pub use trace::{

@@ -10,7 +10,7 @@ mod recording;
 mod switches;
 mod thread_report;
 
-pub use capacity::IdleKind;
+pub use capacity::{Capacity, IdleKind};
 pub use thread_report::{Around, Feeder, Hot, MachineCpu, ThreadReport, Wait};
 
 pub(crate) use history::{History, Interval, Label};

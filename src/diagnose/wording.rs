@@ -1,0 +1,588 @@
+//! The words of the causes' findings: one function per role of a cause (a lock, a feeder, the
+//! tail…), fed the typed figures that causes.rs measured and judged, and the lines every cause
+//! shares (where it is judged, the ledger, what a cause left idle). Nothing here decides what a
+//! finding is; everything a finding says of a cause is written here.
+
+use super::known::Known;
+use super::ledger::Ledger;
+use super::{Kind, NoiseSource};
+use crate::analysis::count_label;
+use crate::fmt::{count, count_tenths, pct, secs};
+use crate::results::PointResult;
+use crate::sample::Feeder;
+
+/// Where a ledger is judged, as its findings name it.
+#[derive(Clone, Copy)]
+pub enum At<'a> {
+    /// A single point, or a window of a running job: named nowhere.
+    Run,
+    /// A count of the counted parameter (its name second): `at 2 threads`.
+    Count(f64, &'a str),
+    /// A value of a parameter that counts no workers (its name second): `at bs=4`.
+    Value(f64, &'a str),
+    /// A point of a sweep over values that are not counts: `at mode=fast`.
+    Point(&'a PointResult),
+}
+
+impl At<'_> {
+    /// `at 2 threads`, or nothing for a single point.
+    pub fn words(&self) -> String {
+        match self {
+            At::Run => String::new(),
+            At::Count(n, name) => format!("at {}", count_label(*n, name)),
+            At::Value(n, name) => format!("at {name}={}", count(*n)),
+            At::Point(p) => format!("at {}", p.label()),
+        }
+    }
+
+    /// The counted parameter, which names the baseline and the counts of a series.
+    fn param(&self) -> &str {
+        match self {
+            At::Count(_, name) | At::Value(_, name) => name,
+            At::Run | At::Point(_) => "",
+        }
+    }
+}
+
+/// ` [size=big]` for a series' label, or nothing.
+pub fn series(label: &str) -> String {
+    if label.is_empty() { String::new() } else { format!(" [{label}]") }
+}
+
+/// The part of the run where a cause's capacity idled, when it is one.
+#[derive(Clone, Copy)]
+pub enum Span {
+    /// The start-up phase, of this many seconds.
+    Startup(f64),
+    /// The tail of the run, of this many seconds.
+    Tail(f64),
+}
+
+/// What a cause left idle, as its evidence says it.
+pub struct Idle {
+    /// Core-seconds per run.
+    pub core_s: f64,
+    /// The most work threads waiting at once (0: not known).
+    pub threads: usize,
+    /// The part of the run it idled, when it is one.
+    pub span: Option<Span>,
+    /// Seconds of it in the tail that threads these waits made late left behind.
+    pub carried_s: f64,
+}
+
+/// What every cause's words draw on: where it is judged, against what, the objects its threads
+/// waited on (as [`object`] names them) and what it left idle.
+pub struct Context<'a> {
+    /// Where it is judged.
+    pub at: At<'a>,
+    /// The baseline's count, named by `at`'s parameter, when there is one.
+    pub baseline: Option<f64>,
+    /// The first three objects waited on.
+    pub objects: Vec<String>,
+    /// What it left idle.
+    pub idle: Idle,
+}
+
+impl Context<'_> {
+    /// `at 2 threads, `, or nothing for a single point.
+    fn at_(&self) -> String {
+        let at = self.at.words();
+        if at.is_empty() { at } else { format!("{at}, ") }
+    }
+
+    /// `1 thread`, or `the baseline`.
+    fn baseline(&self) -> String {
+        self.baseline.map_or_else(|| "the baseline".into(), |b| count_label(b, self.at.param()))
+    }
+
+    /// ` in the tail of the run (the last 0.36 s)`, or nothing.
+    fn span(&self) -> String {
+        match self.idle.span {
+            Some(Span::Startup(s)) => format!(" in the start-up phase (the first {})", secs(s)),
+            Some(Span::Tail(s)) => format!(" in the tail of the run (the last {})", secs(s)),
+            None => String::new(),
+        }
+    }
+
+    /// `0.412 core-seconds per run idle while 2 work threads waited in the tail of the run (…)`.
+    fn idle_line(&self) -> String {
+        let i = &self.idle;
+        let carried = if i.carried_s >= 0.001 {
+            format!(
+                ", {:.3} of them in the tail left behind by threads these waits made late (they started late and finished late)",
+                i.carried_s
+            )
+        } else {
+            String::new()
+        };
+        let who = match i.threads {
+            0 => "threads".to_string(),
+            1 => "1 work thread".into(),
+            n => format!("{n} work threads"),
+        };
+        format!("{:.3} core-seconds per run idle while {who} waited{}{carried}", i.core_s, self.span())
+    }
+
+    /// The objects, joined by `sep`.
+    fn list(&self, sep: &str) -> String {
+        self.objects.join(sep)
+    }
+
+    /// `1 thread: 0%, 2 threads: 33%`: a share of thread time (percent) by count, when a series
+    /// has several points.
+    fn shares(&self, by_count: &[(f64, f64)]) -> Option<String> {
+        let parts: Vec<String> =
+            by_count.iter().map(|(n, p)| format!("{}: {p:.0}%", count_label(*n, self.at.param()))).collect();
+        (parts.len() > 1).then(|| parts.join(", "))
+    }
+
+    /// `the same work took 0.681 s of CPU at 2 threads against 0.137 s at the baseline`.
+    fn cpu_line(&self, l: &Ledger) -> String {
+        let at = self.at.words();
+        let at = if at.is_empty() { String::new() } else { format!(" {at}") };
+        format!("the same work took {:.3} s of CPU{at} against {:.3} s at the baseline", l.cpu_s, l.useful_s)
+    }
+
+    /// Extra CPU (`extra` seconds) that a wait on a lock or a queue cost beside it.
+    pub fn extra_cpu_line(&self, extra: f64) -> String {
+        format!(
+            "the same work also took {extra:.3} s more CPU than at {} (futex calls, spinning, the shared cache line), counted in this cause",
+            self.baseline()
+        )
+    }
+
+    /// Extra CPU (`extra` seconds) spent spinning in a parallel runtime (`spin` of the CPU
+    /// samples, in `names`) before threads sleep.
+    pub fn runtime_spin_line(&self, extra: f64, spin: f64, names: &[String]) -> String {
+        format!(
+            "they spin in the parallel runtime before they sleep: the same work took {extra:.3} s more CPU than at {}, {} of the CPU samples in {}, counted in this cause",
+            self.baseline(),
+            pct(spin),
+            names.join(", ")
+        )
+    }
+}
+
+/// A finding's words: its verdict, the figures behind it, what to try.
+pub struct Words {
+    /// The verdict, not yet capitalised.
+    pub summary: String,
+    /// The figures behind it.
+    pub evidence: Vec<String>,
+    /// What to try.
+    pub advice: String,
+}
+
+/// `pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)` for an anonymous object taken
+/// at a known place, `sym!lock, taken at …` for a named one, else its name.
+pub fn object(name: &str, taken_at: Option<&str>, anonymous: bool) -> String {
+    match taken_at {
+        Some(at) if anonymous => format!("{at} ({name})"),
+        Some(at) => format!("{name}, taken at {at}"),
+        None => name.to_string(),
+    }
+}
+
+/// `'zstd' (tid 4242)`: threads of one program often share a name.
+fn who(f: &Feeder) -> String {
+    match f.tid {
+        Some(tid) => format!("'{}' (tid {tid})", f.name),
+        None => format!("'{}'", f.name),
+    }
+}
+
+/// ` of 'bash', 'python3'`: the first three programs whose threads wait, or nothing.
+pub fn programs<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let mut names: Vec<String> = names.map(|n| format!("'{n}'")).collect();
+    names.sort();
+    names.dedup();
+    names.truncate(3);
+    if names.is_empty() { String::new() } else { format!(" of {}", names.join(", ")) }
+}
+
+/// `the CPU time grew 2.0× for a count 2× the baseline's: …`.
+pub fn work_per_thread(grew: f64, ratio: f64) -> String {
+    format!(
+        "the CPU time grew {grew:.1}× for a count {ratio:.0}× the baseline's: if each thread or process does a fixed amount of work, the work grows with the count (declare it with --weak) and this is not extra CPU"
+    )
+}
+
+/// Advice for extra CPU that may be work growing with the count.
+pub fn or_weak(advice: &str) -> String {
+    format!("if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}")
+}
+
+/// `at 2 threads: 0.61 of 2.000 core-seconds per run lost (31% of the capacity of 2 CPUs) — lock
+/// 55%, …, unexplained 25%`: `causes` the first causes' kinds and shares, `smaller` the share of
+/// those too small to be reported.
+pub fn ledger_line(at: At, series_label: &str, l: &Ledger, causes: &[(Kind, f64)], smaller: Option<f64>) -> String {
+    let mut parts: Vec<String> = causes.iter().map(|(k, s)| format!("{} {}", k.name(), pct(*s))).collect();
+    parts.extend(smaller.map(|s| format!("smaller causes {}", pct(s))));
+    let at = at.words();
+    format!(
+        "{}{}: {:.2} of {:.3} core-seconds per run lost ({} of the capacity of {} CPU{}) — {}, unexplained {}",
+        if at.is_empty() { "the run".to_string() } else { at },
+        series(series_label),
+        l.lost_s.max(0.0),
+        l.capacity * l.wall_s,
+        pct(l.gap),
+        count_tenths(l.capacity),
+        if l.capacity == 1.0 { "" } else { "s" },
+        parts.join(", "),
+        pct(l.unexplained)
+    )
+}
+
+/// How the waiters on an unnamed lock take it, as its finding says.
+pub enum Turns<'a> {
+    /// Others that wait on it run while one waits: `running` of them on average, `peak` at once
+    /// at most; `serialised` when that is taking turns.
+    Among {
+        /// Waiters running while one waits, on average.
+        running: f64,
+        /// Waiters running at once (90th percentile over time).
+        peak: f64,
+        /// Whether they take turns.
+        serialised: bool,
+    },
+    /// Another thread of the job, itself waiting for its turn, runs while one waits, and the job's
+    /// threads run one at a time.
+    OneAtATime(&'a Feeder),
+    /// Threads that also wait on it (`members`) and other threads (`others`) run meanwhile.
+    Beside {
+        /// Waiters on it running, on average.
+        members: f64,
+        /// Other threads running, on average.
+        others: f64,
+    },
+}
+
+impl Turns<'_> {
+    fn line(&self) -> String {
+        match self {
+            Turns::Among { running, peak, serialised } => format!(
+                "while one waits, {running:.2} of the other threads that wait on it run on average, and {peak:.1} of its waiters run at once at most (90th percentile over time): {}",
+                if *serialised { "they take turns (serialised)" } else { "contended" }
+            ),
+            Turns::OneAtATime(f) => format!(
+                "while one waits, another thread of the job runs {} of the time ('{}', itself waiting for its turn {} of its time), and the job's threads run one at a time: they take turns, each waiting on its own object",
+                pct(f.running),
+                f.name,
+                pct(f.waits_for_work.unwrap_or(0.0))
+            ),
+            Turns::Beside { members, others } => format!(
+                "while they wait, {members:.2} threads that also wait on it and {others:.2} other threads run on average"
+            ),
+        }
+    }
+}
+
+/// A lock: `known` when it is a well-known one; `turns` how its waiters take it; `shares` its
+/// waits' share of thread time by count; `serialised` whether the waiters take turns; `dearer`
+/// whether handing it over cost more CPU than the idle time it left.
+pub fn lock(
+    c: &Context,
+    known: Option<Known>,
+    turns: Option<Turns>,
+    shares: &[(f64, f64)],
+    serialised: bool,
+    dearer: bool,
+) -> Words {
+    let mut evidence = vec![c.idle_line()];
+    evidence.extend(turns.map(|t| t.line()));
+    evidence.extend(c.shares(shares).map(|s| format!("waits on it, share of thread time: {s}")));
+    let first = c.objects.first().map_or("", String::as_str);
+    let what = match known {
+        Some(k) => format!("{} ({first})", k.what),
+        None => first.to_string(),
+    };
+    let (at_, phase) = (c.at_(), c.span());
+    let summary = if dearer {
+        format!(
+            "{at_}threads are serialised on one lock, and handing it over costs more CPU than the idle time it leaves{phase}: {what}"
+        )
+    } else if serialised {
+        format!("{at_}threads are serialised on one lock while CPUs are idle{phase}: {what}")
+    } else {
+        format!("{at_}threads wait on a lock held by other threads while CPUs are idle{phase}: {what}")
+    };
+    let advice = known.map_or(
+        "shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure",
+        |k| k.advice,
+    );
+    Words { summary, evidence, advice: advice.into() }
+}
+
+/// Workers starved by feeder `f`; `shares` the waits for work's share of thread time by count.
+pub fn starved(c: &Context, f: &Feeder, shares: &[(f64, f64)]) -> Words {
+    let mut evidence = vec![
+        c.idle_line(),
+        format!(
+            "thread {} ran {} of the time they waited, and is on a CPU {} of its own time{}",
+            who(f),
+            pct(f.running),
+            pct(f.busy),
+            f.waits.as_ref().map(|w| format!("; otherwise it waits ({w})")).unwrap_or_default()
+        ),
+    ];
+    evidence.extend(c.shares(shares).map(|s| format!("waiting for work, share of thread time: {s}")));
+    Words {
+        summary: format!(
+            "{}work threads wait for work on {} while CPUs are idle, and thread {} that feeds them runs meanwhile: the feeder is the bottleneck",
+            c.at_(),
+            c.list(", "),
+            who(f)
+        ),
+        evidence,
+        advice: format!(
+            "speed up or split the feeder ({}): more producers or readers, bigger batches, read ahead; or use fewer workers",
+            who(f)
+        ),
+    }
+}
+
+/// Workers waiting for work while no thread of the job runs; `meanwhile` what the others wait on.
+pub fn waiting(c: &Context, meanwhile: &[String]) -> Words {
+    let others = if meanwhile.is_empty() {
+        "and no thread of the job runs meanwhile".to_string()
+    } else {
+        format!("while the other threads wait too: {}", meanwhile.join("; "))
+    };
+    Words {
+        summary: format!("{}work threads wait for work on {} while CPUs are idle, {others}", c.at_(), c.list(", ")),
+        evidence: vec![c.idle_line()],
+        advice: "find what should feed them: the input the other threads wait for (a pipe, a file, a socket), a producer blocked elsewhere, or a timer".into(),
+    }
+}
+
+/// Threads waiting at a synchronisation point for the slowest, at a well-known one when `known`.
+pub fn sync(c: &Context, known: Option<Known>) -> Words {
+    let what = known.map_or(String::new(), |k| format!(" ({})", k.what));
+    Words {
+        summary: format!("{}threads wait at a synchronisation point for the slowest{what}: {}", c.at_(), c.list(", ")),
+        evidence: vec![c.idle_line()],
+        advice: known
+            .map_or("even out the work between synchronisation points: smaller pieces handed out dynamically", |k| {
+                k.advice
+            })
+            .into(),
+    }
+}
+
+/// Threads (of `programs`, as [`programs`] names them) waiting for input.
+pub fn input(c: &Context, programs: &str) -> Words {
+    Words {
+        summary: format!(
+            "{}threads{programs} wait for input ({}) while CPUs are idle: whatever sends it is the bottleneck",
+            c.at_(),
+            c.list(", ")
+        ),
+        evidence: vec![c.idle_line()],
+        advice: "make the producer upstream faster, or read more at once".into(),
+    }
+}
+
+/// Threads (of `programs`) that sleep.
+pub fn sleep(c: &Context, programs: &str) -> Words {
+    Words {
+        summary: format!(
+            "{}threads{programs} sleep ({}) while CPUs are idle: a polling loop or a throttle",
+            c.at_(),
+            c.list(", ")
+        ),
+        evidence: vec![c.idle_line()],
+        advice: "wait on the event itself (a condition variable, poll on a descriptor) instead of sleeping".into(),
+    }
+}
+
+/// Threads waiting for I/O, or on writes that block (`output`); `shares` the I/O waits' share of
+/// thread time by count.
+pub fn io(c: &Context, output: bool, shares: &[(f64, f64)]) -> Words {
+    let mut evidence = vec![c.idle_line()];
+    evidence.extend(c.shares(shares).map(|s| format!("I/O waits, share of thread time: {s}")));
+    let (at_, objects) = (c.at_(), c.list(", "));
+    Words {
+        summary: if output {
+            format!("{at_}writes block ({objects}) while CPUs are idle: the reader on the other side is slower")
+        } else {
+            format!("{at_}threads wait for I/O while CPUs are idle: {objects}")
+        },
+        evidence,
+        advice: "more threads will not help past the storage's speed: measure what the files can deliver (--ceiling), read larger blocks, overlap I/O with work, or warm the cache".into(),
+    }
+}
+
+/// Kernel locks waited on (the objects, if any) and `kernel_s` more CPU in the kernel than at the
+/// baseline, when it grew.
+pub fn kernel(c: &Context, kernel_s: Option<f64>) -> Words {
+    let mut evidence: Vec<String> = kernel_s
+        .map(|s| format!("the same work took {s:.3} s more CPU in the kernel than at the baseline"))
+        .into_iter()
+        .collect();
+    if !c.objects.is_empty() {
+        evidence.push(c.idle_line());
+    }
+    let (at_, objects) = (c.at_(), c.list("; "));
+    Words {
+        summary: match (kernel_s.is_some(), c.objects.is_empty()) {
+            (true, true) => format!("{at_}the kernel does more work for the same job: its CPU time grew beyond the baseline's"),
+            (false, _) => format!("{at_}threads wait on kernel locks while CPUs are idle: {objects}"),
+            (true, false) => format!("{at_}the kernel takes more CPU for the same work, and threads wait on kernel locks: {objects}"),
+        },
+        evidence,
+        advice: "map memory once and reuse it (a pool or arena allocator), avoid mprotect/munmap in the hot loop, batch small system calls, use huge pages; for file locks, fewer and larger critical sections".into(),
+    }
+}
+
+/// Busy CPUs spinning on a lock: `code` of the on-CPU samples in lock code, first in `names`.
+pub fn spin(c: &Context, l: &Ledger, names: &[String], code: f64) -> Words {
+    Words {
+        summary: format!(
+            "{}busy CPUs spin on a lock instead of working: {} of the CPU samples are in lock code ({})",
+            c.at_(),
+            pct(code),
+            names.first().map(String::as_str).unwrap_or("a lock")
+        ),
+        evidence: vec![
+            c.cpu_line(l),
+            format!("{} of the on-CPU samples in lock code: {}", pct(code), names.join(", ")),
+        ],
+        advice: "take the lock less often (per-thread partial results merged once at the end, a reduction clause in OpenMP), or shorten what it protects".into(),
+    }
+}
+
+/// Busy CPUs spinning in a parallel runtime's wait code: `code` of the on-CPU samples, first in
+/// `names`.
+pub fn runtime_spin(c: &Context, l: &Ledger, names: &[String], code: f64) -> Words {
+    Words {
+        summary: format!(
+            "{}busy CPUs spin in the parallel runtime instead of working: {} of the CPU samples are in {}, threads waiting for each other on a CPU",
+            c.at_(),
+            pct(code),
+            names.first().map(String::as_str).unwrap_or("the runtime")
+        ),
+        evidence: vec![
+            c.cpu_line(l),
+            format!("{} of the on-CPU samples in the runtime's own code, outside its locks: {}", pct(code), names.join(", ")),
+        ],
+        advice: "spinning hides what the threads wait for (a barrier, the end of an uneven loop, a serial part between parallel regions): sweep again with OMP_WAIT_POLICY=passive (KMP_BLOCKTIME=0 for LLVM's or Intel's OpenMP) so they sleep and the wait is named".into(),
+    }
+}
+
+/// Busy CPUs doing less work each; `noise`, when the extra is within the runs' noise, the CPU
+/// time's ratio to the baseline's (95% interval) and the fastest runs' ratio.
+pub fn extra_user(c: &Context, l: &Ledger, noise: Option<([f64; 2], f64)>) -> Words {
+    let mut evidence = vec![c.cpu_line(l)];
+    evidence.extend(noise.map(|([lo, hi], fastest)| format!(
+        "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval) and {fastest:.2}× in the fastest runs, so this may be the machine, not the program"
+    )));
+    Words {
+        summary: format!(
+            "{}busy CPUs each do less work: the same work takes {} more CPU time than at {}",
+            c.at_(),
+            pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0),
+            c.baseline()
+        ),
+        evidence,
+        advice: "look for false sharing (per-thread data in one cache line: pad to 64–128 bytes), shared counters, memory bandwidth, or spinning".into(),
+    }
+}
+
+/// A serial start-up: fewer work threads than CPUs in the run's first part.
+pub fn startup(c: &Context, l: &Ledger) -> Words {
+    Words {
+        summary: format!(
+            "{}the first {} of a run ({}) had fewer work threads running than the {} CPUs: a serial start-up",
+            c.at_(),
+            secs(l.startup_s),
+            pct(l.startup_s / l.wall_s.max(1e-9)),
+            count_tenths(l.capacity)
+        ),
+        evidence: Vec::new(),
+        advice: "parallelise the start-up (reading, parsing, building indexes) or overlap it with the work".into(),
+    }
+}
+
+/// A tail: threads done with their share wait (on the objects) for the others.
+pub fn tail(c: &Context, l: &Ledger) -> Words {
+    Words {
+        summary: format!(
+            "{}the last {} of a run ({}) had fewer work threads than CPUs: the others had finished",
+            c.at_(),
+            secs(l.tail_s),
+            pct(l.tail_s / l.wall_s.max(1e-9))
+        ),
+        evidence: (!c.objects.is_empty())
+            .then(|| format!("threads done with their share waited on: {}", c.list(", ")))
+            .into_iter()
+            .collect(),
+        advice: "split the work in smaller pieces handed out dynamically (work stealing, a shared queue) so no thread is left with a big share".into(),
+    }
+}
+
+/// CPUs idle with no work thread that had work: `capacity` the share of the capacity.
+pub fn no_work(c: &Context, capacity: f64) -> Words {
+    Words {
+        summary: format!(
+            "{}CPUs sat idle with no work thread that had work ({} of the capacity): not enough parallel work (serial steps, dependencies, too few pieces)",
+            c.at_(),
+            pct(capacity)
+        ),
+        evidence: Vec::new(),
+        advice:
+            "find the part that does not run in parallel: more, smaller pieces of work, fewer dependencies between them"
+                .into(),
+    }
+}
+
+/// More busy threads (`busy`) than CPUs at a count that fits the workers: they wait for a CPU
+/// `runq` of their time.
+pub fn oversubscribed(c: &Context, l: &Ledger, busy: usize, runq: f64) -> Words {
+    Words {
+        summary: format!(
+            "{}the job runs {busy} busy threads on {} CPUs: they wait for a CPU {} of their time, and switching between them costs {} more CPU for the same work than at {}",
+            c.at_(),
+            count_tenths(l.capacity),
+            pct(runq),
+            pct(l.cpu_s / l.useful_s.max(1e-9) - 1.0),
+            c.baseline()
+        ),
+        evidence: Vec::new(),
+        advice: "the threads beside the workers (producers, readers, helpers) need CPUs too: choose the count so that all busy threads fit the CPUs, or give the helpers less work".into(),
+    }
+}
+
+/// The machine's load held the capacity (`capacity` its share) from `source`; `mostly` when it is
+/// most of the gap.
+pub fn load(c: &Context, source: NoiseSource, capacity: f64, mostly: bool) -> Words {
+    let (what, detail, host, advice) = match source {
+        NoiseSource::Steal => (
+            "the hypervisor gave this virtual machine's CPUs to other guests while the job's threads ran",
+            ", steal time",
+            "the host's load",
+            "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column), and compare only sweeps taken side by side",
+        ),
+        NoiseSource::Watching => (
+            "work threads were runnable while scalescope's own sampling held a CPU",
+            "",
+            "the cost of watching",
+            "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs",
+        ),
+        _ => (
+            "work threads were runnable but other processes held the CPUs",
+            "",
+            "the machine's load",
+            "measure on a quiet machine or on reserved CPUs, with more runs (-r); the default interleaved order spreads the disturbance over all points (not with --order sequential)",
+        ),
+    };
+    let verdict = if mostly {
+        format!("the gap is mostly {host}, not the program's")
+    } else {
+        format!("the figures include {host}")
+    };
+    Words {
+        summary: format!("{}{what} ({} of the capacity{detail}): {verdict}", c.at_(), pct(capacity)),
+        evidence: Vec::new(),
+        advice: advice.into(),
+    }
+}
