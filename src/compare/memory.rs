@@ -1,10 +1,10 @@
-//! Memory per unit of work, set beside set: each sweep's throughput per GB of its tree's peak PSS
-//! at every count, and the best of each (threads against copies of the same program: which buys
+//! Memory per unit of work, set beside set: each sweep's peak PSS of its tree and its throughput per
+//! GB of that PSS at every count, and the best of each (threads against copies of the same program: which buys
 //! more work with the node's memory).
 
 use super::Set;
 use crate::analysis::count_label;
-use crate::report::format::{num, throughput_scale};
+use crate::report::format::{bytes, num, throughput_scale};
 
 /// One line per sweep with throughput and PSS, then, with two or more, how their bests compare.
 pub fn lines(sets: &[Set]) -> Vec<String> {
@@ -14,20 +14,23 @@ pub fn lines(sets: &[Set]) -> Vec<String> {
     for s in sets {
         let Some(doc) = &s.doc else { continue };
         let param = doc.plan.axis.as_ref().map_or("count", |a| a.param.as_str());
-        let per_gb: Vec<(f64, f64)> = doc
+        let per_gb: Vec<(f64, f64, f64)> = doc
             .points
             .iter()
             .filter_map(|p| {
                 let st = p.stats();
                 let count = p.params.get(param)?.as_f64()?;
-                Some((count, st.throughput.as_ref()?.mean / (st.peak_pss_bytes.as_ref()?.mean / 1e9)))
+                let pss = st.peak_pss_bytes.as_ref()?.mean;
+                Some((count, pss, st.throughput.as_ref()?.mean / (pss / 1e9)))
             })
             .collect();
-        let Some(&(at, best)) = per_gb.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { continue };
+        let Some(&(at, _, best)) = per_gb.iter().max_by(|a, b| a.2.total_cmp(&b.2)) else { continue };
         let (div, label) = throughput_scale(&unit, best);
-        let each: Vec<String> =
-            per_gb.iter().map(|(n, v)| format!("{}: {}", count_label(*n, param), num(v / div))).collect();
-        out.push(format!("{}: {label} per GB of PSS — {}", s.label, each.join(", ")));
+        let each: Vec<String> = per_gb
+            .iter()
+            .map(|(n, pss, v)| format!("{}: {} ({})", count_label(*n, param), num(v / div), bytes(*pss)))
+            .collect();
+        out.push(format!("{}: {label} per GB of PSS (peak PSS of the tree) — {}", s.label, each.join(", ")));
         bests.push((s.label.clone(), best, count_label(at, param)));
     }
     if let [(a, x, at_a), rest @ ..] = bests.as_slice() {

@@ -151,3 +151,44 @@ fn a_memory_limit_that_is_no_size_is_one_sentence_and_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("a memory size is a number of bytes above 0"), "{}", stderr(&o));
 }
+
+/// Threads against copies: each worker holds 30 MiB of its own, as threads of one process or as
+/// copies. `compare` gives each set's peak PSS and throughput per GB of it at every count, and how
+/// their bests compare.
+#[test]
+fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = behave().to_str().unwrap().to_string();
+    let work = ["--work", "items=10"];
+    let args = |out: &str, more: &[&str], k: &str| -> Vec<String> {
+        let mut a: Vec<String> = ["run", "-o", out, "-r", "1", "-w", "0"].iter().map(|s| s.to_string()).collect();
+        a.extend(work.iter().chain(more).map(|s| s.to_string()));
+        a.extend(["--".to_string(), exe.clone(), "perworker".into(), k.into(), "30".into()]);
+        a
+    };
+    for (out, more, k) in [("threads", &["--param", "k=1,2"][..], "{k}"), ("copies", &["--copies", "2"][..], "1")] {
+        let a = args(out, more, k);
+        let o = scalescope(dir.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = scalescope(dir.path(), &["compare", "threads", "copies"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let memory: Vec<&str> = text.lines().skip_while(|l| *l != "memory").collect();
+    let line = |set: &str| {
+        memory.iter().find(|l| l.contains(&format!("{set}: items/s per GB of PSS (peak PSS of the tree)"))).copied()
+    };
+    let mib = |l: &str| -> Vec<f64> {
+        l.split('(').skip(2).filter_map(|p| p.split(" MiB)").next()?.parse::<f64>().ok()).collect()
+    };
+    let (t, c) = (line("threads").expect(&text), line("copies").expect(&text));
+    // 30 MiB a worker, plus the program's own pages.
+    for (l, workers) in [(t, [1.0, 2.0]), (c, [1.0, 2.0])] {
+        let pss = mib(l);
+        assert_eq!(pss.len(), 2, "{l}");
+        for (p, w) in pss.iter().zip(workers) {
+            assert!((p - 30.0 * w).abs() < 6.0 * w, "{p} MiB for {w} workers: {l}");
+        }
+    }
+    assert!(memory.iter().any(|l| l.contains("per GB of PSS at their best, copies")), "{text}");
+}
