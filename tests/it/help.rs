@@ -210,6 +210,16 @@ fn a_negative_count_is_a_bad_value_not_an_unknown_flag() {
 }
 
 #[test]
+fn a_memory_limit_without_its_unit_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let o = scalescope(d.path(), &["run", "--memory-limit", "300", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("needs its unit: 300MB, 300GB or 300GiB?"), "{}", stderr(&o));
+    let o = scalescope(d.path(), &["run", "--memory-limit", "300B", "--help"]);
+    assert!(o.status.success(), "bytes said as bytes are taken: {}", stderr(&o));
+}
+
+#[test]
 fn a_count_to_predict_at_must_be_above_zero() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("t.csv"), "threads,time_s\n1,4.0\n2,2.1\n4,1.2\n").unwrap();
