@@ -6,9 +6,8 @@
 //! out, as prmon leaves out a monitor it does not run.
 
 use super::figure::file_safe;
-use crate::exec::RunRecord;
 use crate::results::Results;
-use crate::sample::RunSeries;
+use crate::sample::{RunMemory, RunSeries, ThreadReport};
 use serde_json::{Map, Value, json};
 use std::fmt::Write;
 
@@ -39,14 +38,36 @@ const COLUMNS: [(&str, &str); 13] = [
     ("wtime", "s"),
 ];
 
-/// The files of every run that has a time series, point by point.
+/// One series to export and what its summary needs: a run's, or one rank's or copy's.
+struct Watched<'a> {
+    /// When the run started, Unix seconds.
+    started_unix_s: f64,
+    /// Its wall time.
+    wall_s: f64,
+    /// Its peaks and means, when read.
+    memory: Option<RunMemory>,
+    /// Its time series.
+    series: &'a RunSeries,
+}
+
+/// The files of every run that has a time series, point by point. A launched run (copies, ranks)
+/// has one pair per rank, each from that rank's own tree, as prmon watches one job step each.
 pub fn exports(doc: &Results) -> Vec<Export> {
     let mut out = Vec::new();
     for p in &doc.points {
         let label = file_safe(&p.label());
         for (i, r) in p.runs.iter().enumerate() {
-            if let Some(s) = r.threads.as_ref().and_then(|t| t.series.as_ref()).filter(|s| !s.is_empty()) {
-                out.push(Export { name: format!("{label}-run{}", i + 1), tsv: table(r, s), json: summary(doc, r, s) });
+            let mut push = |name: String, wall_s: f64, t: Option<&ThreadReport>| {
+                let Some(t) = t else { return };
+                let Some(series) = t.series.as_ref().filter(|s| !s.is_empty()) else { return };
+                let w = Watched { started_unix_s: r.started_unix_s, wall_s, memory: t.memory, series };
+                out.push(Export { name, tsv: table(&w), json: summary(doc, &w) });
+            };
+            if r.ranks.is_empty() {
+                push(format!("{label}-run{}", i + 1), r.wall_s, r.threads.as_deref());
+            }
+            for part in &r.ranks {
+                push(format!("{label}-run{}-rank{}", i + 1, part.rank), part.wall_s, part.threads.as_ref());
             }
         }
     }
@@ -73,7 +94,8 @@ fn cell(s: &RunSeries, c: &str, i: usize) -> String {
 }
 
 /// The table: `Time` (Unix seconds, whole as prmon's), then the columns.
-fn table(r: &RunRecord, s: &RunSeries) -> String {
+fn table(w: &Watched) -> String {
+    let s = w.series;
     let mut out = String::from("Time");
     for (c, _) in COLUMNS {
         out.push('\t');
@@ -81,7 +103,7 @@ fn table(r: &RunRecord, s: &RunSeries) -> String {
     }
     out.push('\n');
     for i in 0..s.len() {
-        let _ = write!(out, "{}", (r.started_unix_s + f64::from(s.t_s[i])).floor() as u64);
+        let _ = write!(out, "{}", (w.started_unix_s + f64::from(s.t_s[i])).floor() as u64);
         for (c, _) in COLUMNS {
             out.push('\t');
             out.push_str(&cell(s, c, i));
@@ -104,12 +126,13 @@ fn time_mean(s: &RunSeries, end_s: f64, v: impl Fn(usize) -> f64) -> f64 {
 
 /// The summary: `Max` of every column, `Avg` of memory and counts over time and of I/O per second
 /// of the run (prmon's meanings), the machine in `HW`, and `Units`.
-fn summary(doc: &Results, r: &RunRecord, s: &RunSeries) -> String {
+fn summary(doc: &Results, w: &Watched) -> String {
+    let s = w.series;
     let last = s.len() - 1;
     let max_u64 = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
     let max_u32 = |v: &[u32]| v.iter().copied().max().unwrap_or(0);
-    let mem = r.threads.as_ref().and_then(|t| t.memory);
-    let wall = r.wall_s.max(f64::from(s.t_s[last]));
+    let mem = w.memory;
+    let wall = w.wall_s.max(f64::from(s.t_s[last]));
     let round = |x: f64| (x * 100.0).round() / 100.0;
     let max = json!({
         "nprocs": max_u32(&s.nprocs),

@@ -19,4 +19,4 @@ pub use trace::{
     Evidence, Findings, OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracerConfig, monotonic_ns,
 };
 
-pub(crate) use proc::live_pss_bytes;
+pub(crate) use proc::{RunMemory, live_pss_bytes};

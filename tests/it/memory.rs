@@ -191,4 +191,21 @@ fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
         }
     }
     assert!(memory.iter().any(|l| l.contains("per GB of PSS at their best, copies")), "{text}");
+    // prmon watches one job step each: a copy's files are its own tree's, series and summary alike.
+    let out = dir.path().join("prmon");
+    let o = scalescope(dir.path(), &["show", "copies", "--export-prmon", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for rank in 0..2 {
+        let name = format!("copies_2-run1-rank{rank}");
+        let tsv = std::fs::read_to_string(out.join(format!("{name}.txt"))).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json"))).unwrap()).unwrap();
+        let pss_col = tsv.lines().next().unwrap().split('\t').position(|c| c == "pss").unwrap();
+        let series_max =
+            tsv.lines().skip(1).filter_map(|l| l.split('\t').nth(pss_col)?.parse::<f64>().ok()).fold(0.0, f64::max);
+        let max = json["Max"]["pss"].as_f64().unwrap();
+        assert!((max / 1024.0 - 30.0).abs() < 6.0, "{name}: one copy's 30 MiB, not both: {max} kB");
+        assert!(series_max <= max * 1.01, "{name}: series {series_max} kB within the summary's {max} kB");
+    }
+    assert!(!out.join("copies_2-run1.txt").exists(), "no file mixes the copies");
 }
