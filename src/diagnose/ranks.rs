@@ -146,6 +146,44 @@ fn cpu_allowed(doc: &Results, top: &PointScaling, base: &PointScaling) -> f64 {
 /// CPUs limit them.
 const CPU_BOUND: f64 = 0.2;
 
+/// Copies slowed as much as the CPUs explain: when they want more CPUs than the job may use, a
+/// finding says so (other processes' share is said by the causes).
+fn too_many(
+    doc: &Results,
+    top: &PointScaling,
+    base: &PointScaling,
+    eff: f64,
+    each: &str,
+    label: &str,
+    out: &mut Vec<Finding>,
+) {
+    let (Some(at_base), Some(_)) = (cpus_at(doc, base.index), cpus_at(doc, top.index)) else { return };
+    let cpus = doc.machine.allowed_cpus as f64;
+    let wanted = top.count * at_base.1 / base.count.max(1.0);
+    if wanted < 1.1 * cpus {
+        return;
+    }
+    let fit = (cpus / (at_base.1 / base.count.max(1.0)) + 0.1).floor().max(1.0);
+    let copies = if fit == 1.0 { "copy" } else { "copies" };
+    out.push(Finding {
+        noise: None,
+        kind: Kind::CpuOversubscription,
+        severity: if eff < 0.6 { Severity::Medium } else { Severity::Low },
+        summary: format!(
+            "{each}: {} copies want {wanted:.1} CPUs and the job may use {cpus:.0}, so they take turns on them{label}",
+            top.count
+        ),
+        evidence: vec![format!(
+            "each copy kept {:.2} CPUs busy or waiting for one alone",
+            at_base.1 / base.count.max(1.0)
+        )],
+        advice: format!("run at most {fit:.0} {copies} at once here, or give each fewer threads"),
+        cost_pct: None,
+        at: Some(top.count),
+        what_if: None,
+    });
+}
+
 /// Whether copies slow each other: each copy's wall time at the top count against one copy's
 /// alone (what a user of the shared machine feels, whatever the program reports). `moved` gives
 /// how much a class's share of thread time grew from one copy to the top count.
@@ -179,7 +217,11 @@ pub fn copies(
     // The CPUs free of other processes may not hold every copy: the slowdown they explain is the
     // machine's load (or more copies than CPUs), not a resource the copies share.
     let allowed = cpu_allowed(doc, top, base);
-    if eff >= 0.8 || eff >= 0.8 * allowed {
+    if eff >= 0.8 {
+        return;
+    }
+    if eff >= 0.8 * allowed {
+        too_many(doc, top, base, eff, &each, label, out);
         return;
     }
     let mut grew: Vec<(f64, String)> =

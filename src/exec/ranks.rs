@@ -65,6 +65,11 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
             for r in reports {
                 first.absorb(&r);
             }
+            // Copies on one node share its CPUs: their capacity is at most those.
+            if let Some(c) = first.capacity.as_mut().filter(|_| parts.iter().all(|p| p.node == parts[0].node)) {
+                let scale = (crate::machine::allowed_cpus().max(1) as f64 / c.cpus).min(1.0);
+                c.cpus *= scale;
+            }
             run.threads = Some(Box::new(first));
         }
     }

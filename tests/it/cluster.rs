@@ -109,6 +109,27 @@ fn copies_slowed_by_other_processes_are_not_said_to_interfere() {
     assert!(k.contains(&Kind::NoisyMeasurement), "the machine's load is said: {:#?}", doc.findings);
 }
 
+/// Four copies of a one-thread probe on this machine's CPUs (fewer than four): they take turns
+/// on the CPUs, which is said as such, with how many fit; no shared resource is claimed.
+#[test]
+fn more_copies_than_cpus_take_turns_and_the_finding_says_how_many_fit() {
+    let _g = common::measuring();
+    let cpus = scalescope::machine::allowed_cpus();
+    if cpus >= 4 {
+        eprintln!("note: {cpus} CPUs: four copies fit, nothing to test");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let cmd = probe("1");
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let o = run(d.path(), &["-r", "3", "--param", "copies=1,4"], &cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let f = finding(&doc, Kind::CpuOversubscription);
+    assert!(f.summary.contains("4 copies want") && f.advice.contains(&format!("at most {cpus} ")), "{f:?}");
+    assert!(!kinds(&doc).contains(&Kind::CopiesInterfere), "{:#?}", doc.findings);
+}
+
 #[test]
 fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
     let _g = common::measuring();

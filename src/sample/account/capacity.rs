@@ -97,6 +97,44 @@ pub struct Capacity {
 }
 
 impl Capacity {
+    /// Adds another rank's or copy's capacity, as if one job had both: CPUs, CPU time and idle
+    /// capacity add up (the caller bounds the CPUs by a node's), the phases and the span are the
+    /// longer one's, and each wait ends the run as much sooner as it did the later of the two.
+    pub fn absorb(&mut self, o: &Capacity) {
+        self.cpus += o.cpus;
+        self.from_axis &= o.from_axis;
+        self.span_s = self.span_s.max(o.span_s);
+        self.cpu_s += o.cpu_s;
+        self.over_s += o.over_s;
+        for i in &o.idle {
+            let same = |m: &&mut IdleShare| {
+                m.kind == i.kind && m.class == i.class && m.object == i.object && m.phase == i.phase
+            };
+            match self.idle.iter_mut().find(same) {
+                Some(m) => {
+                    m.core_s += i.core_s;
+                    m.threads += i.threads;
+                    m.carried_s += i.carried_s;
+                }
+                None => self.idle.push(i.clone()),
+            }
+        }
+        self.idle.sort_by(|a, b| b.core_s.total_cmp(&a.core_s));
+        self.startup_s = self.startup_s.max(o.startup_s);
+        self.tail_s = self.tail_s.max(o.tail_s);
+        self.work_threads += o.work_threads;
+        self.peak_work_threads += o.peak_work_threads;
+        self.helper_threads += o.helper_threads;
+        self.demand += o.demand;
+        self.coverage = self.coverage.min(o.coverage);
+        for w in &o.sooner {
+            match self.sooner.iter_mut().find(|m| m.class == w.class && m.object == w.object) {
+                Some(m) => m.s = m.s.max(w.s),
+                None => self.sooner.push(w.clone()),
+            }
+        }
+    }
+
     /// Idle core-seconds in all.
     pub fn idle_s(&self) -> f64 {
         self.idle.iter().map(|i| i.core_s).sum()

@@ -140,6 +140,11 @@ impl ThreadReport {
         {
             self.machine_cpu = o.machine_cpu;
         }
+        match (&mut self.capacity, &o.capacity) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.capacity = Some(b.clone()),
+            _ => {}
+        }
         match (&mut self.memory, &o.memory) {
             (Some(a), Some(b)) => a.absorb(b),
             (None, Some(b)) => self.memory = Some(*b),
