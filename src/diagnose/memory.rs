@@ -51,7 +51,7 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
     evidence.push(format!(
         "fitted over {} runs: fixed {} + {} per {unit}{ci}",
         m.runs,
-        size(m.fixed_bytes.max(0.0)),
+        fixed(m.fixed_bytes),
         size(m.per_count_bytes)
     ));
     let at_ci = m.at_horizon_ci90.map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
@@ -71,7 +71,7 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
             size(m.at_horizon_bytes),
             size(usable),
             m.usable_source,
-            size(m.fixed_bytes.max(0.0)),
+            fixed(m.fixed_bytes),
             size(m.per_count_bytes),
         ),
         evidence,
@@ -98,14 +98,25 @@ fn size(bytes: f64) -> String {
     if v.abs() >= 100.0 { format!("{v:.0} {unit}") } else { format!("{v:.1} {unit}") }
 }
 
+/// The fitted fixed part: a line whose intercept falls below 0 (the runs' noise about a small
+/// fixed part) says it is about nothing rather than `0.0 kB`.
+fn fixed(bytes: f64) -> String {
+    if bytes > 0.0 { size(bytes) } else { "≈ 0".into() }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::size;
+    use super::{fixed, size};
 
     #[test]
     fn sizes_read_in_decimal_units() {
         assert_eq!(size(91e9), "91.0 GB");
         assert_eq!(size(150e6), "150 MB");
         assert_eq!(size(820e3), "820 kB");
+    }
+
+    #[test]
+    fn a_fixed_part_fitted_below_zero_reads_as_about_nothing() {
+        assert_eq!((fixed(-2.5e5), fixed(0.0), fixed(152e3)), ("≈ 0".into(), "≈ 0".into(), "152 kB".into()));
     }
 }
