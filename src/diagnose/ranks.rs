@@ -98,11 +98,20 @@ fn copy_wall(doc: &Results, point: usize) -> Option<f64> {
     (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
 }
 
-/// At a point, on average: the CPUs its runs used, the CPUs they wanted (on a CPU or waiting for
-/// one), and those other processes (scalescope's sampling included) left free of the job's CPUs; `None` when its runs were
-/// not sampled. Each over the window the samplers watched (the copies' lives: a launched run's
-/// wall time also holds its agents' start and end).
-fn cpus_at(doc: &Results, point: usize) -> Option<(f64, f64, f64)> {
+/// A point's CPUs, on average over its runs, each over the window the samplers watched (the
+/// copies' lives: a launched run's wall time also holds its agents' start and end).
+#[derive(Clone, Copy)]
+struct Cpus {
+    /// The CPUs the runs used.
+    used: f64,
+    /// The CPUs they wanted: on a CPU or waiting for one.
+    wanted: f64,
+    /// The job's CPUs other processes (scalescope's sampling included) left free.
+    free: f64,
+}
+
+/// The CPUs of a point's runs; `None` when they were not sampled.
+fn cpus_at(doc: &Results, point: usize) -> Option<Cpus> {
     let per_run: Vec<(f64, f64, f64)> = doc.points[point]
         .runs
         .iter()
@@ -124,22 +133,33 @@ fn cpus_at(doc: &Results, point: usize) -> Option<(f64, f64, f64)> {
     let n = per_run.len() as f64;
     let (used, wanted, others) =
         per_run.iter().fold((0.0, 0.0, 0.0), |a, r| (a.0 + r.0 / n, a.1 + r.1 / n, a.2 + r.2 / n));
-    Some((used, wanted, (doc.machine.allowed_cpus as f64 - others).max(0.1)))
+    Some(Cpus { used, wanted, free: (doc.machine.allowed_cpus as f64 - others).max(0.1) })
 }
 
-/// The share of one copy's speed alone that the free CPUs allowed each copy at the top count
-/// against at the base: each copy wants the CPUs one used or waited for at the base. The CPUs
-/// limit a point only where its copies waited for one ([`CPU_BOUND`] of the time they wanted
-/// one): copies that wait on each other (a lock file) leave CPUs idle. 1 when unsampled.
-fn cpu_allowed(doc: &Results, top: &PointScaling, base: &PointScaling) -> f64 {
-    let (Some(at_base), Some(at_top)) = (cpus_at(doc, base.index), cpus_at(doc, top.index)) else {
-        return 1.0;
-    };
-    let one = at_base.1 / base.count.max(1.0);
-    let cap = |(used, wanted, free): (f64, f64, f64), k: f64| {
-        if wanted - used < CPU_BOUND * wanted { 1.0 } else { (free / (k * one).max(1e-6)).min(1.0) }
-    };
-    cap(at_top, top.count) / cap(at_base, base.count)
+/// The CPUs of the copies at the base and at the top count, and what one copy wants alone.
+struct CopyCpus {
+    base: Cpus,
+    top: Cpus,
+    /// The CPUs one copy used or waited for at the base.
+    one: f64,
+}
+
+impl CopyCpus {
+    fn of(doc: &Results, top: &PointScaling, base: &PointScaling) -> Option<CopyCpus> {
+        let (base_cpus, top_cpus) = (cpus_at(doc, base.index)?, cpus_at(doc, top.index)?);
+        Some(CopyCpus { base: base_cpus, top: top_cpus, one: base_cpus.wanted / base.count.max(1.0) })
+    }
+
+    /// The share of one copy's speed alone that the free CPUs allowed each copy at the top count
+    /// against at the base. The CPUs limit a point only where its copies waited for one
+    /// ([`CPU_BOUND`] of the time they wanted one): copies that wait on each other (a lock file)
+    /// leave CPUs idle.
+    fn allowed(&self, top: &PointScaling, base: &PointScaling) -> f64 {
+        let cap = |c: Cpus, k: f64| {
+            if c.wanted - c.used < CPU_BOUND * c.wanted { 1.0 } else { (c.free / (k * self.one).max(1e-6)).min(1.0) }
+        };
+        cap(self.top, top.count) / cap(self.base, base.count)
+    }
 }
 
 /// The share of the time a point's copies wanted a CPU that they waited for one, past which the
@@ -148,38 +168,25 @@ const CPU_BOUND: f64 = 0.2;
 
 /// Copies slowed as much as the CPUs explain: when they want more CPUs than the job may use, a
 /// finding says so (other processes' share is said by the causes).
-fn too_many(
-    doc: &Results,
-    top: &PointScaling,
-    base: &PointScaling,
-    eff: f64,
-    each: &str,
-    label: &str,
-    out: &mut Vec<Finding>,
-) {
-    let (Some(at_base), Some(_)) = (cpus_at(doc, base.index), cpus_at(doc, top.index)) else { return };
+fn too_many(doc: &Results, n: f64, one: f64, eff: f64, each: &str, label: &str, out: &mut Vec<Finding>) {
     let cpus = doc.machine.allowed_cpus as f64;
-    let wanted = top.count * at_base.1 / base.count.max(1.0);
+    let wanted = n * one;
     if wanted < 1.1 * cpus {
         return;
     }
-    let fit = (cpus / (at_base.1 / base.count.max(1.0)) + 0.1).floor().max(1.0);
+    let fit = (cpus / one + 0.1).floor().max(1.0);
     let copies = if fit == 1.0 { "copy" } else { "copies" };
     out.push(Finding {
         noise: None,
         kind: Kind::CpuOversubscription,
         severity: if eff < 0.6 { Severity::Medium } else { Severity::Low },
         summary: format!(
-            "{each}: {} copies want {wanted:.1} CPUs and the job may use {cpus:.0}, so they take turns on them{label}",
-            top.count
+            "{each}: {n} copies want {wanted:.1} CPUs and the job may use {cpus:.0}, so they take turns on them{label}"
         ),
-        evidence: vec![format!(
-            "each copy kept {:.2} CPUs busy or waiting for one alone",
-            at_base.1 / base.count.max(1.0)
-        )],
+        evidence: vec![format!("each copy kept {one:.2} CPUs busy or waiting for one alone")],
         advice: format!("run at most {fit:.0} {copies} at once here, or give each fewer threads"),
         cost_pct: None,
-        at: Some(top.count),
+        at: Some(n),
         what_if: None,
     });
 }
@@ -216,12 +223,15 @@ pub fn copies(
     }
     // The CPUs free of other processes may not hold every copy: the slowdown they explain is the
     // machine's load (or more copies than CPUs), not a resource the copies share.
-    let allowed = cpu_allowed(doc, top, base);
+    let cpus = CopyCpus::of(doc, top, base);
+    let allowed = cpus.as_ref().map_or(1.0, |c| c.allowed(top, base));
     if eff >= 0.8 {
         return;
     }
     if eff >= 0.8 * allowed {
-        too_many(doc, top, base, eff, &each, label, out);
+        if let Some(c) = &cpus {
+            too_many(doc, n, c.one, eff, &each, label, out);
+        }
         return;
     }
     let mut grew: Vec<(f64, String)> =

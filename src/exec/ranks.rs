@@ -67,8 +67,7 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
             }
             // Copies on one node share its CPUs: their capacity is at most those.
             if let Some(c) = first.capacity.as_mut().filter(|_| parts.iter().all(|p| p.node == parts[0].node)) {
-                let scale = (crate::machine::allowed_cpus().max(1) as f64 / c.cpus).min(1.0);
-                c.cpus *= scale;
+                c.cpus = c.cpus.min(crate::machine::allowed_cpus().max(1) as f64);
             }
             run.threads = Some(Box::new(first));
         }

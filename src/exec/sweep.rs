@@ -173,9 +173,10 @@ impl Sweep<'_> {
         }
         if !warmup {
             self.warnings.missing_metrics(sink, &record, point);
-            let again = record.held() && !failed && self.sched.held(p);
-            if record.held() && !failed {
-                sink.event(Event::Warning(held(point, &record, again)));
+            let held = record.held() && !failed;
+            let again = held && self.sched.held(p);
+            if held {
+                sink.event(Event::Warning(held_warning(point, &record, again)));
             }
             if !again {
                 self.schedule(p, failed, record.wall_s, sink);
@@ -293,7 +294,7 @@ impl Sweep<'_> {
 }
 
 /// The warning for a run held stopped: how long, and what becomes of it.
-fn held(point: &Point, record: &RunRecord, again: bool) -> String {
+fn held_warning(point: &Point, record: &RunRecord, again: bool) -> String {
     let then = if again { "measured again" } else { "no more runs added in its place" };
     format!(
         "{}: run {} was held stopped for {:.1} s of its {:.1} s (SIGSTOP, Ctrl-Z or a batch system's suspend): kept in the results, left out of the statistics, {then}",

@@ -4,7 +4,7 @@
 //! memory than its value lists, and any point is ready in microseconds.
 
 use super::error::PlanError;
-use super::template::{Quote, substitute};
+use super::template::{Quote, placeholders, substitute};
 use super::{Hooks, Plan, Point, launcher, work};
 use std::path::PathBuf;
 
@@ -59,9 +59,8 @@ impl Plan {
         // Copies each run the whole command: a run's work is theirs summed, unless `--work` counts
         // the copies itself.
         let copies = params.iter().find(|(n, _)| n == launcher::COPIES).and_then(|(_, v)| v.parse::<f64>().ok());
-        let placeholder = format!("{{{}}}", launcher::COPIES);
         if let (Some(w), Some(k)) = (work.as_mut(), copies)
-            && !self.work.as_deref().is_some_and(|t| t.contains(&placeholder))
+            && !self.work.as_deref().is_some_and(|t| placeholders(t).contains(&launcher::COPIES))
         {
             w.amount *= k;
         }
