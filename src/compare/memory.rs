@@ -1,6 +1,6 @@
-//! Memory per unit of work, set beside set: each sweep's peak PSS of its tree and its throughput per
-//! GB of that PSS at every count, and the best of each (threads against copies of the same program: which buys
-//! more work with the node's memory).
+//! Memory per unit of work, set beside set: each sweep's peak PSS of its tree and its throughput
+//! per GB of that PSS at every count, and the best of each (threads against copies of the same
+//! program: which buys more work with the node's memory).
 
 use super::Set;
 use crate::analysis::count_label;
