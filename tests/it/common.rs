@@ -90,6 +90,17 @@ pub fn stolen_share(doc: &Results) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The largest share of a point's capacity that other processes held while the job's threads
+/// waited for a CPU (the ledger's "other processes": the suite's other tests, on a loaded CI).
+pub fn other_load_share(doc: &Results) -> f64 {
+    use scalescope::diagnose::ledger::Cause;
+    doc.points
+        .iter()
+        .filter_map(|p| scalescope::diagnose::ledger::of(p, None))
+        .map(|l| l.item(&Cause::OtherLoad).map_or(0.0, |i| i.core_s) / (l.capacity * l.wall_s).max(1e-12))
+        .fold(0.0, f64::max)
+}
+
 /// Stderr as text.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

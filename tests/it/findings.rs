@@ -54,11 +54,20 @@ fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
                 100.0 * unsampled
             );
         }
-        let disturbed = stolen.max(unsampled);
+        // Other processes (the suite's other tests) holding a tenth of a point's CPUs measured the
+        // machine's load, not the workload alone: taken again too.
+        let others = other_load_share(&doc);
+        if others >= 0.1 {
+            eprintln!(
+                "note: other processes held {:.0}% of a point's CPUs in sweep {attempt}: swept again",
+                100.0 * others
+            );
+        }
+        let disturbed = stolen.max(unsampled).max(others);
         if kept.as_ref().is_none_or(|k| disturbed < k.0) {
             kept = Some((disturbed, doc.findings));
         }
-        if stolen < 0.1 && unsampled < 0.25 {
+        if stolen < 0.1 && unsampled < 0.25 && others < 0.1 {
             break;
         }
     }
@@ -204,7 +213,9 @@ fn a_lock_taken_to_set_up_leads_with_the_tail_it_causes_and_says_what_removing_i
     // Each thread sets up 30% of its share holding one lock, one after the other, then works
     // alone: the second starts late and finishes late, and that tail is the lock's, not a
     // second cause. Without the lock the two threads would run 2.0× (its fixed variant).
-    let f = findings("1,2", &["setup", "--threads", "{threads}", "--setup", "0.3"]);
+    // Runs of about a second: at 0.2 s, a busy host's sampler (25–50 readings a second within
+    // its CPU budget) saw the 45 ms tail in two readings, and left half the loss unexplained.
+    let f = findings("1,2", &["setup", "--threads", "{threads}", "--setup", "0.3", "--ops", "3000000"]);
     let l = first(&f, Kind::LockContention);
     assert!(l.summary.contains("SETUP_LOCK"), "{:?}", kinds(&f));
     assert!(l.evidence.iter().any(|e| e.contains("in the tail left behind")), "the tail is carried: {l:?}");
@@ -216,7 +227,7 @@ fn a_lock_taken_to_set_up_leads_with_the_tail_it_causes_and_says_what_removing_i
     assert!(w.at == 2.0 && (1.75..=2.15).contains(&w.without) && w.without > w.speedup + 0.2, "{w:?}");
     let ci = w.without_ci95.expect("an interval over three runs");
     assert!(ci[0] <= w.without && w.without <= ci[1], "{w:?}");
-    let fixed = fixed(&["setup", "--threads", "{threads}", "--setup", "0.3", "--unlocked"], &[]);
+    let fixed = fixed(&["setup", "--threads", "{threads}", "--setup", "0.3", "--ops", "3000000", "--unlocked"], &[]);
     scales_or_cannot_tell(&fixed);
     nothing_serious_but(&fixed, &[]);
 }

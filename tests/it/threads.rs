@@ -296,7 +296,7 @@ fn attach_says_a_window_that_kept_its_cpus_busy_and_one_with_too_many_threads() 
     let cpus = scalescope::machine::allowed_cpus();
     for (threads, kind) in [(cpus, "[info] scales-well"), (4 * cpus, "[low] cpu-oversubscription")] {
         let mut child = std::process::Command::new(common::bin())
-            .args(["probe", "scalable", "--threads", &threads.to_string(), "--seconds", "4"])
+            .args(["probe", "scalable", "--threads", &threads.to_string(), "--seconds", "30"])
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
