@@ -15,7 +15,7 @@ use crate::history::trend::p_text;
 use crate::history::{History, HistoryError};
 
 /// The figures judged: the time at every count, the efficiency at the largest count and the
-/// serial fraction, per sub-series.
+/// serial fraction, per sub-series, from runs scaled to the machine's usual pace.
 fn judged(g: &[Sweep]) -> Vec<Track> {
     let axis = g[0].axis.clone().unwrap_or_default();
     let mut counts: Vec<f64> = g.iter().flat_map(|s| &s.points).filter_map(|p| p.count).collect();
@@ -23,10 +23,10 @@ fn judged(g: &[Sweep]) -> Vec<Track> {
     counts.dedup();
     let mut out = Vec::new();
     for f in [Figure::Efficiency, Figure::SerialFraction] {
-        out.extend(figures::tracks(g, f, &axis));
+        out.extend(figures::paced_tracks(g, f, &axis));
     }
     for c in counts.iter().rev() {
-        out.extend(figures::tracks(g, Figure::Time(Some(*c)), &axis));
+        out.extend(figures::paced_tracks(g, Figure::Time(Some(*c)), &axis));
     }
     out.retain(|t| t.entries.iter().any(|e| e.value.is_some()));
     out

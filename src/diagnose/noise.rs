@@ -2,7 +2,8 @@
 //! the run-to-run variation of the wall time, within points (so that the points' own differences
 //! do not count). The suspects are what the sampler measured about each run — other processes'
 //! CPU time on the machine, the hypervisor's steal time, the CPUs' clock where the kernel shows
-//! it — and what the runs themselves show: a
+//! it, the machine's own pace (a fixed loop timed before each run, wherever it runs) — and what
+//! the runs themselves show: a
 //! drift of the machine's speed over the sweep, and runs that fall in two groups. The one that
 //! explains the most, when it explains at least half and beyond chance, is named with what to do.
 
@@ -42,6 +43,8 @@ pub enum Cause {
     TwoGroups,
     /// The CPUs ran at a lower clock in the slow runs.
     Frequency,
+    /// A fixed loop timed before each run was slower before the slow runs: the machine itself.
+    Pace,
 }
 
 impl Noise {
@@ -60,6 +63,9 @@ impl Noise {
             Cause::Frequency => {
                 "the CPUs' clock changed from run to run (a power-saving governor, turbo, a thermal limit): set the performance governor (cpupower frequency-set -g performance) or fix the frequency, and warm up before measuring"
             }
+            Cause::Pace => {
+                "the machine itself ran slower before the slow runs (other guests on the host, a frequency governor, heat): measure on a dedicated node or a quieter host, keep the default interleaved order so that every count shares the slow spells, and compare sweeps with `scalescope check`, which judges times at the machine's usual pace"
+            }
             Cause::TwoGroups => {
                 "runs fall into a fast and a slow group: a cache or page cache warm in some runs only (--prepare to set the same state, --warmup), threads placed on different cores or NUMA nodes (pin them: taskset, numactl), or a periodic background task"
             }
@@ -74,6 +80,7 @@ struct Run {
     others: Option<f64>,
     stolen: Option<f64>,
     mhz: Option<f64>,
+    log_pace: Option<f64>,
 }
 
 fn runs(p: &PointResult) -> Vec<Run> {
@@ -88,6 +95,7 @@ fn runs(p: &PointResult) -> Vec<Run> {
                 others: r.others_cpus(),
                 stolen: m.map(|m| m.stolen_s / r.wall_s),
                 mhz: m.and_then(|m| m.mhz),
+                log_pace: r.pace_ns.filter(|p| *p > 0.0).map(f64::ln),
             }
         })
         .collect()
@@ -132,6 +140,16 @@ pub fn of(doc: &Results) -> Option<Noise> {
             "the CPUs' clock explains {:.0}% of the variation within points: 100 MHz less made a run {:.1}% slower",
             100.0 * r2,
             100.0 * ((-100.0 * slope).exp() - 1.0)
+        ),
+    }));
+    // A slower loop goes with a slower run: the other sign is not the machine's pace.
+    consider(regression(&points, |r| r.log_pace).filter(|(_, slope)| *slope > 0.0).map(|(r2, slope)| Noise {
+        cause: Cause::Pace,
+        explains: r2,
+        evidence: format!(
+            "the machine's own pace (a fixed loop timed before each run) explains {:.0}% of the variation within points: the loop 1% slower went with a run {:.1}% slower",
+            100.0 * r2,
+            100.0 * (1.01f64.powf(slope) - 1.0)
         ),
     }));
     // Said over the time a point's runs spanned: a rate per minute extrapolated from runs a few
@@ -301,6 +319,31 @@ mod tests {
         let n = of(&d).expect("the clock");
         assert_eq!(n.cause, Cause::Frequency, "{n:?}");
         assert!(n.advice().contains("governor"), "{}", n.advice());
+    }
+
+    #[test]
+    fn runs_after_a_slower_loop_are_put_down_to_the_machines_pace() {
+        // A host whose speed came and went: each run as slow as the loop timed before it, with
+        // runs spread so that no trend over time explains them.
+        let mut d = doc(&[&[(0.0, 0.0, 0.0); 6], &[(0.0, 0.0, 0.0); 6]]);
+        let paces = [1.5e6, 1.65e6, 1.52e6, 1.7e6, 1.5e6, 1.62e6];
+        for (p, point) in d.points.iter_mut().enumerate() {
+            for (i, (r, pace)) in point.runs.iter_mut().zip(paces).enumerate() {
+                r.wall_s = (1.0 - 0.4 * p as f64) * pace / 1.5e6 * (1.0 + 0.004 * (i % 2) as f64);
+                r.user_s = r.wall_s;
+                r.started_unix_s = 10.0 * i as f64;
+                r.pace_ns = Some(pace);
+                if let Some(t) = r.threads.as_mut() {
+                    t.machine_cpu = Some(MachineCpu { busy_s: r.wall_s, ..Default::default() });
+                }
+            }
+        }
+        let n = of(&d).expect("the pace");
+        assert_eq!(n.cause, Cause::Pace, "{n:?}");
+        assert!(n.explains > 0.9 && n.evidence.contains("the loop 1% slower went with a run 1.0% slower"), "{n:?}");
+        // Without the loop's times, the same runs are put down to nothing measured.
+        d.points.iter_mut().flat_map(|p| &mut p.runs).for_each(|r| r.pace_ns = None);
+        assert!(of(&d).is_none_or(|n| n.cause != Cause::Pace));
     }
 
     #[test]

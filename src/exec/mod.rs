@@ -7,6 +7,7 @@ pub mod ceiling;
 pub mod child;
 mod helper;
 pub mod metrics;
+mod pace;
 pub mod ranks;
 pub mod record;
 mod shed;

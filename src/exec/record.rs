@@ -63,6 +63,11 @@ pub struct RunRecord {
     /// `--metric` extractors that found nothing in this run.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub missing_metrics: Vec<String>,
+    /// Nanoseconds a fixed loop of a million integer steps took on one CPU just before the run
+    /// (the fastest of four tries): the machine's own pace then, which tells a slower machine
+    /// from a slower program.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub pace_ns: Option<f64>,
     /// Work done per `--work`, divided by wall time; or the `throughput` metric.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub throughput: Option<f64>,

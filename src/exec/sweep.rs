@@ -159,13 +159,15 @@ impl Sweep<'_> {
             (Some(l), Some(dir)) => agent_argv(l, dir, self.plan, &point.argv)?,
             _ => point.argv.clone(),
         };
+        let pace_ns = super::pace::measure();
         let mut outcome = exec.run(&self.spec(task, point, &argv))?;
         if outcome.interrupted {
             return Ok(Some(Stop::Interrupted));
         }
         Hooks { exec: &mut *exec, point, show_output: self.show_output }.run("conclude", &point.hooks.conclude)?;
         let run = RunOf { point, warmup, index, stem, parts };
-        let record = self.record(&mut outcome, &run, started, eviction, sink);
+        let mut record = self.record(&mut outcome, &run, started, eviction, sink);
+        record.pace_ns = Some(pace_ns);
         let failed = !record.succeeded();
         let units = units(&outcome);
         if outcome.strays > 0 {
@@ -383,6 +385,7 @@ fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner:
         stray_processes: o.strays,
         missing_metrics,
         metrics,
+        pace_ns: None,
         throughput,
         evict: None,
         threads: None,

@@ -214,7 +214,7 @@ pub fn left_out(sweeps: &[Sweep]) -> (usize, usize, f64) {
 /// they had taken every CPU-second they used from the run (`t × (N − X) / N`). A step this track
 /// still shows in the last sweep is not the machine's doing. `None` without wall times there.
 fn best_case_time(sweeps: &[Sweep], count: f64, axis: &str, sub: &str) -> Option<Track> {
-    let mut t = track(sweeps, Figure::Time(Some(count)), axis, sub)?;
+    let mut t = track(sweeps, Figure::Time(Some(count)), axis, sub, false)?;
     let s = sweeps.last()?;
     let p = point(s, sub, count)?;
     let bg = Usual::of(sweeps).at(p);
@@ -245,18 +245,74 @@ pub fn best_case_times(sweeps: &[Sweep], axis: &str) -> Vec<Track> {
         .collect()
 }
 
+/// How the runs of a series follow the machine's pace: its usual value over the series (the median
+/// of the runs', nanoseconds per million steps of the loop timed before each run) and how much of
+/// a change of pace a run's time follows (the slope of ln wall time on ln pace, within points, so
+/// that the program's own steps between sweeps do not count). A CPU-bound program follows it
+/// nearly one for one; one that waits on a disk does not, and keeps its times as measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pace {
+    /// The usual pace, ns per million steps.
+    pub usual_ns: f64,
+    /// The share of a change of pace the times follow, in [0, 1].
+    pub slope: f64,
+}
+
+impl Pace {
+    /// The series' pace, when enough runs have one and their times follow it beyond chance (5%).
+    pub fn of(sweeps: &[Sweep]) -> Option<Pace> {
+        let runs = |p: &PointRow| -> Vec<(f64, f64)> {
+            p.runs
+                .iter()
+                .filter(|r| r.ok)
+                .filter_map(|r| Some((r.pace_ns.filter(|x| *x > 0.0)?.ln(), r.wall_s.filter(|w| *w > 0.0)?.ln())))
+                .collect()
+        };
+        let (mut sxx, mut sxy, mut syy, mut n, mut groups) = (0.0, 0.0, 0.0, 0usize, 0usize);
+        let mut all = Vec::new();
+        for v in sweeps.iter().flat_map(|s| &s.points).map(runs).filter(|v| v.len() >= 2) {
+            let k = v.len() as f64;
+            let (mx, my) = (v.iter().map(|x| x.0).sum::<f64>() / k, v.iter().map(|x| x.1).sum::<f64>() / k);
+            for (x, y) in &v {
+                sxx += (x - mx).powi(2);
+                sxy += (x - mx) * (y - my);
+                syy += (y - my).powi(2);
+                all.push(x.exp());
+            }
+            n += v.len();
+            groups += 1;
+        }
+        let df = n.checked_sub(groups + 1).filter(|d| *d >= 4)? as f64;
+        if sxx <= 0.0 || syy <= 0.0 || sxy <= 0.0 {
+            return None;
+        }
+        let r2 = sxy * sxy / (sxx * syy);
+        let t = (r2 * df / (1.0 - r2).max(1e-12)).sqrt();
+        (t > crate::stats::t_two_sided(0.05, df))
+            .then(|| Pace { usual_ns: median(&all).unwrap_or(1.0), slope: (sxy / sxx).min(1.0) })
+    }
+
+    /// What a run's time is multiplied by to be at the usual pace.
+    fn scale(&self, r: &RunRow) -> f64 {
+        r.pace_ns.filter(|p| *p > 0.0).map_or(1.0, |own| (self.usual_ns / own).powf(self.slope))
+    }
+}
+
 /// The per-run time-like values of a point's undisturbed runs (wall times, or 1/throughput),
-/// whether they are times, and how many runs were left out, against the `usual` load.
-fn timelike(usual: &Usual, s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
+/// whether they are times, and how many runs were left out, against the `usual` load. With the
+/// series' [`Pace`], each run that has its own is scaled to the usual one: as if the machine had
+/// run at its usual speed (a run without one is kept as measured).
+fn timelike(usual: &Usual, pace: Option<Pace>, s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
     let d = disturbed(p, &s.machine, usual.at(p));
     let kept: Vec<&RunRow> = p.runs.iter().zip(d).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
     let left_out = p.runs.iter().filter(|r| r.ok).count() - kept.len();
-    let walls: Vec<f64> = kept.iter().filter_map(|r| r.wall_s).collect();
+    let scale = |r: &RunRow| pace.map_or(1.0, |p| p.scale(r));
+    let walls: Vec<f64> = kept.iter().filter_map(|r| r.wall_s.map(|w| w * scale(r))).collect();
     if !walls.is_empty() || !p.walls().is_empty() {
         return (walls, true, left_out);
     }
-    let tp: Vec<f64> = kept.iter().filter_map(|r| r.throughput).filter(|t| *t > 0.0).collect();
-    (tp.iter().map(|t| 1.0 / t).collect(), false, left_out)
+    let tp: Vec<&RunRow> = kept.into_iter().filter(|r| r.throughput.is_some_and(|t| t > 0.0)).collect();
+    (tp.iter().filter_map(|r| r.throughput.map(|t| scale(r) / t)).collect(), false, left_out)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -284,11 +340,20 @@ fn point<'a>(s: &'a Sweep, sub: &str, count: f64) -> Option<&'a PointRow> {
 /// The tracks of `figure` over `sweeps` (oldest first, points filled): one per sub-series.
 pub fn tracks(sweeps: &[Sweep], figure: Figure, axis: &str) -> Vec<Track> {
     let subs = subseries(sweeps);
-    subs.iter().filter_map(|sub| track(sweeps, figure, axis, sub)).collect()
+    subs.iter().filter_map(|sub| track(sweeps, figure, axis, sub, false)).collect()
 }
 
-fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Track> {
+/// The same, from runs scaled to the machine's usual [`Pace`] (as measured where there is no
+/// pace, or where the times do not follow it): what `check` judges, so that a host that got slower is not a regression of the program.
+/// A time track so scaled says so in its name.
+pub fn paced_tracks(sweeps: &[Sweep], figure: Figure, axis: &str) -> Vec<Track> {
+    let subs = subseries(sweeps);
+    subs.iter().filter_map(|sub| track(sweeps, figure, axis, sub, true)).collect()
+}
+
+fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str, paced: bool) -> Option<Track> {
     let usual = Usual::of(sweeps);
+    let pace = if paced { Pace::of(sweeps) } else { None };
     let counts = counts(sweeps, sub);
     let suffix = if sub.is_empty() { String::new() } else { format!(" [{sub}]") };
     let largest = *counts.last()?;
@@ -303,7 +368,7 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
     // out at either.
     let per_run = |s: &Sweep, f: &dyn Fn(f64, f64) -> f64| -> (Vec<f64>, usize) {
         let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else { return (Vec::new(), 0) };
-        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(&usual, s, b), timelike(&usual, s, l));
+        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(&usual, pace, s, b), timelike(&usual, pace, s, l));
         let Some(tb) = median(&tb) else { return (Vec::new(), out_b + out_l) };
         (tl.iter().map(|t| f(tb / t, largest / baseline)).collect(), out_b + out_l)
     };
@@ -312,13 +377,18 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str) -> Option<Trac
             let c = c.unwrap_or(largest);
             let times = sweeps.iter().filter_map(|s| point(s, sub, c)).any(|p| !p.walls().is_empty());
             Track {
-                name: format!("{} at {}{suffix}", if times { "time" } else { "throughput" }, at(c)),
+                name: format!(
+                    "{} at {}{suffix}{}",
+                    if times { "time" } else { "throughput" },
+                    at(c),
+                    if pace.is_some() { " (at the machine's usual pace)" } else { "" }
+                ),
                 worse: if times { Worse::Higher } else { Worse::Lower },
                 unit: if times { "s" } else { "per s" },
                 felt_at: None,
                 entries: entries(&|s| {
                     let Some(p) = point(s, sub, c) else { return empty(index(s)) };
-                    let (v, is_time, left_out) = timelike(&usual, s, p);
+                    let (v, is_time, left_out) = timelike(&usual, pace, s, p);
                     let v: Vec<f64> = if is_time { v } else { v.iter().map(|t| 1.0 / t).collect() };
                     let summary = crate::stats::Summary::of(&v);
                     Entry {
@@ -444,5 +514,49 @@ mod tests {
         // Always busy: compared under that load.
         let busy: Vec<Sweep> = (0..6).map(|i| sweep(0.9 + 0.02 * i as f64)).collect();
         assert!((Usual::of(&busy).at(&busy[0].points[0]) - 0.92).abs() < 0.02);
+    }
+
+    #[test]
+    fn a_host_that_slowed_is_no_step_at_its_usual_pace_and_a_program_that_slowed_is() {
+        // Twenty sweeps of three runs at one count; from the twelfth, the host runs 8% slower and
+        // so do the runs (its pace with them), or the program does (the pace unchanged). An I/O
+        // wait that does not follow the pace keeps its times as measured.
+        let history = |host: f64, program: f64| -> Vec<Sweep> {
+            (0..20)
+                .map(|i| {
+                    let (h, p) = if i < 12 { (1.0, 1.0) } else { (host, program) };
+                    let wobble = [0.0, 0.004, -0.003, 0.002, -0.001][i % 5];
+                    let mut point = point(&[(1.0, 0.0), (1.01, 0.0), (0.99, 0.0)]);
+                    point.count = Some(1.0);
+                    // Each run as slow as the loop before it, and a little noise of its own.
+                    for (k, r) in point.runs.iter_mut().enumerate() {
+                        let own = h * [1.0, 1.03, 0.98][k] * (1.0 + wobble);
+                        r.wall_s = Some(own * p * (1.0 + 0.003 * ((i + k) % 3) as f64));
+                        r.pace_ns = Some(1.5e6 * own);
+                    }
+                    Sweep { points: vec![point], ..Sweep::default() }
+                })
+                .collect()
+        };
+        let steps = |g: &[Sweep], paced: bool| {
+            let t = if paced {
+                paced_tracks(g, Figure::Time(None), "threads")
+            } else {
+                tracks(g, Figure::Time(None), "threads")
+            };
+            super::super::check::all(&t[0], &super::super::check::Options::default())
+        };
+        let host = history(1.08, 1.0);
+        assert_eq!(steps(&host, false).len(), 1, "as measured, the host's step is a step");
+        assert!(steps(&host, true).is_empty(), "at its usual pace, it is none: {:?}", steps(&host, true));
+        let program = history(1.0, 1.08);
+        let found = steps(&program, true);
+        assert!(found.len() == 1 && found[0].at == 12 && found[0].regression, "{found:?}");
+        assert!(found[0].figure.contains("at the machine's usual pace"), "{}", found[0].figure);
+        let mut waits = history(1.08, 1.0);
+        for (i, r) in waits.iter_mut().flat_map(|s| &mut s.points[0].runs).enumerate() {
+            r.wall_s = Some(1.0 + 0.01 * (i % 3) as f64);
+        }
+        assert_eq!(Pace::of(&waits), None);
     }
 }

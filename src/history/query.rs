@@ -220,7 +220,7 @@ pub fn fill(h: &History, s: &mut Sweep) -> Result<(), HistoryError> {
         .map_err(fail)?;
     let mut st = c
         .prepare(
-            "SELECT point, ok, wall_s, user_s, sys_s, cpu_pct, throughput, others_cpus FROM runs WHERE sweep = ?1 ORDER BY point, idx",
+            "SELECT point, ok, wall_s, user_s, sys_s, cpu_pct, throughput, others_cpus, pace_ns FROM runs WHERE sweep = ?1 ORDER BY point, idx",
         )
         .map_err(fail)?;
     let runs: Vec<(i64, RunRow)> = st
@@ -235,6 +235,7 @@ pub fn fill(h: &History, s: &mut Sweep) -> Result<(), HistoryError> {
                     cpu_pct: r.get(5)?,
                     throughput: r.get(6)?,
                     others_cpus: r.get(7)?,
+                    pace_ns: r.get(8)?,
                 },
             ))
         })

@@ -102,6 +102,8 @@ pub struct RunRow {
     pub throughput: Option<f64>,
     /// The CPUs other processes kept busy during the run, on average, when it was sampled.
     pub others_cpus: Option<f64>,
+    /// The machine's pace just before the run: nanoseconds per million steps of a fixed loop.
+    pub pace_ns: Option<f64>,
 }
 
 /// The models fitted to one series of a sweep.
@@ -281,6 +283,7 @@ fn points(doc: &Results, axis: Option<&str>) -> Vec<PointRow> {
                         cpu_pct: Some(r.cpu_pct),
                         throughput: r.throughput,
                         others_cpus: r.others_cpus(),
+                        pace_ns: r.pace_ns,
                     })
                     .collect(),
             }
@@ -399,9 +402,21 @@ pub fn write(tx: &Transaction, s: &Sweep) -> rusqlite::Result<i64> {
         )?;
         for (i, r) in p.runs.iter().enumerate() {
             tx.execute(
-                "INSERT INTO runs (sweep, point, idx, ok, wall_s, user_s, sys_s, cpu_pct, throughput, others_cpus)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![id, p.idx, i as i64, r.ok, r.wall_s, r.user_s, r.sys_s, r.cpu_pct, r.throughput, r.others_cpus],
+                "INSERT INTO runs (sweep, point, idx, ok, wall_s, user_s, sys_s, cpu_pct, throughput, others_cpus, pace_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    id,
+                    p.idx,
+                    i as i64,
+                    r.ok,
+                    r.wall_s,
+                    r.user_s,
+                    r.sys_s,
+                    r.cpu_pct,
+                    r.throughput,
+                    r.others_cpus,
+                    r.pace_ns
+                ],
             )?;
         }
     }

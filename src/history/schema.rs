@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 pub const APPLICATION_ID: i64 = 0x5353_4849;
 
 /// Each migration's SQL; migration `i` takes a file from version `i` to `i + 1`.
-pub const MIGRATIONS: [&str; 1] = [V1];
+pub const MIGRATIONS: [&str; 2] = [V1, V2];
 
 /// The version this build writes.
 pub fn current() -> i64 {
@@ -108,6 +108,10 @@ CREATE TABLE findings (
     PRIMARY KEY (sweep, rank)
 );
 ";
+
+/// Version 2: each run's machine pace (nanoseconds per million steps of a fixed loop, timed just
+/// before it), so that a step of the machine's speed is told from the program's.
+const V2: &str = "ALTER TABLE runs ADD COLUMN pace_ns REAL;";
 
 /// What a file holds before it is migrated.
 #[derive(Debug, PartialEq, Eq)]
