@@ -177,6 +177,28 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_file_keeps_its_runs_and_gains_their_pace() {
+        let mut c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (1);",
+        )
+        .unwrap();
+        c.execute_batch(V1).unwrap();
+        c.execute_batch(
+            "INSERT INTO sweeps VALUES (1, 'u', 's', 'sweep', 'c', 'r', 'src', 'complete', 'cmd', '{}', NULL, NULL,
+                'v', 'h', 'cpu', 2, 2, 2, 1, 'os', 'k', 'x86_64', NULL, NULL, NULL);
+             INSERT INTO runs (sweep, point, idx, ok, wall_s) VALUES (1, 0, 0, 1, 1.5);",
+        )
+        .unwrap();
+        assert_eq!(state(&c).unwrap(), State::Version(1));
+        migrate(&mut c).unwrap();
+        assert_eq!(state(&c).unwrap(), State::Version(current()));
+        let (wall, pace): (f64, Option<f64>) =
+            c.query_row("SELECT wall_s, pace_ns FROM runs", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!((wall, pace), (1.5, None));
+    }
+
+    #[test]
     fn another_programs_tables_are_foreign_and_left_alone() {
         let mut c = Connection::open_in_memory().unwrap();
         c.execute_batch("CREATE TABLE t (x);").unwrap();
