@@ -226,11 +226,11 @@ fn sentence(tracks: &[Track], steps: &[(usize, Step)], g: &[Sweep], after: &Swee
     let verb = if main.after > main.before { "rose" } else { "fell" };
     let p = main.p.map_or_else(String::new, |p| format!(", {}", p_text(p)));
     let mut out = format!(
-        "{} {verb} from {} to {} ({:+.0}%{p}) between {} and {}",
+        "{} {verb} from {} to {} ({}{p}) between {} and {}",
         main.figure,
         main.before_text,
         main.after_text,
-        main.change * 100.0,
+        main.change_text(),
         before.label(),
         after.label()
     );
@@ -320,13 +320,13 @@ fn all(h: &History, f: &Filter, o: &Options, json: bool) -> Result<Exit, Error> 
                 let verb = if s.after > s.before { "rose" } else { "fell" };
                 let p = s.p.map_or_else(String::new, |p| format!(", {}", p_text(p)));
                 lines.push(format!(
-                    "#{} {}: {} {verb} from {} to {} ({:+.0}%{p}) between {} and {}{}",
+                    "#{} {}: {} {verb} from {} to {} ({}{p}) between {} and {}{}",
                     sweep.id,
                     series_title(sweep),
                     s.figure,
                     s.before_text,
                     s.after_text,
-                    s.change * 100.0,
+                    s.change_text(),
                     before.label(),
                     sweep.label(),
                     if s.regression { " [regression]" } else { "" }

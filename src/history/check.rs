@@ -47,6 +47,9 @@ pub struct Step {
     /// The change as judged, signed, as a fraction (for the serial fraction: of the time at the
     /// largest count).
     pub change: f64,
+    /// Whether `change` is that of the time at the largest count (the serial fraction's), not of
+    /// the figure itself.
+    pub in_time: bool,
     /// Welch's p-value on the runs, when there are runs on both sides.
     pub p: Option<f64>,
     /// Worse, not better.
@@ -57,6 +60,15 @@ pub struct Step {
     pub before_text: String,
     /// The level after, as shown.
     pub after_text: String,
+}
+
+impl Step {
+    /// The change as a signed percentage: `+27%`, or for the serial fraction `+21% in time at the
+    /// largest count` (its points moved by more, and are not what a user waits for).
+    pub fn change_text(&self) -> String {
+        let pct = format!("{:+.0}%", 100.0 * self.change);
+        if self.in_time { format!("{pct} in time at the largest count") } else { pct }
+    }
 }
 
 /// The values present, with their positions.
@@ -108,6 +120,7 @@ fn judge(t: &Track, a: &[usize], b: &[usize], at: usize, o: &Options) -> Option<
         before,
         after,
         change: c,
+        in_time: t.felt_at.is_some(),
         p,
         regression,
         improvement,

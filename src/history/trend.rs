@@ -42,7 +42,7 @@ pub fn table(sweeps: &[Sweep], t: &Track, steps: &[Step]) -> Table {
     }
 }
 
-/// `▲ +27% (regression, p = 0.001)`.
+/// `▲ +27% (regression, p = 0.001)`; for the serial fraction, `▲ +21% in time at the largest count (…)`.
 pub fn step_text(s: &Step) -> String {
     let arrow = if s.after > s.before { "▲" } else { "▼" };
     let what = match (s.regression, s.improvement) {
@@ -51,7 +51,7 @@ pub fn step_text(s: &Step) -> String {
         _ => "change",
     };
     let p = s.p.map_or_else(|| ", by the threshold".to_string(), |p| format!(", {}", p_text(p)));
-    format!("{arrow} {:+.1}% ({what}{p})", s.change * 100.0)
+    format!("{arrow} {} ({what}{p})", s.change_text())
 }
 
 /// `p = 0.003`, `p < 0.001`.
