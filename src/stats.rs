@@ -270,6 +270,43 @@ impl Rng {
     }
 }
 
+/// The values inside Tukey's fences (all of them below four values): a value that a burst of
+/// other work moved does not widen a test's variance many times over.
+pub fn within_fences(v: &[f64]) -> Vec<f64> {
+    match Summary::of(v) {
+        Some(s) if v.len() >= 4 => {
+            v.iter().enumerate().filter(|(i, _)| !s.outliers.contains(i)).map(|(_, x)| *x).collect()
+        }
+        _ => v.to_vec(),
+    }
+}
+
+/// Pooled within-group regression of y on x: each group's own means taken out, so that what
+/// differs between groups does not count. The share of the variation within groups it explains
+/// (r²) and the slope, when the slope is significant at 5% (Student's t on the pooled residuals)
+/// with at least `min_df` degrees of freedom.
+pub fn within_groups(groups: &[Vec<(f64, f64)>], min_df: usize) -> Option<(f64, f64)> {
+    let (mut sxx, mut sxy, mut syy, mut n, mut k) = (0.0, 0.0, 0.0, 0usize, 0usize);
+    for g in groups.iter().filter(|g| !g.is_empty()) {
+        let m = g.len() as f64;
+        let (mx, my) = (g.iter().map(|p| p.0).sum::<f64>() / m, g.iter().map(|p| p.1).sum::<f64>() / m);
+        for (x, y) in g {
+            sxx += (x - mx).powi(2);
+            sxy += (x - mx) * (y - my);
+            syy += (y - my).powi(2);
+        }
+        n += g.len();
+        k += 1;
+    }
+    let df = n.checked_sub(k + 1).filter(|d| *d >= min_df)? as f64;
+    if sxx <= 0.0 || syy <= 0.0 {
+        return None;
+    }
+    let r2 = sxy * sxy / (sxx * syy);
+    let t = (r2 * df / (1.0 - r2).max(1e-12)).sqrt();
+    (t > t_two_sided(0.05, df)).then_some((r2, sxy / sxx))
+}
+
 /// Welch's two-sided t-test of equal means: the p-value, or `None` with fewer than two values
 /// on a side. Two constant samples give 0 when their means differ and 1 when they are equal.
 pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {

@@ -122,10 +122,12 @@ pub fn check(a: &CheckArgs) -> Result<Exit, Error> {
     let target = g.last().cloned().unwrap_or(target);
     // A figure without enough sweeps at its level to be judged (the first sweeps, the ones right
     // after a step): said, not passed as in line.
+    let levels: Vec<check::Level> = tracks.iter().map(|t| check::level(t, &o)).collect();
     let level = tracks
         .iter()
-        .filter(|t| t.entries.last().is_some_and(|e| e.value.is_some()))
-        .map(|t| check::level(t, &o))
+        .zip(&levels)
+        .filter(|(t, _)| t.entries.last().is_some_and(|e| e.value.is_some()))
+        .map(|(_, l)| l.sweeps)
         .min()
         .unwrap_or(0);
     let early = !regression && level < check::MIN_LEVEL;
@@ -147,7 +149,7 @@ pub fn check(a: &CheckArgs) -> Result<Exit, Error> {
             unjudged.join(", ")
         )
     } else {
-        let restarted = tracks.iter().any(|t| check::restarted(t, &o));
+        let restarted = levels.iter().any(|l| l.restarted);
         in_line(&tracks, &g, &target, &steps, restarted.then_some(level))
     };
     if at_best {

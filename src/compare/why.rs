@@ -115,12 +115,7 @@ const PACE_MOVED: f64 = 0.03;
 fn paces(doc: &Results) -> Vec<f64> {
     let v: Vec<f64> =
         doc.points.iter().flat_map(|p| &p.runs).filter(|r| r.counted()).filter_map(|r| r.pace_ns).collect();
-    match crate::stats::Summary::of(&v) {
-        Some(s) if v.len() >= 4 => {
-            v.iter().enumerate().filter(|(i, _)| !s.outliers.contains(i)).map(|(_, x)| *x).collect()
-        }
-        _ => v,
-    }
+    crate::stats::within_fences(&v)
 }
 
 /// When the machine itself ran at another pace during the two sweeps (the loop timed before each
@@ -136,14 +131,11 @@ fn machine_pace(a: &Results, b: &Results, change: &Change) -> Option<String> {
         return None;
     }
     // A time scales with the pace; a throughput against it.
-    let equal = if change.judged_by == Figure::Time { change.ratio / ratio } else { change.ratio * ratio };
+    let at_equal_pace = |x: f64| if change.judged_by == Figure::Time { x / ratio } else { x * ratio };
+    let equal = at_equal_pace(change.ratio);
     let slower = ratio > 1.0;
     let same_way = matches!((slower, change.verdict), (true, Verdict::Slower) | (false, Verdict::Faster));
-    let inside = change.ci95.is_some_and(|c| {
-        let (lo, hi) =
-            if change.judged_by == Figure::Time { (c[0] / ratio, c[1] / ratio) } else { (c[0] * ratio, c[1] * ratio) };
-        lo <= 1.0 && 1.0 <= hi
-    });
+    let inside = change.ci95.is_some_and(|c| at_equal_pace(c[0]) <= 1.0 && 1.0 <= at_equal_pace(c[1]));
     let meaning = match (same_way, inside) {
         (true, true) => "that alone accounts for the change",
         (true, false) => "part of the change is the machine's",

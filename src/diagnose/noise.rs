@@ -8,7 +8,7 @@
 //! explains the most, when it explains at least half and beyond chance, is named with what to do.
 
 use crate::results::{PointResult, Results};
-use crate::stats::t_two_sided;
+use crate::stats::within_groups;
 
 /// A suspect must explain at least this share of the variation within points to be named.
 const EXPLAINS: f64 = 0.5;
@@ -177,30 +177,13 @@ fn span(instants: impl Iterator<Item = f64>) -> f64 {
     (hi - lo).max(0.0)
 }
 
-/// Pooled within-point regression of ln wall time on `x`: the share of the variation it explains
-/// and the slope, when the slope is significant at 5% (Student's t on the pooled residuals).
+/// Pooled within-point regression of ln wall time on `x` ([`within_groups`]): the share of the
+/// variation it explains and the slope, when the slope is significant at 5%; `None` when a run
+/// lacks `x`.
 fn regression(points: &[Vec<Run>], x: impl Fn(&Run) -> Option<f64>) -> Option<(f64, f64)> {
-    let (mut sxx, mut sxy, mut syy, mut n, mut groups) = (0.0, 0.0, 0.0, 0usize, 0usize);
-    for runs in points {
-        let xs: Option<Vec<f64>> = runs.iter().map(&x).collect();
-        let xs = xs?;
-        let k = runs.len() as f64;
-        let (mx, my) = (xs.iter().sum::<f64>() / k, runs.iter().map(|r| r.log_wall).sum::<f64>() / k);
-        for (xi, r) in xs.iter().zip(runs) {
-            sxx += (xi - mx).powi(2);
-            sxy += (xi - mx) * (r.log_wall - my);
-            syy += (r.log_wall - my).powi(2);
-        }
-        n += runs.len();
-        groups += 1;
-    }
-    let df = n.checked_sub(groups + 1).filter(|d| *d >= 2)? as f64;
-    if sxx <= 0.0 || syy <= 0.0 {
-        return None;
-    }
-    let r2 = sxy * sxy / (sxx * syy);
-    let t = (r2 * df / (1.0 - r2).max(1e-12)).sqrt();
-    (t > t_two_sided(0.05, df)).then_some((r2, sxy / sxx))
+    let groups: Option<Vec<Vec<(f64, f64)>>> =
+        points.iter().map(|runs| runs.iter().map(|r| Some((x(r)?, r.log_wall))).collect()).collect();
+    within_groups(&groups?, 2)
 }
 
 /// Points whose runs split into a fast and a slow group: the split that leaves the least

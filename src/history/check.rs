@@ -8,7 +8,7 @@
 
 use super::figures::{Track, Worse};
 use super::steps;
-use crate::stats::{Summary, t_two_sided, welch_p};
+use crate::stats::{t_two_sided, welch_p, within_fences};
 use serde::Serialize;
 
 /// How many sweeps on each side of a step are compared.
@@ -129,17 +129,6 @@ fn judge(t: &Track, a: &[usize], b: &[usize], at: usize, o: &Options) -> Option<
     })
 }
 
-/// The values inside Tukey's fences: a run that a burst of other work slowed down does not hide a
-/// step from Welch's test (it would widen the variance many times over).
-fn within_fences(v: &[f64]) -> Vec<f64> {
-    match Summary::of(v) {
-        Some(s) if v.len() >= 4 => {
-            v.iter().enumerate().filter(|(i, _)| !s.outliers.contains(i)).map(|(_, x)| *x).collect()
-        }
-        _ => v.to_vec(),
-    }
-}
-
 /// The newest entry judged against the level the entries before it settled on: the step, when
 /// there is one.
 pub fn newest(t: &Track, o: &Options) -> Option<Step> {
@@ -161,19 +150,23 @@ pub fn thin(e: &super::figures::Entry) -> bool {
     e.left_out > 0 && e.samples.len() < 2
 }
 
-/// How many sweeps of the level the newest entry is judged against: fewer than [`MIN_LEVEL`], and
-/// [`newest`] cannot tell a step from a repeat.
-pub fn level(t: &Track, o: &Options) -> usize {
-    let Some(n) = t.entries.len().checked_sub(1) else { return 0 };
-    current_level(t, n, o).len().min(WINDOW)
+/// The level the newest entry is judged against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// How many sweeps of it (at most [`WINDOW`]): fewer than [`MIN_LEVEL`], and [`newest`] cannot
+    /// tell a step from a repeat.
+    pub sweeps: usize,
+    /// Whether it began after a step (or an entry that stood out and stayed), rather than with the
+    /// history.
+    pub restarted: bool,
 }
 
-/// Whether the level the newest entry is judged against began after a step (or an entry that
-/// stood out and stayed), rather than with the history.
-pub fn restarted(t: &Track, o: &Options) -> bool {
-    let Some(n) = t.entries.len().checked_sub(1) else { return false };
+/// The [`Level`] of the newest entry of `t`.
+pub fn level(t: &Track, o: &Options) -> Level {
+    let Some(n) = t.entries.len().checked_sub(1) else { return Level { sweeps: 0, restarted: false } };
     let before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
-    regime_start(t, &before, o) > 0
+    let start = regime_start(t, &before, o);
+    Level { sweeps: (before.len() - start).min(WINDOW), restarted: start > 0 }
 }
 
 /// Where the current level of the entries `idx` starts (an index into `idx`): after the last step
@@ -289,11 +282,12 @@ mod tests {
         let o = Options::default();
         for n in 7..12 {
             let prefix = track(&levels[..=n]);
-            assert!(!restarted(&prefix, &o), "entry {n}: the odd sweep 5 is an outlier");
-            assert_eq!(level(&prefix, &o), n.min(WINDOW), "entry {n}");
+            let l = level(&prefix, &o);
+            assert!(!l.restarted, "entry {n}: the odd sweep 5 is an outlier");
+            assert_eq!(l.sweeps, n.min(WINDOW), "entry {n}");
         }
         for n in 13..20 {
-            assert!(restarted(&track(&levels[..=n]), &o), "entry {n}: judged since the step at 12");
+            assert!(level(&track(&levels[..=n]), &o).restarted, "entry {n}: judged since the step at 12");
         }
     }
 

@@ -268,28 +268,11 @@ impl Pace {
                 .filter_map(|r| Some((r.pace_ns.filter(|x| *x > 0.0)?.ln(), r.wall_s.filter(|w| *w > 0.0)?.ln())))
                 .collect()
         };
-        let (mut sxx, mut sxy, mut syy, mut n, mut groups) = (0.0, 0.0, 0.0, 0usize, 0usize);
-        let mut all = Vec::new();
-        for v in sweeps.iter().flat_map(|s| &s.points).map(runs).filter(|v| v.len() >= 2) {
-            let k = v.len() as f64;
-            let (mx, my) = (v.iter().map(|x| x.0).sum::<f64>() / k, v.iter().map(|x| x.1).sum::<f64>() / k);
-            for (x, y) in &v {
-                sxx += (x - mx).powi(2);
-                sxy += (x - mx) * (y - my);
-                syy += (y - my).powi(2);
-                all.push(x.exp());
-            }
-            n += v.len();
-            groups += 1;
-        }
-        let df = n.checked_sub(groups + 1).filter(|d| *d >= 4)? as f64;
-        if sxx <= 0.0 || syy <= 0.0 || sxy <= 0.0 {
-            return None;
-        }
-        let r2 = sxy * sxy / (sxx * syy);
-        let t = (r2 * df / (1.0 - r2).max(1e-12)).sqrt();
-        (t > crate::stats::t_two_sided(0.05, df))
-            .then(|| Pace { usual_ns: median(&all).unwrap_or(1.0), slope: (sxy / sxx).min(1.0) })
+        let groups: Vec<Vec<(f64, f64)>> =
+            sweeps.iter().flat_map(|s| &s.points).map(runs).filter(|v| v.len() >= 2).collect();
+        let (_, slope) = crate::stats::within_groups(&groups, 4).filter(|(_, slope)| *slope > 0.0)?;
+        let all: Vec<f64> = groups.iter().flatten().map(|(x, _)| x.exp()).collect();
+        Some(Pace { usual_ns: median(&all)?, slope: slope.min(1.0) })
     }
 
     /// What a run's time is multiplied by to be at the usual pace.
