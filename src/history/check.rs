@@ -222,10 +222,28 @@ pub fn all(t: &Track, o: &Options) -> Vec<Step> {
 /// The steps [`all`] lists among the entries `idx`, with where each starts (an index into `idx`).
 fn confirmed(t: &Track, idx: &[usize], o: &Options) -> Vec<(usize, Step)> {
     let y: Vec<f64> = idx.iter().filter_map(|&i| t.entries[i].value).collect();
-    let mut starts = steps::detect(&y);
-    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([y.len()]).collect();
-    let single: Vec<usize> = starts.iter().zip(&ends).filter(|(s, e)| **e - **s == 1).map(|(s, _)| *s).collect();
-    starts.retain(|s| *s == 0 || !single.contains(s));
+    let found = steps::detect(&y);
+    let ends: Vec<usize> = found.iter().skip(1).copied().chain([y.len()]).collect();
+    // A level of one sweep is an outlier, joined to the level before it; unless it is nearer the
+    // level after it, whose first sweep it then is (a step's first sweep a little apart).
+    let mut starts: Vec<usize> = Vec::new();
+    let mut k = 0;
+    while k < found.len() {
+        let s = found[k];
+        if s > 0 && ends[k] - s == 1 {
+            let near = |a: usize, b: usize| (y[s] - median(&y[a..b])).abs();
+            let prev = *starts.last().unwrap_or(&0);
+            if k + 1 < found.len() && near(ends[k], ends[k + 1]) < near(prev, s) {
+                starts.push(s);
+                k += 2;
+                continue;
+            }
+            k += 1;
+            continue;
+        }
+        starts.push(s);
+        k += 1;
+    }
     let mut out = Vec::new();
     for (k, &s) in starts.iter().enumerate().skip(1) {
         let prev = starts[k - 1];
@@ -289,6 +307,14 @@ mod tests {
         for n in 13..20 {
             assert!(level(&track(&levels[..=n]), &o).restarted, "entry {n}: judged since the step at 12");
         }
+    }
+
+    #[test]
+    fn a_steps_first_sweep_a_little_apart_begins_it() {
+        let mut levels: Vec<f64> = (0..20).map(|i| if i < 12 { 1.0 } else { 1.3 }).collect();
+        levels[12] = 1.22;
+        let found = all(&track(&levels), &Options::default());
+        assert!(found.iter().all(|s| s.at == 12) && !found.is_empty(), "{found:?}");
     }
 
     #[test]
