@@ -257,6 +257,21 @@ fn one_thread_with_a_bigger_share_is_load_imbalance() {
 }
 
 #[test]
+fn a_serial_step_after_the_parallel_work_is_serial_fraction_not_a_tail() {
+    // A script's next program runs alone once the parallel one has ended (as a gzip pass after
+    // pigz): nothing was left unevenly spread, so it is serial work, not load-imbalance.
+    let exe = bin().to_string_lossy().into_owned();
+    let command = format!(
+        "{exe} probe scalable --threads {{threads}} --ops 600000000 >/dev/null && {exe} probe scalable --ops 200000000 >/dev/null"
+    );
+    let f = swept("-r 3 -w 0 --shell --param threads=1,2", &[&command]);
+    let s = first(&f, Kind::SerialFraction);
+    assert!(s.summary.contains("no work thread that had work"), "{s:?}");
+    nothing_serious_but(&f, &[Kind::SerialFraction]);
+    assert!(!f.iter().any(|x| x.kind == Kind::LoadImbalance && x.severity >= Severity::Low), "{:?}", kinds(&f));
+}
+
+#[test]
 fn one_producer_for_many_consumers_is_wait_for_work_and_the_producer_is_named() {
     let f = findings("1,2", &["starved", "--threads", "{threads}"]);
     let w = first(&f, Kind::WaitForWork);

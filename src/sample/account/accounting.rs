@@ -21,6 +21,10 @@ const FULL: f64 = 0.75;
 /// Full bins in a row that begin (or end) the steady phase: one full bin amid a contended
 /// start-up, two loaders handing a lock back and forth, is not yet the steady state.
 const SUSTAINED: usize = 3;
+/// A thread took part in the parallel work when it ran at least this share of the steady phase.
+const TOOK_PART: f64 = 0.2;
+/// A thread runs in a bin when it ran at least this share of it.
+const RAN: f64 = 0.25;
 
 /// What idle capacity is put down to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -327,6 +331,7 @@ fn accounted(
         (_, Some(l)) if phased && b > l => Phase::Tail,
         _ => Phase::Steady,
     };
+    let stage = serial_stage(h, (0..bins).map(|b| (phase(b), width(b))).collect());
     let mut a = Accounting { capacity: cap, from_axis, span_s, peak_work_threads, ..Default::default() };
     let mut demand: Vec<f64> = (0..bins)
         .filter(|&b| width(b) > 0.0)
@@ -389,6 +394,10 @@ fn accounted(
                 *a.carried.entry((Cause::Wait(l), ph)).or_default() += left * f;
             }
             if blame.is_empty() {
+                // A thread working alone after the parallel work, having taken no part in it (a
+                // serial step that follows, another program of a script), leaves no one behind:
+                // the capacity beside it is serial work, not a tail of unevenly spread shares.
+                let ph = if stage.get(b) == Some(&true) { Phase::Steady } else { ph };
                 *a.idle.entry((Cause::NoWork, ph)).or_default() += left;
             }
         }
@@ -397,6 +406,24 @@ fn accounted(
     a.threads = who.into_iter().map(|(c, s)| (c, s.len())).collect();
     a.work = work;
     a
+}
+
+/// Per bin: whether it is a tail bin in which no thread that took part in the steady phase ran
+/// (a serial stage after the parallel work, or the moment between two programs of a script),
+/// rather than the uneven end of the parallel work itself.
+fn serial_stage(h: &History, bins: Vec<(Phase, f64)>) -> Vec<bool> {
+    let on = |t: &Track, b: usize| t.on.get(b).copied().unwrap_or(0.0) as f64;
+    let steady: Vec<usize> = (0..bins.len()).filter(|&b| bins[b].0 == Phase::Steady).collect();
+    let span: f64 = steady.iter().map(|&b| bins[b].1).sum();
+    let took_part: Vec<&Track> = h
+        .tracks
+        .iter()
+        .filter(|t| span > 0.0 && steady.iter().map(|&b| on(t, b)).sum::<f64>() >= TOOK_PART * span)
+        .collect();
+    bins.iter()
+        .enumerate()
+        .map(|(b, &(ph, wb))| ph == Phase::Tail && !took_part.iter().any(|t| on(t, b) >= RAN * wb))
+        .collect()
 }
 
 #[cfg(test)]
@@ -434,6 +461,22 @@ mod tests {
         assert!((idle(&a, Cause::Wait(1)) - 0.05).abs() < 1e-6, "{:?}", a.idle);
         assert!((idle(&a, Cause::NoWork) - 0.1).abs() < 1e-6, "{:?}", a.idle);
         assert_eq!(a.threads[&Cause::Wait(1)], 1);
+    }
+
+    #[test]
+    fn a_thread_alone_after_the_parallel_work_it_took_no_part_in_is_a_serial_stage() {
+        // Two workers share the work; after a moment with nothing running (one program of a
+        // script ends, the next starts) a step runs alone, then a writer that ran a little beside
+        // the workers finishes alone: serial work, no tail.
+        let h = history(&["rrrrrrrrrr-------", "rrrrrrrrrr-------", "-----------rrrr--", "r--------------rr"]);
+        let a = account(&h, 0.17, Some(2.0), 2.0, (&[], &[]));
+        assert!((a.tail_s - 0.07).abs() < 1e-9, "{a:?}");
+        assert!((a.idle[&(Cause::NoWork, Phase::Steady)] - 0.08).abs() < 1e-6, "{:?}", a.idle);
+        assert!(!a.idle.contains_key(&(Cause::NoWork, Phase::Tail)), "{:?}", a.idle);
+        // A worker left with a bigger share is the tail it was.
+        let h = history(&["rrrrrrrrrrrrrr", "rrrrrrrrrr----"]);
+        let a = account(&h, 0.14, Some(2.0), 2.0, (&[], &[]));
+        assert!((a.idle[&(Cause::NoWork, Phase::Tail)] - 0.04).abs() < 1e-6, "{:?}", a.idle);
     }
 
     #[test]
