@@ -159,6 +159,10 @@ pub struct RankPart {
     pub node: String,
     /// Wall time from its spawn to its exit.
     pub wall_s: f64,
+    /// When it was spawned, seconds since the Unix epoch on its node's clock (absent from parts
+    /// recorded before it was kept): lays the copies' series on one clock.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub started_unix_s: Option<f64>,
     /// User CPU seconds (its process tree).
     pub user_s: f64,
     /// System CPU seconds.

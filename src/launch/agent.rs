@@ -85,12 +85,14 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         kill_leftovers: true,
         again: false,
     };
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).ok();
     let out = Processes::new().run(&spec)?;
     let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);
     let part = RankPart {
         rank,
         node: super::node_name(),
         wall_s: out.wall_s,
+        started_unix_s: started,
         user_s: out.usage.user_s,
         sys_s: out.usage.sys_s,
         max_rss_bytes: out.usage.max_rss_bytes,
