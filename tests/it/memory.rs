@@ -144,6 +144,28 @@ fn a_cpu_bound_probe_whose_memory_does_not_grow_gets_no_memory_finding_even_pred
     assert!(!m.grows() || m.per_count_bytes < 1e6, "no real growth per thread: {m:?}");
 }
 
+/// A footprint that does not grow with the count, but is already larger than the memory given:
+/// the finding is made from the measured peak PSS, whatever the line.
+#[test]
+fn memory_that_is_flat_but_already_over_the_limit_is_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = behave().to_str().unwrap().to_string();
+    let o = sweep(dir.path(), "-r 1 -w 0 --param workers=1,2", &[&exe, "share", "{workers}", "200"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = scalescope(dir.path(), &["show", "r", "--memory-limit", "100MB", "--export-json", "small.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let small: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("small.json")).unwrap()).unwrap();
+    let f = small["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "memory-limit");
+    let summary = f.and_then(|f| f["summary"].as_str()).unwrap_or_else(|| panic!("{small:#}"));
+    assert!(summary.starts_with("at 1 worker the tree's PSS is already 21"), "{summary}");
+    assert!(
+        summary.contains("more than the 100 MB given with --memory-limit")
+            && summary.ends_with("not even 1 worker fits"),
+        "{summary}"
+    );
+}
+
 #[test]
 fn a_memory_limit_that_is_no_size_is_one_sentence_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
