@@ -80,13 +80,14 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
         }
     }
     let failed = parts.iter().find(|p| !p.succeeded());
-    if run.exit_code == Some(0) {
-        if let Some(f) = failed {
-            run.exit_code = f.exit_code;
-            run.signal = f.signal;
-        } else if !run.missing_ranks.is_empty() {
-            run.exit_code = None;
-        }
+    // The launcher passes a failed copy's end on as an exit code (139 for SIGSEGV): the copy's
+    // own status says what happened.
+    let passed_on = |f: &RankPart| run.exit_code == Some(0) || run.exit_code == Some(f.agent_exit_code());
+    if let Some(f) = failed.filter(|f| passed_on(f)) {
+        run.exit_code = f.exit_code;
+        run.signal = f.signal;
+    } else if run.exit_code == Some(0) && !run.missing_ranks.is_empty() {
+        run.exit_code = None;
     }
     run.ranks = parts;
 }
