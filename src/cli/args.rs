@@ -312,7 +312,7 @@ pub struct RunArgs {
     #[arg(short = 'M', long, value_name = "N", allow_negative_numbers = true)]
     pub max_runs: Option<u32>,
     /// Time that runs added to decide an undecided verdict may take: a multiple of the first
-    /// pass's (2x), a duration (90s, 10m), or 0 for none [default: 2x].
+    /// pass's (1x, 3x), a duration (90s, 10m), or 0 for none [default: 1x].
     #[arg(long, value_name = "TIME")]
     pub budget: Option<String>,
     /// Unrecorded warm-up runs before each point's first measured run.

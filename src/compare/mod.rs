@@ -1,7 +1,7 @@
 //! Comparing result sets — sweeps or published tables: before and after a patch, several
-//! kernels, two filesystems. Points are matched by their parameters; each is judged against the
-//! reference set by a ratio of means with a bootstrap interval, Welch's test and a noise threshold
-//! (single values by a threshold alone); the fitted models are set side by side, and the
+//! kernels, two filesystems. Points are matched by their parameters (threads against copies: by
+//! the count); each is judged against the reference set by a ratio of means with a bootstrap
+//! interval, Welch's test and a noise threshold (single values by a threshold alone); the fitted models are set side by side, and the
 //! sampler's breakdowns say what changed.
 
 pub mod html;
@@ -122,6 +122,10 @@ pub struct Comparison {
     pub why: Vec<String>,
     /// Throughput per GB of the tree's peak PSS, set by set.
     pub memory: Vec<String>,
+    /// How points were paired when the sets count different parameters (threads against
+    /// copies): by the count's value, and which parameter it is in each set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_by: Option<String>,
 }
 
 /// Compares `sets` (at least two).
@@ -132,7 +136,8 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
         .enumerate()
         .map(|(i, s)| if i == o.reference { None } else { points::figure(reference, s) })
         .collect();
-    let rows = points::rows(sets, &judged_by, o);
+    let keys = points::keys(sets);
+    let rows = points::rows(sets, &keys, &judged_by, o);
     Comparison {
         labels: sets.iter().map(|s| s.label.clone()).collect(),
         paths: sets.iter().map(|s| s.path.clone()).collect(),
@@ -146,6 +151,7 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
         why: why::breakdowns(sets, &rows, o),
         memory: memory::lines(sets),
         points: rows,
+        paired_by: keys.paired_by,
     }
 }
 

@@ -287,21 +287,74 @@ fn cell(v: &Values, change: Option<Change>) -> Cell {
     }
 }
 
-/// Every point of every set, matched; the reference's order first. `figures[i]` is what set i is
-/// judged by.
-pub fn rows(sets: &[Set], figures: &[Option<Figure>], o: &Options) -> Vec<PointRow> {
-    let mut keys: Vec<(&[(String, String)], &str)> = Vec::new();
+/// A point's parameters, sorted by name, as points are matched by them.
+pub type Key = Vec<(String, String)>;
+
+/// The keys of every point of every set, and how the points were paired.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    /// Set by set, point by point.
+    pub of: Vec<Vec<Key>>,
+    /// The sentence saying the points were paired by their count, when they were.
+    pub paired_by: Option<String>,
+}
+
+/// The keys points are matched by, set by set and point by point: their parameters, or, when
+/// every set is a sweep counting workers, copies or ranks and they do not all count the same
+/// parameter (threads in one, copies in the other), their parameters with the counted one's name
+/// made `count`, so that 4 threads meet 4 copies.
+pub fn keys(sets: &[Set]) -> Keys {
+    let own = || sets.iter().map(|s| s.points.iter().map(|p| p.key.clone()).collect()).collect();
+    let counted: Option<Vec<&str>> = sets
+        .iter()
+        .map(|s| Some(s.doc.as_ref()?.plan.axis.as_ref().filter(|a| a.parallel())?.param.as_str()))
+        .collect();
+    let Some(counted) = counted.filter(|c| c.iter().any(|p| *p != c[0])) else {
+        return Keys { of: own(), paired_by: None };
+    };
+    let keys = sets
+        .iter()
+        .zip(&counted)
+        .map(|(s, param)| {
+            s.points
+                .iter()
+                .map(|p| {
+                    let mut k: Vec<(String, String)> = p
+                        .key
+                        .iter()
+                        .map(|(n, v)| (if n == param { "count".to_string() } else { n.clone() }, v.clone()))
+                        .collect();
+                    k.sort();
+                    k
+                })
+                .collect()
+        })
+        .collect();
+    let each: Vec<String> = sets.iter().zip(&counted).map(|(s, p)| format!("{p} in {}", s.label)).collect();
+    Keys { of: keys, paired_by: Some(format!("points are paired by the count: {}", each.join(", "))) }
+}
+
+/// Every point of every set, matched by `keys` (from [`keys`]); the reference's order first.
+/// `figures[i]` is what set i is judged by. A row's label is its point's, or, where the points
+/// were paired by their count, every set's label for it (`threads=4 · copies=4`).
+pub fn rows(
+    sets: &[Set],
+    Keys { of: keys, paired_by: paired }: &Keys,
+    figures: &[Option<Figure>],
+    o: &Options,
+) -> Vec<PointRow> {
+    let mut seen: Vec<&[(String, String)]> = Vec::new();
     let order = std::iter::once(o.reference).chain((0..sets.len()).filter(|&i| i != o.reference));
     for i in order {
-        for p in &sets[i].points {
-            if !keys.iter().any(|(have, _)| *have == p.key.as_slice()) {
-                keys.push((&p.key, &p.label));
+        for k in &keys[i] {
+            if !seen.contains(&k.as_slice()) {
+                seen.push(k);
             }
         }
     }
-    keys.into_iter()
-        .map(|(k, label)| {
-            let points: Vec<Option<usize>> = sets.iter().map(|s| s.points.iter().position(|p| p.key == k)).collect();
+    seen.into_iter()
+        .map(|k| {
+            let points: Vec<Option<usize>> = keys.iter().map(|ks| ks.iter().position(|p| p == k)).collect();
             let found: Vec<Option<&Values>> =
                 sets.iter().zip(&points).map(|(s, i)| i.and_then(|i| s.points[i].values.as_ref())).collect();
             let cells = found
@@ -316,7 +369,13 @@ pub fn rows(sets: &[Set], figures: &[Option<Figure>], o: &Options) -> Vec<PointR
                     Some(cell(v, change))
                 })
                 .collect();
-            PointRow { label: label.to_string(), cells, points }
+            let mut labels: Vec<&str> =
+                sets.iter().zip(&points).filter_map(|(s, i)| Some(s.points[(*i)?].label.as_str())).collect();
+            if paired.is_none() {
+                labels.truncate(1);
+            }
+            labels.dedup();
+            PointRow { label: labels.join(" · "), cells, points }
         })
         .collect()
 }
@@ -369,5 +428,35 @@ mod tests {
         assert_eq!(verdict(&one(100.0), &one(94.0), Figure::Throughput), Verdict::Slower);
         let t = |x: f64| Values { time: Some(vec![x]), ..Values::default() };
         assert_eq!(verdict(&t(10.0), &t(8.0), Figure::Time), Verdict::Faster);
+    }
+
+    fn sweep(param: &str) -> Set {
+        let request = crate::plan::Request {
+            command: vec!["prog".into(), format!("{{{param}}}")],
+            params: vec![format!("{param}=1,2,4")],
+            ..Default::default()
+        };
+        let doc = crate::results::Results::new(crate::plan::build(&request, 2).unwrap(), vec![]).unwrap();
+        Set::new(param.into(), param.into(), doc)
+    }
+
+    #[test]
+    fn threads_against_copies_are_paired_by_the_count_and_like_sweeps_by_their_parameters() {
+        let o = Options { noise: 0.05, reference: 0 };
+        let (thr, cop) = (sweep("threads"), sweep("copies"));
+        let sets = [thr, cop];
+        let paired = keys(&sets);
+        assert_eq!(
+            paired.paired_by.as_deref(),
+            Some("points are paired by the count: threads in threads, copies in copies")
+        );
+        let matched = rows(&sets, &paired, &[None, None], &o);
+        assert_eq!(matched.len(), 3, "one row a count, none only in one set");
+        assert_eq!(matched[2].label, "threads=4 · copies=4");
+        assert!(matched.iter().all(|r| r.points.iter().all(Option::is_some)), "{matched:?}");
+        let same = [sweep("threads"), sweep("threads")];
+        let alike = keys(&same);
+        assert_eq!(alike.paired_by, None);
+        assert_eq!(rows(&same, &alike, &[None, None], &o)[2].label, "threads=4");
     }
 }

@@ -185,6 +185,9 @@ pub fn header(c: &Comparison) -> Vec<String> {
             100.0 * c.noise.max(crate::analysis::verdict::SINGLE_VALUE_THRESHOLD)
         ));
     }
+    if let Some(paired) = &c.paired_by {
+        lines.push(paired.clone());
+    }
     if !c.commands.is_empty() {
         lines.push(format!("the commands differ: {}", c.commands.join("; ")));
     }

@@ -1,6 +1,7 @@
 //! The memory-limit finding: the tree's PSS grows with the count, and the line fitted through
 //! it (fixed part + growth per worker) reaches the memory the job may use at a count the user
-//! would run on this node, or predicts for. Silent when the PSS does not clearly grow.
+//! would run on this node, or predicts for; or the PSS measured at a count already exceeds that
+//! memory, whether it grows or not. Otherwise silent when the PSS does not clearly grow.
 
 use super::{Finding, Kind, Severity};
 use crate::analysis::count_label;
@@ -24,8 +25,22 @@ pub fn rules(doc: &Results, a: &Analysis, out: &mut Vec<Finding>) {
 fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Option<Finding> {
     let (lo, hi) = s.points.iter().fold((f64::MAX, 0.0f64), |(l, h), p| (l.min(p.count), h.max(p.count)));
     let usable = m.usable_bytes as f64;
+    let measured: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .filter_map(|p| Some((p.count, doc.points.get(p.index)?.stats().peak_pss_bytes?.mean)))
+        .collect();
+    let series = if s.label.is_empty() { String::new() } else { format!(" ({})", s.label) };
+    let peaks = format!(
+        "peak PSS of the tree{series}: {}",
+        measured
+            .iter()
+            .map(|&(c, pss)| format!("{} {}", count_label(c, param), size(pss)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     if !m.grows() || m.per_count_bytes * (hi - lo) < MIN_GROWTH_BYTES || m.pss_at(m.horizon) <= usable {
-        return None;
+        return already_over(param, &measured, m, peaks);
     }
     let fits = m.fits_up_to.unwrap_or(0.0);
     let unit = count_label(1.0, param).strip_prefix("1 ").map_or(param.to_string(), str::to_string);
@@ -35,18 +50,7 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
     } else {
         format!("not even {} fits", count_label(1.0, param))
     };
-    let series = if s.label.is_empty() { String::new() } else { format!(" ({})", s.label) };
-    let mut evidence = vec![format!(
-        "peak PSS of the tree{series}: {}",
-        s.points
-            .iter()
-            .filter_map(|p| {
-                let pss = doc.points.get(p.index)?.stats().peak_pss_bytes?;
-                Some(format!("{} {}", count_label(p.count, param), size(pss.mean)))
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    )];
+    let mut evidence = vec![peaks];
     let ci = m.per_count_ci90.map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
     evidence.push(format!(
         "fitted over {} runs: fixed {} + {} per {unit}{ci}",
@@ -87,6 +91,39 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
     })
 }
 
+/// The finding for a tree whose measured peak PSS already exceeds the usable memory at some count,
+/// whatever the line: memory that does not grow with the count (a large input every copy maps)
+/// is no less over the limit. `None` when every count measured fits.
+fn already_over(param: &str, measured: &[(f64, f64)], m: &MemoryFit, peaks: String) -> Option<Finding> {
+    let usable = m.usable_bytes as f64;
+    let &(count, pss) = measured.iter().filter(|(_, pss)| *pss > usable).min_by(|a, b| a.0.total_cmp(&b.0))?;
+    let within = match measured.iter().filter(|&&(c, p)| c < count && p <= usable).map(|p| p.0).reduce(f64::max) {
+        Some(c) => format!("of the counts measured, it fits up to {}", count_label(c, param)),
+        None => format!("not even {} fits", count_label(count, param)),
+    };
+    Some(Finding {
+        kind: Kind::MemoryLimit,
+        severity: Severity::High,
+        summary: format!(
+            "at {} the tree's PSS is already {}, measured, more than the {} {}: memory, not the CPUs, limits the count; {within}",
+            count_label(count, param),
+            size(pss),
+            size(usable),
+            m.usable_source,
+        ),
+        evidence: vec![peaks, format!("memory: {} {}", size(usable), m.usable_source)],
+        advice: format!(
+            "make each run's footprint smaller (share what the workers only read, bound buffers and caches) or run where more memory is given; a batch job for {} needs at least {} (--mem)",
+            count_label(count, param),
+            size(pss)
+        ),
+        cost_pct: None,
+        at: Some(count),
+        noise: None,
+        what_if: None,
+    })
+}
+
 /// `91 GB`, `150 MB`, `820 kB`: decimal units, as batch systems write them.
 fn size(bytes: f64) -> String {
     let (v, unit) = match bytes.abs() {
@@ -106,7 +143,42 @@ fn fixed(bytes: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{fixed, size};
+    use super::{MemoryFit, already_over, fixed, size};
+
+    fn flat(usable_bytes: u64) -> MemoryFit {
+        MemoryFit {
+            fixed_bytes: 210e6,
+            per_count_bytes: 0.0,
+            per_count_ci90: None,
+            runs: 6,
+            usable_bytes,
+            usable_source: "given with --memory-limit".into(),
+            horizon: 4.0,
+            horizon_source: "the largest count measured".into(),
+            at_horizon_bytes: 210e6,
+            at_horizon_ci90: None,
+            fits_up_to: None,
+        }
+    }
+
+    #[test]
+    fn memory_that_does_not_grow_but_is_already_over_the_limit_is_a_finding() {
+        let measured = [(1.0, 210e6), (2.0, 210e6), (4.0, 210e6)];
+        let f = already_over("copies", &measured, &flat(100_000_000), "peaks".into()).expect("a finding");
+        assert_eq!(f.at, Some(1.0));
+        assert!(
+            f.summary.starts_with(
+                "at 1 copy the tree's PSS is already 210 MB, measured, more than the 100 MB given with --memory-limit"
+            ),
+            "{}",
+            f.summary
+        );
+        assert!(f.summary.ends_with("not even 1 copy fits"), "{}", f.summary);
+        let rising = [(1.0, 60e6), (2.0, 90e6), (4.0, 150e6)];
+        let f = already_over("threads", &rising, &flat(100_000_000), "peaks".into()).unwrap();
+        assert!(f.summary.ends_with("of the counts measured, it fits up to 2 threads"), "{}", f.summary);
+        assert!(already_over("copies", &measured, &flat(300_000_000), "peaks".into()).is_none(), "all fit");
+    }
 
     #[test]
     fn sizes_read_in_decimal_units() {

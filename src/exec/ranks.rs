@@ -1,12 +1,14 @@
 //! The parts of a launched run: every rank (or local copy) runs under `scalescope agent`, which
 //! writes what it measured to `rank-NNNNN.json` in the run's parts folder; the coordinator reads
-//! them all and merges them into the run: CPU time summed over ranks, peak memory the largest,
+//! them all and merges them into the run: CPU time summed over ranks, peak memory the largest
+//! (`wait4`'s; the trees' PSS and series summed at common instants),
 //! throughput the sum of the ranks' throughputs, and a failed or missing rank fails the run while
 //! every other rank's figures are kept.
 
 use super::metrics::json_number;
 use super::record::{RankPart, RunRecord};
 use crate::files;
+use crate::sample::ThreadReport;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -60,11 +62,16 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
             None if !work_based => run.throughput = None,
             None => {}
         }
-        let mut reports = parts.iter().filter_map(|p| p.threads.clone());
-        if let Some(mut first) = reports.next() {
-            for r in reports {
-                first.absorb(&r);
-            }
+        // Copies on one node read one clock: their series are laid on it by when each started.
+        let one_node = parts.iter().all(|p| p.node == parts[0].node);
+        let earliest = parts.iter().filter_map(|p| p.started_unix_s).reduce(f64::min);
+        let start = |p: &RankPart| match (p.started_unix_s, earliest) {
+            (Some(s), Some(e)) if one_node => s - e,
+            _ => 0.0,
+        };
+        let reports: Vec<(&ThreadReport, f64)> =
+            parts.iter().filter_map(|p| Some((p.threads.as_ref()?, start(p)))).collect();
+        if let Some(mut first) = ThreadReport::of_parts(&reports) {
             // Copies on one node share its CPUs: their capacity is at most those.
             if let Some(c) = first.capacity.as_mut().filter(|_| parts.iter().all(|p| p.node == parts[0].node)) {
                 c.cpus = c.cpus.min(crate::machine::allowed_cpus().max(1) as f64);
@@ -73,13 +80,14 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
         }
     }
     let failed = parts.iter().find(|p| !p.succeeded());
-    if run.exit_code == Some(0) {
-        if let Some(f) = failed {
-            run.exit_code = f.exit_code;
-            run.signal = f.signal;
-        } else if !run.missing_ranks.is_empty() {
-            run.exit_code = None;
-        }
+    // The launcher passes a failed copy's end on as an exit code (139 for SIGSEGV): the copy's
+    // own status says what happened.
+    let passed_on = |f: &RankPart| run.exit_code == Some(0) || run.exit_code == Some(f.agent_exit_code());
+    if let Some(f) = failed.filter(|f| passed_on(f)) {
+        run.exit_code = f.exit_code;
+        run.signal = f.signal;
+    } else if run.exit_code == Some(0) && !run.missing_ranks.is_empty() {
+        run.exit_code = None;
     }
     run.ranks = parts;
 }

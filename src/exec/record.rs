@@ -159,6 +159,10 @@ pub struct RankPart {
     pub node: String,
     /// Wall time from its spawn to its exit.
     pub wall_s: f64,
+    /// When it was spawned, seconds since the Unix epoch on its node's clock (absent from parts
+    /// recorded before it was kept): lays the copies' series on one clock.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub started_unix_s: Option<f64>,
     /// User CPU seconds (its process tree).
     pub user_s: f64,
     /// System CPU seconds.
@@ -181,12 +185,26 @@ pub struct RankPart {
     /// Where its threads' time went, when sampled.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub threads: Option<ThreadReport>,
+    /// When it failed, the last lines it printed (stderr, or stdout when stderr is empty; control
+    /// characters removed; absent for binary output): the failed copy's own, which the run's
+    /// output mixes with every other copy's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub printed: Option<String>,
 }
 
 impl RankPart {
     /// Whether the rank exited with code 0.
     pub fn succeeded(&self) -> bool {
         self.exit_code == Some(0)
+    }
+
+    /// The exit code its agent left with: the command's, or 128 + the signal that killed it.
+    pub fn agent_exit_code(&self) -> i32 {
+        match (self.exit_code, self.signal) {
+            (Some(c), _) => c,
+            (_, Some(s)) => 128 + s,
+            _ => 1,
+        }
     }
 }
 

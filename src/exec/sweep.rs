@@ -184,14 +184,16 @@ impl Sweep<'_> {
                 self.schedule(p, failed, record.wall_s, sink);
             }
         }
-        let printed = Printed::of(&outcome.stdout, &outcome.stderr);
+        let copy = failed_copy(&record);
+        let printed = copy.as_ref().map_or_else(|| Printed::of(&outcome.stdout, &outcome.stderr), |c| c.1.clone());
         let saved = match printed.stream() {
             Some("stderr") => record.stderr.as_ref(),
             _ => record.stdout.as_ref(),
         }
         .map(|f| f.path.clone());
-        let outcome_text = match self.plan.timeout_s {
-            Some(t) if record.timed_out => format!("timed out after {t} s (--timeout)"),
+        let outcome_text = match (self.plan.timeout_s, copy) {
+            (Some(t), _) if record.timed_out => format!("timed out after {t} s (--timeout)"),
+            (_, Some((ended, _))) => ended,
             _ => record.outcome(),
         };
         if !warmup {
@@ -351,6 +353,15 @@ fn left_running(point: &Point, strays: u32) -> String {
         strays,
         if strays == 1 { "" } else { "es" }
     )
+}
+
+/// The first failed copy or rank of a launched run, how it ended and what it printed at its end:
+/// its own lines (nothing when it printed none), not the run's output, which mixes every copy's.
+fn failed_copy(record: &RunRecord) -> Option<(String, Printed)> {
+    let f = record.ranks.iter().find(|p| !p.succeeded())?;
+    let ended = RunRecord { exit_code: f.exit_code, signal: f.signal, ..Default::default() }.outcome();
+    let printed = f.printed.clone().map_or(Printed::Nothing, |lines| Printed::Text { stream: "stdout", lines });
+    Some((format!("rank {}: {ended}", f.rank), printed))
 }
 
 /// Builds the run record from what the child run measured.

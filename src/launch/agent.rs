@@ -7,6 +7,7 @@ use crate::exec::metrics::Scanner;
 use crate::exec::ranks;
 use crate::exec::record::RankPart;
 use crate::exec::signals;
+use crate::exec::tail::Printed;
 use crate::plan::{MetricSpec, last_line};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -85,12 +86,14 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         kill_leftovers: true,
         again: false,
     };
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).ok();
     let out = Processes::new().run(&spec)?;
     let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);
     let part = RankPart {
         rank,
         node: super::node_name(),
         wall_s: out.wall_s,
+        started_unix_s: started,
         user_s: out.usage.user_s,
         sys_s: out.usage.sys_s,
         max_rss_bytes: out.usage.max_rss_bytes,
@@ -100,13 +103,13 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         signal: out.signal,
         metrics,
         threads: out.threads,
+        printed: match Printed::of(&out.stdout, &out.stderr) {
+            Printed::Text { lines, .. } if out.exit_code != Some(0) => Some(lines),
+            _ => None,
+        },
     };
     ranks::write(&o.parts, &part).map_err(|source| AgentError::Part { path: o.parts.clone(), source })?;
-    Ok(match (out.exit_code, out.signal) {
-        (Some(c), _) => c,
-        (_, Some(s)) => 128 + s,
-        _ => 1,
-    })
+    Ok(part.agent_exit_code())
 }
 
 /// Starts `copies` agents at once, each with its rank in SCALESCOPE_RANK, and waits for all;

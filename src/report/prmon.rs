@@ -44,6 +44,9 @@ struct Watched<'a> {
     started_unix_s: f64,
     /// Its wall time.
     wall_s: f64,
+    /// Its user and system CPU seconds as `wait4` gave them at its end.
+    user_s: f64,
+    sys_s: f64,
     /// Its peaks and means, when read.
     memory: Option<RunMemory>,
     /// Its time series.
@@ -57,17 +60,18 @@ pub fn exports(doc: &Results) -> Vec<Export> {
     for p in &doc.points {
         let label = file_safe(&p.label());
         for (i, r) in p.runs.iter().enumerate() {
-            let mut push = |name: String, wall_s: f64, t: Option<&ThreadReport>| {
+            let mut push = |name: String, (wall_s, user_s, sys_s): (f64, f64, f64), t: Option<&ThreadReport>| {
                 let Some(t) = t else { return };
                 let Some(series) = t.series.as_ref().filter(|s| !s.is_empty()) else { return };
-                let w = Watched { started_unix_s: r.started_unix_s, wall_s, memory: t.memory, series };
+                let w = Watched { started_unix_s: r.started_unix_s, wall_s, user_s, sys_s, memory: t.memory, series };
                 out.push(Export { name, tsv: table(&w), json: summary(doc, &w) });
             };
             if r.ranks.is_empty() {
-                push(format!("{label}-run{}", i + 1), r.wall_s, r.threads.as_deref());
+                push(format!("{label}-run{}", i + 1), (r.wall_s, r.user_s, r.sys_s), r.threads.as_deref());
             }
             for part in &r.ranks {
-                push(format!("{label}-run{}-rank{}", i + 1, part.rank), part.wall_s, part.threads.as_ref());
+                let totals = (part.wall_s, part.user_s, part.sys_s);
+                push(format!("{label}-run{}-rank{}", i + 1, part.rank), totals, part.threads.as_ref());
             }
         }
     }
@@ -93,7 +97,9 @@ fn cell(s: &RunSeries, c: &str, i: usize) -> String {
     }
 }
 
-/// The table: `Time` (Unix seconds, whole as prmon's), then the columns.
+/// The table: `Time` (Unix seconds, whole as prmon's), then the columns; a row per reading, and
+/// a last one at the run's end with its CPU totals from `wait4` (the memory, I/O and counts of the
+/// last reading held), so that the CPU a short run used after its last reading is not lost.
 fn table(w: &Watched) -> String {
     let s = w.series;
     let mut out = String::from("Time");
@@ -102,11 +108,19 @@ fn table(w: &Watched) -> String {
         out.push_str(c);
     }
     out.push('\n');
-    for i in 0..s.len() {
-        let _ = write!(out, "{}", (w.started_unix_s + f64::from(s.t_s[i])).floor() as u64);
+    let last = s.len() - 1;
+    let end = (w.wall_s > f64::from(s.t_s[last])).then_some(w.wall_s);
+    for (i, at) in (0..s.len()).map(|i| (i, None)).chain(end.map(|e| (last, Some(e)))) {
+        let t = at.unwrap_or(f64::from(s.t_s[i]));
+        let _ = write!(out, "{}", (w.started_unix_s + t).floor() as u64);
         for (c, _) in COLUMNS {
             out.push('\t');
-            out.push_str(&cell(s, c, i));
+            match (at, c) {
+                (Some(_), "utime") => out.push_str(&format!("{:.2}", w.user_s)),
+                (Some(_), "stime") => out.push_str(&format!("{:.2}", w.sys_s)),
+                (Some(e), "wtime") => out.push_str(&format!("{e:.3}")),
+                _ => out.push_str(&cell(s, c, i)),
+            }
         }
         out.push('\n');
     }
@@ -124,8 +138,10 @@ fn time_mean(s: &RunSeries, end_s: f64, v: impl Fn(usize) -> f64) -> f64 {
     (0..n).map(|i| v(i) * (until(i) - f64::from(s.t_s[i]))).sum::<f64>() / span
 }
 
-/// The summary: `Max` of every column, `Avg` of memory and counts over time and of I/O per second
-/// of the run (prmon's meanings), the machine in `HW`, and `Units`.
+/// The summary: `Max` of every column (CPU and wall time the run's own totals, from `wait4` and the
+/// wall clock), `Avg` of memory and counts over time and of I/O per second of the run (prmon's
+/// meanings), the machine in `HW` (`ThreadsPerCore` where the cores were counted; sockets are not
+/// recorded), `Units`, and which tool wrote it, in the form of prmon's own `prmon.Version`.
 fn summary(doc: &Results, w: &Watched) -> String {
     let s = w.series;
     let last = s.len() - 1;
@@ -137,8 +153,8 @@ fn summary(doc: &Results, w: &Watched) -> String {
     let max = json!({
         "nprocs": max_u32(&s.nprocs),
         "nthreads": max_u32(&s.nthreads),
-        "stime": round(f64::from(s.stime_s[last])),
-        "utime": round(f64::from(s.utime_s[last])),
+        "stime": round(w.sys_s),
+        "utime": round(w.user_s),
         "rchar": s.rchar[last],
         "read_bytes": s.read_bytes[last],
         "wchar": s.wchar[last],
@@ -173,14 +189,87 @@ fn summary(doc: &Results, w: &Watched) -> String {
             .collect()
     };
     let m = &doc.machine;
+    let mut cpu = json!({ "ModelName": m.cpu_model, "CPUs": m.logical_cpus });
+    if m.physical_cores > 0 && m.logical_cpus.is_multiple_of(m.physical_cores) {
+        cpu["ThreadsPerCore"] = json!(m.logical_cpus / m.physical_cores);
+    }
     let doc = json!({
         "Max": max,
         "Avg": avg,
         "HW": {
-            "cpu": { "ModelName": m.cpu_model, "CPUs": m.logical_cpus },
+            "cpu": cpu,
             "mem": { "MemTotal": m.memory_bytes / 1024 },
         },
         "Units": { "Max": units(false), "Avg": units(true) },
+        "scalescope": { "Version": doc.scalescope_version },
     });
     serde_json::to_string_pretty(&doc).expect("a summary serialises") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::RunRecord;
+
+    /// A run of 1.75 s whose last reading came at 0.856 s, when its threads had used 1.35 s of
+    /// user time of the 2.86 s `wait4` gave at its end.
+    fn short_run() -> Results {
+        let plan = crate::plan::build(
+            &crate::plan::Request {
+                command: vec!["prog".into(), "{threads}".into()],
+                params: vec!["threads=2".into()],
+                ..Default::default()
+            },
+            2,
+        )
+        .unwrap();
+        let mut doc = Results::new(plan, vec![]).unwrap();
+        doc.machine.logical_cpus = 8;
+        doc.machine.physical_cores = 4;
+        let series = RunSeries {
+            t_s: vec![0.0, 0.856],
+            utime_s: vec![0.0, 1.35],
+            stime_s: vec![0.0, 0.1],
+            pss_kb: vec![1000, 5000],
+            rss_kb: vec![1200, 5200],
+            swap_kb: vec![0, 0],
+            vmem_kb: vec![9000, 9000],
+            rchar: vec![0, 10],
+            wchar: vec![0, 20],
+            read_bytes: vec![0, 0],
+            write_bytes: vec![0, 0],
+            nprocs: vec![1, 1],
+            nthreads: vec![2, 2],
+        };
+        let threads = ThreadReport { series: Some(series), ..Default::default() };
+        doc.points[0].runs.push(RunRecord {
+            wall_s: 1.75,
+            user_s: 2.86,
+            sys_s: 0.2,
+            started_unix_s: 1000.5,
+            exit_code: Some(0),
+            threads: Some(Box::new(threads)),
+            ..Default::default()
+        });
+        doc
+    }
+
+    #[test]
+    fn the_totals_are_the_runs_own_and_the_table_ends_at_the_runs_end() {
+        let e = exports(&short_run()).pop().unwrap();
+        let json: Value = serde_json::from_str(&e.json).unwrap();
+        assert_eq!((json["Max"]["utime"].as_f64(), json["Max"]["stime"].as_f64()), (Some(2.86), Some(0.2)), "{json}");
+        assert_eq!(json["Max"]["wtime"].as_f64(), Some(1.75));
+        assert_eq!(json["HW"]["cpu"]["ThreadsPerCore"], 2);
+        assert_eq!(json["scalescope"]["Version"], env!("CARGO_PKG_VERSION"));
+        let rows: Vec<Vec<&str>> = e.tsv.lines().map(|l| l.split('\t').collect()).collect();
+        let col = |name: &str| rows[0].iter().position(|c| *c == name).unwrap();
+        let end = rows.last().unwrap();
+        assert_eq!(rows.len(), 4, "the header, two readings and the end: {}", e.tsv);
+        assert_eq!(
+            (end[0], end[col("wtime")], end[col("utime")], end[col("stime")]),
+            ("1002", "1.750", "2.86", "0.20")
+        );
+        assert_eq!((end[col("pss")], end[col("nthreads")]), ("5000", "2"), "the last reading held");
+    }
 }

@@ -176,6 +176,23 @@ fn a_straggler_rank_is_named_and_a_crashed_rank_is_kept_as_failed() {
     assert!(f.evidence[0].contains("rank 1 on") && f.evidence[0].contains("exit code 3"), "{f:?}");
 }
 
+/// A copy killed by a signal is named with its signal, not the exit code the launcher passed on,
+/// and the lines shown are its own, not those of a healthy copy that printed last.
+#[test]
+fn a_crashed_copy_is_named_by_its_signal_with_its_own_output() {
+    let d = tempfile::tempdir().unwrap();
+    let crash =
+        r#"if [ "$SCALESCOPE_RANK" = 1 ]; then echo copy-one-dying; kill -SEGV $$; fi; sleep 0.2; echo healthy"#;
+    let o = run(d.path(), &["-r", "1", "--no-sample", "--param", "copies=2", "--shell"], &[crash]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("failed (rank 1: killed by SIGSEGV)"), "{err}");
+    let shown = err.split("it printed, at the end:").nth(1).unwrap_or_else(|| panic!("{err}"));
+    assert!(shown.contains("copy-one-dying") && !shown.contains("healthy"), "{err}");
+    let r = &results(&d.path().join("r")).points[0].runs[0];
+    assert_eq!((r.exit_code, r.signal), (None, Some(11)), "the copy's own end: {r:?}");
+}
+
 #[test]
 fn a_zipped_grid_counts_workers_as_ranks_times_threads() {
     let d = tempfile::tempdir().unwrap();

@@ -232,3 +232,16 @@ fn a_count_to_predict_at_must_be_above_zero() {
         assert!(stderr(&o).contains("a count to predict at is a number above 0"), "--predict {bad}: {}", stderr(&o));
     }
 }
+
+/// `--budget`'s default as `run --help` says it is what the plan uses (`--dry-run`, results.json).
+#[test]
+fn the_budget_default_in_the_help_is_the_one_the_plan_uses() {
+    let help = output(&["run", "--help"]);
+    let budget = help.split("--budget <TIME>").nth(1).expect("--budget in run --help");
+    let said = budget.split("[default: ").nth(1).and_then(|d| d.split(']').next()).expect("a default");
+    assert_eq!(said, "1x", "{budget}");
+    let auto = scalescope::plan::Runs::AUTO.budget;
+    assert_eq!(auto, Some(scalescope::plan::Budget::Multiple(1.0)), "the plan's default");
+    let dry = output(&["run", "--dry-run", "--param", "threads=1,2", "--", "true"]);
+    assert!(dry.contains("for up to the first pass's time again"), "{dry}");
+}

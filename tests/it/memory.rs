@@ -144,6 +144,28 @@ fn a_cpu_bound_probe_whose_memory_does_not_grow_gets_no_memory_finding_even_pred
     assert!(!m.grows() || m.per_count_bytes < 1e6, "no real growth per thread: {m:?}");
 }
 
+/// A footprint that does not grow with the count, but is already larger than the memory given:
+/// the finding is made from the measured peak PSS, whatever the line.
+#[test]
+fn memory_that_is_flat_but_already_over_the_limit_is_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = behave().to_str().unwrap().to_string();
+    let o = sweep(dir.path(), "-r 1 -w 0 --param workers=1,2", &[&exe, "share", "{workers}", "200"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = scalescope(dir.path(), &["show", "r", "--memory-limit", "100MB", "--export-json", "small.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let small: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("small.json")).unwrap()).unwrap();
+    let f = small["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "memory-limit");
+    let summary = f.and_then(|f| f["summary"].as_str()).unwrap_or_else(|| panic!("{small:#}"));
+    assert!(summary.starts_with("at 1 worker the tree's PSS is already 21"), "{summary}");
+    assert!(
+        summary.contains("more than the 100 MB given with --memory-limit")
+            && summary.ends_with("not even 1 worker fits"),
+        "{summary}"
+    );
+}
+
 #[test]
 fn a_memory_limit_that_is_no_size_is_one_sentence_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
@@ -208,4 +230,82 @@ fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
         assert!(series_max <= max * 1.01, "{name}: series {series_max} kB within the summary's {max} kB");
     }
     assert!(!out.join("copies_2-run1.txt").exists(), "no file mixes the copies");
+}
+
+/// The processes of this test's program whose command line names `marker`.
+fn processes_naming(marker: &str) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut found: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            args.first().is_some_and(|a| a.ends_with(b"behave")) && args.contains(&marker.as_bytes())
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// The PSS of those processes summed, KiB, read as one instant as far as /proc allows: `None`
+/// when a process started or ended during the reading (their pages changed hands meanwhile).
+fn pss_of_processes_naming(marker: &str) -> Option<u64> {
+    let before = processes_naming(marker);
+    let pss: u64 = before
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p.join("smaps_rollup")).ok())
+        .filter_map(|t| t.lines().find_map(|l| l.strip_prefix("Pss:")?.split_whitespace().next()?.parse::<u64>().ok()))
+        .sum();
+    (processes_naming(marker) == before).then_some(pss)
+}
+
+/// Copies that map one read-only file each peak once the others have gone (the shared pages split
+/// among fewer): the run's peak PSS is that of the copies summed at the same instants, as an
+/// independent reader summing them every 20 ms sees it, not the sum of each copy's own peak.
+#[test]
+fn copies_sharing_a_mapped_file_peak_together_not_each_at_their_own_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("geometry.bin");
+    std::fs::write(&file, vec![7u8; 64 << 20]).unwrap();
+    let marker = file.to_str().unwrap().to_string();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (done, marker) = (done.clone(), marker.clone());
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(pss_of_processes_naming(&marker).unwrap_or(0));
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            most
+        })
+    };
+    let exe = behave().to_str().unwrap().to_string();
+    let o = sweep(dir.path(), "-r 1 -w 0 --param copies=4", &[&exe, "mapfile", &marker]);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let independent = watcher.join().unwrap() as f64 / 1024.0;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = &results(&dir.path().join("r")).points[0].runs[0];
+    let m = run.threads.as_ref().and_then(|t| t.memory).expect("memory read");
+    let tool = m.peak_pss_bytes as f64 / MIB;
+    let own_peaks: f64 =
+        run.ranks.iter().filter_map(|p| p.threads.as_ref()?.memory).map(|m| m.peak_pss_bytes as f64 / MIB).sum();
+    assert!(own_peaks > 1.5 * independent, "each copy peaked alone: {own_peaks:.1} MiB, at once {independent:.1}");
+    assert!(
+        (tool - independent).abs() <= 0.05 * independent,
+        "peak PSS {tool:.1} MiB, read at once by another reader {independent:.1} MiB (sum of the copies' peaks {own_peaks:.1}) {:?}",
+        run.threads.as_ref().and_then(|t| t.series.as_ref()).map(|s| s
+            .t_s
+            .iter()
+            .zip(&s.pss_kb)
+            .map(|(t, p)| format!("{t}:{}", p / 1024))
+            .collect::<Vec<_>>())
+    );
+    assert!(m.mean_pss_bytes <= m.peak_pss_bytes, "{m:?}");
+    let s = run.threads.as_ref().and_then(|t| t.series.clone()).expect("a series");
+    let series_max = s.pss_kb.iter().copied().max().unwrap() as f64 / 1024.0;
+    assert!(series_max > 0.9 * independent, "the series is the copies' sum, not one copy's: {series_max:.1} MiB");
+    assert_eq!(s.nprocs.iter().copied().max(), Some(4), "all four copies in the series");
 }

@@ -15,6 +15,8 @@
  *   grow MB         touch MB megabytes steadily over 1.5 s, then exit
  *   perworker K MB  K threads each touch MB megabytes of their own, then all hold them for 1 s
  *                   (the tree's PSS grows by MB per thread)
+ *   mapfile FILE    map FILE read-only and read it for 0.6 s, 0.4 s more per SCALESCOPE_RANK (copies
+ *                   share its pages through the page cache and leave one after another)
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
  *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
  */
@@ -273,6 +275,18 @@ int main(int argc, char **argv) {
         per_worker_len = (size_t)atol(argv[3]) << 20;
         pthread_barrier_init(&all_touched, 0, k);
         run_threads(k, holder, 0);
+    } else if (!strcmp(mode, "mapfile") && argc > 2) {
+        int fd = open(argv[2], O_RDONLY);
+        off_t len = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
+        const char *rank = getenv("SCALESCOPE_RANK");
+        if (len <= 0) return 1;
+        const volatile char *p = mmap(0, len, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) return 1;
+        double end = now() + 0.6 + 0.4 * (rank ? atoi(rank) : 0);
+        unsigned long s = 0;
+        while (now() < end)
+            for (off_t at = 0; at < len; at += 4096) s += p[at];
+        sink = s;
     } else {
         fprintf(stderr, "unknown mode '%s'\n", mode);
         return 2;

@@ -18,6 +18,6 @@ pub(crate) use classify::{Site, blocked};
 pub(crate) use cpu::{CpuSampler, MAX_THREADS as MAX_CPU_EVENTS, refusal as cpu_refusal};
 pub(crate) use memory::{RunMemory, Tracker, TreeMemory, live_pss_bytes, set_live_pss_kb};
 pub(crate) use pause::{Pause, Woken};
-pub(crate) use series::{Counts, Recorder};
+pub(crate) use series::{Counts, Part, Recorder, sum_parts};
 pub(crate) use thread::Thread;
 pub(crate) use tree::{Tree, children_listed};

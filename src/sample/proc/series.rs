@@ -3,7 +3,7 @@
 //! [`MAX_SAMPLES`]: when full, every other sample is dropped and samples are taken half as often,
 //! so a run of any length keeps a few hundred evenly spread.
 
-use super::memory::Reading;
+use super::memory::{Reading, RunMemory};
 use serde::{Deserialize, Serialize};
 
 /// Most samples kept per run.
@@ -142,8 +142,149 @@ impl Recorder {
     }
 }
 
+/// One copy's or rank's part of a run, to be summed with the others: its series, its memory as
+/// its own sampler tracked it (every reading, not only those the series kept), and when it ended.
+pub struct Part<'a> {
+    /// Its series, seconds since its own start.
+    pub series: &'a RunSeries,
+    /// When it started on the run's clock, seconds after the earliest part.
+    pub start_s: f64,
+    /// Its peaks and means.
+    pub memory: RunMemory,
+    /// Its wall time: its memory counts until then, and none after.
+    pub end_s: f64,
+}
+
+impl Part<'_> {
+    /// When it took its first and last readings and ended, on the run's clock.
+    fn span(&self) -> (f64, f64, f64) {
+        let s = self.series;
+        let (first, last) = (f64::from(s.t_s[0]), f64::from(s.t_s[s.len() - 1]));
+        (self.start_s + first, self.start_s + last, self.start_s + self.end_s.max(last))
+    }
+}
+
+impl Part<'_> {
+    /// Its sample in force at `t_s`: the last one taken by then. Before its first reading it
+    /// holds nothing; after its end its memory and processes are gone while its counters (CPU
+    /// time, bytes) keep their last values.
+    fn at(&self, t_s: f64) -> Option<(usize, bool)> {
+        let i = self.series.t_s.partition_point(|&t| self.start_s + f64::from(t) <= t_s).checked_sub(1)?;
+        let (_, last, end) = self.span();
+        Some((i, t_s < end || t_s <= last))
+    }
+}
+
+/// The run of several copies or ranks, each read by a sampler of its own: their series summed at
+/// common instants, and the run's memory from that sum.
+///
+/// Alignment: each part's series counts seconds from its own start; the parts are laid on one
+/// clock by when each started (`start_s`, from the wall clock of the node the copies share; 0 for
+/// all where the starts are unknown or on nodes whose clocks may differ). At every instant where
+/// any part took a reading or ended, the parts are added: each by its reading at that instant, or
+/// between two of its readings the lower of them (nothing before its first, its last held until
+/// its end, nothing after). Not simply the last reading held: the samplers read milliseconds
+/// apart while the copies map the same pages, and a reading taken before the others had mapped
+/// them counts them whole beside the others' shares of them (four copies of a 64 MiB mapping
+/// summed to 76 MiB as they started). The peak is the largest level the sum held for 20 ms
+/// ([`SUSTAINED_S`]), kept between the largest single part's peak and
+/// the sum of the peaks (each part's tracker saw every reading, its series only some); the
+/// time-weighted mean is the parts' means weighted by how long each ran (the mean of their sum,
+/// each reading held to the next). USS, which the series do not carry, stays the sum of the
+/// parts' peaks. `None` without parts.
+pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
+    let parts: Vec<&Part> = parts.iter().filter(|p| !p.series.is_empty()).collect();
+    let first = parts.iter().map(|p| p.span().0).reduce(f64::min)?;
+    let end = parts.iter().map(|p| p.span().2).fold(first, f64::max);
+    let mut times: Vec<f64> = parts
+        .iter()
+        .flat_map(|p| {
+            let ends = [p.span().2].into_iter().filter(|&e| e < end);
+            p.series.t_s.iter().map(|&t| p.start_s + f64::from(t)).chain(ends)
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let mut sum = Recorder::default();
+    let mut sums: Vec<[u64; 4]> = Vec::with_capacity(times.len());
+    for &t in &times {
+        let mut r = Reading::default();
+        let mut c = Counts::default();
+        for p in &parts {
+            let Some((i, alive)) = p.at(t) else { continue };
+            let s = p.series;
+            c.utime_s += f64::from(s.utime_s[i]);
+            c.stime_s += f64::from(s.stime_s[i]);
+            for (total, v) in r.io.iter_mut().zip([s.rchar[i], s.wchar[i], s.read_bytes[i], s.write_bytes[i]]) {
+                *total += v;
+            }
+            if alive {
+                // Between two readings, the lower of them (see above).
+                let between = i + 1 < s.len() && p.start_s + f64::from(s.t_s[i]) < t;
+                let mem = |col: &[u64]| if between { col[i].min(col[i + 1]) } else { col[i] };
+                r.mem.pss_kb += mem(&s.pss_kb);
+                r.mem.rss_kb += mem(&s.rss_kb);
+                r.mem.swap_kb += mem(&s.swap_kb);
+                r.vmem_kb += mem(&s.vmem_kb);
+                r.processes += s.nprocs[i];
+                c.threads += s.nthreads[i];
+            }
+        }
+        sums.push([r.mem.pss_kb, r.mem.rss_kb, r.mem.swap_kb, r.vmem_kb]);
+        sum.offer(t, &r, c);
+    }
+    let most = sustained_peaks(&times, &sums, end);
+    let peak = |seen_kb: u64, each: fn(&RunMemory) -> u64| {
+        let seen = seen_kb * 1024;
+        let (one, all) = parts.iter().fold((0, 0), |(m, s), p| (m.max(each(&p.memory)), s + each(&p.memory)));
+        seen.clamp(one, all.max(one))
+    };
+    let span = end - first;
+    let mean = |each: fn(&RunMemory) -> u64| {
+        let weighted = |p: &&Part| {
+            let (from, _, to) = p.span();
+            let own = to - from;
+            each(&p.memory) as f64 * if span > 0.0 { own / span } else { 1.0 }
+        };
+        parts.iter().map(weighted).sum::<f64>().round() as u64
+    };
+    let memory = RunMemory {
+        peak_pss_bytes: peak(most[0], |m| m.peak_pss_bytes),
+        mean_pss_bytes: mean(|m| m.mean_pss_bytes),
+        peak_rss_bytes: peak(most[1], |m| m.peak_rss_bytes),
+        mean_rss_bytes: mean(|m| m.mean_rss_bytes),
+        peak_uss_bytes: parts.iter().map(|p| p.memory.peak_uss_bytes).sum(),
+        peak_swap_bytes: peak(most[2], |m| m.peak_swap_bytes),
+        peak_vmem_bytes: peak(most[3], |m| m.peak_vmem_bytes),
+        readings: parts.iter().map(|p| p.memory.readings).sum(),
+        cpu_s: parts.iter().map(|p| p.memory.cpu_s).sum(),
+    };
+    Some((sum.finish()?, memory))
+}
+
+/// How long a sum of the parts must hold to be a peak: less than the shortest pause between one
+/// sampler's readings (50 ms), more than the few milliseconds by which the parts' readings and
+/// ends disagree where pages change hands.
+const SUSTAINED_S: f64 = 0.02;
+
+/// The largest level of each column that the sum stayed at or above for [`SUSTAINED_S`] (or until
+/// the run's end, `end_s`), from the sums at `times`.
+fn sustained_peaks(times: &[f64], sums: &[[u64; 4]], end_s: f64) -> [u64; 4] {
+    let mut most = [0u64; 4];
+    for (j, &t) in times.iter().enumerate() {
+        let until = (t + SUSTAINED_S).min(end_s);
+        let held = sums[j..].iter().zip(&times[j..]).take_while(|&(_, &u)| u == t || u < until);
+        let lowest = held.fold([u64::MAX; 4], |low, (s, _)| std::array::from_fn(|c| low[c].min(s[c])));
+        for (m, l) in most.iter_mut().zip(lowest) {
+            *m = (*m).max(l);
+        }
+    }
+    most
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::memory::Rollup;
     use super::*;
 
     #[test]
@@ -162,5 +303,56 @@ mod tests {
         let (lo, hi) = gaps[..gaps.len() - 1].iter().fold((f32::MAX, 0f32), |(a, b), &g| (a.min(g), b.max(g)));
         assert!(hi - lo < 0.01, "evenly spread: {lo}..{hi}");
         assert!(Recorder::default().finish().is_none());
+    }
+
+    /// Copies that share a read-only mapping each peak when the others have gone: their peaks add
+    /// up to far more than they ever held at once.
+    #[test]
+    fn copies_sharing_pages_are_summed_at_common_instants_not_peak_on_peak() {
+        const MB: u64 = 1024;
+        // 4 copies map 64 MiB; copy i ends at 1 + i seconds, read every 0.25 s.
+        let series: Vec<(RunSeries, RunMemory, f64)> = (0..4u32)
+            .map(|i| {
+                let end = 1.0 + f64::from(i);
+                let mut rec = Recorder::default();
+                let mut t = 0.0;
+                let mut peak = 0;
+                while t < end {
+                    let alive = (0..4u32).filter(|&j| t < 1.0 + f64::from(j)).count() as u64;
+                    let pss = 64 * MB / alive;
+                    peak = peak.max(pss);
+                    let r = Reading {
+                        mem: Rollup { pss_kb: pss, rss_kb: 64 * MB, ..Rollup::default() },
+                        processes: 1,
+                        ..Reading::default()
+                    };
+                    rec.offer(t, &r, Counts { utime_s: t, threads: 1, ..Counts::default() });
+                    t += 0.25;
+                }
+                let m = RunMemory {
+                    peak_pss_bytes: peak * 1024,
+                    mean_pss_bytes: 32 * MB * 1024,
+                    peak_rss_bytes: 64 * MB * 1024,
+                    readings: 4,
+                    ..RunMemory::default()
+                };
+                (rec.finish().unwrap(), m, end)
+            })
+            .collect();
+        let parts: Vec<Part> =
+            series.iter().map(|(s, m, e)| Part { series: s, start_s: 0.0, memory: *m, end_s: *e }).collect();
+        let sum_of_peaks: u64 = parts.iter().map(|p| p.memory.peak_pss_bytes).sum();
+        assert_eq!(sum_of_peaks / 1024 / MB, 64 + 32 + 21 + 16, "the old figure");
+        let (s, m) = sum_parts(&parts).unwrap();
+        assert_eq!(m.peak_pss_bytes, 64 * MB * 1024, "never more than the one mapping at once");
+        assert_eq!(m.peak_rss_bytes, 4 * 64 * MB * 1024, "RSS counts the shared pages in each");
+        let mean_kb = m.mean_pss_bytes / 1024;
+        assert_eq!(mean_kb, 32 * MB * (1 + 2 + 3 + 4) / 4, "means weighted by how long each ran");
+        assert_eq!(*s.pss_kb.last().unwrap(), 64 * MB, "the last copy alone");
+        assert_eq!(s.nprocs[0], 4);
+        let at = |t: f32| s.t_s.iter().position(|&x| x == t).unwrap();
+        assert_eq!((s.nprocs[at(1.0)], s.pss_kb[at(1.0)]), (3, 3 * (64 * MB / 3)), "the first copy gone at its end");
+        assert_eq!(s.utime_s[at(1.0)], 0.75 + 3.0, "its CPU time kept after it ended");
+        assert!(sum_parts(&[]).is_none());
     }
 }
