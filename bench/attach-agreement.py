@@ -24,7 +24,7 @@ def cases(files, cpus):
         ("scalable", ["scalable", "--threads", "2", "--seconds", "8"], "scales-well"),
         ("lock --critical 0.6", ["lock", "--threads", "2", "--critical", "0.6", "--ops", "30000000"], "lock-contention"),
         ("starved", ["starved", "--threads", "2", "--ops", "30000000"], "wait-for-work"),
-        ("mmap-churn", ["mmap-churn", "--threads", "2", "--ops", "8000000"], "kernel-contention"),
+        ("mmap-churn", ["mmap-churn", "--threads", "2", "--ops", "20000000"], "kernel-contention"),
         ("io", ["io", "--threads", "2", "--files", files, "--reads", "4000000"], "io-bound"),
         ("scalable oversubscribed", ["scalable", "--threads", str(4 * cpus), "--seconds", "8"], "cpu-oversubscription"),
         ("yield oversubscribed", ["yield", "--threads", str(2 * cpus), "--ops", "20000000"], "cpu-oversubscription"),

@@ -272,6 +272,18 @@ fn a_serial_step_after_the_parallel_work_is_serial_fraction_not_a_tail() {
 }
 
 #[test]
+fn a_lone_thread_that_sleeps_after_its_work_is_its_sleep_not_a_tail() {
+    // One thread works 0.1 s, then sleeps in one nanosleep: no other thread exists for it to
+    // coordinate or to have finished before it, so the sleep is what idles the CPU.
+    let behave = common::behave().to_string_lossy().into_owned();
+    let f = swept("-r 3 -w 0 --param s=0.4,0.8", &[behave.as_str(), "nap", "{s}"]);
+    let w = first(&f, Kind::WaitForWork);
+    assert!(w.summary.contains("sleep"), "{w:?}");
+    nothing_serious_but(&f, &[Kind::WaitForWork]);
+    assert!(!f.iter().any(|x| matches!(x.kind, Kind::LoadImbalance | Kind::SerialFraction)), "{:?}", kinds(&f));
+}
+
+#[test]
 fn one_producer_for_many_consumers_is_wait_for_work_and_the_producer_is_named() {
     let f = findings("1,2", &["starved", "--threads", "{threads}"]);
     let w = first(&f, Kind::WaitForWork);

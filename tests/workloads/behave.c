@@ -17,6 +17,7 @@
  *                   (the tree's PSS grows by MB per thread)
  *   mapfile FILE    map FILE read-only and read it for 0.6 s, 0.4 s more per SCALESCOPE_RANK (copies
  *                   share its pages through the page cache and leave one after another)
+ *   nap S           one thread works 0.1 s, then sleeps S seconds in one nanosleep
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
  *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
  */
@@ -233,6 +234,11 @@ int main(int argc, char **argv) {
         pthread_cond_broadcast(&cv);
         pthread_mutex_unlock(&cv_lock);
         for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+    } else if (!strcmp(mode, "nap") && argc > 2) {
+        double seconds = atof(argv[2]);
+        spin(0.1);
+        struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+        nanosleep(&ts, 0);
     } else if (!strcmp(mode, "turns")) {
         pthread_t t[3];
         turns_t0 = now() + 0.05;

@@ -118,9 +118,11 @@ pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64, busy: &[bool]
 const COORDINATION: f64 = 0.25;
 
 /// The waits of coordinators: `(track, label)` where a work thread is the only one to wait on the
-/// object and did so in one stretch of a quarter of the run or more without running — a main
-/// thread waiting for its workers through a semaphore or a condition variable rather than
-/// pthread_join. The capacity beside such a wait has no work.
+/// object and did so in one stretch of a quarter of the run or more without running, while
+/// another work thread was alive through most of it — a main thread waiting for its workers
+/// through a semaphore or a condition variable rather than pthread_join. The capacity beside such
+/// a wait has no work. A thread that waits with no other alive (a lone thread sleeping) waits for
+/// no one: its wait is what idles the capacity.
 fn coordination(h: &History, work: &[bool], span_s: f64) -> HashSet<(usize, u32)> {
     let w = h.width();
     let mut by_label: HashMap<u32, Vec<(usize, f64)>> = HashMap::new();
@@ -140,14 +142,28 @@ fn coordination(h: &History, work: &[bool], span_s: f64) -> HashSet<(usize, u32)
         let total: f64 = waiters.iter().map(|x| x.1).sum();
         let members: Vec<usize> = waiters.iter().filter(|x| x.1 >= 0.02 * total).map(|x| x.0).collect();
         let [i] = members[..] else { continue };
-        let (mut run, mut longest) = (0usize, 0usize);
+        let others_alive = |b: usize| {
+            (0..h.tracks.len()).filter(|&j| j != i && work[j]).any(|j| {
+                let t = &h.tracks[j];
+                let on = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
+                on + h.off_in(j, b).map(|o| o.1).sum::<f64>() > 0.5 * w
+            })
+        };
+        // The longest stretch, and in how many of its bins another work thread was alive.
+        let (mut run, mut with_others, mut longest) = (0usize, 0usize, (0usize, 0usize));
         for b in 0..h.tracks[i].on.len() {
             let idle = (h.tracks[i].on[b] as f64) < 0.1 * w;
             let waiting: f64 = h.off_in(i, b).filter(|o| o.0 == Some(l)).map(|o| o.1).sum();
-            run = if idle && waiting >= 0.5 * w { run + 1 } else { 0 };
-            longest = longest.max(run);
+            if idle && waiting >= 0.5 * w {
+                run += 1;
+                with_others += usize::from(others_alive(b));
+            } else {
+                (run, with_others) = (0, 0);
+            }
+            longest = longest.max((run, with_others));
         }
-        if longest as f64 * w >= COORDINATION * span_s {
+        let (longest, with_others) = longest;
+        if longest as f64 * w >= COORDINATION * span_s && 2 * with_others >= longest {
             out.insert((i, l));
         }
     }
@@ -502,6 +518,11 @@ mod tests {
         let h = history(&["rrrrrrrrrrrr", "rr7777777777", "rrrr77777777"]);
         let a = account(&h, 0.12, Some(3.0), 4.0, (&[], &[]));
         assert!(idle(&a, Cause::Wait(7)) > 0.1, "{:?}", a.idle);
+        // A lone thread that works, then sleeps (7) to the end, waits for no one: the sleep idles
+        // the capacity.
+        let h = history(&["rr77777777"]);
+        let a = account(&h, 0.1, Some(1.0), 2.0, (&[], &[]));
+        assert!((idle(&a, Cause::Wait(7)) - 0.08).abs() < 1e-6, "{:?}", a.idle);
     }
 
     #[test]
