@@ -142,13 +142,7 @@ fn coordination(h: &History, work: &[bool], span_s: f64) -> HashSet<(usize, u32)
         let total: f64 = waiters.iter().map(|x| x.1).sum();
         let members: Vec<usize> = waiters.iter().filter(|x| x.1 >= 0.02 * total).map(|x| x.0).collect();
         let [i] = members[..] else { continue };
-        let others_alive = |b: usize| {
-            (0..h.tracks.len()).filter(|&j| j != i && work[j]).any(|j| {
-                let t = &h.tracks[j];
-                let on = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
-                on + h.off_in(j, b).map(|o| o.1).sum::<f64>() > 0.5 * w
-            })
-        };
+        let others_alive = |b: usize| (0..h.tracks.len()).any(|j| j != i && work[j] && h.alive_in(j, b) > 0.5 * w);
         // The longest stretch, and in how many of its bins another work thread was alive.
         let (mut run, mut with_others, mut longest) = (0usize, 0usize, (0usize, 0usize));
         for b in 0..h.tracks[i].on.len() {
@@ -252,8 +246,8 @@ fn lives(
             }
             let t = &h.tracks[i];
             let at_work = |b: usize| {
-                let run = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
-                run + h.off_in(i, b).filter(|o| holds_up(i, o.0, busy, joins, coordinating)).map(|o| o.1).sum::<f64>()
+                t.wanting_in(b)
+                    + h.off_in(i, b).filter(|o| holds_up(i, o.0, busy, joins, coordinating)).map(|o| o.1).sum::<f64>()
             };
             let last = (0..t.on.len()).rev().find(|&b| at_work(b) > 0.05 * w)?;
             let mut delays: Vec<(u32, f64)> = Vec::new();
@@ -319,20 +313,15 @@ fn accounted(
     let work = work_threads(h, capacity, cpus, busy);
     let coordinating = coordination(h, &work, span_s);
     let lives = lives(h, &work, (busy, joins), &coordinating);
-    let alive = |i: usize, b: usize| {
-        let t = &h.tracks[i];
-        let on = t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64;
-        on + h.off_in(i, b).map(|o| o.1).sum::<f64>()
-    };
     let peak_work_threads = (0..bins)
-        .map(|b| (0..h.tracks.len()).filter(|&i| work[i] && alive(i, b) > 0.5 * width(b)).count())
+        .map(|b| (0..h.tracks.len()).filter(|&i| work[i] && h.alive_in(i, b) > 0.5 * width(b)).count())
         .max()
         .unwrap_or(0);
     let (cap, from_axis) = match capacity {
         Some(c) => (c.min(cpus).max(1.0), true),
         None => ((peak_work_threads.max(1) as f64).min(cpus).max(1.0), false),
     };
-    let running = |b: usize| h.tracks.iter().map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64).sum::<f64>();
+    let running = |b: usize| h.tracks.iter().map(|t| t.on_in(b)).sum::<f64>();
     let working = |b: usize| {
         running(b)
             + (0..h.tracks.len())
@@ -352,11 +341,7 @@ fn accounted(
     let mut demand: Vec<f64> = (0..bins)
         .filter(|&b| width(b) > 0.0)
         .map(|b| {
-            let want: f64 = h
-                .tracks
-                .iter()
-                .map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64 + t.runq.get(b).copied().unwrap_or(0.0) as f64)
-                .sum();
+            let want: f64 = h.tracks.iter().map(|t| t.wanting_in(b)).sum();
             want / width(b)
         })
         .collect();
@@ -401,7 +386,7 @@ fn accounted(
         }
         if idle > taken {
             let at_work: Vec<usize> = (0..h.tracks.len())
-                .filter(|&i| lives[i].as_ref().is_some_and(|l| b <= l.last) && alive(i, b) > 0.05 * wb)
+                .filter(|&i| lives[i].as_ref().is_some_and(|l| b <= l.last) && h.alive_in(i, b) > 0.05 * wb)
                 .collect();
             let blame = if phased { carried(&lives, &at_work, b, w) } else { Vec::new() };
             let left = idle - taken;
@@ -428,17 +413,16 @@ fn accounted(
 /// (a serial stage after the parallel work, or the moment between two programs of a script),
 /// rather than the uneven end of the parallel work itself.
 fn serial_stage(h: &History, bins: Vec<(Phase, f64)>) -> Vec<bool> {
-    let on = |t: &Track, b: usize| t.on.get(b).copied().unwrap_or(0.0) as f64;
     let steady: Vec<usize> = (0..bins.len()).filter(|&b| bins[b].0 == Phase::Steady).collect();
     let span: f64 = steady.iter().map(|&b| bins[b].1).sum();
     let took_part: Vec<&Track> = h
         .tracks
         .iter()
-        .filter(|t| span > 0.0 && steady.iter().map(|&b| on(t, b)).sum::<f64>() >= TOOK_PART * span)
+        .filter(|t| span > 0.0 && steady.iter().map(|&b| t.on_in(b)).sum::<f64>() >= TOOK_PART * span)
         .collect();
     bins.iter()
         .enumerate()
-        .map(|(b, &(ph, wb))| ph == Phase::Tail && !took_part.iter().any(|t| on(t, b) >= RAN * wb))
+        .map(|(b, &(ph, wb))| ph == Phase::Tail && !took_part.iter().any(|t| t.on_in(b) >= RAN * wb))
         .collect()
 }
 

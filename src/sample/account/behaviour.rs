@@ -54,7 +54,7 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
     }
     let member: Vec<bool> = per_track.iter().map(|&s| s >= MEMBER_SHARE * wait_s).collect();
     let members: Vec<usize> = (0..n).filter(|&j| member[j]).collect();
-    let on = |j: usize, b: usize| h.tracks[j].on.get(b).copied().unwrap_or(0.0) as f64 / w;
+    let on = |j: usize, b: usize| h.tracks[j].on_in(b) / w;
     let last_ran: Vec<Option<usize>> = h.tracks.iter().map(|t| t.on.iter().rposition(|&v| v > 0.0)).collect();
     let (mut members_running, mut finished) = (0.0, 0.0);
     let mut peaks: Vec<f64> = Vec::new();

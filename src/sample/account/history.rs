@@ -39,6 +39,16 @@ impl Track {
         self.off.iter().map(|o| o.2 as f64).sum()
     }
 
+    /// Seconds on a CPU in one bin (none past the track's end).
+    pub fn on_in(&self, bin: usize) -> f64 {
+        self.on.get(bin).copied().unwrap_or(0.0) as f64
+    }
+
+    /// Seconds wanting a CPU in one bin: running or runnable.
+    pub fn wanting_in(&self, bin: usize) -> f64 {
+        self.on_in(bin) + self.runq.get(bin).copied().unwrap_or(0.0) as f64
+    }
+
     fn grow(&mut self, bins: usize) {
         if self.on.len() < bins {
             self.on.resize(bins, 0.0);
@@ -221,6 +231,11 @@ impl History {
                 }
             }
         }
+    }
+
+    /// Seconds a thread was alive in one bin: running, runnable or off-CPU.
+    pub fn alive_in(&self, track: usize, bin: usize) -> f64 {
+        self.tracks[track].wanting_in(bin) + self.off_in(track, bin).map(|o| o.1).sum::<f64>()
     }
 
     /// Per bin, a thread's off-CPU seconds by label (for one track).

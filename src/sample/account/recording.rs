@@ -491,7 +491,7 @@ fn timeline(h: &History, labels: &[(Class, Option<Site>)]) -> Option<Timeline> {
 fn concurrency(h: &History) -> Vec<f64> {
     let mut out: Vec<f64> = Vec::new();
     for b in 0..h.bins() {
-        let run: f64 = h.tracks.iter().map(|t| t.on.get(b).copied().unwrap_or(0.0) as f64).sum::<f64>() / h.width();
+        let run: f64 = h.tracks.iter().map(|t| t.on_in(b)).sum::<f64>() / h.width();
         let k = run.round() as usize;
         if out.len() <= k {
             out.resize(k + 1, 0.0);
