@@ -197,6 +197,9 @@ pub(crate) struct State {
     taken_at: HashMap<u32, HashMap<String, u32>>,
     /// The tracer's switch intervals, which lay out each window of a traced thread.
     switches: Switches,
+    /// Threads found gone whose last window waits for the tracer's records of their exit (the
+    /// drain after the sweep that found them gone brings them).
+    gone: Vec<i32>,
     /// Sweeps in a row that found no thread newly waiting or off-CPU since the sweep before.
     quiet: u32,
     /// Whether the current sweep found a thread that waited or was off-CPU.
@@ -234,6 +237,7 @@ impl State {
             tick: procfs::ticks_per_second(),
             started: Instant::now(),
             switches: Switches::new(trace::monotonic_ns()),
+            gone: Vec::new(),
             started_boot: procfs::boot_seconds(),
             stat: std::fs::File::open("/proc/stat").ok(),
             cpu_ticks: None,
@@ -343,9 +347,14 @@ impl State {
             }
             self.held_s = self.held(slept_from, interval.as_secs_f64());
         }
-        // The last stretch, up to the moment sampling stopped.
+        // The last stretch, up to the moment sampling stopped. A drain takes the records that
+        // have settled: once they have, they hold the exits of the threads this sweep finds gone.
+        if self.evidence.as_ref().is_some_and(Evidence::traced) {
+            std::thread::sleep(Duration::from_nanos(trace::SETTLE_NS));
+        }
         self.drain_tracer();
         self.sweep();
+        self.close_gone();
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
         proc::set_live_pss_kb(0);
@@ -587,6 +596,7 @@ impl State {
     /// Reads every live thread once and records what it did since the previous read.
     fn sweep(&mut self) {
         let now = self.started.elapsed().as_secs_f64();
+        self.close_gone();
         let tids: Vec<i32> = self.threads.iter().filter(|(_, t)| t.alive).map(|(&tid, _)| tid).collect();
         let mut running_sum = 0.0;
         let mut alive = 0;
@@ -618,6 +628,29 @@ impl State {
         self.quiet = if self.stirred || alive == 0 { 0 } else { self.quiet + 1 };
     }
 
+    /// Records the last window of every thread found gone at an earlier sweep, from the tracer's
+    /// records up to its exit (see [`Switches::last_window`]), and marks the threads found gone
+    /// at this sweep for the next.
+    fn close_gone(&mut self) {
+        for tid in std::mem::take(&mut self.gone) {
+            let Some(t) = self.threads.get(&tid) else { continue };
+            if let Some(mut iv) = self.switches.last_window(tid, t.read_at) {
+                iv.label = t.waiting;
+                self.history.record(t.track, &iv);
+            }
+        }
+    }
+
+    /// Marks thread `tid` gone; its last window is recorded at the next sweep.
+    fn went(&mut self, tid: i32) {
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.alive = false;
+            if self.evidence.as_ref().is_some_and(Evidence::traced) {
+                self.gone.push(tid);
+            }
+        }
+    }
+
     /// The sampler thread's own time on a CPU and waiting for one, in seconds.
     fn own_schedstat_s(&mut self) -> Option<f64> {
         let ss = self.own.as_mut()?.read().and_then(procfs::schedstat)?;
@@ -640,7 +673,7 @@ impl State {
         // schedstat first: it is cheap, and a thread whose counters have not moved has not run,
         // so its state and CPU times cannot have changed either.
         let Some(ss) = t.schedstat.read().and_then(procfs::schedstat) else {
-            t.alive = false;
+            self.went(tid);
             return None;
         };
         let first = t.samples == 0;
@@ -653,7 +686,7 @@ impl State {
         if !unmoved && !first {
             let st = t.stat.read().and_then(procfs::stat);
             let Some(st) = st else {
-                t.alive = false;
+                self.went(tid);
                 return None;
             };
             t.utime = st.utime;
@@ -667,7 +700,7 @@ impl State {
             t.moved();
         }
         if t.state == 'Z' || t.state == 'X' {
-            t.alive = false;
+            self.went(tid);
             return None;
         }
         let previous = t.waiting;

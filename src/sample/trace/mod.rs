@@ -16,7 +16,7 @@ mod tracer;
 pub use clock::monotonic_ns;
 pub use profile::{OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile};
 pub use stack_evidence::{Evidence, Findings};
-pub use tracer::TracerConfig;
+pub use tracer::{SETTLE_NS, TracerConfig};
 
 pub(crate) use catch::Catch;
 pub(crate) use profile::{Code, TracerReport, same_code};

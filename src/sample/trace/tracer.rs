@@ -190,7 +190,7 @@ pub struct Tracer {
 
 /// Records older than this (behind the drain's start) are surely in their buffers: newer ones
 /// wait for the next drain, so that records of one thread from two CPUs are put in order.
-const SETTLE_NS: u64 = 2_000_000;
+pub const SETTLE_NS: u64 = 2_000_000;
 /// Rounds of looking for threads created while events were being opened.
 const COVER_ROUNDS: usize = 5;
 /// The tracer (and the on-CPU sampling that stands in for it) judges its cost once it has
