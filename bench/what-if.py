@@ -1,30 +1,90 @@
 #!/usr/bin/env python3
 """Checks the what-if of every cause finding against the real fix.
 
-Each case sweeps a zoo probe over threads=1,2 with its problem, reads the what-if of the finding
-that names it (the speed-up predicted without the cause, with its 95% interval), then sweeps the
-same probe with the knob that removes the cause and measures the speed-up at the same count.
+Each case sweeps a zoo probe, or a real program, over threads=1,2 with its problem, reads the
+what-if of the finding that names it (the speed-up predicted without the cause, with its 95%
+interval), then sweeps the same work with the setting that removes the cause and measures the
+speed-up at the same count. The zoo probes' knobs: no critical section, no set-up lock, no serial
+phase, even shares, enough producers, padded counters, a process (and a memory map) per worker.
+The real programs: CPU-bound pure Python, Ruby and Perl, whose threads take turns on the
+interpreter's lock (or a lock around their work), against the same work in processes (or without
+the lock).
 Prints predicted against measured, the error, and whether the measurement fell inside the
 interval. The goal: measured within 10% of the prediction and inside its interval in at least 90%
 of the cases; exits 1 below it.
 
 Usage: bench/what-if.py [--scalescope target/release/scalescope] [--runs 5] [--only NAME]
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, json, os, shutil, subprocess, sys, tempfile
 
 GOAL_ERROR = 0.10
 GOAL_SHARE = 0.90
 
 
-def cases(exe):
+# The same pure-Python work in n threads (the GIL lets one run at a time) or n processes.
+PY = """import sys, threading, multiprocessing as mp
+n = int(sys.argv[1])
+def work():
+    s = 0
+    for i in range(8000000 // n): s += i * i
+Worker = mp.Process if sys.argv[2] == "processes" else threading.Thread
+ws = [Worker(target=work) for _ in range(n)]
+[w.start() for w in ws]; [w.join() for w in ws]
+"""
+
+# Pure-Ruby work in n threads (MRI's GVL) or n forked processes.
+RUBY = """n = ARGV[0].to_i
+work = -> { s = 0; (40_000_000 / n).times { |i| s += i * i % 7 }; s }
+if ARGV[1] == "processes"
+  (1..n).map { fork { work.call } }.each { |pid| Process.wait(pid) }
+else
+  (1..n).map { Thread.new { work.call } }.each(&:join)
+end
+"""
+
+# Perl threads doing their work holding one shared lock, or without it.
+PERL = """use strict; use threads; use threads::shared;
+my ($n, $how) = @ARGV; my $total = 1_200_000; my $c :shared = 0;
+sub piece { my ($i) = @_; my $s = 0; $s += $_ * $i % 7 for 1 .. 20; $s }
+sub work {
+    my $mine = 0;
+    for my $i (1 .. $total / $n) { if ($how eq "locked") { lock($c); $c += piece($i) } else { $mine += piece($i) } }
+    lock($c); $c += $mine;
+}
+$_->join for map { threads->create(\\&work) } 1 .. $n;
+"""
+
+
+def have(program):
+    return shutil.which(program) is not None
+
+
+def cases(exe, tmp):
     p = lambda *a: [exe, "probe", *a, "--threads", "{threads}"]
-    # (name, kind the what-if is read from, command with the cause, command with the cause removed)
+    scripts = {"work.py": PY, "work.rb": RUBY, "work.pl": PERL}
+    for name, text in scripts.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(text)
+    py, rb, pl = (os.path.join(tmp, n) for n in ("work.py", "work.rb", "work.pl"))
+    # The interpreter itself, not a wrapper script in front of it (pyenv's shim is a shell script).
+    python = sys.executable
+    # (name, kind the what-if is read from, command with the cause, command with the cause removed,
+    #  the program it needs)
     return [
-        ("setup --setup 0.3", "lock-contention", p("setup", "--setup", "0.3"), p("setup", "--setup", "0.3", "--unlocked")),
-        ("lock --critical 0.6", "lock-contention", p("lock", "--critical", "0.6"), p("lock", "--critical", "0")),
-        ("serial --serial 0.3", "serial-phase", p("serial", "--serial", "0.3"), p("serial", "--serial", "0")),
-        ("imbalance", "load-imbalance", p("imbalance"), p("imbalance", "--balanced")),
-        ("starved", "wait-for-work", p("starved"), p("starved", "--producers", "2")),
+        ("setup --setup 0.3", "lock-contention", p("setup", "--setup", "0.3"), p("setup", "--setup", "0.3", "--unlocked"), None),
+        ("lock --critical 0.6", "lock-contention", p("lock", "--critical", "0.6"), p("lock", "--critical", "0"), None),
+        ("serial --serial 0.3", "serial-phase", p("serial", "--serial", "0.3"), p("serial", "--serial", "0"), None),
+        ("imbalance", "load-imbalance", p("imbalance"), p("imbalance", "--balanced"), None),
+        ("starved", "wait-for-work", p("starved"), p("starved", "--producers", "2"), None),
+        ("false-sharing", "on-cpu-inefficiency", p("false-sharing"),
+         p("false-sharing", "--padded"), None),
+        ("mmap-churn", "kernel-contention", p("mmap-churn"), p("mmap-churn", "--processes"), None),
+        ("python threads (GIL)", "lock-contention", [python, py, "{threads}", "threads"],
+         [python, py, "{threads}", "processes"], None),
+        ("ruby threads (GVL)", "lock-contention", ["ruby", rb, "{threads}", "threads"],
+         ["ruby", rb, "{threads}", "processes"], "ruby"),
+        ("perl threads, one lock", "lock-contention", ["perl", pl, "{threads}", "locked"],
+         ["perl", pl, "{threads}", "free"], "perl"),
     ]
 
 
@@ -52,8 +112,11 @@ def main():
     exe = os.path.abspath(a.scalescope)
     rows, good = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, kind, cmd, fixed) in enumerate(cases(exe)):
+        for i, (name, kind, cmd, fixed, needs) in enumerate(cases(exe, tmp)):
             if a.only and not name.startswith(a.only):
+                continue
+            if needs and not have(needs):
+                print(f"skipped: {name} ({needs} not installed)")
                 continue
             doc = sweep(exe, os.path.join(tmp, f"c{i}"), cmd, a.runs)
             finding = next((f for f in doc["findings"] if f["kind"] == kind and f.get("what_if")), None)

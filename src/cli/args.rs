@@ -603,6 +603,10 @@ pub enum ProbeCommand {
     MmapChurn {
         #[command(flatten)]
         common: ZooArgs,
+        /// Each worker a process of its own, with its own memory map and its lock (removes the
+        /// problem: the same system calls, no shared lock).
+        #[arg(long)]
+        processes: bool,
     },
     /// Threads reading random 4 KiB blocks of files dropped from the page cache first.
     Io {

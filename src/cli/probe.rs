@@ -52,9 +52,14 @@ pub fn probe(args: &ProbeArgs) -> Result<Exit, Error> {
             let c = check(common, None)?;
             report("false-sharing", c, zoo::false_sharing(c.threads, c.ops, *padded))?;
         }
-        ProbeCommand::MmapChurn { common } => {
+        ProbeCommand::MmapChurn { common, processes } => {
             let c = check(common, None)?;
-            report("mmap-churn", c, zoo::mmap_churn(c.threads, c.ops))?;
+            let done = if *processes {
+                zoo::mmap_churn_processes(c.threads, c.ops).map_err(|e| Usage(format!("probe mmap-churn: {e}")))?
+            } else {
+                zoo::mmap_churn(c.threads, c.ops)
+            };
+            report("mmap-churn", c, done)?;
         }
         ProbeCommand::Io { threads, files, reads, warm } => {
             check_threads(*threads)?;

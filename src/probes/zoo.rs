@@ -291,6 +291,29 @@ pub fn mmap_churn(threads: usize, ops: u64) -> (u64, f64) {
     })
 }
 
+/// `mmap-churn --processes`: the same work split over `workers` copies of this probe at one
+/// thread each, every one with its own memory map. Returns (operations, seconds).
+pub fn mmap_churn_processes(workers: usize, ops: u64) -> std::io::Result<(u64, f64)> {
+    let exe = std::env::current_exe()?;
+    let share = ops / workers as u64;
+    let start = Instant::now();
+    let children: Vec<std::process::Child> = (0..workers)
+        .map(|_| {
+            std::process::Command::new(&exe)
+                .args(["probe", "mmap-churn", "--threads", "1", "--ops", &share.to_string()])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+        })
+        .collect::<std::io::Result<_>>()?;
+    for mut c in children {
+        let status = c.wait()?;
+        if !status.success() {
+            return Err(std::io::Error::other(format!("a worker process failed ({status})")));
+        }
+    }
+    Ok((share / 200 * 200 * workers as u64, start.elapsed().as_secs_f64()))
+}
+
 /// `io`: threads read random 4 KiB blocks of files dropped from the page cache first (`warm`:
 /// left cached, which removes the problem). Returns (bytes, seconds).
 pub fn io(threads: usize, files: &[std::path::PathBuf], reads: u64, warm: bool) -> std::io::Result<(u64, f64)> {

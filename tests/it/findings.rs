@@ -319,6 +319,10 @@ fn an_mmap_storm_is_kernel_contention_with_the_syscalls_named() {
     let text = format!("{} {}", k.summary, k.evidence.join(" "));
     assert!(["mprotect", "mmap", "munmap", "page fault", "kernel"].iter().any(|n| text.contains(n)), "{k:?}");
     assert_eq!(serious_causes(&f), [Kind::KernelContention], "{:?}", kinds(&f));
+    // A process per worker: the same system calls, each on a memory map of its own.
+    let fixed = fixed(&["mmap-churn", "--threads", "{threads}", "--processes"], &[]);
+    scales_or_cannot_tell(&fixed);
+    nothing_serious_but(&fixed, &[]);
 }
 
 #[test]
