@@ -262,7 +262,7 @@ impl Sink for Session<'_> {
     }
 
     fn folder(&self) -> Option<PathBuf> {
-        self.store.folder()
+        Some(self.store.dir().to_path_buf())
     }
 
     fn runs_recorded(&self, point: usize) -> usize {
