@@ -7,9 +7,8 @@ use super::{Finding, INDIFFERENT, Kind, NoiseSource, Severity};
 use crate::analysis::count_label;
 use crate::analysis::threads::PointThreads;
 use crate::fmt::count_tenths;
-use crate::results::Results;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
-use crate::sample::Class;
+use crate::results::{Class, Results};
 
 /// Efficiency at or above which a count is said to scale well.
 pub const GOOD_EFFICIENCY: f64 = 0.90;

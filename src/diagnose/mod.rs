@@ -81,9 +81,9 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
 /// Findings for a window of a running job (`attach`): what idled the CPUs its threads could use,
 /// judged as one point run once (the window has no start-up or tail of its own), or that nothing
 /// did. There is no speed-up to judge without a sweep, so nothing is said of the curve.
-pub fn window(report: &crate::sample::ThreadReport) -> Vec<Finding> {
-    use crate::sample::Class;
-    let run = crate::exec::RunRecord {
+pub fn window(report: &crate::results::ThreadReport) -> Vec<Finding> {
+    use crate::results::Class;
+    let run = crate::results::RunRecord {
         wall_s: report.wall_s,
         user_s: report.seconds(Class::CpuUser),
         sys_s: report.seconds(Class::CpuKernel),

@@ -7,8 +7,7 @@
 //! however long the sweep.
 
 use super::journal::{JOURNAL, Journal};
-use super::{LoadError, Results, Status, load, time};
-use crate::exec::RunRecord;
+use super::{LoadError, Results, RunRecord, Status, load, time};
 use crate::files::WriteError;
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};

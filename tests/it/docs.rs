@@ -169,6 +169,18 @@ fn modules_use_only_those_before_them_and_architecture_md_names_each() {
         imports_of("probes", &order).iter().filter(|m| ["plan", "exec", "sample"].contains(&m.as_str())).count(),
         0
     );
+    // The readers read saved results alone: the stored types are in `results`, below the modules
+    // that fill them.
+    for reader in ["analysis", "diagnose", "report", "compare", "history"] {
+        let measuring: Vec<String> = imports_of(reader, &order)
+            .into_iter()
+            .filter(|m| ["sample", "exec", "launch"].contains(&m.as_str()))
+            .collect();
+        assert!(
+            measuring.is_empty(),
+            "`{reader}` uses {measuring:?}: it should read saved results alone (docs/architecture.md)"
+        );
+    }
 }
 
 /// The sub-folders of src/sample in the order of their layers, below the sampler thread.

@@ -8,7 +8,7 @@
 //! capacity beside an idle helper is "no work".
 
 use super::history::{History, Label, Track};
-use crate::sample::trace::Phase;
+use crate::results::Phase;
 use std::collections::{HashMap, HashSet};
 
 /// A thread is a work thread when its CPU time is at least this share of the mean of the busiest

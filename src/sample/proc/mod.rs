@@ -11,12 +11,9 @@ mod series;
 mod thread;
 mod tree;
 
-pub use classify::Class;
-pub use series::RunSeries;
-
 pub(crate) use classify::{Site, blocked};
 pub(crate) use cpu::{CpuSampler, MAX_THREADS as MAX_CPU_EVENTS, refusal as cpu_refusal};
-pub(crate) use memory::{RunMemory, Tracker, TreeMemory, live_pss_bytes, set_live_pss_kb};
+pub(crate) use memory::{Tracker, TreeMemory, live_pss_bytes, set_live_pss_kb};
 pub(crate) use pause::{Pause, Woken};
 pub(crate) use series::{Counts, Part, Recorder, sum_parts};
 pub(crate) use thread::Thread;
