@@ -5,13 +5,13 @@
 
 mod accounting;
 mod behaviour;
-mod history;
 mod parts;
 mod recording;
 mod switches;
+mod thread_time;
 
 pub use parts::report_of_parts;
 
-pub(crate) use history::{History, Interval, Label};
 pub(crate) use recording::{Recording, report};
 pub(crate) use switches::Switches;
+pub(crate) use thread_time::{History, Interval, Label};

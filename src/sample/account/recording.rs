@@ -4,7 +4,7 @@
 
 use super::accounting::{self, Accounting, Cause};
 use super::behaviour;
-use super::history::History;
+use super::thread_time::History;
 use crate::results::{
     Around, Capacity, Class, Feeder, Hot, IdleKind, IdleShare, MachineCpu, Phases, Sooner, StackProfile, ThreadReport,
     ThreadSummary, Timeline, Wait,
