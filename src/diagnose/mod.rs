@@ -12,7 +12,7 @@ mod memory;
 pub mod noise;
 mod ranks;
 mod series;
-mod stack;
+mod speedup_stack;
 mod undecided;
 mod whatif;
 mod wording;
@@ -22,14 +22,14 @@ use crate::plan::Axis;
 use crate::results::Results;
 use crate::results::analysis::Analysis;
 pub use crate::results::findings::{Finding, Kind, NoiseSource, Severity};
-pub use stack::stacks;
+pub use speedup_stack::stacks;
 pub use undecided::{INDIFFERENT, Question, questions};
 
 /// Analyses `doc` along `axis` (no analysis without one) and diagnoses it, storing both in it.
 pub fn analyse(doc: &mut Results, axis: Option<&Axis>, opts: &Options) -> Result<(), AnalysisError> {
     doc.analysis = axis.map(|a| analyze_results(doc, a, opts)).transpose()?;
     doc.findings = diagnose(doc, doc.analysis.as_ref());
-    doc.stacks = doc.analysis.as_ref().map(|a| stack::stacks(doc, a)).unwrap_or_default();
+    doc.stacks = doc.analysis.as_ref().map(|a| speedup_stack::stacks(doc, a)).unwrap_or_default();
     Ok(())
 }
 
