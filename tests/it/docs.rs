@@ -1,5 +1,7 @@
-//! The documentation's links lead somewhere: every relative link in README.md, CONTRIBUTING.md
-//! and docs/*.md names a file of the repository, and every #anchor a heading of that file.
+//! The documentation holds true of the code: every relative link in README.md, CONTRIBUTING.md and
+//! docs/*.md names a file of the repository and every #anchor a heading of that file; modules use
+//! only those before them in the data flow, as docs/architecture.md says, and it names every
+//! source file; every error type has an exit code.
 
 use std::path::{Path, PathBuf};
 
@@ -181,6 +183,41 @@ fn modules_use_only_those_before_them_and_architecture_md_names_each() {
             "`{reader}` uses {measuring:?}: it should read saved results alone (docs/architecture.md)"
         );
     }
+}
+
+/// The row of docs/architecture.md's module table whose first cell names `module`.
+fn architecture_row<'a>(arch: &'a str, module: &str) -> Option<&'a str> {
+    let name = format!("`{module}`");
+    arch.lines().filter(|l| l.starts_with("| ")).find(|l| l.split('|').nth(1).is_some_and(|c| c.contains(&name)))
+}
+
+#[test]
+fn architecture_md_names_every_source_file_in_its_module_s_row() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let arch = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut unnamed = Vec::new();
+    for f in rust_files(&src) {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let parts: Vec<&str> = rel.split('/').collect();
+        let named = match parts.as_slice() {
+            // The crate's roots, by their paths.
+            ["lib.rs" | "main.rs"] => arch.contains(&format!("`src/{rel}`")),
+            // A module of one file, by its row.
+            [file] => architecture_row(&arch, file.trim_end_matches(".rs")).is_some(),
+            // A folder's mod.rs, by its folder's module (and sample's sub-folders, by the test below).
+            [.., "mod.rs"] => true,
+            // Any other file, by its name or its path in its module's row.
+            [module, .., name] => architecture_row(&arch, module)
+                .is_some_and(|row| row.contains(&format!("`{name}`")) || row.contains(&format!("`{rel}`"))),
+            [] => unreachable!(),
+        };
+        if !named {
+            unnamed.push(rel);
+        }
+    }
+    unnamed.sort();
+    assert!(unnamed.is_empty(), "docs/architecture.md does not name these files in their module's row: {unnamed:?}");
 }
 
 /// The sub-folders of src/sample in the order of their layers, below the sampler thread.
