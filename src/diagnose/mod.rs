@@ -22,8 +22,9 @@ use crate::plan::Axis;
 use crate::results::Results;
 use crate::results::analysis::Analysis;
 pub use crate::results::findings::{Finding, Kind, NoiseSource, Severity};
+pub use curve::INDIFFERENT;
 pub use speedup_stack::stacks;
-pub use undecided::{INDIFFERENT, Question, questions};
+pub use undecided::{Question, questions};
 
 /// Analyses `doc` along `axis` (no analysis without one) and diagnoses it, storing both in it.
 pub fn analyse(doc: &mut Results, axis: Option<&Axis>, opts: &Options) -> Result<(), AnalysisError> {

@@ -49,11 +49,14 @@ use serde_json::{Map, Value};
 pub use speedup_stack::{SpeedupStack, StackPart};
 pub use stack_profile::{OffCpuStack, OnCpuStack, StackFrame, StackProfile};
 use std::collections::BTreeMap;
-pub use store::{FILE_NAME, Store, StoreError};
+pub use store::{Store, StoreError};
 pub use thread_report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
 pub use time_series::RunSeries;
 pub use tracer_report::{TracedThread, TracerReport};
 pub use trust::{Untrusted, check_owned};
+
+/// File name of the document inside a results folder.
+pub const FILE_NAME: &str = "results.json";
 
 /// The schema version this build writes. Version 2 stores the plan's axis and a typed analysis
 /// (model parameters as fields); version 1 files are read, their analysis and findings recomputed.

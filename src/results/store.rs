@@ -7,7 +7,7 @@
 //! however long the sweep.
 
 use super::journal::{JOURNAL, Journal};
-use super::{LoadError, Results, RunRecord, Status, load, time};
+use super::{FILE_NAME, LoadError, Results, RunRecord, Status, load, time};
 use crate::files::WriteError;
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
@@ -16,8 +16,6 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// File name of the document inside a results folder.
-pub const FILE_NAME: &str = "results.json";
 /// The share of a sweep's time that rewriting results.json may take.
 const SAVE_SHARE: f64 = 0.001;
 
