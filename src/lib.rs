@@ -4,8 +4,8 @@
 //! Modules follow the data flow, each depending only on those listed before it:
 //! [`files`], [`fmt`], [`machine`], [`mapped`], [`metric_line`], [`pagecache`] and [`stats`]
 //! (foundations) →
-//! [`plan`] → [`sample`] → [`exec`] →
-//! [`launch`] → [`results`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`] →
+//! [`plan`] → [`results`] (the types of the results document, which the measuring modules after
+//! it fill) → [`sample`] → [`exec`] → [`launch`] → [`analysis`] → [`diagnose`] → [`report`] → [`compare`] →
 //! [`history`] (every sweep remembered, steps found); [`probes`] are built-in workloads beside the
 //! flow; [`error`] gathers every layer's error and its exit code, and [`cli`] alone parses
 //! arguments.
@@ -22,13 +22,13 @@ pub mod stats;
 
 pub mod plan;
 
+pub mod results;
+
 pub mod sample;
 
 pub mod exec;
 
 pub mod launch;
-
-pub mod results;
 
 pub mod analysis;
 

@@ -4,6 +4,7 @@
 //! a back-test and the count to measure next. Used after every run, by `scalescope analyze`, and on
 //! published tables (CSV).
 
+pub mod analyze;
 pub mod backtest;
 pub mod crossval;
 pub mod fast_baseline;
@@ -19,14 +20,13 @@ pub mod point;
 pub mod prediction;
 pub mod ratio;
 pub mod speedup;
-pub mod summary;
 pub mod table_csv;
 pub mod threads;
 pub mod verdict;
 
 use crate::plan::Axis;
 use crate::results::{Analysis, Results};
-pub use summary::{Options, analyze};
+pub use analyze::{Options, analyze};
 
 /// `1 thread`, `4 threads`, `1 copy`, `2.5 GB`: a count and its parameter's name, singular for one.
 pub fn count_label(n: f64, name: &str) -> String {

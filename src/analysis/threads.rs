@@ -1,9 +1,7 @@
 //! Where thread time went, per point: the sampler's reports of a point's runs averaged, for the
 //! table, the waits section and the diagnosis.
 
-use crate::results::PointResult;
-use crate::sample::Hot;
-use crate::sample::{Class, ThreadReport, Wait};
+use crate::results::{Class, Hot, PointResult, ThreadReport, Wait};
 use std::collections::BTreeMap;
 
 /// Thread time of a point by class, and its top waits, averaged over the runs that were sampled.

@@ -10,7 +10,8 @@ use super::{Exit, Usage, view};
 use crate::error::Error;
 use crate::plan::parse_seconds;
 use crate::report::{terminal, threads};
-use crate::sample::{self, Class};
+use crate::results::Class;
+use crate::sample;
 use std::time::{Duration, Instant};
 
 /// Whether the process still runs (a zombie has exited, whether or not its parent reaped it).

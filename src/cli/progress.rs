@@ -4,10 +4,9 @@
 //! minute while a long point runs, with the tree's PSS at its latest reading, so a log shows where
 //! the sweep is.
 
-use crate::exec::RunRecord;
 use crate::exec::sweep::{Event, Sink};
 use crate::files::WriteError;
-use crate::results::Store;
+use crate::results::{RunRecord, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -262,7 +261,7 @@ impl Sink for Session<'_> {
     }
 
     fn folder(&self) -> Option<PathBuf> {
-        self.store.folder()
+        Some(self.store.dir().to_path_buf())
     }
 
     fn runs_recorded(&self, point: usize) -> usize {

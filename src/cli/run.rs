@@ -5,7 +5,7 @@ use super::args::{LauncherArg, OrderArg, RunArgs};
 use super::progress::Session;
 use super::{Exit, Usage, more_runs, view};
 use crate::error::Error;
-use crate::exec::ceiling::{self, Ceiling};
+use crate::exec::ceiling;
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{Processes, signals};
 use crate::machine;
@@ -13,7 +13,7 @@ use crate::plan::schedule::PointProgress;
 use crate::plan::{self, Budget, Hooks, Launcher, LauncherKind, Order, Plan, Request};
 use crate::report::format::command_line as template_line;
 use crate::report::sections::Sections;
-use crate::results::{Results, Status, Store, check_owned, time};
+use crate::results::{Ceiling, Results, Status, Store, check_owned, time};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

@@ -5,9 +5,8 @@ use super::points::{Change, Figure, PointRow, Verdict};
 use super::{Options, Set};
 use crate::analysis::threads;
 use crate::diagnose::evidence::class_share;
-use crate::results::Results;
 use crate::results::analysis::{Estimate, SeriesAnalysis};
-use crate::sample::Class;
+use crate::results::{Class, Results};
 use serde::Serialize;
 
 /// One model parameter across the sets.
@@ -157,7 +156,7 @@ pub fn pct_change(ratio: f64, judged_by: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::RunRecord;
+    use crate::results::RunRecord;
     use crate::results::analysis::JudgedBy;
 
     fn sweep(paces: &[f64]) -> Results {

@@ -9,9 +9,7 @@ use super::ledger::{Cause, Item, Ledger};
 use super::whatif::{self, Measured};
 use super::wording::{self, At, Context, Idle, Span, Turns, Words};
 use super::{Finding, Kind, NoiseSource, Severity};
-use crate::sample::Phase;
-use crate::sample::{Around, Feeder, Hot};
-use crate::sample::{Class, Wait};
+use crate::results::{Around, Class, Feeder, Hot, Phase, Wait};
 
 /// A cause must explain at least this share of the loss, and the loss be at least this share of
 /// the capacity, for a finding above `info`.

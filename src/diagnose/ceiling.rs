@@ -75,7 +75,7 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::ceiling::{Ceiling, CeilingPoint};
+    use crate::results::ceiling::{Ceiling, CeilingPoint};
 
     /// The report fixture with a ceiling at one thread such that its first point reads `share` of it.
     fn at_share(share: f64) -> Results {

@@ -3,16 +3,18 @@
 //! to measure, and noisy runs.
 
 use super::ledger::{self, Cause, Ledger};
-use super::{Finding, INDIFFERENT, Kind, NoiseSource, Severity};
+use super::{Finding, Kind, NoiseSource, Severity};
 use crate::analysis::count_label;
 use crate::analysis::threads::PointThreads;
 use crate::fmt::count_tenths;
-use crate::results::Results;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
-use crate::sample::Class;
+use crate::results::{Class, Results};
 
 /// Efficiency at or above which a count is said to scale well.
 pub const GOOD_EFFICIENCY: f64 = 0.90;
+/// An efficiency whose interval lies within this of 90% reads the same either way: "scales well
+/// within the runs' noise" or a small gap whose causes are described, not raised.
+pub const INDIFFERENT: f64 = 0.05;
 
 /// The efficiency's 95% interval, from the speed-up's (the point value twice without one).
 pub fn efficiency_interval(p: &PointScaling, base_count: f64) -> Option<[f64; 2]> {

@@ -1,8 +1,7 @@
 //! Figures rules read off a point's runs: the job's read rate, the largest wait of a class.
 
 use crate::analysis::threads::PointThreads;
-use crate::results::PointResult;
-use crate::sample::Class;
+use crate::results::{Class, PointResult};
 
 /// Share of a point's working thread time in a class: thread time less the time a coordinating
 /// thread spends joining its workers (no cost in itself).

@@ -4,9 +4,7 @@
 //! or in the kernel), and what nothing explains. Computed per run, so every cause's share of the
 //! loss has an interval over the runs.
 
-use crate::exec::RunRecord;
-use crate::results::PointResult;
-use crate::sample::{Capacity, Class, IdleKind, Phase, ThreadReport};
+use crate::results::{Capacity, Class, IdleKind, Phase, PointResult, RunRecord, ThreadReport};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 

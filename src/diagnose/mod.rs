@@ -12,7 +12,7 @@ mod memory;
 pub mod noise;
 mod ranks;
 mod series;
-mod stack;
+mod speedup_stack;
 mod undecided;
 mod whatif;
 mod wording;
@@ -22,14 +22,15 @@ use crate::plan::Axis;
 use crate::results::Results;
 use crate::results::analysis::Analysis;
 pub use crate::results::findings::{Finding, Kind, NoiseSource, Severity};
-pub use stack::stacks;
-pub use undecided::{INDIFFERENT, Question, questions};
+pub use curve::INDIFFERENT;
+pub use speedup_stack::stacks;
+pub use undecided::{Question, questions};
 
 /// Analyses `doc` along `axis` (no analysis without one) and diagnoses it, storing both in it.
 pub fn analyse(doc: &mut Results, axis: Option<&Axis>, opts: &Options) -> Result<(), AnalysisError> {
     doc.analysis = axis.map(|a| analyze_results(doc, a, opts)).transpose()?;
     doc.findings = diagnose(doc, doc.analysis.as_ref());
-    doc.stacks = doc.analysis.as_ref().map(|a| stack::stacks(doc, a)).unwrap_or_default();
+    doc.stacks = doc.analysis.as_ref().map(|a| speedup_stack::stacks(doc, a)).unwrap_or_default();
     Ok(())
 }
 
@@ -81,9 +82,9 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
 /// Findings for a window of a running job (`attach`): what idled the CPUs its threads could use,
 /// judged as one point run once (the window has no start-up or tail of its own), or that nothing
 /// did. There is no speed-up to judge without a sweep, so nothing is said of the curve.
-pub fn window(report: &crate::sample::ThreadReport) -> Vec<Finding> {
-    use crate::sample::Class;
-    let run = crate::exec::RunRecord {
+pub fn window(report: &crate::results::ThreadReport) -> Vec<Finding> {
+    use crate::results::Class;
+    let run = crate::results::RunRecord {
         wall_s: report.wall_s,
         user_s: report.seconds(Class::CpuUser),
         sys_s: report.seconds(Class::CpuKernel),

@@ -224,9 +224,7 @@ fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::RunRecord;
-    use crate::sample::MachineCpu;
-    use crate::sample::ThreadReport;
+    use crate::results::{MachineCpu, RunRecord, ThreadReport};
 
     fn doc(points: &[&[(f64, f64, f64)]]) -> Results {
         let plan = crate::plan::build(

@@ -4,9 +4,8 @@
 use super::evidence::top_wait;
 use super::{Finding, Kind, Severity};
 use crate::analysis::threads::PointThreads;
-use crate::results::Results;
 use crate::results::analysis::PointScaling;
-use crate::sample::Class;
+use crate::results::{Class, Results};
 
 /// A rank this much slower than the median rank, and by at least [`STRAGGLER_MIN_S`], straggles.
 const STRAGGLER_RATIO: f64 = 1.2;
@@ -26,7 +25,7 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
             for part in r.ranks.iter().filter(|x| !x.succeeded()) {
                 let how = match (part.exit_code, part.signal) {
                     (Some(c), _) => format!("exit code {c}"),
-                    (_, Some(s)) => format!("killed by {}", crate::exec::record::signal_name(s)),
+                    (_, Some(s)) => format!("killed by {}", crate::results::signal_name(s)),
                     _ => "no exit status".into(),
                 };
                 failures.push(format!("run {}: rank {} on {} failed ({how})", i + 1, part.rank, part.node));

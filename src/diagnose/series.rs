@@ -14,9 +14,7 @@ use crate::analysis::threads::{self, PointThreads};
 use crate::fmt;
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
-use crate::results::{PointResult, Results};
-use crate::sample::Hot;
-use crate::sample::{Class, Wait};
+use crate::results::{Class, Hot, PointResult, Results, Wait};
 use crate::stats::{Summary, log_ratio_halfwidth};
 
 /// Findings for one series.
@@ -526,7 +524,7 @@ const SAME_WORK: f64 = 0.1;
 /// ÷ (capacity × wall), and capacity × wall ≥ the CPU the run used). `None` when a run used more
 /// CPU than its capacity (threads beside the counted ones), or without runs on a side.
 fn cpu_bound(base: &PointResult, top: &PointResult, work_ratio: f64, capacity: f64) -> Option<f64> {
-    let cpu = |r: &crate::exec::RunRecord| r.user_s + r.sys_s;
+    let cpu = |r: &crate::results::RunRecord| r.user_s + r.sys_s;
     let dearest = base.runs.iter().filter(|r| r.counted()).map(cpu).reduce(f64::max)? * work_ratio;
     let runs: Vec<_> = top.runs.iter().filter(|r| r.counted()).collect();
     if runs.is_empty() || runs.iter().any(|r| cpu(r) > capacity * r.wall_s * 1.02) {
@@ -656,7 +654,7 @@ mod tests {
     fn point(cpu: &[f64]) -> PointResult {
         let runs = cpu
             .iter()
-            .map(|&c| crate::exec::RunRecord { wall_s: c, user_s: c, exit_code: Some(0), ..Default::default() })
+            .map(|&c| crate::results::RunRecord { wall_s: c, user_s: c, exit_code: Some(0), ..Default::default() })
             .collect();
         PointResult { params: Default::default(), command: vec![], target_runs: None, runs }
     }
@@ -669,7 +667,7 @@ mod tests {
             target_runs: None,
             runs: v
                 .iter()
-                .map(|&(wall_s, user_s)| crate::exec::RunRecord {
+                .map(|&(wall_s, user_s)| crate::results::RunRecord {
                     wall_s,
                     user_s,
                     exit_code: Some(0),

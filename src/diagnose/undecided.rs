@@ -4,7 +4,7 @@
 //! and a slower or faster count whose difference from the best the runs cannot tell apart. A
 //! sweep that measures until its verdict is clear adds runs to the points each question names.
 
-use super::curve::GOOD_EFFICIENCY;
+use super::curve::{GOOD_EFFICIENCY, INDIFFERENT};
 use super::series::{Pair, SUPERLINEAR};
 use crate::analysis::observations::{self, Obs};
 use crate::analysis::{count_label, ratio};
@@ -13,9 +13,6 @@ use crate::results::Results;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
 use crate::stats::sequential::{Confidence, LogRatio};
 
-/// An efficiency whose interval lies within this of 90% reads the same either way: "scales well
-/// within the runs' noise" or a small gap whose causes are described, not raised.
-pub const INDIFFERENT: f64 = 0.05;
 /// A difference of rates below this share is not worth runs to tell apart (the best's "within
 /// 5%" and the retrograde drop's threshold).
 const WORTH_TELLING: f64 = 0.05;

@@ -93,8 +93,7 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::Class;
-    use crate::sample::Phase;
+    use crate::results::{Class, Phase};
     use std::collections::BTreeMap;
 
     fn item(cause: Cause, per_run: Vec<f64>, sooner: Vec<Option<f64>>) -> Item {

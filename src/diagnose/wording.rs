@@ -8,8 +8,7 @@ use super::ledger::Ledger;
 use super::{Kind, NoiseSource};
 use crate::analysis::count_label;
 use crate::fmt::{count, count_tenths, pct, secs};
-use crate::results::PointResult;
-use crate::sample::Feeder;
+use crate::results::{Feeder, PointResult};
 
 /// Where a ledger is judged, as its findings name it.
 #[derive(Clone, Copy)]

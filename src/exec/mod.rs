@@ -9,7 +9,6 @@ mod helper;
 pub mod metrics;
 mod pace;
 pub mod ranks;
-pub mod record;
 mod shed;
 pub mod signals;
 mod spawner;
@@ -18,7 +17,6 @@ pub mod sweep;
 pub mod tail;
 
 pub use child::{Executor, Processes, SpawnError};
-pub use record::{OutputFile, RankPart, RunRecord};
 
 use crate::files::WriteError;
 use crate::pagecache;

@@ -6,9 +6,8 @@
 //! every other rank's figures are kept.
 
 use super::metrics::json_number;
-use super::record::{RankPart, RunRecord};
 use crate::files;
-use crate::sample::ThreadReport;
+use crate::results::{RankPart, RunRecord, ThreadReport};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -71,7 +70,7 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
         };
         let reports: Vec<(&ThreadReport, f64)> =
             parts.iter().filter_map(|p| Some((p.threads.as_ref()?, start(p)))).collect();
-        if let Some(mut first) = ThreadReport::of_parts(&reports) {
+        if let Some(mut first) = crate::sample::report_of_parts(&reports) {
             // Copies on one node share its CPUs: their capacity is at most those.
             if let Some(c) = first.capacity.as_mut().filter(|_| parts.iter().all(|p| p.node == parts[0].node)) {
                 c.cpus = c.cpus.min(crate::machine::allowed_cpus().max(1) as f64);

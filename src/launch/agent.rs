@@ -5,10 +5,10 @@
 use crate::exec::child::{Executor, Processes, SpawnError, Spec};
 use crate::exec::metrics::Scanner;
 use crate::exec::ranks;
-use crate::exec::record::RankPart;
 use crate::exec::signals;
 use crate::exec::tail::Printed;
 use crate::plan::{MetricSpec, last_line};
+use crate::results::RankPart;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -5,8 +5,8 @@
 
 pub mod axis;
 pub mod build;
-mod check;
-pub(crate) use check::last_line;
+mod validate;
+pub(crate) use validate::last_line;
 mod duration;
 mod error;
 pub mod grid;

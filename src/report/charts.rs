@@ -7,9 +7,8 @@
 use super::figure::file_safe;
 pub use super::figure::{Drawn, Figure};
 use super::svg::{self, Bars, Chart, PALETTE, Series, Style};
-use crate::results::PointResult;
 use crate::results::analysis::SeriesAnalysis;
-use crate::sample::Class;
+use crate::results::{Class, PointResult};
 
 /// Reads a point's value and its error bar.
 type Measure<'a> = dyn Fn(&PointResult) -> Option<(f64, Option<(f64, f64)>)> + 'a;

@@ -6,8 +6,7 @@
 
 use super::charts::class_colour;
 use super::svg::escape;
-use crate::results::{PointResult, Results};
-use crate::sample::{Class, Phase, StackProfile};
+use crate::results::{Class, Phase, PointResult, Results, StackProfile};
 use std::collections::BTreeMap;
 
 const WIDTH: f64 = 1160.0;
@@ -69,7 +68,7 @@ pub fn point_profile(point: &PointResult) -> Option<StackProfile> {
 }
 
 /// A frame's text: `function` (`;` and line breaks would break the folded format).
-fn label(f: &crate::sample::StackFrame) -> String {
+fn label(f: &crate::results::StackFrame) -> String {
     f.function.replace([';', '\n', '\r'], ":")
 }
 
@@ -346,7 +345,7 @@ pub fn compare_section(before: (&str, &Results), after: (&str, &Results)) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::{OffCpuStack, OnCpuStack, Phases, StackFrame};
+    use crate::results::{OffCpuStack, OnCpuStack, Phases, StackFrame};
 
     fn profile() -> StackProfile {
         let f = |n: &str| StackFrame { function: n.into(), module: "prog".into() };

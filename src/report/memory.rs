@@ -6,8 +6,7 @@
 
 use super::figure::{self, Drawn, Figure};
 use super::svg::{self, Chart, PALETTE, Series, Style};
-use crate::results::PointResult;
-use crate::sample::RunSeries;
+use crate::results::{PointResult, RunSeries};
 
 /// MB, as the memory charts draw it.
 const MB: f64 = 1e6;
@@ -181,7 +180,7 @@ fn ends(p: &PointResult) -> String {
     }
 }
 
-fn series(r: &crate::exec::RunRecord) -> Option<&RunSeries> {
+fn series(r: &crate::results::RunRecord) -> Option<&RunSeries> {
     r.threads.as_ref()?.series.as_ref().filter(|s| s.len() >= 2)
 }
 

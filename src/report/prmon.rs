@@ -6,8 +6,7 @@
 //! out, as prmon leaves out a monitor it does not run.
 
 use super::figure::file_safe;
-use crate::results::Results;
-use crate::sample::{RunMemory, RunSeries, ThreadReport};
+use crate::results::{Results, RunMemory, RunSeries, ThreadReport};
 use serde_json::{Map, Value, json};
 use std::fmt::Write;
 
@@ -209,7 +208,7 @@ fn summary(doc: &Results, w: &Watched) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::RunRecord;
+    use crate::results::RunRecord;
 
     /// A run of 1.75 s whose last reading came at 0.856 s, when its threads had used 1.35 s of
     /// user time of the 2.86 s `wait4` gave at its end.

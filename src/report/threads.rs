@@ -5,8 +5,7 @@
 pub use crate::analysis::threads::{PointThreads, merge, of_point};
 use crate::diagnose::ledger::{self, Cause};
 use crate::fmt::tenths;
-use crate::results::PointResult;
-use crate::sample::Class;
+use crate::results::{Class, PointResult};
 
 /// `busy 61% · idle: lock 30%, io 4%`: the share of the CPU capacity the job kept busy, the share
 /// the hypervisor took from it on a virtual machine (`stolen 20%`, from 1%), and the largest causes
@@ -174,7 +173,7 @@ mod tests {
 
     #[test]
     fn a_wait_with_a_site_is_named_where_it_is_taken() {
-        use crate::sample::{Class, Wait};
+        use crate::results::{Class, Wait};
         let wait = |taken_at: Option<&str>| Wait {
             class: Some(Class::Lock),
             name: "heap+0x2a0".into(),

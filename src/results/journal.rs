@@ -2,9 +2,8 @@
 //! and made durable by a background `fsync` ([`super::sync`]); loading replays it, so no finished
 //! run is lost between two rewrites of results.json.
 
-use super::Results;
 use super::sync::Syncer;
-use crate::exec::RunRecord;
+use super::{Results, RunRecord};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};

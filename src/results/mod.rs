@@ -1,38 +1,62 @@
-//! The results document (results.json): machine, tool version, plan, every run of every point,
-//! per-point statistics, and later the analysis and findings. Its types are the project's
-//! vocabulary: every module after this one reads the document through them. Documented in
-//! docs/results-schema.md; docs/results.schema.json is generated from them.
+//! The results document (results.json): machine, tool version, plan, every run of every point (with
+//! the sampler's thread report), per-point statistics, and later the analysis and findings. Its
+//! types are the project's vocabulary, and every type the document stores that a sweep produces is
+//! here: sample and exec fill them as runs end, and every module after those reads the document
+//! through them alone. Documented in docs/results-schema.md; docs/results.schema.json is generated
+//! from them.
 
 pub mod analysis;
+mod capacity;
+pub mod ceiling;
+mod class;
 pub mod findings;
 mod journal;
 mod load;
+mod phase;
 pub mod point_stats;
 pub mod provenance;
+mod run_memory;
+mod run_record;
 pub mod sequential;
-pub mod stack;
+pub mod speedup_stack;
+mod stack_profile;
 mod store;
 mod sync;
+mod thread_report;
 pub mod time;
+mod time_series;
+mod tracer_report;
 mod trust;
 
-use crate::exec::RunRecord;
 use crate::machine::Machine;
 use crate::plan::values::is_number;
 use crate::plan::{Plan, PlanError, Point};
 pub use analysis::Analysis;
+pub use capacity::{Capacity, IdleKind, IdleShare, Sooner};
+pub use ceiling::Ceiling;
+pub use class::Class;
 pub use findings::Finding;
 pub use load::{LoadError, OLDEST_SCHEMA, load};
+pub use phase::{Phase, Phases};
 pub use point_stats::PointStats;
 pub use provenance::Provenance;
+pub use run_memory::RunMemory;
+pub use run_record::{HELD_MIN_S, HELD_SHARE, OutputFile, RankPart, RunRecord, signal_name};
 use schemars::JsonSchema;
 pub use sequential::{Added, Sequential};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
-pub use stack::{SpeedupStack, StackPart};
+pub use speedup_stack::{SpeedupStack, StackPart};
+pub use stack_profile::{OffCpuStack, OnCpuStack, StackFrame, StackProfile};
 use std::collections::BTreeMap;
-pub use store::{FILE_NAME, Store, StoreError};
+pub use store::{Store, StoreError};
+pub use thread_report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
+pub use time_series::RunSeries;
+pub use tracer_report::{TracedThread, TracerReport};
 pub use trust::{Untrusted, check_owned};
+
+/// File name of the document inside a results folder.
+pub const FILE_NAME: &str = "results.json";
 
 /// The schema version this build writes. Version 2 stores the plan's axis and a typed analysis
 /// (model parameters as fields); version 1 files are read, their analysis and findings recomputed.
@@ -103,7 +127,7 @@ pub struct Results {
     pub stacks: Vec<SpeedupStack>,
     /// What the input files can deliver (`--ceiling`), measured after the sweep.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub ceiling: Option<crate::exec::ceiling::Ceiling>,
+    pub ceiling: Option<Ceiling>,
 }
 
 /// One point of the grid and everything measured there. Its statistics and warnings are computed

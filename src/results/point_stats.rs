@@ -1,7 +1,7 @@
 //! Per-point statistics over the measured runs, and the warnings a careful experimenter would
 //! raise about them (noisy runs, a slow first run, runs too short to time, failures, outliers).
 
-use crate::exec::RunRecord;
+use super::RunRecord;
 use crate::stats::Summary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

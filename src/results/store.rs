@@ -7,9 +7,7 @@
 //! however long the sweep.
 
 use super::journal::{JOURNAL, Journal};
-use super::{LoadError, Results, Status, load, time};
-use crate::exec::RunRecord;
-use crate::exec::sweep::{Event, Sink};
+use super::{FILE_NAME, LoadError, Results, RunRecord, Status, load, time};
 use crate::files::WriteError;
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
@@ -18,8 +16,6 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// File name of the document inside a results folder.
-pub const FILE_NAME: &str = "results.json";
 /// The share of a sweep's time that rewriting results.json may take.
 const SAVE_SHARE: f64 = 0.001;
 
@@ -201,8 +197,11 @@ impl Store {
     }
 }
 
-impl Sink for Store {
-    fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError> {
+impl Store {
+    /// Keeps a measured run of `point`, numbered after the runs it already has: into results.json
+    /// when a rewrite is due (or the folder had to be made again), else appended to the journal.
+    /// `units` gives the unit of each metric it carries.
+    pub fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError> {
         run.index = self.doc.points[point].runs.len() as u32;
         let due = self.save_cost.as_secs_f64() <= SAVE_SHARE * self.last_save.elapsed().as_secs_f64();
         if due || self.ensure_dir() {
@@ -217,17 +216,13 @@ impl Sink for Store {
         Ok(())
     }
 
-    fn target(&mut self, point: usize, runs: u32) {
+    /// Sets how many measured runs `point` needs, once that is known.
+    pub fn target(&mut self, point: usize, runs: u32) {
         self.doc.points[point].target_runs = Some(runs);
     }
 
-    fn event(&mut self, _event: Event) {}
-
-    fn folder(&self) -> Option<PathBuf> {
-        Some(self.dir.clone())
-    }
-
-    fn runs_recorded(&self, point: usize) -> usize {
+    /// Runs already stored for `point`, failed ones included.
+    pub fn runs_recorded(&self, point: usize) -> usize {
         self.doc.points[point].runs.len()
     }
 }

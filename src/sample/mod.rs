@@ -4,7 +4,8 @@
 //!
 //! Four parts below the sampler, each using only those listed before it: `proc` reads /proc,
 //! `unwind` unwinds and names user stacks, `trace` runs the perf_event tracer and gathers the
-//! stack evidence, and `account` turns the recording into the run's [`ThreadReport`].
+//! stack evidence, and `account` turns the recording into the run's thread report
+//! ([`crate::results::ThreadReport`]).
 
 mod account;
 mod proc;
@@ -12,11 +13,9 @@ mod sampler;
 mod trace;
 mod unwind;
 
-pub use account::{Around, Capacity, Feeder, Hot, IdleKind, MachineCpu, ThreadReport, Wait};
-pub use proc::{Class, RunSeries, procfs};
+pub use account::report_of_parts;
+pub use proc::procfs;
 pub use sampler::{Config, Sampler};
-pub use trace::{
-    Evidence, Findings, OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile, TracerConfig, monotonic_ns,
-};
+pub use trace::{Evidence, Findings, TracerConfig, monotonic_ns};
 
-pub(crate) use proc::{RunMemory, live_pss_bytes};
+pub(crate) use proc::live_pss_bytes;

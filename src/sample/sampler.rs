@@ -2,11 +2,12 @@
 //! (schedstat, stat) each sweep, classifies the threads that are off-CPU, records it all in the
 //! history, and turns the history into a [`ThreadReport`] when stopped.
 
-use super::account::{self, History, Interval, Label, Recording, Switches, ThreadReport};
+use super::account::{self, History, Interval, Label, Recording, Switches};
 use super::proc::procfs::{self, ProcFile};
-use super::proc::{self, Class, Counts, CpuSampler, Pause, Recorder, Site, Thread, Tree, TreeMemory, Woken};
+use super::proc::{self, Counts, CpuSampler, Pause, Recorder, Site, Thread, Tree, TreeMemory, Woken};
 use super::trace::{self, Evidence, TracerConfig};
 use super::unwind::{self, Place};
+use crate::results::{Class, ThreadReport};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,5 +1,7 @@
-//! The documentation's links lead somewhere: every relative link in README.md, CONTRIBUTING.md
-//! and docs/*.md names a file of the repository, and every #anchor a heading of that file.
+//! The documentation holds true of the code: every relative link in README.md, CONTRIBUTING.md and
+//! docs/*.md names a file of the repository and every #anchor a heading of that file; modules use
+//! only those before them in the data flow, as docs/architecture.md says, and it names every
+//! source file; no folder's files import each other in a cycle; every error type has an exit code.
 
 use std::path::{Path, PathBuf};
 
@@ -169,6 +171,320 @@ fn modules_use_only_those_before_them_and_architecture_md_names_each() {
         imports_of("probes", &order).iter().filter(|m| ["plan", "exec", "sample"].contains(&m.as_str())).count(),
         0
     );
+    // The readers read saved results alone: the stored types are in `results`, below the modules
+    // that fill them.
+    for reader in ["analysis", "diagnose", "report", "compare", "history"] {
+        let measuring: Vec<String> = imports_of(reader, &order)
+            .into_iter()
+            .filter(|m| ["sample", "exec", "launch"].contains(&m.as_str()))
+            .collect();
+        assert!(
+            measuring.is_empty(),
+            "`{reader}` uses {measuring:?}: it should read saved results alone (docs/architecture.md)"
+        );
+    }
+}
+
+/// The row of docs/architecture.md's module table whose first cell names `module`.
+fn architecture_row<'a>(arch: &'a str, module: &str) -> Option<&'a str> {
+    let name = format!("`{module}`");
+    arch.lines().filter(|l| l.starts_with("| ")).find(|l| l.split('|').nth(1).is_some_and(|c| c.contains(&name)))
+}
+
+#[test]
+fn architecture_md_names_every_source_file_in_its_module_s_row() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let arch = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut unnamed = Vec::new();
+    for f in rust_files(&src) {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let parts: Vec<&str> = rel.split('/').collect();
+        let named = match parts.as_slice() {
+            // The crate's roots, by their paths.
+            ["lib.rs" | "main.rs"] => arch.contains(&format!("`src/{rel}`")),
+            // A module of one file, by its row.
+            [file] => architecture_row(&arch, file.trim_end_matches(".rs")).is_some(),
+            // A folder's mod.rs, by its folder's module (and sample's sub-folders, by the test below).
+            [.., "mod.rs"] => true,
+            // Any other file, by its name or its path in its module's row.
+            [module, .., name] => architecture_row(&arch, module)
+                .is_some_and(|row| row.contains(&format!("`{name}`")) || row.contains(&format!("`{rel}`"))),
+            [] => unreachable!(),
+        };
+        if !named {
+            unnamed.push(rel);
+        }
+    }
+    unnamed.sort();
+    assert!(unnamed.is_empty(), "docs/architecture.md does not name these files in their module's row: {unnamed:?}");
+}
+
+/// Rust code with comments dropped and the insides of string and character literals blanked, so
+/// that braces and paths can be read off it.
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '/' if c.get(i + 1) == Some(&'/') => {
+                while i < c.len() && c[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '/' if c.get(i + 1) == Some(&'*') => {
+                i += 2;
+                while i + 1 < c.len() && !(c[i] == '*' && c[i + 1] == '/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            'r' if (c.get(i + 1) == Some(&'"') || c.get(i + 1) == Some(&'#'))
+                && !c.get(i.wrapping_sub(1)).is_some_and(|p| p.is_alphanumeric() || *p == '_') =>
+            {
+                let hashes = c[i + 1..].iter().take_while(|&&h| h == '#').count();
+                if c.get(i + 1 + hashes) != Some(&'"') {
+                    out.push(c[i]);
+                    i += 1;
+                    continue;
+                }
+                i += hashes + 2;
+                while i < c.len()
+                    && !(c[i] == '"' && c[i + 1..].iter().take(hashes).filter(|&&h| h == '#').count() == hashes)
+                {
+                    i += 1;
+                }
+                i += hashes + 1;
+                out.push_str("\"\"");
+            }
+            '"' => {
+                i += 1;
+                while i < c.len() && c[i] != '"' {
+                    i += if c[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+                out.push_str("\"\"");
+            }
+            // A character literal ('x', '\n', '{'), not a lifetime ('a).
+            '\'' if c.get(i + 1) == Some(&'\\') || c.get(i + 2) == Some(&'\'') => {
+                i += 2;
+                while i < c.len() && c[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+                out.push_str("' '");
+            }
+            ch => {
+                out.push(ch);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `code` without inline modules (`mod tests { … }`, or any `mod x { … }`, whose `super` is the
+/// file itself) and without the items marked `#[cfg(test)]`: what the file itself imports.
+fn outside_tests_and_inline_modules(code: &str) -> String {
+    let mut out = String::new();
+    let mut rest = code;
+    loop {
+        let test = rest.find("#[cfg(test)]");
+        let module = rest.match_indices("mod ").map(|(i, _)| i).find(|&i| {
+            let after: String = rest[i + 4..].chars().skip_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            (i == 0 || !rest[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+                && after.trim_start().starts_with('{')
+        });
+        let Some(start) = [test, module].into_iter().flatten().min() else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..start]);
+        let Some(open) = rest[start..].find('{').map(|o| start + o) else { return out };
+        let mut depth = 0;
+        let mut end = rest.len();
+        for (j, ch) in rest[open..].char_indices() {
+            depth += match ch {
+                '{' => 1,
+                '}' => -1,
+                _ => 0,
+            };
+            if depth == 0 {
+                end = open + j + 1;
+                break;
+            }
+        }
+        rest = &rest[end..];
+    }
+}
+
+/// The names a path continues with after `prefix` (`a` in `a::B`, `a` and `b` in `{a, b::C}`).
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |s: &str| s.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut names = Vec::new();
+    for (i, _) in code.match_indices(prefix) {
+        // `super::super::x` is no sibling; neither is a path that only ends in `prefix`.
+        if code[..i].ends_with("::") || code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[i + prefix.len()..];
+        if rest.starts_with("super::") {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let (mut depth, mut item) = (0, String::new());
+            for ch in group.chars() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => names.push(ident(&std::mem::take(&mut item))),
+                    _ => {}
+                }
+                if depth > 0 || ch != ',' {
+                    item.push(ch);
+                }
+            }
+            names.push(ident(&item));
+        } else {
+            names.push(ident(rest));
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
+}
+
+/// The files of `dir` (its mod.rs, and the crate's roots, left out) each with the sibling files it
+/// imports: `super::x` or `crate::<dir>::x` where `x` is a sibling, or an item the folder's module
+/// file re-exports from one (`pub use x::Item`). Test code and inline modules are left out.
+fn sibling_imports(src: &Path, dir: &Path) -> Vec<(String, Vec<String>)> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter(|p| !["mod.rs", "lib.rs", "main.rs"].contains(&p.file_name().unwrap().to_str().unwrap()))
+        .collect();
+    let stem = |p: &Path| p.file_stem().unwrap().to_string_lossy().into_owned();
+    let siblings: Vec<String> = files.iter().map(|f| stem(f)).collect();
+    let module_file = if dir == src {
+        src.join("lib.rs")
+    } else if dir.join("mod.rs").exists() {
+        dir.join("mod.rs")
+    } else {
+        dir.with_extension("rs")
+    };
+    let module_code = code_only(&std::fs::read_to_string(&module_file).unwrap());
+    // Items the module file re-exports, by the sibling that holds them.
+    let mut reexported: Vec<(String, String)> = Vec::new();
+    for s in &siblings {
+        for item in names_after(&module_code, &format!("use {s}::")) {
+            reexported.push((item, s.clone()));
+        }
+        for (i, _) in module_code.match_indices(&format!("use {s}::{{")) {
+            let group = &module_code[i..];
+            let group = &group[group.find('{').unwrap() + 1..group.find('}').unwrap_or(group.len())];
+            for item in group.split(',') {
+                let name = item.rsplit(" as ").next().unwrap().trim().to_string();
+                if !name.is_empty() && !name.contains("::") {
+                    reexported.push((name, s.clone()));
+                }
+            }
+        }
+    }
+    let path: Vec<String> =
+        dir.strip_prefix(src).unwrap().components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let from_crate = if path.is_empty() { "crate::".to_string() } else { format!("crate::{}::", path.join("::")) };
+    files
+        .iter()
+        .map(|f| {
+            let me = stem(f);
+            let code = outside_tests_and_inline_modules(&code_only(&std::fs::read_to_string(f).unwrap()));
+            let mut uses: Vec<String> = names_after(&code, "super::")
+                .into_iter()
+                .chain(names_after(&code, &from_crate))
+                .filter_map(|n| {
+                    if siblings.contains(&n) {
+                        Some(n)
+                    } else {
+                        reexported.iter().find(|(item, _)| *item == n).map(|(_, s)| s.clone())
+                    }
+                })
+                .filter(|n| *n != me)
+                .collect();
+            uses.sort();
+            uses.dedup();
+            (me, uses)
+        })
+        .collect()
+}
+
+/// A cycle in a graph of names, if there is one: its names in order, the first again at the end.
+fn cycle(graph: &[(String, Vec<String>)]) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        graph: &[(String, Vec<String>)],
+        path: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == n) {
+            let mut c = path[at..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        if done.iter().any(|d| d == n) {
+            return None;
+        }
+        path.push(n.to_string());
+        let next = graph.iter().find(|(m, _)| m == n).map(|(_, u)| u.as_slice()).unwrap_or_default();
+        for u in next {
+            if let Some(c) = visit(u, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.push(n.to_string());
+        None
+    }
+    let mut done = Vec::new();
+    graph.iter().find_map(|(n, _)| visit(n, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_folder_has_an_import_cycle_among_its_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut dirs = vec![src.clone()];
+    let mut i = 0;
+    while i < dirs.len() {
+        let sub = std::fs::read_dir(&dirs[i]).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir());
+        dirs.extend(sub.collect::<Vec<_>>());
+        i += 1;
+    }
+    let (mut edges, mut cycles) = (0, Vec::new());
+    for dir in &dirs {
+        let graph = sibling_imports(&src, dir);
+        edges += graph.iter().map(|(_, u)| u.len()).sum::<usize>();
+        if let Some(c) = cycle(&graph) {
+            cycles.push(format!("{}: {}", dir.strip_prefix(&src).unwrap().display(), c.join(" → ")));
+        }
+    }
+    assert!(edges > 100, "only {edges} imports among sibling files found: is the reader right?");
+    assert!(cycles.is_empty(), "files of one folder import each other in a cycle: {cycles:#?}");
+}
+
+#[test]
+fn sibling_imports_are_read_through_groups_re_exports_and_past_tests() {
+    let code = code_only(
+        "use super::{a, b::{X, Y}};\nuse crate::m::c::Z; // super::d\nlet s = \"super::e\";\n#[cfg(test)]\nmod tests { use super::f; }\nuse super::super::g;",
+    );
+    let code = outside_tests_and_inline_modules(&code);
+    assert_eq!(names_after(&code, "super::"), ["a", "b"]);
+    assert_eq!(names_after(&code, "crate::m::"), ["c"]);
+    let graph = |e: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+        e.iter().map(|(n, u)| (n.to_string(), u.iter().map(|s| s.to_string()).collect())).collect()
+    };
+    assert_eq!(cycle(&graph(&[("a", &["b"]), ("b", &["c"]), ("c", &[])])), None);
+    assert_eq!(cycle(&graph(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])])).unwrap(), ["a", "b", "c", "a"]);
 }
 
 /// The sub-folders of src/sample in the order of their layers, below the sampler thread.

@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::{behave, results, scalescope, stderr, stdout, sweep};
-use scalescope::exec::RunRecord;
+use scalescope::results::RunRecord;
 use std::path::Path;
 
 /// Runs one sweep of `command` with `-i` and returns its first run.

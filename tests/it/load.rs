@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::{results, scalescope, stderr, stdout};
+use scalescope::results::Class;
 use scalescope::results::Results;
-use scalescope::sample::Class;
 use std::path::Path;
 
 #[test]

@@ -6,10 +6,10 @@
 use crate::common;
 
 use common::histogram;
-use scalescope::sample::Phases;
+use scalescope::results::{Class, Phases};
 use scalescope::sample::TracerConfig;
 use scalescope::sample::monotonic_ns;
-use scalescope::sample::{Class, procfs};
+use scalescope::sample::procfs;
 use scalescope::sample::{Evidence, Findings};
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -262,7 +262,7 @@ fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
             .map(|s| s.seconds)
             .sum()
     };
-    use scalescope::sample::Phase;
+    use scalescope::results::Phase;
     let all: f64 = Phase::ALL.into_iter().map(in_load_config).sum();
     assert!(all > 0.05, "the loaders' lock waits carry their stacks: {:?}", p.off_cpu);
     // The loaders usually leave a CPU idle, which makes a start-up phase; when their hand-offs kept

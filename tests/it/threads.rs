@@ -4,7 +4,7 @@
 
 use crate::common;
 use common::*;
-use scalescope::sample::{Class, ThreadReport, Wait};
+use scalescope::results::{Class, ThreadReport, Wait};
 
 /// Runs one mode of the workload once under scalescope and returns its thread report.
 fn sample(extra: &[&str], mode: &[&str]) -> (ThreadReport, String) {

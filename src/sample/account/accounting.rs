@@ -7,8 +7,8 @@
 //! Helper threads (a coordinator joining, an interpreter's timer) are not work threads: the
 //! capacity beside an idle helper is "no work".
 
-use super::history::{History, Label, Track};
-use crate::sample::trace::Phase;
+use super::thread_time::{History, Label, Track};
+use crate::results::Phase;
 use std::collections::{HashMap, HashSet};
 
 /// A thread is a work thread when its CPU time is at least this share of the mean of the busiest
@@ -429,7 +429,7 @@ fn serial_stage(h: &History, bins: Vec<(Phase, f64)>) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::account::history::from_rows as history;
+    use crate::sample::account::thread_time::from_rows as history;
 
     fn idle(a: &Accounting, c: Cause) -> f64 {
         a.idle.iter().filter(|((k, _), _)| *k == c).map(|(_, v)| v).sum()

@@ -4,7 +4,7 @@
 //! thread, which never waits on it, runs are starved: that thread is their feeder. The facts are
 //! computed here; the diagnosis decides what they mean.
 
-use super::history::History;
+use super::thread_time::History;
 
 /// A thread waits on an object when at least this share of the object's waiting is its own.
 const MEMBER_SHARE: f64 = 0.02;
@@ -122,7 +122,7 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::account::history::from_rows as history;
+    use crate::sample::account::thread_time::from_rows as history;
 
     #[test]
     fn threads_taking_turns_on_one_object_are_serialised() {

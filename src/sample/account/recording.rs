@@ -4,11 +4,13 @@
 
 use super::accounting::{self, Accounting, Cause};
 use super::behaviour;
-use super::capacity::{Capacity, IdleKind, IdleShare, Sooner};
-use super::history::History;
-use super::thread_report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
-use crate::sample::proc::{Class, Recorder, Site, Thread, Tracker, procfs};
-use crate::sample::trace::{Buffers, Code, Evidence, Phases, StackProfile, same_code};
+use super::thread_time::History;
+use crate::results::{
+    Around, Capacity, Class, Feeder, Hot, IdleKind, IdleShare, MachineCpu, Phases, Sooner, StackProfile, ThreadReport,
+    ThreadSummary, Timeline, Wait,
+};
+use crate::sample::proc::{Recorder, Site, Thread, Tracker, procfs};
+use crate::sample::trace::{Buffers, Code, Evidence, same_code};
 use crate::sample::unwind::{Namer, Place};
 use std::collections::{BTreeMap, HashMap};
 

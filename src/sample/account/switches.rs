@@ -4,7 +4,7 @@
 //! over the window: the capacity accounting sees which threads ran together at any sweep rate,
 //! also when a thousand threads slow the sweeps to one a second.
 
-use super::history::Interval;
+use super::thread_time::Interval;
 use crate::sample::trace::{self, Drained};
 use std::collections::HashMap;
 

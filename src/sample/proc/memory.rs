@@ -6,7 +6,7 @@
 //! and counted.
 
 use super::procfs::ProcFile;
-use serde::{Deserialize, Serialize};
+use crate::results::RunMemory;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -150,49 +150,6 @@ fn page_kb() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 { p as u64 / 1024 } else { 4 }
-}
-
-/// The tree's memory over one run (stored as `threads.memory` in each run of results.json): peaks
-/// and time-weighted means of the sums over the tree's processes. Unlike `max_rss_bytes` (`wait4`:
-/// the largest single process), these count every process at once, and PSS counts a page shared by
-/// K processes as 1/K in each.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
-pub struct RunMemory {
-    /// Largest PSS of the tree at a reading, bytes: its footprint in the machine's memory.
-    pub peak_pss_bytes: u64,
-    /// Time-weighted mean PSS of the tree, bytes.
-    pub mean_pss_bytes: u64,
-    /// Largest RSS summed over the tree's processes, bytes (shared pages counted in each).
-    pub peak_rss_bytes: u64,
-    /// Time-weighted mean of the summed RSS, bytes.
-    pub mean_rss_bytes: u64,
-    /// Largest USS (private pages) summed over the tree, bytes.
-    pub peak_uss_bytes: u64,
-    /// Largest swap used by the tree, bytes.
-    pub peak_swap_bytes: u64,
-    /// Largest virtual size summed over the tree, bytes.
-    pub peak_vmem_bytes: u64,
-    /// Readings taken (the first as the run starts; then at most a few a second, fewer for a big
-    /// tree, to keep their cost within the sampler's budget).
-    pub readings: u32,
-    /// CPU seconds the readings cost (part of `sampler_cpu_s`).
-    pub cpu_s: f64,
-}
-
-impl RunMemory {
-    /// Adds another tree's memory (another rank or copy of the same run): the sum of the peaks
-    /// bounds the peak of the sum.
-    pub fn absorb(&mut self, o: &RunMemory) {
-        self.peak_pss_bytes += o.peak_pss_bytes;
-        self.mean_pss_bytes += o.mean_pss_bytes;
-        self.peak_rss_bytes += o.peak_rss_bytes;
-        self.mean_rss_bytes += o.mean_rss_bytes;
-        self.peak_uss_bytes += o.peak_uss_bytes;
-        self.peak_swap_bytes += o.peak_swap_bytes;
-        self.peak_vmem_bytes += o.peak_vmem_bytes;
-        self.readings += o.readings;
-        self.cpu_s += o.cpu_s;
-    }
 }
 
 /// The peaks and time-weighted means of a run's readings, kept as they come: each reading holds

@@ -7,17 +7,14 @@ mod cpu;
 mod memory;
 mod pause;
 pub mod procfs;
-mod series;
 mod thread;
+mod time_series;
 mod tree;
-
-pub use classify::Class;
-pub use series::RunSeries;
 
 pub(crate) use classify::{Site, blocked};
 pub(crate) use cpu::{CpuSampler, MAX_THREADS as MAX_CPU_EVENTS, refusal as cpu_refusal};
-pub(crate) use memory::{RunMemory, Tracker, TreeMemory, live_pss_bytes, set_live_pss_kb};
+pub(crate) use memory::{Tracker, TreeMemory, live_pss_bytes, set_live_pss_kb};
 pub(crate) use pause::{Pause, Woken};
-pub(crate) use series::{Counts, Part, Recorder, sum_parts};
 pub(crate) use thread::Thread;
+pub(crate) use time_series::{Counts, Part, Recorder, sum_parts};
 pub(crate) use tree::{Tree, children_listed};

@@ -222,7 +222,8 @@ impl Catcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::proc::{self, Class};
+    use crate::results::Class;
+    use crate::sample::proc;
     use std::sync::Arc;
 
     #[test]

@@ -14,10 +14,9 @@ mod switch_cost;
 mod tracer;
 
 pub use clock::monotonic_ns;
-pub use profile::{OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile};
 pub use stack_evidence::{Evidence, Findings};
 pub use tracer::{SETTLE_NS, TracerConfig};
 
 pub(crate) use catch::Catch;
-pub(crate) use profile::{Code, TracerReport, same_code};
+pub(crate) use profile::{Code, same_code};
 pub(crate) use tracer::{Buffers, Drained, Interval, JUDGE_AFTER_S, MAX_SWITCHES_PER_CPU_S, too_many_switches};

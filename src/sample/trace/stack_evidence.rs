@@ -4,9 +4,9 @@
 //! It never fails: a refusal is a limits line and the /proc evidence carries on.
 
 use super::clock;
-use super::profile::{Phases, ProfileBuilder, StackProfile, TracerReport};
-use super::tracer::{Buffers, Drained, ThreadTotals, Tracer, TracerConfig};
-use crate::sample::proc::Class;
+use super::profile::ProfileBuilder;
+use super::tracer::{Buffers, Drained, ThreadTotals, TraceSummary, Tracer, TracerConfig};
+use crate::results::{Class, Phases, StackProfile, TracedThread, TracerReport};
 use crate::sample::proc::procfs;
 use crate::sample::unwind::{self, StackId, Stacks};
 use std::collections::HashMap;
@@ -174,11 +174,53 @@ impl Evidence {
         }
         let findings = Findings {
             stacks: (!profile.stacks.is_empty()).then_some(profile),
-            tracer: summary.as_ref().map(TracerReport::of),
+            tracer: summary.as_ref().map(tracer_report),
             threads: summary.map(|s| s.threads).unwrap_or_default(),
             limits,
             code,
         };
         (findings, buffers)
     }
+}
+
+/// The tracer's account of itself, from its summary.
+fn tracer_report(s: &TraceSummary) -> TracerReport {
+    let sum = |f: &dyn Fn(&ThreadTotals) -> u64| s.threads.iter().map(f).sum::<u64>();
+    TracerReport {
+        cpu_s: s.cpu_s,
+        lost_records: s.lost,
+        samples: s.samples,
+        unwound: s.unwound,
+        switches: sum(&|t| t.switches),
+        on_cpu_s: sum(&|t| t.on_ns) as f64 * 1e-9,
+        off_cpu_waiting_s: sum(&|t| t.off_waiting_ns) as f64 * 1e-9,
+        off_cpu_preempted_s: sum(&|t| t.off_preempted_ns) as f64 * 1e-9,
+        exact: s.exact,
+        switch_us: s.switch_ns as f64 * 1e-3,
+        cpus_covered: s.cpus_covered,
+        cpus_wanted: s.cpus_wanted,
+        buffer_kib: s.buffer_bytes / 1024,
+        threads: listed(&s.threads),
+        stopped_s: s.stopped_s,
+    }
+}
+
+/// Threads listed in the report.
+const LISTED: usize = 16;
+
+fn listed(threads: &[ThreadTotals]) -> Vec<TracedThread> {
+    let mut v: Vec<TracedThread> = threads
+        .iter()
+        .map(|t| TracedThread {
+            tid: t.tid,
+            pid: t.pid,
+            on_cpu_s: t.on_ns as f64 * 1e-9,
+            off_cpu_waiting_s: t.off_waiting_ns as f64 * 1e-9,
+            off_cpu_preempted_s: t.off_preempted_ns as f64 * 1e-9,
+            switches: t.switches,
+        })
+        .collect();
+    v.sort_by(|a, b| b.on_cpu_s.total_cmp(&a.on_cpu_s).then(a.tid.cmp(&b.tid)));
+    v.truncate(LISTED);
+    v
 }

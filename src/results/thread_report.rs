@@ -1,9 +1,8 @@
-//! What the sampler found in one run: thread time by class (seconds summed over threads), the
-//! top wait sites, a compact timeline, the concurrency histogram, its own cost and its limits.
+//! What the sampler found in one run, as stored in results.json (`threads`): thread time by class
+//! (seconds summed over threads), the top wait sites, a compact timeline, the concurrency
+//! histogram, its own cost and its limits; reports of several ranks add up.
 
-use super::capacity::Capacity;
-use crate::sample::proc::{Class, Part, RunMemory, RunSeries, sum_parts};
-use crate::sample::trace::{StackProfile, TracerReport};
+use super::{Capacity, Class, RunMemory, RunSeries, StackProfile, TracerReport};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -185,27 +184,6 @@ impl ThreadReport {
                 self.limits.push(l.clone());
             }
         }
-    }
-
-    /// The report of a run of several copies or ranks, one report each with when it started
-    /// (seconds after the earliest): all absorbed into the first, then the tree's memory and series
-    /// taken from the parts summed at common instants (`sum_parts`: the peak of the sum, not the
-    /// sum of the peaks) when every part has both. `None` without reports.
-    pub fn of_parts(reports: &[(&ThreadReport, f64)]) -> Option<ThreadReport> {
-        let ((first, _), rest) = reports.split_first()?;
-        let mut all = (*first).clone();
-        for (r, _) in rest {
-            all.absorb(r);
-        }
-        let parts: Option<Vec<Part>> = reports
-            .iter()
-            .map(|&(r, start_s)| Some(Part { series: r.series.as_ref()?, start_s, memory: r.memory?, end_s: r.wall_s }))
-            .collect();
-        if let Some((series, memory)) = parts.as_deref().and_then(sum_parts) {
-            all.series = Some(series);
-            all.memory = Some(memory);
-        }
-        Some(all)
     }
 
     /// Total thread time.

@@ -2,8 +2,7 @@
 //! capacity, the CPU the job ran, and the idle capacity by cause and phase. Computed by the
 //! accounting when sampling stops; read by the analysis and the diagnosis.
 
-use crate::sample::proc::Class;
-use crate::sample::trace::Phase;
+use super::{Class, Phase};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

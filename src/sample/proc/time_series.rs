@@ -1,45 +1,13 @@
-//! Every run as a time series, as production monitors keep them: at each reading of the tree's
+//! Recording every run as a time series ([`RunSeries`]), as production monitors keep them: at each reading of the tree's
 //! memory, its CPU time, memory, I/O bytes, processes and threads. A series holds at most
 //! [`MAX_SAMPLES`]: when full, every other sample is dropped and samples are taken half as often,
 //! so a run of any length keeps a few hundred evenly spread.
 
-use super::memory::{Reading, RunMemory};
-use serde::{Deserialize, Serialize};
+use super::memory::Reading;
+use crate::results::{RunMemory, RunSeries};
 
 /// Most samples kept per run.
 pub const MAX_SAMPLES: usize = 240;
-
-/// One run's time series (stored as `threads.series` in each run of results.json), column by
-/// column; counters (CPU, I/O) are totals since the run started, memory is as read then.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
-pub struct RunSeries {
-    /// Seconds since the run started.
-    pub t_s: Vec<f32>,
-    /// User CPU seconds of the tree's threads so far.
-    pub utime_s: Vec<f32>,
-    /// System CPU seconds of the tree's threads so far.
-    pub stime_s: Vec<f32>,
-    /// PSS of the tree, KiB.
-    pub pss_kb: Vec<u64>,
-    /// RSS summed over the tree's processes, KiB.
-    pub rss_kb: Vec<u64>,
-    /// Swap used by the tree, KiB.
-    pub swap_kb: Vec<u64>,
-    /// Virtual size summed over the tree's processes, KiB.
-    pub vmem_kb: Vec<u64>,
-    /// Bytes passed to read-like system calls so far (`rchar`).
-    pub rchar: Vec<u64>,
-    /// Bytes passed to write-like system calls so far (`wchar`).
-    pub wchar: Vec<u64>,
-    /// Bytes read from storage so far.
-    pub read_bytes: Vec<u64>,
-    /// Bytes written to storage so far.
-    pub write_bytes: Vec<u64>,
-    /// Processes alive in the tree.
-    pub nprocs: Vec<u32>,
-    /// Threads alive in the tree.
-    pub nthreads: Vec<u32>,
-}
 
 /// What the sampler knows at a reading besides the memory: CPU seconds so far and threads alive.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -50,59 +18,6 @@ pub struct Counts {
     pub stime_s: f64,
     /// Threads alive.
     pub threads: u32,
-}
-
-impl RunSeries {
-    /// Samples held.
-    pub fn len(&self) -> usize {
-        self.t_s.len()
-    }
-
-    /// Whether it holds no sample.
-    pub fn is_empty(&self) -> bool {
-        self.t_s.is_empty()
-    }
-
-    fn push(&mut self, t_s: f64, r: &Reading, c: Counts) {
-        let ms = |s: f64| ((s * 1000.0).round() / 1000.0) as f32;
-        self.t_s.push(ms(t_s));
-        self.utime_s.push(ms(c.utime_s));
-        self.stime_s.push(ms(c.stime_s));
-        self.pss_kb.push(r.mem.pss_kb);
-        self.rss_kb.push(r.mem.rss_kb);
-        self.swap_kb.push(r.mem.swap_kb);
-        self.vmem_kb.push(r.vmem_kb);
-        self.rchar.push(r.io[0]);
-        self.wchar.push(r.io[1]);
-        self.read_bytes.push(r.io[2]);
-        self.write_bytes.push(r.io[3]);
-        self.nprocs.push(r.processes);
-        self.nthreads.push(c.threads);
-    }
-
-    /// Keeps every other sample, from the first.
-    fn halve(&mut self) {
-        fn keep_even<T>(v: &mut Vec<T>) {
-            let mut i = 0;
-            v.retain(|_| {
-                i += 1;
-                i % 2 == 1
-            });
-        }
-        keep_even(&mut self.t_s);
-        keep_even(&mut self.utime_s);
-        keep_even(&mut self.stime_s);
-        keep_even(&mut self.pss_kb);
-        keep_even(&mut self.rss_kb);
-        keep_even(&mut self.swap_kb);
-        keep_even(&mut self.vmem_kb);
-        keep_even(&mut self.rchar);
-        keep_even(&mut self.wchar);
-        keep_even(&mut self.read_bytes);
-        keep_even(&mut self.write_bytes);
-        keep_even(&mut self.nprocs);
-        keep_even(&mut self.nthreads);
-    }
 }
 
 /// Builds a run's series reading by reading, thinning it as it grows.
@@ -121,10 +36,10 @@ impl Recorder {
     pub fn offer(&mut self, t_s: f64, r: &Reading, c: Counts) {
         let stride = self.stride.max(1);
         if self.offered.is_multiple_of(stride) {
-            self.series.push(t_s, r, c);
+            push(&mut self.series, t_s, r, c);
             self.pending = None;
             if self.series.len() >= MAX_SAMPLES {
-                self.series.halve();
+                halve(&mut self.series);
                 self.stride = stride * 2;
             }
         } else {
@@ -136,10 +51,52 @@ impl Recorder {
     /// The series, ending at the last reading; `None` without any.
     pub fn finish(mut self) -> Option<RunSeries> {
         if let Some((t, r, c)) = self.pending.take() {
-            self.series.push(t, &r, c);
+            push(&mut self.series, t, &r, c);
         }
         (!self.series.is_empty()).then_some(self.series)
     }
+}
+
+/// Adds a sample: `t_s` seconds into the run, its reading and counts.
+fn push(series: &mut RunSeries, t_s: f64, r: &Reading, c: Counts) {
+    let ms = |s: f64| ((s * 1000.0).round() / 1000.0) as f32;
+    series.t_s.push(ms(t_s));
+    series.utime_s.push(ms(c.utime_s));
+    series.stime_s.push(ms(c.stime_s));
+    series.pss_kb.push(r.mem.pss_kb);
+    series.rss_kb.push(r.mem.rss_kb);
+    series.swap_kb.push(r.mem.swap_kb);
+    series.vmem_kb.push(r.vmem_kb);
+    series.rchar.push(r.io[0]);
+    series.wchar.push(r.io[1]);
+    series.read_bytes.push(r.io[2]);
+    series.write_bytes.push(r.io[3]);
+    series.nprocs.push(r.processes);
+    series.nthreads.push(c.threads);
+}
+
+/// Keeps every other sample, from the first.
+fn halve(series: &mut RunSeries) {
+    fn keep_even<T>(v: &mut Vec<T>) {
+        let mut i = 0;
+        v.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
+    }
+    keep_even(&mut series.t_s);
+    keep_even(&mut series.utime_s);
+    keep_even(&mut series.stime_s);
+    keep_even(&mut series.pss_kb);
+    keep_even(&mut series.rss_kb);
+    keep_even(&mut series.swap_kb);
+    keep_even(&mut series.vmem_kb);
+    keep_even(&mut series.rchar);
+    keep_even(&mut series.wchar);
+    keep_even(&mut series.read_bytes);
+    keep_even(&mut series.write_bytes);
+    keep_even(&mut series.nprocs);
+    keep_even(&mut series.nthreads);
 }
 
 /// One copy's or rank's part of a run, to be summed with the others: its series, its memory as

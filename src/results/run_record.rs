@@ -1,8 +1,8 @@
 //! The record of one measured run, and of each rank or copy of a launched run, as stored in
 //! results.json.
 
+use super::ThreadReport;
 use crate::pagecache::Eviction;
-use crate::sample::ThreadReport;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
