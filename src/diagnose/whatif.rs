@@ -4,6 +4,7 @@
 //! speed-up's own interval.
 
 use super::ledger::{Cause, Item, Ledger};
+use crate::results::Phase;
 use crate::results::findings::WhatIf;
 use crate::stats::{Rng, quantile};
 
@@ -41,19 +42,44 @@ fn sooner(items: &[&Item], k: usize, cpus: f64, feeder: bool) -> f64 {
     by_waits + rest
 }
 
+/// Whether a cause's idle capacity goes with the wall time, whatever else the run does: the
+/// sampler's share, other processes' and the hypervisor's, and the steady phase's idle moments.
+/// A shorter run has less of them; a start-up or a tail keeps its length.
+fn goes_with_the_wall(cause: &Cause) -> bool {
+    matches!(cause, Cause::Observer | Cause::OtherLoad | Cause::Stolen | Cause::NoWork(Phase::Steady))
+}
+
+/// Run `k`'s wall time without `items`: `sooner` shortens it, and the other causes whose idle
+/// capacity goes with the wall time ([`goes_with_the_wall`]) shrink with it. Never below the
+/// baseline's CPU for the same work spread over every CPU.
+fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), feeder: bool) -> f64 {
+    let c = cpus.max(1.0);
+    let w1 = wall - sooner(items, k, cpus, feeder);
+    let ours = |i: &Item| items.iter().any(|m| std::ptr::eq(*m, i));
+    let p: f64 = l
+        .items
+        .iter()
+        .filter(|i| !ours(i) && goes_with_the_wall(&i.cause))
+        .map(|i| i.per_run.get(k).copied().unwrap_or(0.0))
+        .sum::<f64>()
+        .min(0.9 * c * wall);
+    // p × W'/wall of them is left at the wall W': W' = w1 − p (1 − W'/wall) / c.
+    let w = if wall > 0.0 { (w1 - p / c) / (1.0 - p / (c * wall)) } else { w1 };
+    w.min(w1).max(l.useful_s / c)
+}
+
 /// The what-if of a finding made of `items` of ledger `l`, at the count `m` was measured at;
 /// `feeder` when its waits are for a feeder (see [`sooner`]).
 pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<WhatIf> {
     if l.walls.is_empty() || m.speedup <= 0.0 {
         return None;
     }
-    // Per run: its wall time, and the wall time without the cause (never below the baseline's
-    // CPU for the same work spread over every CPU).
+    // Per run: its wall time, and the wall time without the cause.
     let runs: Vec<(f64, f64)> = l
         .walls
         .iter()
         .enumerate()
-        .map(|(k, &(wall, cpus))| (wall, (wall - sooner(items, k, cpus, feeder)).max(l.useful_s / cpus.max(1.0))))
+        .map(|(k, &(wall, cpus))| (wall, shortened(items, l, k, (wall, cpus), feeder)))
         .collect();
     let factor = |pick: &mut dyn FnMut() -> usize| {
         let (mut w, mut wo) = (0.0, 0.0);
@@ -143,6 +169,23 @@ mod tests {
         // Waits for a feeder that is itself the critical path: a faster feeder fills their capacity.
         let starved = item(Cause::Wait { class: Class::WaitForWork, object: "q".into() }, vec![0.2], vec![Some(0.0)]);
         assert!((of(&[&starved], &ledger(vec![(0.5, 2.0)]), AT_2, true).unwrap().sooner_s - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn what_goes_with_the_wall_shrinks_with_the_run_and_a_tail_does_not() {
+        let lock = Cause::Wait { class: Class::Lock, object: "m".into() };
+        let on = item(lock, vec![0.2, 0.2], vec![Some(0.1), Some(0.1)]);
+        let with = |other: Item| {
+            let l = Ledger { items: vec![on.clone(), other], useful_s: 0.5, ..ledger(vec![(0.5, 2.0), (0.5, 2.0)]) };
+            of(&[&l.items[0]], &l, Measured { at: 2.0, speedup: 1.2, ci95: None }, false).unwrap()
+        };
+        // The sampler's 0.1 core-s of a 0.5 s run: at 0.4 s, 0.08 of it is left, 10 ms sooner.
+        let watched = with(item(Cause::Observer, vec![0.1, 0.1], vec![None, None]));
+        let w = (0.4 - 0.05) / (1.0 - 0.1);
+        assert!((watched.without - 1.2 * 0.5 / w).abs() < 1e-9, "{watched:?}");
+        // A tail of the same size keeps its length.
+        let tail = with(item(Cause::NoWork(Phase::Tail), vec![0.1, 0.1], vec![None, None]));
+        assert!((tail.without - 1.2 * 0.5 / 0.4).abs() < 1e-9, "{tail:?}");
     }
 
     #[test]
