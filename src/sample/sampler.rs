@@ -629,9 +629,8 @@ impl State {
         self.quiet = if self.stirred || alive == 0 { 0 } else { self.quiet + 1 };
     }
 
-    /// Records the last window of every thread found gone at an earlier sweep, from the tracer's
-    /// records up to its exit (see [`Switches::last_window`]), and marks the threads found gone
-    /// at this sweep for the next.
+    /// Records the last window of every thread [`State::went`] marked gone, from the tracer's
+    /// records up to its exit (see [`Switches::last_window`]).
     fn close_gone(&mut self) {
         for tid in std::mem::take(&mut self.gone) {
             let Some(t) = self.threads.get(&tid) else { continue };

@@ -112,12 +112,10 @@ impl Switches {
         stretches.extend(self.open.remove(&tid));
         let parts = clip(&stretches, from, f64::INFINITY);
         let to = parts.iter().map(|s| s.to).fold(from, f64::max);
-        let covered: f64 = parts.iter().map(|s| s.to - s.from).sum();
-        if !self.exact || to <= from || covered < COVERED * (to - from) {
+        if !self.exact || to <= from || covered(&parts) < COVERED * (to - from) {
             return None;
         }
-        let length = |state: State| parts.iter().filter(|s| s.state == state).map(|s| s.to - s.from).sum::<f64>();
-        let (on, runq) = (length(State::On), length(State::Runnable));
+        let (on, runq) = (length(&parts, State::On), length(&parts, State::Runnable));
         Some(Interval { from, to, on, runq, off: (to - from - on - runq).max(0.0), label: None })
     }
 }
@@ -128,10 +126,8 @@ impl Switches {
 /// so a window that ends while it waits for a CPU looks partly off-CPU: a busy thread preempted
 /// 900 times in a loaded run, which never waited, showed 11% of its life off-CPU.
 fn settled(iv: &Interval, parts: &[Stretch]) -> Interval {
-    let length = |state: State| parts.iter().filter(|s| s.state == state).map(|s| s.to - s.from).sum::<f64>();
-    let covered: f64 = parts.iter().map(|s| s.to - s.from).sum();
-    let (on, runnable) = (length(State::On), length(State::Runnable));
-    let could_wait = length(State::Off) + (iv.to - iv.from - covered).max(0.0);
+    let (on, runnable) = (length(parts, State::On), length(parts, State::Runnable));
+    let could_wait = length(parts, State::Off) + (iv.to - iv.from - covered(parts)).max(0.0);
     let lag = iv.off - could_wait;
     if lag <= 0.0 || on + runnable <= 0.0 {
         return *iv;
@@ -145,6 +141,16 @@ fn seconds(ns: u64, origin_ns: u64) -> f64 {
     ns.saturating_sub(origin_ns) as f64 * 1e-9
 }
 
+/// Seconds the stretches cover.
+fn covered(parts: &[Stretch]) -> f64 {
+    parts.iter().map(|s| s.to - s.from).sum()
+}
+
+/// Seconds the stretches in `state` cover.
+fn length(parts: &[Stretch], state: State) -> f64 {
+    parts.iter().filter(|s| s.state == state).map(|s| s.to - s.from).sum()
+}
+
 /// The parts of `stretches` inside `[from, to]`.
 fn clip(stretches: &[Stretch], from: f64, to: f64) -> Vec<Stretch> {
     stretches
@@ -156,8 +162,7 @@ fn clip(stretches: &[Stretch], from: f64, to: f64) -> Vec<Stretch> {
 
 fn lay_out(iv: &Interval, parts: &[Stretch]) -> Vec<Interval> {
     let span = iv.to - iv.from;
-    let covered: f64 = parts.iter().map(|s| s.to - s.from).sum();
-    if span <= 0.0 || covered < COVERED * span {
+    if span <= 0.0 || covered(parts) < COVERED * span {
         return vec![*iv];
     }
     let mut out = Vec::new();
@@ -175,7 +180,7 @@ fn lay_out(iv: &Interval, parts: &[Stretch]) -> Vec<Interval> {
             }
             i
         };
-        let length: f64 = parts.iter().filter(|s| s.state == state).map(|s| s.to - s.from).sum();
+        let length = length(parts, state);
         if length > 0.0 && seconds <= AGREE * length && length <= AGREE * seconds {
             out.extend(
                 parts
