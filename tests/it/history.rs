@@ -181,9 +181,13 @@ fn a_sweep_beside_other_work_is_not_judged_and_says_why() {
     let verdict = stdout(&c);
     assert_eq!(c.status.code(), Some(0), "{verdict}{}", stderr(&c));
     assert!(verdict.starts_with("cannot tell: #4 "), "{verdict}");
-    assert!(verdict.contains("during 6 of its 6 runs") && verdict.contains("efficiency at 2 threads"), "{verdict}");
+    // The busy loops may start a moment late or yield once: most runs, not
+    // necessarily all six, are left out.
+    let held = |n: usize| verdict.contains(&format!("during {n} of its 6 runs"));
+    assert!((4..=6).any(held) && verdict.contains("efficiency at 2 threads"), "{verdict}");
     let json = stdout(&with_history(d.path(), &h, &["check", "--json"]));
-    assert!(json.contains("\"undecided\":true") && json.contains("\"left_out_runs\":6"), "{json}");
+    let left = |n: usize| json.contains(&format!("\"left_out_runs\":{n}"));
+    assert!(json.contains("\"undecided\":true") && (4..=6).any(left), "{json}");
 }
 
 /// A quick sweep's folder `name` in `dir`, not recorded anywhere.
