@@ -73,6 +73,8 @@ pub enum Record {
         pgoff: u64,
         /// The file.
         path: String,
+        /// Nanoseconds on CLOCK_MONOTONIC.
+        time: u64,
     },
     /// A thread renamed itself, or the process executed a new program (`exec`).
     Comm {
@@ -84,6 +86,8 @@ pub enum Record {
         comm: String,
         /// An exec: the process's mappings start anew.
         exec: bool,
+        /// Nanoseconds on CLOCK_MONOTONIC.
+        time: u64,
     },
     /// A thread or process was created.
     Fork {
@@ -118,7 +122,9 @@ impl Record {
             Record::Sample { time, .. }
             | Record::Switch { time, .. }
             | Record::Fork { time, .. }
-            | Record::Exit { time, .. } => Some(*time),
+            | Record::Exit { time, .. }
+            | Record::Mmap { time, .. }
+            | Record::Comm { time, .. } => Some(*time),
             _ => None,
         }
     }
@@ -213,12 +219,12 @@ pub fn decode(rec: &[u8]) -> Option<Record> {
             let (addr, len, pgoff) = (c.u64()?, c.u64()?, c.u64()?);
             c.bytes(24 + 8)?; // inode or build id, prot, flags
             let name = body.get(c.at..body.len().checked_sub(TRAILER)?)?;
-            Record::Mmap { pid, addr, len, pgoff, path: c_string(name) }
+            Record::Mmap { pid, addr, len, pgoff, path: c_string(name), time: trailer()?.2 }
         }
         COMM => {
             let (pid, tid) = (c.u32()? as i32, c.u32()? as i32);
             let name = body.get(c.at..body.len().checked_sub(TRAILER)?)?;
-            Record::Comm { pid, tid, comm: c_string(name), exec: misc & MISC_COMM_EXEC != 0 }
+            Record::Comm { pid, tid, comm: c_string(name), exec: misc & MISC_COMM_EXEC != 0, time: trailer()?.2 }
         }
         FORK | EXIT => {
             let (pid, ppid, tid, _ptid, time) = (c.u32()? as i32, c.u32()? as i32, c.u32()? as i32, c.u32()?, c.u64()?);
@@ -267,12 +273,13 @@ mod tests {
         body.extend(b"/lib/libc.so.6\0\0");
         body.extend(trailer(5, 5, 1));
         let m = decode(&record(MMAP2, 0, &body)).unwrap();
-        assert_eq!(m, Record::Mmap { pid: 5, addr: 0x1000, len: 0x2000, pgoff: 0, path: "/lib/libc.so.6".into() });
+        let path = "/lib/libc.so.6".into();
+        assert_eq!(m, Record::Mmap { pid: 5, addr: 0x1000, len: 0x2000, pgoff: 0, path, time: 1 });
         let mut body = [5u32.to_le_bytes(), 5u32.to_le_bytes()].concat();
         body.extend(b"worker\0\0");
-        body.extend(trailer(5, 5, 1));
+        body.extend(trailer(5, 5, 2));
         let c = decode(&record(COMM, MISC_COMM_EXEC, &body)).unwrap();
-        assert_eq!(c, Record::Comm { pid: 5, tid: 5, comm: "worker".into(), exec: true });
+        assert_eq!(c, Record::Comm { pid: 5, tid: 5, comm: "worker".into(), exec: true, time: 2 });
         let body = [[5u32, 4, 9, 5].map(u32::to_le_bytes).concat(), 42u64.to_le_bytes().to_vec()].concat();
         assert_eq!(decode(&record(FORK, 0, &body)), Some(Record::Fork { pid: 5, ppid: 4, tid: 9, time: 42 }));
     }

@@ -496,7 +496,7 @@ impl Tracer {
                     t.state = State::Gone;
                     self.extra.remove(&tid);
                 }
-                Record::Mmap { pid, addr, len, pgoff, path } => stacks.add_mapping(pid, addr, len, pgoff, &path),
+                Record::Mmap { pid, addr, len, pgoff, path, .. } => stacks.add_mapping(pid, addr, len, pgoff, &path),
                 Record::Comm { pid, exec: true, .. } => stacks.exec(pid),
                 Record::Lost(n) => self.summary.lost += n,
                 Record::Comm { .. } | Record::Other => {}

@@ -58,9 +58,13 @@ pub struct Stacks {
     frame_ids: HashMap<Frame, u32>,
     stacks: Vec<Vec<u32>>,
     stack_ids: HashMap<Vec<u32>, StackId>,
-    /// Named addresses: (process, address for lookup) → frames, outermost first (the function
-    /// the address is in, then the functions inlined there).
-    named: HashMap<(i32, u64), Vec<u32>>,
+    /// Named addresses: (file, address in it) → frames, outermost first (the function the
+    /// address is in, then the functions inlined there). Keyed by file, not process: the forty
+    /// short processes of `xargs -P 2 sha256sum` each named the same code anew.
+    named: HashMap<(usize, u64), Vec<u32>>,
+    /// The files met in this run by path, opened (or found changed) once: every process mapping
+    /// the C library asked whether it changed on disk since, a `statx` each.
+    files: HashMap<String, Option<Arc<Elf>>>,
     blocked: HashMap<(i32, u64, u64), Option<StackId>>,
     /// Why a blocked thread's stack could not be read, once.
     pub refusal: Option<String>,
@@ -86,6 +90,7 @@ impl Stacks {
             stacks: Vec::new(),
             stack_ids: HashMap::new(),
             named: HashMap::new(),
+            files: HashMap::new(),
             blocked: HashMap::new(),
             refusal: None,
             load_cpu_s: 0.0,
@@ -252,9 +257,16 @@ impl Stacks {
 
     /// Adds an executable mapping of `path` (from an mmap record or the maps file).
     pub fn add_mapping(&mut self, pid: i32, addr: u64, len: u64, pgoff: u64, path: &str) {
-        let cpu0 = procfs::thread_cpu_s();
-        let elf = Files::shared().get(path);
-        self.load_cpu_s += procfs::thread_cpu_s() - cpu0;
+        let elf = match self.files.get(path) {
+            Some(elf) => elf.clone(),
+            None => {
+                let cpu0 = procfs::thread_cpu_s();
+                let elf = Files::shared().get(path);
+                self.load_cpu_s += procfs::thread_cpu_s() - cpu0;
+                self.files.insert(path.to_string(), elf.clone());
+                elf
+            }
+        };
         let Some(elf) = elf else { return };
         let Some(bias) = elf.bias(addr, pgoff, true) else { return };
         let name = path.rsplit('/').next().unwrap_or(path).to_string();
@@ -290,20 +302,23 @@ impl Stacks {
     /// The process executed a new program: its modules start anew.
     pub fn exec(&mut self, pid: i32) {
         self.procs.insert(pid, new_proc());
-        self.named.retain(|(p, _), _| *p != pid);
     }
 
     /// The frames of an address, outermost first: the function it is in (by ELF symbol), then
     /// the functions inlined there (by DWARF, where the file has it).
     fn frames_at(&mut self, pid: i32, addr: u64) -> Vec<u32> {
-        if let Some(f) = self.named.get(&(pid, addr)) {
+        let module = self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr)));
+        // The file's identity: every `Elf` stays alive as long as this table holds it in a
+        // module or in `files`, so its address is not reused meanwhile.
+        let key = module.map(|m| (Arc::as_ptr(&m.elf) as usize, addr.wrapping_sub(m.bias)));
+        if let Some(f) = key.and_then(|k| self.named.get(&k)) {
             return f.clone();
         }
         let mut frames = Vec::new();
         // A file's first lookup reads its symbol table (and its debug file's) and its DWARF: a
         // one-off, counted apart from the sweeps' cost like opening the file.
         let mut first_use_s = 0.0;
-        match self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr))) {
+        match module {
             Some(m) => {
                 let cpu0 = (!m.elf.names_loaded()).then(procfs::thread_cpu_s);
                 let svma = addr.wrapping_sub(m.bias);
@@ -320,11 +335,10 @@ impl Stacks {
             None => frames.push(Frame { function: format!("{addr:#x}"), module: "?".into() }),
         };
         self.load_cpu_s += first_use_s;
-        let known = frames[0].module != "?";
         let ids: Vec<u32> = frames.into_iter().map(|f| self.frame_id(f)).collect();
         // An address outside every known module may be named once its module is known.
-        if known {
-            self.named.insert((pid, addr), ids.clone());
+        if let Some(k) = key {
+            self.named.insert(k, ids.clone());
         }
         ids
     }
