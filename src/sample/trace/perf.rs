@@ -158,6 +158,11 @@ impl Ring {
         unsafe { &*(self.base.add(offset) as *const AtomicU64) }
     }
 
+    /// Bytes written by the kernel and not yet taken out.
+    pub fn pending(&self) -> u64 {
+        self.control(1024).load(Ordering::Acquire).saturating_sub(self.tail)
+    }
+
     /// Appends every complete record since the last call to `out`, each as its own bytes
     /// (header included), and frees their space for the kernel.
     pub fn drain(&mut self, out: &mut Vec<Vec<u8>>) {
