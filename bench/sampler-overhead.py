@@ -13,10 +13,12 @@
    wall times, unwatched / watched, with a 95% interval from the per-pair ratios (goal: >= 0.99 on
    every program; the interval says whether a miss is real). What watching costs once a sweep
    (reading a program's symbol and unwinding tables) is spread over the point's runs, as a sweep
-   spreads it over all of its runs; `--runs 1` charges it to a single run.
+   spreads it over all of its runs; `--runs 1` charges it to a single run. `--watch-flags` gives
+   the watched side flags of its own (`--no-trace`, `--sample-rate 10`) to tell what costs.
 
 Usage: bench/sampler-overhead.py [--scalescope target/release/scalescope] [--pairs 5] [--seconds 3]
        bench/sampler-overhead.py --corpus [--half tune|eval|all] [--only NAME] [--pairs 7] [--runs 3]
+                                 [--watch-flags "--no-trace"]
 """
 import argparse, importlib.util, json, math, os, shutil, statistics, subprocess, sys, tempfile
 
@@ -100,7 +102,7 @@ def corpus(exe, a, tmp):
             for i in range(a.pairs):
                 pair = {}
                 for watch in ((True, False) if i % 2 == 0 else (False, True)):
-                    extra = [] if watch else ["--no-sample"]
+                    extra = a.watch_flags.split() if watch else ["--no-sample"]
                     rs = run(exe, extra + opts + ["--"] + cmd, tmp, f"c{watch}", a.runs)
                     rs = rs if isinstance(rs, list) else [rs]
                     if any(r.get("exit_code") != 0 for r in rs):
@@ -137,6 +139,7 @@ def main():
     ap.add_argument("--half", default="all", choices=["tune", "eval", "all"])
     ap.add_argument("--only", help="corpus cases whose name contains this")
     ap.add_argument("--dir", help="where the corpus inputs are made (kept)")
+    ap.add_argument("--watch-flags", default="", help="flags of the watched side with --corpus (e.g. --no-trace)")
     a = ap.parse_args()
     exe = os.path.abspath(a.scalescope)
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:

@@ -54,6 +54,8 @@ pub(crate) struct Recording {
     pub limits: Vec<String>,
     /// CPU seconds spent on work the rate budget leaves out.
     pub oneoff_s: f64,
+    /// Threads (pid, tid) the tracer's records announced that ended before a sweep opened them.
+    pub unopened: Vec<(i32, i32)>,
     /// On-CPU samples by place (from the per-thread events, when the tracer does not run).
     pub hot: HashMap<Place, u64>,
     /// The tracer and the stacks of blocked threads.
@@ -137,7 +139,9 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         w.around = around(s, &names, &per_label, &w.name, &comm);
     }
     let capacity = capacity(&acc, &s.labels, &names, coverage);
-    let threads_seen = s.threads.len();
+    let unopened: Vec<(i32, i32)> =
+        s.unopened.iter().copied().filter(|(_, tid)| !s.threads.contains_key(tid)).collect();
+    let threads_seen = s.threads.len() + unopened.len();
     let mut listed: Vec<ThreadSummary> = s
         .threads
         .iter()
@@ -197,7 +201,13 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         wall_s,
         classes,
         threads_seen,
-        processes_seen: s.threads.values().map(|t| t.pid).collect::<std::collections::HashSet<_>>().len(),
+        processes_seen: s
+            .threads
+            .values()
+            .map(|t| t.pid)
+            .chain(unopened.iter().map(|&(pid, _)| pid))
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
         peak_threads: s.peak,
         samples: s.samples,
         sample_rate_hz: if wall_s > 0.0 { s.samples as f64 / wall_s } else { 0.0 },

@@ -44,6 +44,12 @@ impl Tree {
         }
     }
 
+    /// Process `pid` ended: it leaves the tree, and its handles are closed.
+    pub fn leave(&mut self, pid: i32) {
+        self.pids.remove(&pid);
+        self.task_dirs.remove(&pid);
+    }
+
     /// (pid, tid) of every thread of the processes known and of their descendants (through each
     /// thread's `children` file), through handles kept open from one walk to the next: a walk at
     /// every sweep of a small tree opened a directory and a file per task each time, half of what

@@ -89,6 +89,13 @@ pub struct Drained {
     /// Whether the records so far are whole: every CPU covered and none lost, so a thread the
     /// intervals show running or runnable did not wait meanwhile.
     pub exact: bool,
+    /// Threads (pid, tid) the fork records announced since the last drain.
+    pub born: Vec<(i32, i32)>,
+    /// Threads (pid, tid) the exit records announced since the last drain.
+    pub ended: Vec<(i32, i32)>,
+    /// Whether the tracer still records every fork and exit of the job (it runs, nothing was
+    /// lost): the threads it announces are then all the threads there are.
+    pub follows: bool,
 }
 
 /// One traced thread's exact totals.
@@ -360,6 +367,7 @@ impl Tracer {
             self.halt(stacks, &mut out);
         }
         out.exact = self.summary.whole();
+        out.follows = out.exact && self.summary.stopped_s.is_none();
         self.summary.cpu_s += procfs::thread_cpu_s() - cpu0;
         out
     }
@@ -483,6 +491,7 @@ impl Tracer {
                     }
                     // A thread announced by a fork record inherited an event: drop any of our own.
                     self.extra.remove(&tid);
+                    out.born.push((pid, tid));
                     let t = self.thread(pid, tid, time);
                     t.state = State::Off { since: time, preempted: true };
                 }
@@ -495,6 +504,7 @@ impl Tracer {
                     }
                     t.state = State::Gone;
                     self.extra.remove(&tid);
+                    out.ended.push((pid, tid));
                 }
                 Record::Mmap { pid, addr, len, pgoff, path, .. } => stacks.add_mapping(pid, addr, len, pgoff, &path),
                 Record::Comm { pid, exec: true, .. } => stacks.exec(pid),
