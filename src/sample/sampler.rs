@@ -371,6 +371,8 @@ impl State {
             std::thread::sleep(Duration::from_nanos(trace::SETTLE_NS));
         }
         self.drain_tracer();
+        let born = std::mem::take(&mut self.born);
+        self.unopened.extend(born.into_iter().filter(|(_, tid)| !self.threads.contains_key(tid)));
         self.sweep();
         self.close_gone();
         self.drain_cpu();
@@ -468,7 +470,11 @@ impl State {
             // Modules loaded meanwhile are counted by the loop, with the others.
             let loads0 = e.load_cpu_s();
             let drained = e.drain();
-            self.waited = !drained.caught.is_empty() || drained.intervals.iter().any(|i| !i.on_cpu && !i.preempted);
+            // A wait is news when its thread was not in a named wait at the latest sweep: `xargs`
+            // back in wait4 between its children is not, and a sweep would only name it again.
+            let unnamed = |tid: i32| self.threads.get(&tid).is_none_or(|t| t.waiting.is_none());
+            self.waited = !drained.caught.is_empty()
+                || drained.intervals.iter().any(|i| !i.on_cpu && !i.preempted && unnamed(i.tid));
             self.switches.add(&drained);
             self.follows = drained.follows;
             self.born.extend(&drained.born);
@@ -518,7 +524,8 @@ impl State {
             self.oneoff_s += procfs::thread_cpu_s() - t0;
             return;
         }
-        let announced: HashSet<i32> = self.born.drain(..).map(|(_, tid)| tid).collect();
+        let born = std::mem::take(&mut self.born);
+        let announced: HashSet<i32> = born.iter().map(|&(_, tid)| tid).collect();
         let small = self.threads.len() <= SMALL_TREE && proc::children_listed();
         // While the tree grows, new processes are looked for at every sweep: a shell that starts
         // a hundred short jobs has them all exit before a fifth sweep at a few sweeps a second.
@@ -542,6 +549,7 @@ impl State {
         if self.follows && full {
             self.records_trusted = !unannounced;
         }
+        self.unopened.extend(born.into_iter().filter(|(_, tid)| !self.threads.contains_key(tid)));
         self.oneoff_s += procfs::thread_cpu_s() - t0;
     }
 
@@ -658,7 +666,9 @@ impl State {
         let mut alive = 0;
         let mut refused = false;
         let mut new_sites: Vec<(Site, i32)> = Vec::new();
-        self.stirred = self.growing || self.waited;
+        // New threads are news only while /proc is walked for them: the tracer's records time
+        // them exactly, and one that waits at its first sweep stirs below.
+        self.stirred = (self.growing && !self.follows) || self.waited;
         for tid in tids {
             let Some(seen) = self.read_thread(tid, now, &mut refused, &mut new_sites) else { continue };
             alive += 1;
@@ -799,11 +809,12 @@ impl State {
             (on, runq) = (on * fit, runq * fit);
         }
         let off = (span - on - runq).max(0.0);
-        // A thread that ran since the last sweep and waits now is news; one still in the wait it
-        // was found in (a main thread in pthread_join) is not. Waits in between are the tracer's
-        // to tell (`waited`): a running thread's counters lag by up to a tick, so its off-CPU
-        // time here is no sign of one.
-        if !unmoved && waiting.is_some() {
+        // A thread that ran since the last sweep and waits now in another wait is news; one still
+        // in the wait it was found in (a main thread in pthread_join), or back in it (`xargs` in
+        // wait4 between two children), is not. Waits in between are the tracer's to tell
+        // (`waited`): a running thread's counters lag by up to a tick, so its off-CPU time here is
+        // no sign of one.
+        if !unmoved && waiting.is_some() && waiting != previous {
             self.stirred = true;
         }
         // Waits no sweep could name: the tracer is asked to catch some as they begin.
