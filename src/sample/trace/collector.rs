@@ -106,20 +106,25 @@ impl Drop for Collector {
     }
 }
 
-/// How often the thread looks whether the sampler wants a window, and the longest pause
-/// between two looks at the rings.
-const ASKED_EVERY_MS: u64 = 100;
+/// The longest pause between two looks at the rings (and whether the sampler wants a window): a
+/// ring of 512 KiB overflows after it only beyond 10 MB/s, which a job reaches in a burst after
+/// a quiet spell.
+const LONGEST_MS: u64 = 50;
 /// The shortest pause between two looks at the rings.
 const SHORTEST_MS: u64 = 5;
+/// A ring that fills a quarter of its buffer faster than this is waited on as well, to be woken
+/// at the watermark: two threads relaying a byte through pipes (450,000 switches a second) filled
+/// 512 KiB in 28 ms, and overflowed between looks on the timer alone.
+const WATCH_BELOW_MS: u64 = 20;
 
 /// The thread: wakes on a timer, copies every ring out, and runs the catcher's windows when they
 /// are due; the pause is the time the fastest ring took to fill a quarter of its buffer, between
-/// [`SHORTEST_MS`] and [`ASKED_EVERY_MS`]. It does not sleep in `poll` on the rings' events: the
-/// kernel wakes every poller of an event each time a task that inherited it exits, and a job of
-/// short processes (`xargs -P 2 sha256sum`, 150 a second) had the thread preempt it 40 times in
-/// a 0.25 s run, 1.5% of its speed. A ring whose event hung up (its task and every task it was
-/// inherited by gone) is no longer looked at, but still copied out; the thread ends when every
-/// ring has.
+/// [`SHORTEST_MS`] and [`LONGEST_MS`]. It sleeps in `poll` on the rings' events only while they
+/// fill fast ([`WATCH_BELOW_MS`]): the kernel wakes every poller of an event each time a task
+/// that inherited it exits, and a job of short processes (`xargs -P 2 sha256sum`, 150 a second)
+/// had the thread preempt it 40 times in a 0.25 s run. A ring whose event hung up (its task and
+/// every task it was inherited by gone) is no longer looked at, but still copied out; the thread
+/// ends when every ring has.
 fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher: Option<Catcher>) {
     let lock = || shared.lock().unwrap_or_else(PoisonError::into_inner);
     let quarter = lock().rings.iter().map(|r| r.bytes() as f64 / 4.0).fold(f64::INFINITY, f64::min);
@@ -129,13 +134,17 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher:
             None => pause_ms,
             Some(d) => (d.as_micros().div_ceil(1000) as u64).min(pause_ms),
         };
-        let mut waiting = libc::pollfd { fd: stop, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd for the call.
-        let n = unsafe { libc::poll(&mut waiting, 1, timeout as i32) };
+        let watched = if pause_ms < WATCH_BELOW_MS { fds.len() } else { 0 };
+        let mut waiting: Vec<libc::pollfd> = std::iter::once(stop)
+            .chain(fds.iter().copied().take(watched))
+            .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+            .collect();
+        // SAFETY: `waiting` is a valid array of pollfd for the call.
+        let n = unsafe { libc::poll(waiting.as_mut_ptr(), waiting.len() as libc::nfds_t, timeout as i32) };
         if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return;
         }
-        if waiting.revents != 0 {
+        if waiting[0].revents != 0 {
             return;
         }
         let fullest = {
@@ -146,7 +155,7 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher:
         };
         let rate = fullest as f64 / last.elapsed().as_secs_f64().max(1e-4);
         last = std::time::Instant::now();
-        pause_ms = ((quarter / rate.max(1.0)) * 1e3).clamp(SHORTEST_MS as f64, ASKED_EVERY_MS as f64) as u64;
+        pause_ms = ((quarter / rate.max(1.0)) * 1e3).clamp(SHORTEST_MS as f64, LONGEST_MS as f64) as u64;
         if let Some(c) = catcher.as_mut().filter(|c| c.due_in().is_some_and(|d| d.is_zero())) {
             c.window();
         }
