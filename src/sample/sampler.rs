@@ -372,7 +372,7 @@ impl State {
         }
         self.drain_tracer();
         let born = std::mem::take(&mut self.born);
-        self.unopened.extend(born.into_iter().filter(|(_, tid)| !self.threads.contains_key(tid)));
+        self.set_aside_unopened(born);
         self.sweep();
         self.close_gone();
         self.drain_cpu();
@@ -510,17 +510,16 @@ impl State {
         if self.follows && self.records_trusted && !self.samples.is_multiple_of(FOLLOWED_WALK) {
             let born = std::mem::take(&mut self.born);
             self.growing = false;
-            for (pid, tid) in born {
+            for &(pid, tid) in &born {
                 if !self.threads.contains_key(&tid) {
                     self.open_thread(pid, tid);
                     if self.threads.contains_key(&tid) {
                         self.tree.pids.insert(pid);
                         self.growing = true;
-                    } else {
-                        self.unopened.push((pid, tid));
                     }
                 }
             }
+            self.set_aside_unopened(born);
             self.oneoff_s += procfs::thread_cpu_s() - t0;
             return;
         }
@@ -549,8 +548,15 @@ impl State {
         if self.follows && full {
             self.records_trusted = !unannounced;
         }
-        self.unopened.extend(born.into_iter().filter(|(_, tid)| !self.threads.contains_key(tid)));
+        self.set_aside_unopened(born);
         self.oneoff_s += procfs::thread_cpu_s() - t0;
+    }
+
+    /// Keeps the threads of `born` that no sweep opened (gone before one could), for the count of
+    /// the threads seen.
+    fn set_aside_unopened(&mut self, born: Vec<(i32, i32)>) {
+        let threads = &self.threads;
+        self.unopened.extend(born.into_iter().filter(|(_, tid)| !threads.contains_key(tid)));
     }
 
     fn open_thread(&mut self, pid: i32, tid: i32) {

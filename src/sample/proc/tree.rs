@@ -44,10 +44,12 @@ impl Tree {
         }
     }
 
-    /// Process `pid` ended: it leaves the tree, and its handles are closed.
+    /// Process `pid` ended: it leaves the tree, and its task directory and its main thread's
+    /// `children` file are closed (its other threads' files at the next walk).
     pub fn leave(&mut self, pid: i32) {
         self.pids.remove(&pid);
         self.task_dirs.remove(&pid);
+        self.children.remove(&pid);
     }
 
     /// (pid, tid) of every thread of the processes known and of their descendants (through each
