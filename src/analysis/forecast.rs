@@ -2,7 +2,9 @@
 //! prediction by a bootstrap that chooses again in every draw (so that the interval carries the
 //! uncertainty of the choice and of the parameters, not only the fit's residuals), over runs and
 //! over points; then no narrower than the error the same procedure made predicting the largest
-//! measured counts from the smaller ones, per doubling of the distance.
+//! measured counts from the smaller ones, per doubling of the distance. Beyond the largest
+//! measured count the slow end also allows that nothing scales past it (a bottleneck those counts
+//! cannot show), and the fast end stops at perfect scaling from the most efficient count.
 
 use super::backtest::{self, Backtest};
 use super::crossval::{Choice, Chooser};
@@ -25,6 +27,17 @@ pub struct Outlook {
     pub time: f64,
     /// 90% interval of that time, lower first, when the points allow one.
     pub interval: Option<[f64; 2]>,
+    /// How the interval's ends beyond the measured counts were set.
+    pub ends: Ends,
+}
+
+/// Which of an interval's ends were set by a bound rather than by the models' draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ends {
+    /// The slow end is this count's time (the largest measured): no gain past it.
+    pub plateau: Option<f64>,
+    /// The fast end is perfect scaling from this count, the one that did the most per core.
+    pub linear: Option<f64>,
 }
 
 /// The procedure's answer at every target, the choice behind it and its back-test.
@@ -53,7 +66,36 @@ pub fn forecast(chooser: &Chooser, pts: &[Point], targets: &[f64], rng: &mut Rng
             }
         }
     }
+    for o in outlooks.iter_mut().filter(|o| o.count > pts[pts.len() - 1].count) {
+        bound(pts, o);
+    }
     Some(Forecast { choice, outlooks, backtest: bt })
+}
+
+/// Past the largest measured count, a new bottleneck (memory bandwidth, a second socket,
+/// hyper-threads, oversubscribed CPUs) may stop the scaling at any count, and no curve through
+/// the measured ones shows it: the slow end is at least the largest count's time. Nor does a
+/// program scale past perfectly from the count that did the most per core: the fast end, and the
+/// prediction, are at most that.
+fn bound(pts: &[Point], o: &mut Outlook) {
+    let last = &pts[pts.len() - 1];
+    let best = pts.iter().min_by(|x, y| (x.time * x.count).total_cmp(&(y.time * y.count))).unwrap_or(last);
+    let fastest = best.time * best.count / o.count;
+    if o.time < fastest {
+        o.time = fastest;
+    }
+    if let Some([a, b]) = &mut o.interval {
+        if *b < last.time {
+            *b = last.time;
+            o.ends.plateau = Some(last.count);
+        }
+        if *a < fastest {
+            *a = fastest;
+            o.ends.linear = Some(best.count);
+        }
+        *a = a.min(o.time);
+        *b = b.max(o.time);
+    }
 }
 
 fn base(pts: &[Point]) -> Vec<(f64, f64)> {
@@ -95,7 +137,7 @@ pub fn bootstrap(chooser: &Chooser, pts: &[Point], targets: &[f64], rng: &mut Rn
                 let tail = (1.0 - LEVEL) / 2.0;
                 [quantile(&d, tail).min(time), quantile(&d, 1.0 - tail).max(time)]
             });
-            Outlook { count, time, interval }
+            Outlook { count, time, interval, ends: Ends::default() }
         })
         .collect();
     Some((choice, outlooks))
@@ -140,12 +182,23 @@ mod tests {
     }
 
     #[test]
-    fn an_exact_law_gives_a_tight_interval_around_its_truth() {
+    fn an_exact_law_predicts_its_truth_and_allows_no_gain_past_the_largest_count() {
         let law = |p: f64| 0.05 + 0.95 / p;
         let f = forecast(&Chooser::default(), &table(law, &[1.0, 2.0, 4.0, 8.0]), &[32.0], &mut Rng::new(1)).unwrap();
-        let [lo, hi] = f.outlooks[0].interval.unwrap();
-        assert!(lo <= law(32.0) * 1.0001 && hi >= law(32.0) * 0.9999 && hi / lo < 1.01, "[{lo}, {hi}]");
+        let o = &f.outlooks[0];
+        let [lo, hi] = o.interval.unwrap();
+        assert!((o.time / law(32.0) - 1.0).abs() < 1e-6 && (lo / law(32.0) - 1.0).abs() < 0.01, "{o:?}");
+        assert_eq!((hi, o.ends), (law(8.0), Ends { plateau: Some(8.0), linear: None }));
         assert!(f.backtest.unwrap().checks[0].error().abs() < 1e-6);
+    }
+
+    #[test]
+    fn no_prediction_passes_perfect_scaling_from_the_count_that_did_most_per_core() {
+        let pts = table(|p| [1.0, 0.45, 0.3][p as usize / 2], &[1.0, 2.0, 4.0]);
+        let mut o = Outlook { count: 16.0, time: 0.05, interval: Some([0.04, 0.2]), ends: Ends::default() };
+        bound(&pts, &mut o);
+        assert_eq!((o.time, o.interval), (0.9 / 16.0, Some([0.9 / 16.0, 0.3])));
+        assert_eq!(o.ends, Ends { plateau: Some(4.0), linear: Some(2.0) });
     }
 
     #[test]

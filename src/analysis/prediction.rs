@@ -65,6 +65,8 @@ pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -
             Some(Forecast {
                 rate: 1.0 / o.time,
                 interval90: o.interval.map(|[lo, hi]| [1.0 / hi, 1.0 / lo]),
+                plateau_from: o.ends.plateau,
+                linear_from: o.ends.linear,
                 model: formula(best),
                 cv_error_pct: best.cv_error.map(pct),
                 runner_up,

@@ -9,7 +9,7 @@ use crate::results::analysis::{Analysis, Backtest, Basis, FastBaseline, Forecast
 /// `2517 MB/s, 90% interval 2201–2890 MB/s, by T = … (chosen by cross-validation: …)`.
 pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
     let interval = match f.interval90 {
-        Some(ci) => format!("90% interval {}", rate_interval(a, count, ci)),
+        Some(ci) => format!("90% interval {}{}", rate_interval(a, count, ci), ends(a, f)),
         None => "no interval (two counts of one run each leave nothing to resample)".into(),
     };
     let cv = match f.cv_error_pct {
@@ -28,6 +28,19 @@ pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
         ""
     };
     format!("{}, {interval}, by {}{per_unit} ({cv}){runner}", rate_text(a, count, f.rate), f.model)
+}
+
+/// What set an interval's ends beyond the measured counts, when not the models: ` (slow end: …)`.
+fn ends(a: &Analysis, f: &Forecast) -> String {
+    let slow = f.plateau_from.map(|c| {
+        format!(
+            "slow end: no gain past {}, as a bottleneck the measured counts cannot show may appear at any larger count",
+            count_text(a, c)
+        )
+    });
+    let fast = f.linear_from.map(|c| format!("fast end: perfect scaling from {}", count_text(a, c)));
+    let said: Vec<String> = slow.into_iter().chain(fast).collect();
+    if said.is_empty() { String::new() } else { format!(" ({})", said.join("; ")) }
 }
 
 /// `back-test: from 1–8 threads this procedure predicted 16 threads 4% low (…)`.

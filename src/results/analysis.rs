@@ -345,6 +345,14 @@ pub struct Forecast {
     /// 90% prediction interval of the rate, lower first; absent with two counts of one run each.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub interval90: Option<[f64; 2]>,
+    /// The interval's lower end is this count's rate (the largest fitted): no gain past it, as a
+    /// bottleneck the measured counts cannot show may appear at any larger count.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub plateau_from: Option<f64>,
+    /// The interval's upper end is perfect scaling from this count, the one that did the most
+    /// per core.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub linear_from: Option<f64>,
     /// The chosen model as a formula in T (time per unit of work, 1/rate) or X (rate).
     pub model: String,
     /// Its leave-one-out error: root mean square of the log error, as a percentage; absent when

@@ -147,6 +147,35 @@ fn a_timed_table_predicts_in_seconds_lower_bound_first_beside_its_back_test() {
 }
 
 #[test]
+fn a_table_cut_before_its_collapse_holds_the_later_counts_in_its_intervals() {
+    // readspeed before its patches: 1181 MB/s at 16 threads, then 1211, 1114 and 1070 at 32–64,
+    // which no curve through 1–16 threads foresees.
+    let d = tempfile::tempdir().unwrap();
+    let cut = d.path().join("cut.csv");
+    let full = std::fs::read_to_string(fixture("readspeed-original-before-patches.csv")).unwrap();
+    let kept: Vec<&str> = full.lines().take_while(|l| !l.starts_with("32,")).collect();
+    std::fs::write(&cut, kept.join("\n") + "\n").unwrap();
+    let (text, a) =
+        analyze_columns(&cut, &["--count", "threads", "--throughput", "throughput_mb_s", "--predict", "32,48,64"]);
+    for (count, measured) in [(32.0, 1210.60), (48.0, 1113.97), (64.0, 1069.62)] {
+        let p = a.series[0].predictions.iter().find(|p| p.count == count).unwrap();
+        let f = p.forecast.as_ref().unwrap();
+        let [lo, hi] = f.interval90.unwrap();
+        assert!(lo <= measured && measured <= hi, "{count}: {measured} outside [{lo}, {hi}]\n{text}");
+        assert!(f.rate > 1181.0, "{f:?}");
+    }
+    assert_eq!(
+        a.series[0].predictions.iter().find(|p| p.count == 32.0).unwrap().forecast.as_ref().unwrap().plateau_from,
+        Some(16.0)
+    );
+    let line = text.lines().find(|l| l.contains("prediction at 32 threads")).unwrap();
+    assert!(
+        line.contains("slow end: no gain past 16 threads, as a bottleneck the measured counts cannot show"),
+        "{line}"
+    );
+}
+
+#[test]
 fn degenerate_tables_get_a_clear_sentence_not_a_made_up_number() {
     let d = tempfile::tempdir().unwrap();
     let write = |name: &str, text: &str| {
