@@ -1,7 +1,7 @@
 //! What fixing a cause would buy: each run shortened by what its waits cost along the critical
 //! path, bounded by the idle capacity they left (a wait that other work filled buys nothing), and
-//! the speed-up that follows, with an interval from the runs resampled and the measured
-//! speed-up's own interval.
+//! the speed-up that follows, with an interval for what a sweep without the cause would measure:
+//! the runs resampled, the measured speed-up's own interval, and the new sweep's noise.
 
 use super::ledger::{Cause, Item, Ledger};
 use crate::results::Phase;
@@ -68,6 +68,29 @@ fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), fe
     w.min(w1).max(l.useful_s / c)
 }
 
+/// Per run, the wall time without `items` at the most their removal could buy: the watching's
+/// share goes with them too (a lock's hand-offs are switches the tracer records), and so does the
+/// capacity nothing explained. The interval's upper end allows for it.
+fn at_most(items: &[&Item], l: &Ledger, feeder: bool) -> Vec<f64> {
+    let mut wide: Vec<&Item> = items.to_vec();
+    wide.extend(l.items.iter().filter(|i| i.cause == Cause::Observer && !items.iter().any(|m| std::ptr::eq(*m, *i))));
+    let unexplained = l.unexplained.max(0.0) * l.lost_s;
+    l.walls
+        .iter()
+        .enumerate()
+        .map(|(k, &(wall, cpus))| {
+            let c = cpus.max(1.0);
+            (shortened(&wide, l, k, (wall, cpus), feeder) - unexplained / c).max(l.useful_s / c)
+        })
+        .collect()
+}
+
+/// Mean wall time over mean shortened wall time.
+fn mean_ratio(runs: &[(f64, f64)], shorter: &[f64]) -> f64 {
+    let (w, wo): (f64, f64) = (runs.iter().map(|r| r.0).sum(), shorter.iter().sum());
+    if wo > 0.0 { w / wo } else { 1.0 }
+}
+
 /// The what-if of a finding made of `items` of ledger `l`, at the count `m` was measured at;
 /// `feeder` when its waits are for a feeder (see [`sooner`]).
 pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<WhatIf> {
@@ -81,6 +104,8 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
         .enumerate()
         .map(|(k, &(wall, cpus))| (wall, shortened(items, l, k, (wall, cpus), feeder)))
         .collect();
+    let most = m.at.max(m.speedup);
+    let upper = m.speedup * mean_ratio(&runs, &at_most(items, l, feeder));
     let factor = |pick: &mut dyn FnMut() -> usize| {
         let (mut w, mut wo) = (0.0, 0.0);
         for _ in 0..runs.len() {
@@ -97,7 +122,6 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
     });
     // Removing a cause cannot take the speed-up past the count itself: a program that mostly
     // waits on purpose (sleeps, paced input) has little CPU work to bound the run below.
-    let most = m.at.max(m.speedup);
     let without = (m.speedup * f).min(most);
     let n = runs.len() as f64;
     let sooner_s = runs.iter().map(|r| r.0 - r.1).sum::<f64>() / n;
@@ -106,12 +130,13 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
         let mut draws: Vec<f64> = (0..DRAWS).map(|_| factor(&mut || rng.below(runs.len()))).collect();
         draws.sort_by(f64::total_cmp);
         let (lo, hi) = (quantile(&draws, 0.025), quantile(&draws, 0.975));
-        // The factor's spread and the measured speed-up's, added in log space.
+        // The interval is for what a sweep without the cause will measure: the factor's spread,
+        // the measured speed-up's, and that sweep's own (taken as this one's), in log space.
         let half = |a: f64, b: f64| if a > 0.0 && b > 0.0 { 0.5 * (b / a).ln() } else { 0.0 };
         let h_f = half(lo, hi);
         let h_s = m.ci95.map_or(0.0, |c| half(c[0], c[1]));
-        let h = (h_f * h_f + h_s * h_s).sqrt();
-        [(without * (-h).exp()).min(most), (without * h.exp()).min(most)]
+        let h = (h_f * h_f + 2.0 * h_s * h_s).sqrt();
+        [(without * (-h).exp()).min(most), (upper.max(without) * h.exp()).min(most)]
     });
     Some(WhatIf { at: m.at, speedup: m.speedup, without, without_ci95: ci, sooner_s })
 }

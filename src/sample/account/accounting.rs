@@ -210,6 +210,8 @@ pub fn account_window(
 struct Life {
     last: usize,
     delays: Vec<(u32, f64)>,
+    /// It waited for other threads to end: its end follows theirs.
+    joiner: bool,
 }
 
 impl Life {
@@ -251,6 +253,7 @@ fn lives(
             };
             let last = (0..t.on.len()).rev().find(|&b| at_work(b) > 0.05 * w)?;
             let mut delays: Vec<(u32, f64)> = Vec::new();
+            let joiner = t.off.iter().any(|o| o.1.is_some_and(|l| joins.contains(&l)));
             for &(_, label, s) in &t.off {
                 if !holds_up(i, label, busy, joins, coordinating) {
                     continue;
@@ -261,7 +264,7 @@ fn lives(
                     None => delays.push((l, s as f64)),
                 }
             }
-            Some(Life { last, delays })
+            Some(Life { last, delays, joiner })
         })
         .collect()
 }
@@ -284,7 +287,11 @@ fn carried(lives: &[Option<Life>], at_work: &[usize], b: usize, w: f64) -> Vec<(
 /// latest end with each thread's time in that wait taken out. A wait off the critical path (its
 /// thread ends early anyway) buys nothing.
 fn sooner(lives: &[Option<Life>], w: f64) -> HashMap<u32, f64> {
-    let ends: Vec<(f64, &Life)> = lives.iter().flatten().map(|l| ((l.last + 1) as f64 * w, l)).collect();
+    // A thread that joined others ends when they do, whatever its own waits: the others' ends
+    // are the path (unless every thread joined).
+    let driven = |l: &Life| l.joiner && lives.iter().flatten().any(|o| !o.joiner);
+    let ends: Vec<(f64, &Life)> =
+        lives.iter().flatten().filter(|l| !driven(l)).map(|l| ((l.last + 1) as f64 * w, l)).collect();
     let end = ends.iter().map(|e| e.0).fold(0.0, f64::max);
     let labels: HashSet<u32> = ends.iter().flat_map(|e| e.1.delays.iter().map(|d| d.0)).collect();
     labels

@@ -5,6 +5,7 @@
 
 mod accounting;
 mod behaviour;
+mod joins;
 mod parts;
 mod recording;
 mod switches;

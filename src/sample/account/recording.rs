@@ -4,6 +4,7 @@
 
 use super::accounting::{self, Accounting, Cause};
 use super::behaviour;
+use super::joins;
 use super::thread_time::History;
 use crate::results::{
     Around, Capacity, Class, Feeder, Hot, IdleKind, IdleShare, MachineCpu, Phases, Sooner, StackProfile, ThreadReport,
@@ -84,6 +85,10 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
     let cpus = crate::machine::allowed_cpus().max(1) as f64;
     let busy: Vec<bool> = s.labels.iter().map(|(class, _)| matches!(class, Class::Io | Class::KernelLock)).collect();
     let work = accounting::work_threads(&s.history, s.capacity, cpus, &busy);
+    let futex_waits = |l: u32| matches!(s.labels[l as usize].0, Class::Lock | Class::WaitForWork);
+    for l in joins::ended_by_an_end(&s.history, &work, futex_waits) {
+        s.labels[l as usize].0 = Class::Join;
+    }
     let joins: Vec<u32> = (0..s.labels.len() as u32).filter(|&l| s.labels[l as usize].0 == Class::Join).collect();
     s.history.spread_unlabelled(&work, &joins);
     // A run is sampled from its spawn; `attach` samples a window of a running job, with no

@@ -177,6 +177,15 @@ pub fn futex(op: u64, val: u64, is_tid: impl Fn(u64) -> bool) -> Class {
     Class::WaitForWork
 }
 
+/// The address a futex wait is grouped under. A glibc condition variable's waiters sleep on one
+/// of two adjacent signal words (`__g_signals[2]`, 8-byte aligned), by turns: a wait on the
+/// second word of such a pair, by FUTEX_WAIT_BITSET and not a lock's, is put on the first, so that
+/// one condition variable (CPython's GIL is one) is one wait.
+fn condvar_word(addr: u64, op: u64, class: Class) -> u64 {
+    let on_second = addr % 8 == 4 && op & FUTEX_CMD_MASK == FUTEX_WAIT_BITSET && class == Class::WaitForWork;
+    if on_second { addr - 4 } else { addr }
+}
+
 /// Wait channels by class; names vary across kernel versions (futex_wait_queue_me ≤ 5.15,
 /// futex_wait_queue 5.16–6.15, futex_do_wait ≥ 6.16).
 fn wchan_class(wchan: &str) -> Option<Class> {
@@ -250,8 +259,10 @@ pub fn blocked(
             let class = if nr::FUTEX.contains(&n) {
                 if n == nr::FUTEX[0] {
                     let class = futex(args[1], args[2], is_tid);
-                    let site =
-                        if class == Class::Join { Site::Join { pid } } else { Site::Futex { pid, addr: args[0] } };
+                    let site = match class {
+                        Class::Join => Site::Join { pid },
+                        _ => Site::Futex { pid, addr: condvar_word(args[0], args[1], class) },
+                    };
                     return (class, Some(site));
                 }
                 Class::WaitForWork
@@ -321,5 +332,14 @@ mod tests {
         let (c, site) =
             blocked('S', Some(Syscall::In { nr: 202, args: [0xabc, 0x80, 2, 0, 0, 0] }), "futex_do_wait", 9, no);
         assert_eq!((c, site), (Class::Lock, Some(Site::Futex { pid: 9, addr: 0xabc })));
+    }
+
+    #[test]
+    fn a_condition_variables_two_signal_words_are_one_wait_and_two_mutexes_stay_two() {
+        assert_eq!(condvar_word(0x1b4, 0x89, Class::WaitForWork), 0x1b0);
+        assert_eq!(condvar_word(0x1b4, 0x189, Class::WaitForWork), 0x1b0);
+        assert_eq!(condvar_word(0x1b0, 0x89, Class::WaitForWork), 0x1b0);
+        assert_eq!(condvar_word(0x1b4, 0x89, Class::Lock), 0x1b4, "an array of Rust mutexes");
+        assert_eq!(condvar_word(0x1b4, 0x80, Class::WaitForWork), 0x1b4, "FUTEX_WAIT");
     }
 }
