@@ -5,21 +5,21 @@
 //! published tables (CSV).
 
 pub mod analyze;
-pub mod backtest;
-pub mod crossval;
-pub mod fast_baseline;
-pub mod fits;
-pub mod forecast;
-pub mod lm;
-pub mod memory;
-pub mod models;
-pub mod next_count;
-pub mod normal_form;
+mod backtest;
+mod crossval;
+mod fast_baseline;
+mod fits;
+mod forecast;
+mod lm;
+mod memory;
+mod models;
+mod next_count;
+mod normal_form;
 pub mod observations;
-pub mod point;
-pub mod prediction;
+mod point;
+mod prediction;
 pub mod ratio;
-pub mod speedup;
+mod speedup;
 pub mod table_csv;
 pub mod threads;
 pub mod verdict;

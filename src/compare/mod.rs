@@ -5,10 +5,10 @@
 //! sampler's breakdowns say what changed.
 
 pub mod html;
-pub mod memory;
+mod memory;
 pub mod points;
 pub mod text;
-pub mod why;
+mod why;
 
 use crate::analysis::observations::Observations;
 use crate::analysis::{Options as AnalysisOptions, analyze};

@@ -9,7 +9,7 @@ pub mod evidence;
 mod known;
 pub mod ledger;
 mod memory;
-pub mod noise;
+mod noise;
 mod ranks;
 mod series;
 mod speedup_stack;

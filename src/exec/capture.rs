@@ -112,6 +112,7 @@ impl Capture {
 }
 
 /// Reads `src` to its end; where it goes: kept, scanned, and echoed to `echo` when given.
+#[cfg(test)]
 pub fn drain(mut src: impl Read, scanner: Arc<Scanner>, echo: Option<Box<dyn Write + Send>>) -> Captured {
     let mut c = Capture::new(scanner, echo);
     let mut buf = vec![0u8; 64 * 1024];

@@ -2,7 +2,7 @@
 //! (wall clock, `wait4` rusage of the whole tree, `/proc/<pid>/io`), capturing bounded output,
 //! reading metrics, evicting inputs from the page cache, hooks, timeouts and interrupts.
 
-pub mod capture;
+mod capture;
 pub mod ceiling;
 pub mod child;
 mod helper;

@@ -14,13 +14,13 @@
 pub mod against;
 pub mod check;
 pub mod figures;
-pub mod fsinfo;
+mod fsinfo;
 pub mod import;
 pub mod query;
 pub mod record;
-pub mod schema;
-pub mod steps;
-pub mod store;
+mod schema;
+mod steps;
+mod store;
 pub mod trend;
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ mod validate;
 pub(crate) use validate::last_line;
 mod duration;
 mod error;
-pub mod grid;
+mod grid;
 pub mod launcher;
 pub mod quantity;
 pub mod schedule;

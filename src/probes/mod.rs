@@ -1,19 +1,19 @@
 //! Built-in workloads with known behaviour (`scalescope probe NAME`). Each prints a human line and
 //! a `scalescope-metric throughput …` line that the harness reads without any flag.
 
-pub mod chunks;
+mod chunks;
 pub mod error;
-pub mod events;
+mod events;
 pub mod inputs;
 pub mod overlap;
 pub mod pingpong;
 pub mod readspeed;
-pub mod ring;
+mod ring;
 pub mod scalable;
-pub mod spin;
+mod spin;
 pub mod textgen;
 pub mod wordcount;
-pub mod wordtable;
+mod wordtable;
 pub mod zoo;
 
 use crate::metric_line;

@@ -141,11 +141,6 @@ impl Table {
         self.entries.len()
     }
 
-    /// Whether no word was added.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Every (key, folded letters after the 16th, count).
     pub fn entries(&self) -> impl Iterator<Item = (&Key, &[u8], u64)> {
         self.entries.iter().map(|e| (&e.key, &self.arena[e.rest..e.rest + e.key.len.saturating_sub(16)], e.count))

@@ -2,18 +2,18 @@
 
 pub mod charts;
 pub mod csv;
-pub mod figure;
+mod figure;
 pub mod findings;
 pub mod flame;
 pub mod format;
 pub mod html;
-pub mod lines;
+mod lines;
 pub mod markdown;
-pub mod memory;
+mod memory;
 pub mod model;
-pub mod prediction;
+mod prediction;
 pub mod prmon;
-pub mod rates;
+mod rates;
 pub mod sections;
 pub mod summary;
 pub mod svg;
