@@ -210,8 +210,27 @@ pub fn account_window(
 struct Life {
     last: usize,
     delays: Vec<(u32, f64)>,
-    /// It waited for other threads to end: its end follows theirs.
-    joiner: bool,
+    /// Its waits for other threads to end, when it had any: its end follows theirs.
+    joined: Option<Joined>,
+}
+
+/// A thread's waits for others to end: their seconds, and the seconds it went on after the last.
+struct Joined {
+    waited: f64,
+    after: f64,
+}
+
+impl Life {
+    /// When it would have ended with `shorter` seconds of its own waits taken out and the threads
+    /// it joined ending at `others`: its work before the joins, shortened, or their end, whichever
+    /// came later, then its work after them.
+    fn end_without(&self, shorter: f64, others: Option<f64>, w: f64) -> f64 {
+        let end = (self.last + 1) as f64 * w;
+        match (&self.joined, others) {
+            (Some(j), Some(o)) => (end - j.after - j.waited - shorter).max(o) + j.after,
+            _ => end - shorter,
+        }
+    }
 }
 
 impl Life {
@@ -253,7 +272,12 @@ fn lives(
             };
             let last = (0..t.on.len()).rev().find(|&b| at_work(b) > 0.05 * w)?;
             let mut delays: Vec<(u32, f64)> = Vec::new();
-            let joiner = t.off.iter().any(|o| o.1.is_some_and(|l| joins.contains(&l)));
+            let is_join = |o: &&(u32, Label, f32)| o.1.is_some_and(|l| joins.contains(&l));
+            let joined = t.off.iter().rfind(is_join).map(|o| Joined {
+                waited: t.off.iter().filter(is_join).map(|o| o.2 as f64).sum(),
+                // From where its last join ended (in its bin, if it waited from the bin's start).
+                after: ((last + 1) as f64 * w - (o.0 as f64 * w + o.2 as f64)).max(0.0),
+            });
             for &(_, label, s) in &t.off {
                 if !holds_up(i, label, busy, joins, coordinating) {
                     continue;
@@ -264,7 +288,7 @@ fn lives(
                     None => delays.push((l, s as f64)),
                 }
             }
-            Some(Life { last, delays, joiner })
+            Some(Life { last, delays, joined })
         })
         .collect()
 }
@@ -287,20 +311,20 @@ fn carried(lives: &[Option<Life>], at_work: &[usize], b: usize, w: f64) -> Vec<(
 /// latest end with each thread's time in that wait taken out. A wait off the critical path (its
 /// thread ends early anyway) buys nothing.
 fn sooner(lives: &[Option<Life>], w: f64) -> HashMap<u32, f64> {
-    // A thread that joined others ends when they do, whatever its own waits: the others' ends
-    // are the path (unless every thread joined).
-    let driven = |l: &Life| l.joiner && lives.iter().flatten().any(|o| !o.joiner);
-    let ends: Vec<(f64, &Life)> =
-        lives.iter().flatten().filter(|l| !driven(l)).map(|l| ((l.last + 1) as f64 * w, l)).collect();
-    let end = ends.iter().map(|e| e.0).fold(0.0, f64::max);
-    let labels: HashSet<u32> = ends.iter().flat_map(|e| e.1.delays.iter().map(|d| d.0)).collect();
+    let all: Vec<&Life> = lives.iter().flatten().collect();
+    let delay = |life: &Life, l: u32| life.delays.iter().filter(|d| d.0 == l).map(|d| d.1).sum::<f64>();
+    let end = all.iter().map(|life| life.end_without(0.0, None, w)).fold(0.0, f64::max);
+    let labels: HashSet<u32> = all.iter().flat_map(|life| life.delays.iter().map(|d| d.0)).collect();
     labels
         .into_iter()
         .map(|l| {
-            let without = ends
+            // The threads that joined no one end by themselves; those that did follow them.
+            let others = all
                 .iter()
-                .map(|(e, life)| e - life.delays.iter().filter(|d| d.0 == l).map(|d| d.1).sum::<f64>())
-                .fold(0.0, f64::max);
+                .filter(|life| life.joined.is_none())
+                .map(|life| life.end_without(delay(life, l), None, w))
+                .reduce(f64::max);
+            let without = all.iter().map(|life| life.end_without(delay(life, l), others, w)).fold(0.0, f64::max);
             (l, (end - without).max(0.0))
         })
         .collect()
@@ -531,6 +555,19 @@ mod tests {
         let a = account(&h, 0.1, Some(2.0), 2.0, (&[], &[]));
         assert!((idle(&a, Cause::NoWork) - 0.06).abs() < 1e-6 && a.carried.is_empty(), "{:?}", a.idle);
         assert_eq!(a.sooner[&1], 0.0, "a wait off the critical path buys nothing");
+    }
+
+    #[test]
+    fn a_joiner_ends_when_the_threads_it_joined_do_plus_its_own_work_after() {
+        // Two workers take turns on lock 1 (label 2 is the main thread's join): without the lock
+        // both end at 60 ms, and the main thread, which ran 10 ms after its join, at 70 ms.
+        let h = history(&["r2222222222r", "rr11rr11rr--", "11rr11rr11rr"]);
+        let a = account(&h, 0.12, Some(2.0), 2.0, (&[], &[2]));
+        assert!((a.sooner[&1] - 0.05).abs() < 1e-6, "{:?}", a.sooner);
+        // A main thread that goes on working after the join for 60 ms keeps those 60 ms.
+        let h = history(&["r22222rrrrrr", "rr11rr------", "11rr11------"]);
+        let a = account(&h, 0.12, Some(2.0), 2.0, (&[], &[2]));
+        assert!((a.sooner[&1] - 0.02).abs() < 1e-6, "{:?}", a.sooner);
     }
 
     #[test]

@@ -10,6 +10,10 @@ use std::collections::HashMap;
 /// between pieces of work.
 const UNBROKEN: f64 = 0.9;
 
+/// Share of the waiter's life the join takes at least: a thread that started the others and
+/// waited for them, not a worker whose last wait for a lock ended as the holder left.
+const MOSTLY: f64 = 0.5;
+
 /// One thread's waits on one label: first and last bin, and the seconds in them.
 struct Stretch {
     track: usize,
@@ -19,11 +23,18 @@ struct Stretch {
 }
 
 /// The labels, among those `candidate` accepts, that exactly one thread waited on without a
-/// break until another work thread ended (in the bin the wait ended or a neighbour: the thread
+/// break, for most of its life, until another work thread ended (in the bin the wait ended or a neighbour: the thread
 /// may release it on its way out).
 pub fn ended_by_an_end(h: &History, work: &[bool], candidate: impl Fn(u32) -> bool) -> Vec<u32> {
     let w = h.width();
-    let ends: Vec<Option<usize>> = (0..h.tracks.len()).map(|i| last_alive(h, i)).collect();
+    let alive = |i: usize| (0..h.tracks[i].on.len()).filter(move |&b| h.alive_in(i, b) > 0.0);
+    let ends: Vec<Option<usize>> = (0..h.tracks.len()).map(|i| alive(i).next_back()).collect();
+    let lives: Vec<f64> = (0..h.tracks.len())
+        .map(|i| match (alive(i).next(), ends[i]) {
+            (Some(a), Some(b)) => (b - a + 1) as f64 * w,
+            _ => 0.0,
+        })
+        .collect();
     let mut by_label: HashMap<u32, Vec<Stretch>> = HashMap::new();
     for (i, t) in h.tracks.iter().enumerate() {
         for &(bin, label, s) in &t.off {
@@ -49,16 +60,11 @@ pub fn ended_by_an_end(h: &History, work: &[bool], candidate: impl Fn(u32) -> bo
             let unbroken = x.waited >= UNBROKEN * (span - 2.0 * w).max(0.0) && inner <= (1.0 - UNBROKEN) * span;
             let ended = (0..h.tracks.len())
                 .any(|j| j != x.track && work[j] && ends[j].is_some_and(|e| e.abs_diff(x.last) <= 1));
-            (unbroken && ended).then_some(l)
+            (unbroken && ended && x.waited >= MOSTLY * lives[x.track]).then_some(l)
         })
         .collect();
     out.sort_unstable();
     out
-}
-
-/// The last bin a thread was alive in.
-fn last_alive(h: &History, i: usize) -> Option<usize> {
-    (0..h.tracks[i].on.len()).rev().find(|&b| h.alive_in(i, b) > 0.0)
 }
 
 #[cfg(test)]
@@ -81,6 +87,12 @@ mod tests {
     #[test]
     fn a_worker_that_waits_between_pieces_until_its_feeder_ends_is_not_a_join() {
         let h = from_rows(&["r11r11r11r11r11r11r11rr", "rrrrrrrrrrrrrrrrrrrr---"]);
+        assert_eq!(ended_by_an_end(&h, &[true, true], |_| true), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn a_workers_last_wait_for_a_lock_its_holder_let_go_of_by_ending_is_not_a_join() {
+        let h = from_rows(&["rrrrrrrrrrrrrrrr22rr", "rrrrrrrrrrrrrrrrrr--"]);
         assert_eq!(ended_by_an_end(&h, &[true, true], |_| true), Vec::<u32>::new());
     }
 
