@@ -85,7 +85,8 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
     let cpus = crate::machine::allowed_cpus().max(1) as f64;
     let busy: Vec<bool> = s.labels.iter().map(|(class, _)| matches!(class, Class::Io | Class::KernelLock)).collect();
     let work = accounting::work_threads(&s.history, s.capacity, cpus, &busy);
-    let futex_waits = |l: u32| matches!(s.labels[l as usize].0, Class::Lock | Class::WaitForWork);
+    // A contended mutex (futex value 2) is a lock even when its holder lets go of it by ending.
+    let futex_waits = |l: u32| s.labels[l as usize].0 == Class::WaitForWork;
     for l in joins::ended_by_an_end(&s.history, &work, futex_waits) {
         s.labels[l as usize].0 = Class::Join;
     }
