@@ -272,7 +272,9 @@ fn lives(
             };
             let last = (0..t.on.len()).rev().find(|&b| at_work(b) > 0.05 * w)?;
             let mut delays: Vec<(u32, f64)> = Vec::new();
-            let is_join = |o: &&(u32, Label, f32)| o.1.is_some_and(|l| joins.contains(&l));
+            // A coordinator's wait for its workers is a join too: its end follows theirs.
+            let is_join =
+                |o: &&(u32, Label, f32)| o.1.is_some_and(|l| joins.contains(&l) || coordinating.contains(&(i, l)));
             let joined = t.off.iter().rfind(is_join).map(|o| Joined {
                 waited: t.off.iter().filter(is_join).map(|o| o.2 as f64).sum(),
                 // From where its last join ended (in its bin, if it waited from the bin's start).
