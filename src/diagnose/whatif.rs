@@ -55,11 +55,10 @@ fn goes_with_the_wall(cause: &Cause) -> bool {
 fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), feeder: bool) -> f64 {
     let c = cpus.max(1.0);
     let w1 = wall - sooner(items, k, cpus, feeder);
-    let ours = |i: &Item| items.iter().any(|m| std::ptr::eq(*m, i));
     let p: f64 = l
         .items
         .iter()
-        .filter(|i| !ours(i) && goes_with_the_wall(&i.cause))
+        .filter(|i| !among(items, i) && goes_with_the_wall(&i.cause))
         .map(|i| i.per_run.get(k).copied().unwrap_or(0.0))
         .sum::<f64>()
         .min(0.9 * c * wall);
@@ -73,7 +72,7 @@ fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), fe
 /// capacity nothing explained. The interval's upper end allows for it.
 fn at_most(items: &[&Item], l: &Ledger, feeder: bool) -> Vec<f64> {
     let mut wide: Vec<&Item> = items.to_vec();
-    wide.extend(l.items.iter().filter(|i| i.cause == Cause::Observer && !items.iter().any(|m| std::ptr::eq(*m, *i))));
+    wide.extend(l.items.iter().filter(|i| i.cause == Cause::Observer && !among(items, i)));
     let unexplained = l.unexplained.max(0.0) * l.lost_s;
     l.walls
         .iter()
@@ -85,10 +84,15 @@ fn at_most(items: &[&Item], l: &Ledger, feeder: bool) -> Vec<f64> {
         .collect()
 }
 
-/// Mean wall time over mean shortened wall time.
-fn mean_ratio(runs: &[(f64, f64)], shorter: &[f64]) -> f64 {
-    let (w, wo): (f64, f64) = (runs.iter().map(|r| r.0).sum(), shorter.iter().sum());
+/// Mean wall time over mean shortened wall time, of `(wall, shortened)` pairs.
+fn ratio(runs: impl Iterator<Item = (f64, f64)>) -> f64 {
+    let (w, wo) = runs.fold((0.0, 0.0), |(w, wo), (a, b)| (w + a, wo + b));
     if wo > 0.0 { w / wo } else { 1.0 }
+}
+
+/// Whether `i` is one of `items` (the same item, not an equal one).
+fn among(items: &[&Item], i: &Item) -> bool {
+    items.iter().any(|m| std::ptr::eq(*m, i))
 }
 
 /// The what-if of a finding made of `items` of ledger `l`, at the count `m` was measured at;
@@ -105,21 +109,8 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
         .map(|(k, &(wall, cpus))| (wall, shortened(items, l, k, (wall, cpus), feeder)))
         .collect();
     let most = m.at.max(m.speedup);
-    let upper = m.speedup * mean_ratio(&runs, &at_most(items, l, feeder));
-    let factor = |pick: &mut dyn FnMut() -> usize| {
-        let (mut w, mut wo) = (0.0, 0.0);
-        for _ in 0..runs.len() {
-            let (a, b) = runs[pick()];
-            w += a;
-            wo += b;
-        }
-        if wo > 0.0 { w / wo } else { 1.0 }
-    };
-    let mut next = 0;
-    let f = factor(&mut || {
-        next += 1;
-        next - 1
-    });
+    let upper = m.speedup * ratio(runs.iter().zip(at_most(items, l, feeder)).map(|(r, s)| (r.0, s)));
+    let f = ratio(runs.iter().copied());
     // Removing a cause cannot take the speed-up past the count itself: a program that mostly
     // waits on purpose (sleeps, paced input) has little CPU work to bound the run below.
     let without = (m.speedup * f).min(most);
@@ -127,7 +118,8 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
     let sooner_s = runs.iter().map(|r| r.0 - r.1).sum::<f64>() / n;
     let ci = (runs.len() >= 2).then(|| {
         let mut rng = Rng::new(0x005c_a1e5_c09e);
-        let mut draws: Vec<f64> = (0..DRAWS).map(|_| factor(&mut || rng.below(runs.len()))).collect();
+        let mut draws: Vec<f64> =
+            (0..DRAWS).map(|_| ratio((0..runs.len()).map(|_| runs[rng.below(runs.len())]))).collect();
         draws.sort_by(f64::total_cmp);
         let (lo, hi) = (quantile(&draws, 0.025), quantile(&draws, 0.975));
         // The interval is for what a sweep without the cause will measure: the factor's spread,

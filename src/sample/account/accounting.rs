@@ -125,22 +125,10 @@ const COORDINATION: f64 = 0.25;
 /// no one: its wait is what idles the capacity.
 fn coordination(h: &History, work: &[bool], span_s: f64) -> HashSet<(usize, u32)> {
     let w = h.width();
-    let mut by_label: HashMap<u32, Vec<(usize, f64)>> = HashMap::new();
-    for (i, t) in h.tracks.iter().enumerate().filter(|(i, _)| work[*i]) {
-        for &(_, label, s) in &t.off {
-            if let Some(l) = label {
-                let e = by_label.entry(l).or_default();
-                match e.iter_mut().find(|x| x.0 == i) {
-                    Some(x) => x.1 += s as f64,
-                    None => e.push((i, s as f64)),
-                }
-            }
-        }
-    }
     let mut out = HashSet::new();
-    for (l, waiters) in by_label {
-        let total: f64 = waiters.iter().map(|x| x.1).sum();
-        let members: Vec<usize> = waiters.iter().filter(|x| x.1 >= 0.02 * total).map(|x| x.0).collect();
+    for (l, waiters) in h.waiters(|i, _| work[i]) {
+        let total: f64 = waiters.iter().map(|x| x.waited).sum();
+        let members: Vec<usize> = waiters.iter().filter(|x| x.waited >= 0.02 * total).map(|x| x.track).collect();
         let [i] = members[..] else { continue };
         let others_alive = |b: usize| (0..h.tracks.len()).any(|j| j != i && work[j] && h.alive_in(j, b) > 0.5 * w);
         // The longest stretch, and in how many of its bins another work thread was alive.

@@ -4,7 +4,6 @@
 //! the GIL making threads take turns, as serialisation) until its timing shows what it is.
 
 use super::thread_time::History;
-use std::collections::HashMap;
 
 /// Share of its stretch a join's waiter spends in it: one unbroken wait, not a worker that waits
 /// between pieces of work.
@@ -13,14 +12,6 @@ const UNBROKEN: f64 = 0.9;
 /// Share of the waiter's life the join takes at least: a thread that started the others and
 /// waited for them, not a worker whose last wait for a lock ended as the holder left.
 const MOSTLY: f64 = 0.5;
-
-/// One thread's waits on one label: first and last bin, and the seconds in them.
-struct Stretch {
-    track: usize,
-    first: usize,
-    last: usize,
-    waited: f64,
-}
 
 /// The labels, among those `candidate` accepts, that exactly one thread waited on without a
 /// break, for most of its life, until another work thread ended (in the bin the wait ended or a neighbour: the thread
@@ -35,20 +26,7 @@ pub fn ended_by_an_end(h: &History, work: &[bool], candidate: impl Fn(u32) -> bo
             _ => 0.0,
         })
         .collect();
-    let mut by_label: HashMap<u32, Vec<Stretch>> = HashMap::new();
-    for (i, t) in h.tracks.iter().enumerate() {
-        for &(bin, label, s) in &t.off {
-            let Some(l) = label.filter(|&l| candidate(l)) else { continue };
-            let (bin, stretches) = (bin as usize, by_label.entry(l).or_default());
-            match stretches.iter_mut().find(|x| x.track == i) {
-                Some(x) => {
-                    x.last = bin;
-                    x.waited += s as f64;
-                }
-                None => stretches.push(Stretch { track: i, first: bin, last: bin, waited: s as f64 }),
-            }
-        }
-    }
+    let by_label = h.waiters(|_, l| candidate(l));
     let mut out: Vec<u32> = by_label
         .into_iter()
         .filter_map(|(l, stretches)| {

@@ -3,6 +3,8 @@
 //! timeline are computed from it when the run ends. Bins double their width instead of growing past
 //! a bound, so a long run costs no more memory than a short one.
 
+use std::collections::HashMap;
+
 /// The wait an off-CPU stretch is attributed to: an index into the sampler's table of waits, or
 /// `None` when no sample caught the thread waiting (waits shorter than the sampling period).
 pub type Label = Option<u32>;
@@ -103,6 +105,19 @@ pub struct Interval {
     pub off: f64,
     /// The wait the off-CPU time is attributed to.
     pub label: Label,
+}
+
+/// One thread's waits on one label: first and last bin, and the seconds in them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stretch {
+    /// The thread's track.
+    pub track: usize,
+    /// First bin it waited on the label in.
+    pub first: usize,
+    /// Last bin it waited on the label in.
+    pub last: usize,
+    /// Seconds it waited on the label.
+    pub waited: f64,
 }
 
 impl History {
@@ -236,6 +251,26 @@ impl History {
     /// Seconds a thread was alive in one bin: running, runnable or off-CPU.
     pub fn alive_in(&self, track: usize, bin: usize) -> f64 {
         self.tracks[track].wanting_in(bin) + self.off_in(track, bin).map(|o| o.1).sum::<f64>()
+    }
+
+    /// Per label, each thread that waited on it (among those `keep` accepts, by track and label):
+    /// the first and last bin it waited in and its seconds in all.
+    pub fn waiters(&self, keep: impl Fn(usize, u32) -> bool) -> HashMap<u32, Vec<Stretch>> {
+        let mut by_label: HashMap<u32, Vec<Stretch>> = HashMap::new();
+        for (i, t) in self.tracks.iter().enumerate() {
+            for &(bin, label, s) in &t.off {
+                let Some(l) = label.filter(|&l| keep(i, l)) else { continue };
+                let (bin, stretches) = (bin as usize, by_label.entry(l).or_default());
+                match stretches.iter_mut().find(|x| x.track == i) {
+                    Some(x) => {
+                        x.last = bin;
+                        x.waited += s as f64;
+                    }
+                    None => stretches.push(Stretch { track: i, first: bin, last: bin, waited: s as f64 }),
+                }
+            }
+        }
+        by_label
     }
 
     /// Per bin, a thread's off-CPU seconds by label (for one track).
