@@ -337,7 +337,9 @@ fn automatic_runs_take_more_runs_of_short_commands() {
 /// A shell command whose runs sleep (0.4 s plus up to 1.2 s more, at random) / threads: 2 threads
 /// halve the time, and the first pass's runs cannot tell whether that is 90% efficient or not
 /// (with 1 s plus up to 0.8 s, one sweep in six had its answer from the first pass).
-const NOISY_HALVING: &str = "sleep $(awk -v s=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') -v t={threads} 'BEGIN { srand(s); printf \"%.4f\", (0.4 + 1.2 * rand()) / t }')";
+/// The random number is read from /dev/urandom, not from awk's `srand`: mawk (Debian's awk) gives
+/// every seed past 2^31 the same sequence, so half the runs took the same time.
+const NOISY_HALVING: &str = "sleep $(awk -v s=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') -v t={threads} 'BEGIN { printf \"%.4f\", (0.4 + 1.2 * s / 4294967296) / t }')";
 
 #[test]
 fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {

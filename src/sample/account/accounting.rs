@@ -89,22 +89,41 @@ impl Accounting {
     }
 }
 
-/// Seconds a track worked: on a CPU, or in a wait that is part of its work (`busy[label]`: reading
-/// or writing its data, a kernel lock its own system calls contend on). A thread of an I/O-bound job
-/// works while it waits for the disk; a timer or status thread sleeping beside it does not.
-fn worked_s(t: &Track, busy: &[bool]) -> f64 {
-    t.on_s() + t.off.iter().filter(|o| is_busy(o.1, busy)).map(|o| o.2 as f64).sum::<f64>()
+/// What a wait is to the job, by label.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Use {
+    /// A wait that is not work: for work, for a timer, for other threads to end.
+    #[default]
+    Idle,
+    /// A wait that is part of the work (reading or writing its data, a kernel lock its own system
+    /// calls contend on): it uses the capacity.
+    Work,
+    /// A thread with work that may not do it yet (a contended lock): it makes a work thread, and
+    /// the capacity it leaves is lost to the lock.
+    Blocked,
 }
 
-fn is_busy(label: Label, busy: &[bool]) -> bool {
-    label.is_some_and(|l| busy.get(l as usize).copied().unwrap_or(false))
+/// Seconds a track worked or wanted to: on a CPU, or in a wait that is part of its work or keeps
+/// it from its work (`uses[label]`). A thread of an I/O-bound job works while it waits for the
+/// disk, and a thread starved by a lock throughout wants to; a timer or status thread sleeping
+/// beside them does not.
+fn worked_s(t: &Track, uses: &[Use]) -> f64 {
+    t.on_s() + t.off.iter().filter(|o| use_of(o.1, uses) != Use::Idle).map(|o| o.2 as f64).sum::<f64>()
 }
 
-/// Which threads do the work: those whose working time (on a CPU, or in waits that are work:
-/// `busy` by label) is a meaningful share of the busiest threads' (as many as the capacity, or
-/// the CPUs without one).
-pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64, busy: &[bool]) -> Vec<bool> {
-    let cpu: Vec<f64> = h.tracks.iter().map(|t| worked_s(t, busy)).collect();
+fn use_of(label: Label, uses: &[Use]) -> Use {
+    label.and_then(|l| uses.get(l as usize).copied()).unwrap_or_default()
+}
+
+fn is_busy(label: Label, uses: &[Use]) -> bool {
+    use_of(label, uses) == Use::Work
+}
+
+/// Which threads do the work: those whose working time (on a CPU, or in waits that are work or
+/// keep them from it: `uses` by label) is a meaningful share of the busiest threads' (as many as
+/// the capacity, or the CPUs without one).
+pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64, uses: &[Use]) -> Vec<bool> {
+    let cpu: Vec<f64> = h.tracks.iter().map(|t| worked_s(t, uses)).collect();
     let k = capacity.unwrap_or(cpus).ceil().max(1.0) as usize;
     let mut sorted = cpu.clone();
     sorted.sort_by(|a, b| b.total_cmp(a));
@@ -122,11 +141,15 @@ const COORDINATION: f64 = 0.25;
 /// another work thread was alive through most of it — a main thread waiting for its workers
 /// through a semaphore or a condition variable rather than pthread_join. The capacity beside such
 /// a wait has no work. A thread that waits with no other alive (a lone thread sleeping) waits for
-/// no one: its wait is what idles the capacity.
-fn coordination(h: &History, work: &[bool], span_s: f64) -> HashSet<(usize, u32)> {
+/// no one: its wait is what idles the capacity, and so does a lock's (`uses`): a thread that may
+/// not take it has work.
+fn coordination(h: &History, work: &[bool], span_s: f64, uses: &[Use]) -> HashSet<(usize, u32)> {
     let w = h.width();
     let mut out = HashSet::new();
     for (l, waiters) in h.waiters(|i, _| work[i]) {
+        if use_of(Some(l), uses) == Use::Blocked {
+            continue;
+        }
         let total: f64 = waiters.iter().map(|x| x.waited).sum();
         let members: Vec<usize> = waiters.iter().filter(|x| x.waited >= 0.02 * total).map(|x| x.track).collect();
         let [i] = members[..] else { continue };
@@ -167,18 +190,19 @@ fn steady_edges(full: &[bool]) -> (Option<usize>, Option<usize>) {
 
 /// Accounts for a run of `span_s` seconds. `capacity` is `min(N, CPUs)` when the sweep counts
 /// workers; without it the capacity is the most work threads alive at once, at most `cpus`.
-/// `busy` says, by label, which waits are part of the work (I/O): they make work threads, and a
-/// bin whose work threads run or wait in them uses the capacity fully (the steady phase of a job
-/// that reads is not its start-up).
+/// `uses` says, by label, what each wait is to the job ([`Use`]): waits that are work (I/O) make
+/// work threads, and a bin whose work threads run or wait in them uses the capacity fully (the
+/// steady phase of a job that reads is not its start-up); a thread blocked on a lock throughout
+/// is a work thread whose capacity the lock takes.
 /// `joins` are the labels of joins: waiting for others to end holds no one up.
 pub fn account(
     h: &History,
     span_s: f64,
     capacity: Option<f64>,
     cpus: f64,
-    (busy, joins): (&[bool], &[u32]),
+    (uses, joins): (&[Use], &[u32]),
 ) -> Accounting {
-    accounted(h, span_s, (capacity, cpus), (busy, joins), true)
+    accounted(h, span_s, (capacity, cpus), (uses, joins), true)
 }
 
 /// [`account`] for a window cut out of a running job (`attach`): it has no start-up or tail of
@@ -188,9 +212,9 @@ pub fn account_window(
     span_s: f64,
     capacity: Option<f64>,
     cpus: f64,
-    (busy, joins): (&[bool], &[u32]),
+    (uses, joins): (&[Use], &[u32]),
 ) -> Accounting {
-    accounted(h, span_s, (capacity, cpus), (busy, joins), false)
+    accounted(h, span_s, (capacity, cpus), (uses, joins), false)
 }
 
 /// A work thread's life: the last bin it was at work in (running, runnable or in a wait that holds
@@ -234,17 +258,17 @@ impl Life {
     }
 }
 
-/// Whether a wait holds a thread up: not a wait that is its work (`busy`), not a join, not a
+/// Whether a wait holds a thread up: not a wait that is its work (`uses`), not a join, not a
 /// coordinator's wait for the others.
-fn holds_up(i: usize, label: Label, busy: &[bool], joins: &[u32], coordinating: &HashSet<(usize, u32)>) -> bool {
-    label.is_some_and(|l| !is_busy(label, busy) && !joins.contains(&l) && !coordinating.contains(&(i, l)))
+fn holds_up(i: usize, label: Label, uses: &[Use], joins: &[u32], coordinating: &HashSet<(usize, u32)>) -> bool {
+    label.is_some_and(|l| !is_busy(label, uses) && !joins.contains(&l) && !coordinating.contains(&(i, l)))
 }
 
 /// The lives of the work threads (`None` for the others).
 fn lives(
     h: &History,
     work: &[bool],
-    (busy, joins): (&[bool], &[u32]),
+    (uses, joins): (&[Use], &[u32]),
     coordinating: &HashSet<(usize, u32)>,
 ) -> Vec<Option<Life>> {
     let w = h.width();
@@ -256,7 +280,7 @@ fn lives(
             let t = &h.tracks[i];
             let at_work = |b: usize| {
                 t.wanting_in(b)
-                    + h.off_in(i, b).filter(|o| holds_up(i, o.0, busy, joins, coordinating)).map(|o| o.1).sum::<f64>()
+                    + h.off_in(i, b).filter(|o| holds_up(i, o.0, uses, joins, coordinating)).map(|o| o.1).sum::<f64>()
             };
             let last = (0..t.on.len()).rev().find(|&b| at_work(b) > 0.05 * w)?;
             let mut delays: Vec<(u32, f64)> = Vec::new();
@@ -269,7 +293,7 @@ fn lives(
                 after: ((last + 1) as f64 * w - (o.0 as f64 * w + o.2 as f64)).max(0.0),
             });
             for &(_, label, s) in &t.off {
-                if !holds_up(i, label, busy, joins, coordinating) {
+                if !holds_up(i, label, uses, joins, coordinating) {
                     continue;
                 }
                 let l = label.expect("held up by a labelled wait");
@@ -324,16 +348,16 @@ fn accounted(
     h: &History,
     span_s: f64,
     (capacity, cpus): (Option<f64>, f64),
-    (busy, joins): (&[bool], &[u32]),
+    (uses, joins): (&[Use], &[u32]),
     phased: bool,
 ) -> Accounting {
     let w = h.width();
     // The last bin recorded may lie at the very end of the span, with no width left.
     let bins = h.bins().min((span_s / w - 1e-9).ceil().max(0.0) as usize);
     let width = |b: usize| if b + 1 == bins { (span_s - b as f64 * w).clamp(0.0, w) } else { w };
-    let work = work_threads(h, capacity, cpus, busy);
-    let coordinating = coordination(h, &work, span_s);
-    let lives = lives(h, &work, (busy, joins), &coordinating);
+    let work = work_threads(h, capacity, cpus, uses);
+    let coordinating = coordination(h, &work, span_s, uses);
+    let lives = lives(h, &work, (uses, joins), &coordinating);
     let peak_work_threads = (0..bins)
         .map(|b| (0..h.tracks.len()).filter(|&i| work[i] && h.alive_in(i, b) > 0.5 * width(b)).count())
         .max()
@@ -347,7 +371,7 @@ fn accounted(
         running(b)
             + (0..h.tracks.len())
                 .filter(|&i| work[i])
-                .map(|i| h.off_in(i, b).filter(|o| is_busy(o.0, busy)).map(|o| o.1).sum::<f64>())
+                .map(|i| h.off_in(i, b).filter(|o| is_busy(o.0, uses)).map(|o| o.1).sum::<f64>())
                 .sum::<f64>()
     };
     let full: Vec<bool> = (0..bins).map(|b| width(b) > 0.0 && working(b) >= FULL * cap * width(b)).collect();
@@ -571,7 +595,7 @@ mod tests {
     fn threads_reading_their_data_work_and_a_status_thread_sleeping_beside_them_does_not() {
         // Two readers run a little and wait for the disk (label 1, work); a status thread runs a
         // little and sleeps (label 2). The readers keep the capacity in use from the first bin.
-        let busy = [false, true, false];
+        let busy = [Use::Idle, Use::Work, Use::Idle];
         let h = history(&["r1111r1111r1111r1111", "1r1111r1111r1111r111", "r2222222222222222222"]);
         let a = account(&h, 0.2, Some(2.0), 2.0, (&busy, &[]));
         assert_eq!(a.work, vec![true, true, false]);
@@ -579,5 +603,18 @@ mod tests {
         assert!(idle(&a, Cause::Wait(2)) == 0.0 && idle(&a, Cause::Wait(1)) > 0.3, "{:?}", a.idle);
         // Without the disk counted as work, all three threads look alike.
         assert_eq!(account(&h, 0.2, Some(2.0), 2.0, (&[], &[])).work, vec![true, true, true]);
+    }
+
+    #[test]
+    fn a_thread_starved_by_a_lock_throughout_is_a_work_thread_and_the_lock_takes_its_cpu() {
+        // One locker holds the lock (label 1) for the whole window; the other never gets it.
+        let h = history(&["rrrrrrrrrr", "1111111111"]);
+        let uses = [Use::Idle, Use::Blocked];
+        let a = account_window(&h, 0.1, None, 2.0, (&uses, &[]));
+        assert_eq!(a.work, vec![true, true]);
+        assert_eq!(a.capacity, 2.0);
+        assert!((idle(&a, Cause::Wait(1)) - 0.1).abs() < 1e-6, "{:?}", a.idle);
+        // Read as a wait that is not work, the starved thread is no worker and nothing is lost.
+        assert_eq!(account_window(&h, 0.1, None, 2.0, (&[], &[])).work, vec![true, false]);
     }
 }

@@ -2,7 +2,7 @@
 //! top waits with how threads behaved around them, the capacity accounting, the timeline, the
 //! busiest threads and the hottest code.
 
-use super::accounting::{self, Accounting, Cause};
+use super::accounting::{self, Accounting, Cause, Use};
 use super::behaviour;
 use super::joins;
 use super::thread_time::History;
@@ -83,7 +83,15 @@ pub(crate) struct Recording {
 pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
     let coverage = coverage(&s.history);
     let cpus = crate::machine::allowed_cpus().max(1) as f64;
-    let busy: Vec<bool> = s.labels.iter().map(|(class, _)| matches!(class, Class::Io | Class::KernelLock)).collect();
+    let busy: Vec<Use> = s
+        .labels
+        .iter()
+        .map(|(class, _)| match class {
+            Class::Io | Class::KernelLock => Use::Work,
+            Class::Lock => Use::Blocked,
+            _ => Use::Idle,
+        })
+        .collect();
     let work = accounting::work_threads(&s.history, s.capacity, cpus, &busy);
     // A contended mutex (futex value 2) is a lock even when its holder lets go of it by ending.
     let futex_waits = |l: u32| s.labels[l as usize].0 == Class::WaitForWork;
