@@ -1,5 +1,6 @@
 //! Reading a published or hand-made scaling table from CSV (with the csv crate): a header row,
-//! then one row per point, the columns named on the command line; `#` starts a comment line.
+//! then a row per point or per run (rows of one count are runs of that point), the columns named
+//! on the command line; `#` starts a comment line.
 
 use super::AnalysisError;
 use super::observations::{Obs, Observations, Series};
@@ -19,8 +20,9 @@ pub struct Columns<'a> {
     pub cpu: Option<&'a str>,
 }
 
-/// Parses the table into observations (one value per row; rows are points), along the count
-/// column with what `ask` says about it (`--workers`, `--weak`).
+/// Parses the table into observations (one value per row; rows of one count are that point's
+/// runs, their %CPU averaged), along the count column with what `ask` says about it
+/// (`--workers`, `--weak`).
 pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observations, AnalysisError> {
     let err = |problem: String| AnalysisError::Table { table: name.into(), problem };
     let mut reader =
@@ -46,6 +48,8 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
     let unit_col = header.iter().position(|h| h == "throughput_unit").filter(|_| basis == Basis::Throughput);
     let mut unit: Option<String> = None;
     let mut points: Vec<Obs> = Vec::new();
+    // Summed %CPU per point, averaged over its rows at the end.
+    let mut cpus: Vec<Option<f64>> = Vec::new();
     for row in reader.records() {
         let row = row.map_err(|e| err(e.to_string()))?;
         let line = row.position().map_or(0, |p| p.line());
@@ -58,19 +62,24 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
             Ok(v)
         };
         let count = number(count_col, &header[count_col])?;
-        if let Some(prev) = points.iter().find(|p| p.count == count) {
-            return Err(err(format!(
-                "line {line}: {} = {count} appears twice (first on row {}); give one row per count",
-                header[count_col],
-                prev.index + 1
-            )));
-        }
         let value = number(value_col, &header[value_col])?;
         if let Some(u) = unit_col.and_then(|c| row.get(c)).filter(|u| !u.is_empty()) {
             unit.get_or_insert_with(|| u.to_string());
         }
         let cpu_pct = cpu_col.map(|c| number(c, &header[c])).transpose()?;
-        points.push(Obs { index: points.len(), count, values: vec![value], rounds: Vec::new(), cpu_pct });
+        match points.iter().position(|p| p.count == count) {
+            Some(i) => {
+                points[i].values.push(value);
+                cpus[i] = cpus[i].zip(cpu_pct).map(|(a, b)| a + b);
+            }
+            None => {
+                points.push(Obs { index: points.len(), count, values: vec![value], rounds: Vec::new(), cpu_pct: None });
+                cpus.push(cpu_pct);
+            }
+        }
+    }
+    for (p, cpu) in points.iter_mut().zip(cpus) {
+        p.cpu_pct = cpu.map(|c| c / p.values.len() as f64);
     }
     if points.is_empty() {
         return Err(err("the table has a header but no rows".into()));
@@ -116,13 +125,22 @@ mod tests {
     }
 
     #[test]
-    fn refuses_bad_cells_duplicates_and_missing_columns() {
+    fn rows_of_one_count_are_runs_of_its_point() {
+        let text = "threads,tp_mb_s,cpu\n1,95,99\n2,180,190\n1,97,97\n2,186,198\n";
+        let o = parse(text, "t.csv", &COLS, &Ask::default()).unwrap();
+        let p = &o.series[0].points;
+        assert_eq!(p.len(), 2);
+        assert_eq!((p[0].values.clone(), p[0].cpu_pct), (vec![95.0, 97.0], Some(98.0)));
+        assert_eq!((p[1].values.clone(), p[1].cpu_pct), (vec![180.0, 186.0], Some(194.0)));
+    }
+
+    #[test]
+    fn refuses_bad_cells_and_missing_columns() {
         for (text, phrase) in [
             ("threads,tp_mb_s,cpu\n1,abc,99\n", "'abc' is not a number"),
             ("threads,tp_mb_s,cpu\n1,0,99\n", "must be a positive number"),
             ("threads,tp_mb_s,cpu\n1,-3,99\n", "must be a positive number"),
             ("threads,tp_mb_s,cpu\n1,NaN,99\n", "must be a positive number"),
-            ("threads,tp_mb_s,cpu\n1,5,99\n1,6,99\n", "appears twice"),
             ("threads,speed\n1,5\n", "no column named 'tp_mb_s'"),
             ("threads,tp_mb_s,cpu\n", "no rows"),
             ("", "empty"),

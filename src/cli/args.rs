@@ -201,7 +201,8 @@ pub struct CompareArgs {
     /// With --history: how many of the last comparable sweeps.
     #[arg(long, value_name = "N", default_value_t = 3, requires = "history")]
     pub last: usize,
-    /// The sets are CSV tables with a header row and one row per point (published, hand-made).
+    /// The sets are CSV tables with a header row and a row per point or per run (published,
+    /// hand-made).
     #[arg(long)]
     pub csv: bool,
     #[command(flatten)]
@@ -438,7 +439,8 @@ pub struct AnalyzeArgs {
     /// A results folder or results.json (not with --csv).
     #[arg(value_name = "RESULTS", required_unless_present = "csv", conflicts_with = "csv")]
     pub results: Option<PathBuf>,
-    /// A CSV table with a header row and one row per point.
+    /// A CSV table with a header row and a row per point or per run (rows of one count are
+    /// runs of that point).
     #[arg(long, value_name = "TABLE")]
     pub csv: Option<PathBuf>,
     #[command(flatten)]

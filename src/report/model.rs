@@ -78,7 +78,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             .ceiling_speedup
             .as_ref()
             .filter(|_| am.fit.residual_stddev.is_some())
-            .map(|c| format!(", ceiling {}×", estimate(c, |x| format!("{x:.0}"))))
+            .map(|c| format!(", ceiling {}×", estimate(c, speedup)))
             .unwrap_or_else(|| {
                 if am.fit.residual_stddev.is_none() && am.ceiling_speedup.is_some() {
                     " (fitted through two counts: a ceiling would be an extrapolation)".into()
@@ -218,4 +218,16 @@ pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
         cols.push(Column::number("%CPU", |p: &PointScaling| p.cpu_pct.map_or(NONE.into(), |c| format!("{c:.0}"))));
     }
     Table::of(&cols, &s.points)
+}
+
+/// A speed-up with the digits that matter: `1.41`, `15.2`, `312`.
+fn speedup(x: f64) -> String {
+    let decimals = if x < 10.0 {
+        2
+    } else if x < 100.0 {
+        1
+    } else {
+        0
+    };
+    format!("{x:.decimals$}")
 }
