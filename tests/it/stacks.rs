@@ -292,7 +292,13 @@ fn threads_that_switch_without_pause_stop_the_tracer_not_the_accounting() {
         let tr = t.tracer.as_ref().expect("the tracer's account");
         let stopped = tr.stopped_s.expect("the tracer stopped itself");
         assert!(stopped < 1.0, "{tr:?}");
-        assert!(!tr.exact && tr.lost_records == 0, "{tr:?}");
+        // The rings fill in about 30 ms at this pace: a machine loaded by other tests may keep
+        // the collector from its CPU that long, and some records are lost before the stop. They
+        // are few, and said.
+        assert!(!tr.exact && tr.lost_records * 20 <= tr.switches, "{tr:?}");
+        if tr.lost_records > 0 {
+            assert!(t.limits.iter().any(|l| l.contains("records lost")), "{:?}", t.limits);
+        }
         assert!(t.limits.iter().any(|l| l.starts_with(said)), "{:?}", t.limits);
         // The waits after the stop are still counted: the stacks of the relays blocked in read
         // carry their time off a CPU, from the counters.
