@@ -161,6 +161,9 @@ pub struct Ledger {
     pub stolen_s: f64,
     /// Per run: wall seconds and CPUs the job could use.
     pub walls: Vec<(f64, f64)>,
+    /// Per run: how much sooner it would have ended without every wait at once, along its
+    /// critical path (wall-clock seconds).
+    pub sooner_all: Vec<Option<f64>>,
 }
 
 /// A run's machine CPU time below this many seconds says nothing of steal: /proc/stat counts in
@@ -389,6 +392,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     let mut idle_shares = Vec::with_capacity(runs.len());
     let mut stolen_s = 0.0;
     let mut walls = Vec::with_capacity(runs.len());
+    let mut sooner_all = Vec::with_capacity(runs.len());
     for (k, (r, t)) in runs.iter().enumerate() {
         let c = t.capacity.as_ref().expect("filtered");
         let cpu = r.user_s + r.sys_s;
@@ -404,6 +408,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         let denominator = lost.max(explained).max(1e-12);
         add(&mut items, (k, runs.len()), &run, c, (lost, denominator, scale));
         walls.push((r.wall_s, c.cpus));
+        sooner_all.push(c.sooner_all_s.map(|s| s * scale));
         totals.0 += c.cpus / n;
         totals.1 += r.wall_s / n;
         totals.2 += cpu / n;
@@ -442,6 +447,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         idle_shares,
         stolen_s,
         walls,
+        sooner_all,
     })
 }
 

@@ -93,6 +93,10 @@ pub struct Capacity {
     /// Per wait, how much sooner the run would have ended without it, along its critical path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sooner: Vec<Sooner>,
+    /// How much sooner the run would have ended without every wait that held a work thread up,
+    /// all at once (waits on two objects in turn buy together more than each alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sooner_all_s: Option<f64>,
 }
 
 impl Capacity {
@@ -132,6 +136,10 @@ impl Capacity {
                 None => self.sooner.push(w.clone()),
             }
         }
+        self.sooner_all_s = match (self.sooner_all_s, o.sooner_all_s) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Idle core-seconds in all.

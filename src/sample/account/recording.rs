@@ -479,6 +479,7 @@ fn capacity(acc: &Accounting, labels: &[(Class, Option<Site>)], names: &[String]
         demand: acc.demand,
         coverage,
         sooner,
+        sooner_all_s: (acc.sooner_all > 0.0).then_some(acc.sooner_all),
     }
 }
 
