@@ -3,7 +3,7 @@
 //! left for, and what nothing explains — so that `count = speed-up + lost + unexplained`.
 
 use super::curve;
-use super::ledger::{self, Cause, Useful};
+use super::ledger::{self, Cause, Item, Useful};
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::{Results, SpeedupStack, StackPart};
@@ -40,7 +40,7 @@ fn stack(
     if l.wall_s <= 0.0 {
         return None;
     }
-    let mut parts: Vec<StackPart> = l.items.iter().map(|i| part(&i.cause, i.core_s / l.wall_s)).collect();
+    let mut parts: Vec<StackPart> = per_object(&l.items).iter().map(|(c, s)| part(c, s / l.wall_s)).collect();
     let no_cpu = top.count - l.capacity;
     if no_cpu > SMALL {
         parts.push(StackPart { cause: "no CPU".into(), object: None, cores: no_cpu });
@@ -55,6 +55,33 @@ fn stack(
     };
     st.unexplained = st.count - st.speedup - st.lost();
     Some(st)
+}
+
+/// The ledger's causes and their mean core-seconds, with the waits on a heap object that each
+/// run has at an address of its own (a lock in memory the program allocated) taken as one: two
+/// such objects of a class that no run waited on both of are the same object, named as the
+/// larger.
+fn per_object(items: &[Item]) -> Vec<(Cause, f64)> {
+    let mut sorted: Vec<&Item> = items.iter().collect();
+    sorted.sort_by(|a, b| b.core_s.total_cmp(&a.core_s));
+    let mut out: Vec<(Cause, f64, Vec<bool>)> = Vec::new();
+    for i in sorted {
+        let runs: Vec<bool> = i.per_run.iter().map(|&s| s > 0.0).collect();
+        let on_heap = |c: &Cause| matches!(c, Cause::Wait { object, .. } if object.starts_with("heap 0x"));
+        let same = |c: &Cause| match (c, &i.cause) {
+            (Cause::Wait { class: a, .. }, Cause::Wait { class: b, .. }) => a == b && on_heap(c) && on_heap(&i.cause),
+            _ => false,
+        };
+        let apart = |seen: &[bool]| seen.iter().zip(&runs).all(|(a, b)| !(*a && *b));
+        match out.iter_mut().find(|o| same(&o.0) && apart(&o.2)) {
+            Some(o) => {
+                o.1 += i.core_s;
+                o.2.iter_mut().zip(&runs).for_each(|(a, b)| *a |= *b);
+            }
+            None => out.push((i.cause.clone(), i.core_s, runs)),
+        }
+    }
+    out.into_iter().map(|(c, s, _)| (c, s)).collect()
 }
 
 /// A ledger cause as a part of the stack, with a wait's object or the phase of `no work`.
@@ -96,6 +123,7 @@ fn add(parts: &mut Vec<StackPart>, p: StackPart) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Class;
 
     fn p(cause: &str, object: Option<&str>, cores: f64) -> StackPart {
         StackPart { cause: cause.into(), object: object.map(String::from), cores }
@@ -113,5 +141,31 @@ mod tests {
         assert!(out.iter().any(|x| x.cause == "io" && x.object.is_none()), "{out:?}");
         assert!(out.iter().filter(|x| x.object.is_some()).count() <= MOST_PARTS, "{out:?}");
         assert!(out.windows(2).all(|w| w[0].cores >= w[1].cores));
+    }
+
+    #[test]
+    fn a_heap_lock_at_a_new_address_in_each_run_is_one_part() {
+        let item = |class: Class, object: &str, per_run: Vec<f64>| Item {
+            cause: Cause::Wait { class, object: object.into() },
+            core_s: per_run.iter().sum::<f64>() / per_run.len() as f64,
+            by_phase: Default::default(),
+            shares: vec![0.0; per_run.len()],
+            threads: 2,
+            sooner: vec![None; per_run.len()],
+            carried_s: 0.0,
+            per_run,
+        };
+        let items = [
+            item(Class::WaitForWork, "heap 0x7f1000c30", vec![0.9, 0.0, 0.0]),
+            item(Class::WaitForWork, "heap 0x7f2000c30", vec![0.0, 0.6, 0.0]),
+            item(Class::WaitForWork, "heap 0x7f3000c30", vec![0.0, 0.0, 0.3]),
+            // Two objects waited on in one run are two.
+            item(Class::Lock, "heap 0x7f1000bd0", vec![0.3, 0.0, 0.0]),
+            item(Class::Lock, "heap 0x7f1000bf0", vec![0.3, 0.0, 0.0]),
+        ];
+        let out = per_object(&items);
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert!(matches!(&out[0].0, Cause::Wait { object, .. } if object == "heap 0x7f1000c30"));
+        assert!((out[0].1 - 0.6).abs() < 1e-9, "{out:?}");
     }
 }
