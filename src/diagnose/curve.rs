@@ -486,7 +486,7 @@ pub fn threads_ignored(
             count_label(base.count, name)
         ),
         evidence: vec![format!("speed-up {:.2}× at {}", top.speedup, count_label(top.count, name))],
-        advice: "check that the program reads the parameter (flag name, environment variable such as OMP_NUM_THREADS)"
+        advice: "check that the program reads the parameter (flag name, environment variable such as OMP_NUM_THREADS), and that the input is big enough to split among the threads (a compressor's single block, one file, one chunk)"
             .into(),
         cost_pct: None,
         at: Some(top.count),

@@ -58,7 +58,8 @@ fn stack(
 }
 
 /// The ledger's causes and their mean core-seconds, with the waits on a heap object that each
-/// run has at an address of its own (a lock in memory the program allocated) taken as one: two
+/// run has at an address of its own (a lock in memory the program allocated: `heap 0x7f…`,
+/// `heap+0x2d46f0`) taken as one: two
 /// such objects of a class that no run waited on both of are the same object, named as the
 /// larger.
 fn per_object(items: &[Item]) -> Vec<(Cause, f64)> {
@@ -67,7 +68,7 @@ fn per_object(items: &[Item]) -> Vec<(Cause, f64)> {
     let mut out: Vec<(Cause, f64, Vec<bool>)> = Vec::new();
     for i in sorted {
         let runs: Vec<bool> = i.per_run.iter().map(|&s| s > 0.0).collect();
-        let on_heap = |c: &Cause| matches!(c, Cause::Wait { object, .. } if object.starts_with("heap 0x"));
+        let on_heap = |c: &Cause| matches!(c, Cause::Wait { object, .. } if object.starts_with("heap"));
         let same = |c: &Cause| match (c, &i.cause) {
             (Cause::Wait { class: a, .. }, Cause::Wait { class: b, .. }) => a == b && on_heap(c) && on_heap(&i.cause),
             _ => false,

@@ -215,22 +215,76 @@ impl Finding {
 
 /// The fixes in the order of what they buy, at each finding's count: `fix the lock-contention
 /// first: +0.42× (1.41× → 1.83× at 2 threads); then load-imbalance: +0.10×`; `None` without a
-/// what-if worth a hundredth of a core. `at` says a count in words (`2 threads`).
+/// what-if worth a hundredth of a core. Findings of the machine (its load, the watching) and those
+/// only good to know are no fixes; two of one kind are told apart by their order in the list
+/// (`lock-contention (2nd of 2)`). `at` says a count in words (`2 threads`).
 pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<String> {
-    let mut fixes: Vec<(&Finding, &WhatIf)> =
-        findings.iter().filter_map(|f| Some((f, f.what_if.as_ref()?))).filter(|(_, w)| w.gain() >= 0.01).collect();
+    let fixable = |f: &&Finding| f.noise.is_none() && f.severity > Severity::Info;
+    let mut fixes: Vec<(&Finding, &WhatIf)> = findings
+        .iter()
+        .filter(fixable)
+        .filter_map(|f| Some((f, f.what_if.as_ref()?)))
+        .filter(|(_, w)| w.gain() >= 0.01)
+        .collect();
     fixes.sort_by(|a, b| b.1.gain().total_cmp(&a.1.gain()));
+    let name = |f: &Finding| {
+        let same: Vec<&Finding> = findings.iter().filter(fixable).filter(|g| g.kind == f.kind).collect();
+        match same.iter().position(|g| std::ptr::eq(*g, f)) {
+            Some(i) if same.len() > 1 => format!("{} ({} of {})", f.kind.name(), ordinal(i + 1), same.len()),
+            _ => f.kind.name().to_string(),
+        }
+    };
     let ((f, w), rest) = fixes.split_first()?;
-    let mut out = format!(
-        "fix the {} first: {:+.2}× ({:.2}× → {:.2}× at {})",
-        f.kind.name(),
-        w.gain(),
-        w.speedup,
-        w.without,
-        at(w.at)
-    );
+    let mut out =
+        format!("fix the {} first: {:+.2}× ({:.2}× → {:.2}× at {})", name(f), w.gain(), w.speedup, w.without, at(w.at));
     for (f, w) in rest.iter().take(3) {
-        out.push_str(&format!("; then {}: {:+.2}×", f.kind.name(), w.gain()));
+        out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
     }
     Some(out)
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`…
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(kind: Kind, severity: Severity, without: f64) -> Finding {
+        Finding {
+            kind,
+            severity,
+            summary: String::new(),
+            evidence: Vec::new(),
+            advice: String::new(),
+            cost_pct: Some(50.0),
+            at: Some(2.0),
+            noise: None,
+            what_if: Some(WhatIf { at: 2.0, speedup: 0.69, without, without_ci95: None, sooner_s: 0.1 }),
+        }
+    }
+
+    #[test]
+    fn the_fix_order_tells_two_of_a_kind_apart_and_leaves_what_is_only_good_to_know() {
+        let findings = [
+            finding(Kind::LockContention, Severity::High, 1.45),
+            finding(Kind::OnCpuInefficiency, Severity::Info, 0.82),
+            finding(Kind::LockContention, Severity::Medium, 0.73),
+        ];
+        let order = fix_order(&findings, &|c| format!("{c} threads")).unwrap();
+        assert_eq!(
+            order,
+            "fix the lock-contention (1st of 2) first: +0.76× (0.69× → 1.45× at 2 threads); then lock-contention (2nd of 2): +0.04×"
+        );
+        assert_eq!(fix_order(&findings[1..2], &|c| format!("{c}")), None);
+    }
 }
