@@ -59,9 +59,8 @@ fn stack(
 
 /// The ledger's causes and their mean core-seconds, with the waits on a heap object that each
 /// run has at an address of its own (a lock in memory the program allocated: `heap 0x7f…`,
-/// `heap+0x2d46f0`) taken as one: two
-/// such objects of a class that no run waited on both of are the same object, named as the
-/// larger.
+/// `heap+0x2d46f0`) taken as one: two such objects of a class that no run waited on both of are
+/// the same object, named as the larger.
 fn per_object(items: &[Item]) -> Vec<(Cause, f64)> {
     let mut sorted: Vec<&Item> = items.iter().collect();
     sorted.sort_by(|a, b| b.core_s.total_cmp(&a.core_s));

@@ -32,7 +32,7 @@ fn sooner(items: &[&Item], l: &Ledger, k: usize, cpus: f64, feeder: bool) -> f64
     let waits: Vec<&&Item> = items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).collect();
     let idle: f64 = waits.iter().map(|i| i.per_run.get(k).copied().unwrap_or(0.0)).sum();
     let each: Option<f64> = waits.iter().filter_map(|i| i.sooner.get(k).copied().flatten()).reduce(|a, b| a + b);
-    let path = match (each, together(items, l, k, idle)) {
+    let path = match (each, together(items, l, k)) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     };
@@ -50,11 +50,11 @@ fn sooner(items: &[&Item], l: &Ledger, k: usize, cpus: f64, feeder: bool) -> f64
 const NEARLY_ALL: f64 = 0.9;
 
 /// How much sooner run `k` would have ended without the waits of `items` all at once, when they
-/// are nearly all its waits ([`NEARLY_ALL`], `idle` core-seconds of them): the critical path
+/// are nearly all its waits ([`NEARLY_ALL`] of their idle capacity): the critical path
 /// without every wait, less what each of the other waits buys alone. Threads that wait on two
 /// objects in turn (a lock built of a mutex and a condition variable) are held up by the one
 /// left when the other goes: each alone buys less than both.
-fn together(items: &[&Item], l: &Ledger, k: usize, idle: f64) -> Option<f64> {
+fn together(items: &[&Item], l: &Ledger, k: usize) -> Option<f64> {
     // A finding's items merge the ledger's (one object per run, a lock's parts): the others are
     // the ledger's waits less the finding's.
     let waits = |items: &mut dyn Iterator<Item = &Item>| {
@@ -63,7 +63,7 @@ fn together(items: &[&Item], l: &Ledger, k: usize, idle: f64) -> Option<f64> {
         })
     };
     let (all_idle, all_each) = waits(&mut l.items.iter());
-    let (_, mine_each) = waits(&mut items.iter().copied());
+    let (idle, mine_each) = waits(&mut items.iter().copied());
     if idle <= 0.0 || idle < NEARLY_ALL * all_idle {
         return None;
     }

@@ -2,7 +2,7 @@
 //! with intervals, the best point, retrograde scaling, predictions and warnings — as plain lines
 //! that the terminal prints and Markdown lists. Also the per-point table of `analyze`.
 
-use super::format::{num, throughput_scale};
+use super::format::{decimals, num, throughput_scale};
 pub use super::rates::{count, count_text, rate_interval, rate_text, sig};
 use super::table::{Column, NONE, Table};
 use crate::results::analysis::{Analysis, Basis, Estimate, IntervalMethod, JudgedBy, PointScaling, SeriesAnalysis};
@@ -220,14 +220,7 @@ pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
     Table::of(&cols, &s.points)
 }
 
-/// A speed-up with the digits that matter: `1.41`, `15.2`, `312`.
+/// A speed-up of 1 or more with three significant digits: `1.41`, `15.2`, `312`.
 fn speedup(x: f64) -> String {
-    let decimals = if x < 10.0 {
-        2
-    } else if x < 100.0 {
-        1
-    } else {
-        0
-    };
-    format!("{x:.decimals$}")
+    format!("{x:.*}", decimals(x).saturating_sub(1))
 }

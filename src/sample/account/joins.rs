@@ -14,8 +14,8 @@ const UNBROKEN: f64 = 0.9;
 const MOSTLY: f64 = 0.5;
 
 /// The labels, among those `candidate` accepts, that exactly one thread waited on without a
-/// break, for most of its life, until another work thread ended (in the bin the wait ended or a neighbour: the thread
-/// may release it on its way out).
+/// break, for most of its life, until another work thread ended (in the bin the wait ended or a
+/// neighbour: the thread may release it on its way out).
 pub fn ended_by_an_end(h: &History, work: &[bool], candidate: impl Fn(u32) -> bool) -> Vec<u32> {
     let w = h.width();
     let alive = |i: usize| (0..h.tracks[i].on.len()).filter(move |&b| h.alive_in(i, b) > 0.0);

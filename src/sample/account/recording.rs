@@ -83,7 +83,7 @@ pub(crate) struct Recording {
 pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> ThreadReport {
     let coverage = coverage(&s.history);
     let cpus = crate::machine::allowed_cpus().max(1) as f64;
-    let busy: Vec<Use> = s
+    let uses: Vec<Use> = s
         .labels
         .iter()
         .map(|(class, _)| match class {
@@ -92,7 +92,7 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
             _ => Use::Idle,
         })
         .collect();
-    let work = accounting::work_threads(&s.history, s.capacity, cpus, &busy);
+    let work = accounting::work_threads(&s.history, s.capacity, cpus, &uses);
     // A contended mutex (futex value 2) is a lock even when its holder lets go of it by ending.
     let futex_waits = |l: u32| s.labels[l as usize].0 == Class::WaitForWork;
     for l in joins::ended_by_an_end(&s.history, &work, futex_waits) {
@@ -103,9 +103,9 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
     // A run is sampled from its spawn; `attach` samples a window of a running job, with no
     // start-up or tail of its own.
     let acc = if s.prior_life {
-        accounting::account(&s.history, wall_s, s.capacity, cpus, (&busy, &joins))
+        accounting::account(&s.history, wall_s, s.capacity, cpus, (&uses, &joins))
     } else {
-        accounting::account_window(&s.history, wall_s, s.capacity, cpus, (&busy, &joins))
+        accounting::account_window(&s.history, wall_s, s.capacity, cpus, (&uses, &joins))
     };
     let mut namer = Namer::default();
     let names: Vec<String> =
