@@ -460,16 +460,49 @@ pub fn wait_site<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>, callers
     if run == inner.len() {
         // Nothing but runtime (a thread of the OpenMP runtime waiting in it): named by its
         // innermost frames outside the C library, not by the thread start at the bottom.
-        let own: Vec<String> =
-            inner.iter().filter(|f| !is_c_library(f)).take(1 + callers).map(|f| f.function.clone()).collect();
+        let own: Vec<String> = inner
+            .iter()
+            .filter(|f| !is_c_library(f))
+            .take(1 + callers)
+            .map(|f| without_generics(&f.function))
+            .collect();
         return Some(if own.is_empty() { normalise(&first.function) } else { own.join(" ← ") });
     }
     let mut parts = Vec::new();
     if run > 0 {
         parts.push(normalise(&inner[run - 1].function));
     }
-    parts.extend(inner[run..].iter().take(callers + usize::from(run == 0)).map(|f| f.function.clone()));
+    parts.extend(inner[run..].iter().take(callers + usize::from(run == 0)).map(|f| without_generics(&f.function)));
     Some(parts.join(" ← "))
+}
+
+/// A function's name without its generic arguments, for a line a person reads: a Rust closure
+/// in a thread pool is otherwise hundreds of characters of types (`std::join<u64>` → `std::join`,
+/// `{closure#0}<app::{closure_env#0}>` → `{closure#0}`). A qualified self type keeps its brackets
+/// (`<Vec<T> as Drop>::drop` → `<Vec as Drop>::drop`); C++ operators are left as they are.
+pub fn without_generics(name: &str) -> String {
+    if name.contains("operator") {
+        return name.to_string();
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    let mut prev = ' ';
+    for c in name.chars() {
+        if depth > 0 {
+            match c {
+                '<' => depth += 1,
+                // `->` in a closure's signature is no bracket.
+                '>' if prev != '-' => depth -= 1,
+                _ => {}
+            }
+        } else if c == '<' && (prev.is_alphanumeric() || matches!(prev, '_' | '}' | '>')) {
+            depth = 1;
+        } else {
+            out.push(c);
+        }
+        prev = c;
+    }
+    out
 }
 
 /// Modules of the C library itself, the loader and the vDSO.
@@ -548,6 +581,23 @@ mod tests {
         let code = |a: u64| (0x5555_0000..0x5556_0000).contains(&a);
         assert_eq!(frame_records(&stack, sp, code), vec![sp + 8, sp + 40]);
         assert!(frame_records(&stack, sp, |_| false).is_empty());
+    }
+
+    #[test]
+    fn generic_arguments_are_left_out_of_a_wait_site() {
+        assert_eq!(without_generics("std::join<u64>"), "std::join");
+        assert_eq!(
+            without_generics("{closure#0}<app::pool::{closure#1}<fn() -> u64>, Vec<u8>> in zoo.rs"),
+            "{closure#0} in zoo.rs"
+        );
+        assert_eq!(
+            without_generics("<alloc::vec::Vec<T> as core::ops::Drop>::drop"),
+            "<alloc::vec::Vec as core::ops::Drop>::drop"
+        );
+        assert_eq!(without_generics("std::operator<< <char>"), "std::operator<< <char>");
+        assert_eq!(without_generics("update_histogram"), "update_histogram");
+        let stack = [f("worker<Histogram>", "app"), f("___pthread_mutex_lock", "libc.so.6")];
+        assert_eq!(wait_site(stack.iter(), 2).unwrap(), "pthread_mutex_lock ← worker");
     }
 
     #[test]
