@@ -35,6 +35,18 @@ pub fn tenths(x: f64) -> String {
     if (x - x.round()).abs() < 0.05 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
+/// `1st`, `2nd`, `3rd`, `4th`…
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

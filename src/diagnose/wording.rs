@@ -213,9 +213,20 @@ pub fn or_weak(advice: &str) -> String {
 
 /// `at 2 threads: 0.61 of 2.000 core-seconds per run lost (31% of the capacity of 2 CPUs) — lock
 /// 55%, …, unexplained 25%`: `causes` the first causes' kinds and shares, `smaller` the share of
-/// those too small to be reported.
+/// those too small to be reported. Two causes of one kind are told apart by their order
+/// (`lock-contention (1st) 83%, lock-contention (2nd) 13%`).
 pub fn ledger_line(at: At, series_label: &str, l: &Ledger, causes: &[(Kind, f64)], smaller: Option<f64>) -> String {
-    let mut parts: Vec<String> = causes.iter().map(|(k, s)| format!("{} {}", k.name(), pct(*s))).collect();
+    let mut parts: Vec<String> = causes
+        .iter()
+        .enumerate()
+        .map(|(i, (k, s))| {
+            let before = causes[..i].iter().filter(|(o, _)| o == k).count();
+            match causes.iter().filter(|(o, _)| o == k).count() {
+                1 => format!("{} {}", k.name(), pct(*s)),
+                _ => format!("{} ({}) {}", k.name(), crate::fmt::ordinal(before + 1), pct(*s)),
+            }
+        })
+        .collect();
     parts.extend(smaller.map(|s| format!("smaller causes {}", pct(s))));
     let at = at.words();
     format!(
@@ -583,5 +594,23 @@ pub fn load(c: &Context, source: NoiseSource, capacity: f64, mostly: bool) -> Wo
         summary: format!("{}{what} ({} of the capacity{detail}): {verdict}", c.at_(), pct(capacity)),
         evidence: Vec::new(),
         advice: advice.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_causes_of_one_kind_are_told_apart_on_the_ledger_line() {
+        let l = Ledger { capacity: 2.0, lost_s: 0.6, cpu_s: 1.4, unexplained: 0.04, ..Ledger::default() };
+        let causes = [(Kind::LockContention, 0.83), (Kind::SerialPhase, 0.05), (Kind::LockContention, 0.08)];
+        let line = ledger_line(At::Count(2.0, "threads"), "", &l, &causes, None);
+        assert!(
+            line.contains("lock-contention (1st) 83%, serial-phase 5%, lock-contention (2nd) 8%, unexplained 4%"),
+            "{line}"
+        );
+        let one = ledger_line(At::Count(2.0, "threads"), "", &l, &causes[..2], None);
+        assert!(one.contains("— lock-contention 83%, serial-phase 5%"), "{one}");
     }
 }

@@ -230,7 +230,9 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
     let name = |f: &Finding| {
         let same: Vec<&Finding> = findings.iter().filter(fixable).filter(|g| g.kind == f.kind).collect();
         match same.iter().position(|g| std::ptr::eq(*g, f)) {
-            Some(i) if same.len() > 1 => format!("{} ({} of {})", f.kind.name(), ordinal(i + 1), same.len()),
+            Some(i) if same.len() > 1 => {
+                format!("{} ({} of {})", f.kind.name(), crate::fmt::ordinal(i + 1), same.len())
+            }
             _ => f.kind.name().to_string(),
         }
     };
@@ -241,18 +243,6 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
         out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
     }
     Some(out)
-}
-
-/// `1st`, `2nd`, `3rd`, `4th`…
-fn ordinal(n: usize) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
 }
 
 #[cfg(test)]
