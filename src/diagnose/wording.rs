@@ -272,7 +272,11 @@ impl Turns<'_> {
         match self {
             Turns::Among { running, peak, serialised } => format!(
                 "while one waits, {running:.2} of the other threads that wait on it run on average, and {peak:.1} of its waiters run at once at most (90th percentile over time): {}",
-                if *serialised { "they take turns (serialised)" } else { "contended" }
+                if *serialised {
+                    "they take turns (serialised)"
+                } else {
+                    "more than one runs at times (contended, not serialised)"
+                }
             ),
             Turns::OneAtATime(f) => format!(
                 "while one waits, another thread of the job runs {} of the time ('{}', itself waiting for its turn {} of its time), and the job's threads run one at a time: they take turns, each waiting on its own object",
