@@ -61,6 +61,40 @@ pub fn lookup(name: &str) -> Option<Known> {
     TABLE.iter().find(|(pattern, _)| name.contains(pattern)).map(|(_, k)| *k)
 }
 
+/// An interpreter whose threads take turns on its own lock, recognised by the library its waits
+/// are entered from when the lock itself has no name (Ruby's GVL is a condition variable per
+/// thread, on the heap). Only words: what the waits are is decided by how the threads take turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interpreter {
+    /// What the waits are, in words.
+    pub what: &'static str,
+    /// What to try.
+    pub advice: &'static str,
+}
+
+const INTERPRETERS: &[(&str, Interpreter)] = &[
+    (
+        "← libruby",
+        Interpreter {
+            what: "a wait inside the Ruby interpreter, where threads take turns on its global VM lock (GVL) or on a Thread::Mutex",
+            advice: "Ruby threads run Ruby code one at a time (the GVL): use processes (fork, a pre-forking server) or Ractors for CPU-bound work, or a C extension that releases the GVL; if a Thread::Mutex of the program is what they take turns on, shorten its critical section",
+        },
+    ),
+    (
+        "← shared.so",
+        Interpreter {
+            what: "a wait inside Perl's threads::shared, whose lock() and every use of a :shared variable take a lock",
+            advice: "keep each thread's state in variables that are not :shared and merge it into the shared one once at the end (a :shared variable per thread still takes threads::shared's lock at every use), or use processes (fork, Parallel::ForkManager)",
+        },
+    ),
+];
+
+/// The interpreter a lock's waits are entered from (`pthread_cond_wait ← libruby-3.1.so+0x20a2ac`),
+/// if any.
+pub fn interpreter(site: &str) -> Option<Interpreter> {
+    INTERPRETERS.iter().find(|(pattern, _)| site.contains(pattern)).map(|(_, i)| *i)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -68,5 +102,13 @@ mod tests {
         assert!(super::lookup("libpython3.11.so.1.0!_PyRuntime+0x1b4").unwrap().lock);
         assert!(super::lookup("python3.11!_PyRuntime+0x1b4").is_some());
         assert!(super::lookup("heap+0x1b4").is_none());
+    }
+
+    #[test]
+    fn a_wait_entered_from_the_ruby_interpreter_is_said_to_be_its() {
+        let site =
+            "pthread_cond_timedwait ← libruby-3.1.so.3.1.2+0x20a2ac ← libruby-3.1.so.3.1.2+0x20f7b9 (heap+0x2d5700)";
+        assert!(super::interpreter(site).unwrap().what.contains("GVL"));
+        assert!(super::interpreter("pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)").is_none());
     }
 }

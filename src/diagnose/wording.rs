@@ -306,9 +306,11 @@ pub fn lock(
     evidence.extend(turns.map(|t| t.line()));
     evidence.extend(c.shares(shares).map(|s| format!("waits on it, share of thread time: {s}")));
     let first = c.objects.first().map_or("", String::as_str);
-    let what = match known {
-        Some(k) => format!("{} ({first})", k.what),
-        None => first.to_string(),
+    let interpreter = known.is_none().then(|| super::known::interpreter(first)).flatten();
+    let what = match (known, interpreter) {
+        (Some(k), _) => format!("{} ({first})", k.what),
+        (None, Some(i)) => format!("{} ({first})", i.what),
+        (None, None) => first.to_string(),
     };
     let (at_, phase) = (c.at_(), c.span());
     let summary = if dearer {
@@ -320,10 +322,13 @@ pub fn lock(
     } else {
         format!("{at_}threads wait on a lock held by other threads while CPUs are idle{phase}: {what}")
     };
-    let advice = known.map_or(
-        "shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure",
-        |k| k.advice,
-    );
+    let advice = match (known, interpreter) {
+        (Some(k), _) => k.advice,
+        (None, Some(i)) => i.advice,
+        (None, None) => {
+            "shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure"
+        }
+    };
     Words { summary, evidence, advice: advice.into() }
 }
 
