@@ -1,12 +1,13 @@
 //! Speed-up stacks: each count of workers above a series' baseline split into the measured
 //! speed-up, the cores every cause in the point's capacity ledger took, the workers no CPU was
-//! left for, and what nothing explains — so that `count = speed-up + lost + unexplained`.
+//! left for, the cores a baseline that kept more than one CPU busy spent on its own parallelism,
+//! and what nothing explains — so that `count = speed-up + lost + unexplained`.
 
 use super::curve;
 use super::ledger::{self, Cause, Item, Useful};
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
-use crate::results::{Results, SpeedupStack, StackPart};
+use crate::results::{PointResult, Results, RunRecord, SpeedupStack, StackPart};
 
 /// Parts below this many cores are folded into their cause without an object.
 const SMALL: f64 = 0.005;
@@ -45,16 +46,32 @@ fn stack(
     if no_cpu > SMALL {
         parts.push(StackPart { cause: "no CPU".into(), object: None, cores: no_cpu });
     }
-    let mut st = SpeedupStack {
-        series: s.label.clone(),
-        point: top.index,
-        count: top.count,
-        speedup: eff * top.count,
-        parts: fold(parts),
-        unexplained: 0.0,
-    };
+    let speedup = eff * top.count;
+    // The ledger counts as useful what the baseline ran: a baseline that kept `b` CPUs busy turns
+    // a speed-up `s` into `s·b` cores of useful work, and the `s·(b − 1)` beyond the speed-up went
+    // to the baseline's own parallelism (helper threads, a pipeline, a runtime's workers).
+    let busy = busy_cpus(&doc.points[base.index]).filter(|b| speedup * (b - 1.0) > SMALL);
+    let mut parts = fold(parts);
+    parts.extend(busy.map(|b| StackPart {
+        cause: BUSY_BASELINE.into(),
+        object: Some(format!("{b:.2} CPUs")),
+        cores: speedup * (b - 1.0),
+    }));
+    parts.sort_by(|a, b| b.cores.total_cmp(&a.cores));
+    let mut st =
+        SpeedupStack { series: s.label.clone(), point: top.index, count: top.count, speedup, parts, unexplained: 0.0 };
     st.unexplained = st.count - st.speedup - st.lost();
     Some(st)
+}
+
+/// The stack's part for the cores a baseline kept busy beyond one.
+pub const BUSY_BASELINE: &str = "busy baseline";
+
+/// CPUs a point's runs kept busy on average: their CPU time over their wall time.
+fn busy_cpus(p: &PointResult) -> Option<f64> {
+    let runs: Vec<&RunRecord> = p.runs.iter().filter(|r| r.counted()).collect();
+    let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
+    (wall > 0.0).then(|| runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / wall)
 }
 
 /// The ledger's causes and their mean core-seconds, with the waits on a heap object that each

@@ -213,6 +213,7 @@ fn stack_colour(cause: &str) -> &'static str {
         "sampling" => "#7F7F7F",
         "stolen" => "#B07AA1",
         "no CPU" => "#444444",
+        "busy baseline" => "#76B7B2",
         _ => "#F7F7F7",
     }
 }

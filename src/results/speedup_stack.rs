@@ -20,8 +20,7 @@ pub struct SpeedupStack {
     /// Cores lost by cause, largest first.
     pub parts: Vec<StackPart>,
     /// Cores nothing explains: the count less the speed-up and the parts. Negative when the
-    /// speed-up exceeds what the count's capacity accounts for (a baseline that idled, or one
-    /// that kept more CPUs busy than its count).
+    /// speed-up exceeds what the count's capacity accounts for (a baseline that idled).
     pub unexplained: f64,
 }
 
@@ -30,7 +29,8 @@ pub struct SpeedupStack {
 pub struct StackPart {
     /// What took them: a class of wait (`lock`, `io`, `work`, `ipc`, …), `no work`, `other
     /// processes`, `sampling`, `stolen`, `unsampled`, `extra CPU` (beyond the baseline's for the
-    /// same work) or `no CPU` (workers beyond the CPUs the job may use).
+    /// same work), `no CPU` (workers beyond the CPUs the job may use) or `busy baseline` (the
+    /// speed-up times the CPUs beyond one that the baseline kept busy: its own parallelism).
     pub cause: String,
     /// The wait's object or system call, or the phase of `no work`, when known.
     #[serde(skip_serializing_if = "Option::is_none", default)]

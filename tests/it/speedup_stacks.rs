@@ -59,3 +59,23 @@ fn a_probe_that_scales_gives_its_count_to_the_speed_up() {
     assert!(two.speedup >= 1.6 && own < 0.3, "{two:?}");
     assert!(!two.parts.iter().any(|p| p.cause == "lock" && p.cores >= 0.1), "{two:?}");
 }
+
+#[test]
+fn a_baseline_that_keeps_two_cpus_busy_gives_them_a_part_of_their_own() {
+    let _guard = common::measuring();
+    let d = tempfile::tempdir().unwrap();
+    let exe = bin().to_string_lossy().into_owned();
+    // Two worker threads for each count: the baseline already fills both CPUs.
+    let script = format!("exec '{exe}' probe scalable --ops 200000000 --threads $(( {{threads}} * 2 ))");
+    let o = sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &["sh", "-c", &script]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let two = stack(&doc, "threads=2");
+    let busy = cores(two, "busy baseline");
+    // Other processes may take a share of the baseline's CPUs on a shared machine.
+    assert!(busy >= 0.5 && two.speedup <= 1.4, "the baseline's second CPU is its own part: {two:?}");
+    assert!(two.unexplained.abs() < 0.35, "{two:?}");
+    assert!((two.speedup + two.lost() + two.unexplained - 2.0).abs() < 1e-9, "{two:?}");
+    let text = stdout(&o);
+    assert!(text.lines().any(|l| l.contains("threads=2: 2 = ") && l.contains(" busy baseline (")), "{text}");
+}
