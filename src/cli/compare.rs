@@ -112,6 +112,7 @@ fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> Resul
     }));
     out.push_str(&terminal::render_section("models", &text::models(&c), colour));
     out.push_str(&terminal::render_section("why", &c.why, colour));
+    out.push_str(&terminal::render_section("predicted against obtained", &c.predicted, colour));
     out.push_str(&terminal::render_section("memory", &c.memory, colour));
     view::print(&out)?;
     if let Some(p) = &args.export_json {
@@ -127,7 +128,12 @@ fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> Resul
         }
         md.push('\n');
         md.push_str(&markdown::table(&t));
-        for (title, lines) in [("Models", text::models(&c)), ("Why", c.why.clone()), ("Memory", c.memory.clone())] {
+        for (title, lines) in [
+            ("Models", text::models(&c)),
+            ("Why", c.why.clone()),
+            ("Predicted against obtained", c.predicted.clone()),
+            ("Memory", c.memory.clone()),
+        ] {
             if !lines.is_empty() {
                 md.push_str(&format!("\n### {title}\n\n"));
                 for l in lines {

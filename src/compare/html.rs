@@ -15,6 +15,7 @@ pub fn page(sets: &[Set], c: &Comparison) -> String {
     body.push_str(&html::table(&text::table(c)));
     body.push_str(&html::section("Models", &text::models(c)));
     body.push_str(&html::section("Why", &c.why));
+    body.push_str(&html::section("Predicted against obtained", &c.predicted));
     body.push_str(&html::section("Memory per unit of work", &c.memory));
     body.push_str(&html::figures(&figs));
     let reference = &sets[c.reference];

@@ -7,6 +7,7 @@
 pub mod html;
 mod memory;
 pub mod points;
+mod predicted;
 pub mod text;
 mod why;
 
@@ -122,6 +123,9 @@ pub struct Comparison {
     pub why: Vec<String>,
     /// Throughput per GB of the tree's peak PSS, set by set.
     pub memory: Vec<String>,
+    /// What the reference's findings predicted a fix would buy, against what the other sweeps
+    /// obtained at the same count.
+    pub predicted: Vec<String>,
     /// How points were paired when the sets count different parameters (threads against
     /// copies): by the count's value, and which parameter it is in each set.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,6 +154,7 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
         models: why::models(sets),
         why: why::breakdowns(sets, &rows, o),
         memory: memory::lines(sets),
+        predicted: predicted::lines(sets, o.reference),
         points: rows,
         paired_by: keys.paired_by,
     }

@@ -219,23 +219,14 @@ impl Finding {
 /// only good to know are no fixes; two of one kind are told apart by their order in the list
 /// (`lock-contention (2nd of 2)`). `at` says a count in words (`2 threads`).
 pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<String> {
-    let fixable = |f: &&Finding| f.noise.is_none() && f.severity > Severity::Info;
     let mut fixes: Vec<(&Finding, &WhatIf)> = findings
         .iter()
-        .filter(fixable)
+        .filter(|f| is_fix(f))
         .filter_map(|f| Some((f, f.what_if.as_ref()?)))
         .filter(|(_, w)| w.gain() >= 0.01)
         .collect();
     fixes.sort_by(|a, b| b.1.gain().total_cmp(&a.1.gain()));
-    let name = |f: &Finding| {
-        let same: Vec<&Finding> = findings.iter().filter(fixable).filter(|g| g.kind == f.kind).collect();
-        match same.iter().position(|g| std::ptr::eq(*g, f)) {
-            Some(i) if same.len() > 1 => {
-                format!("{} ({} of {})", f.kind.name(), crate::fmt::ordinal(i + 1), same.len())
-            }
-            _ => f.kind.name().to_string(),
-        }
-    };
+    let name = |f: &Finding| fix_name(findings, f);
     let ((f, w), rest) = fixes.split_first()?;
     let mut out =
         format!("fix the {} first: {:+.2}× ({:.2}× → {:.2}× at {})", name(f), w.gain(), w.speedup, w.without, at(w.at));
@@ -243,6 +234,22 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
         out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
     }
     Some(out)
+}
+
+/// A fixable finding's name among `findings`: its kind, and its place among the fixable findings
+/// of that kind when there are several (`lock-contention (2nd of 2)`).
+pub fn fix_name(findings: &[Finding], f: &Finding) -> String {
+    let same: Vec<&Finding> = findings.iter().filter(|g| is_fix(g) && g.kind == f.kind).collect();
+    match same.iter().position(|g| std::ptr::eq(*g, f)) {
+        Some(i) if same.len() > 1 => format!("{} ({} of {})", f.kind.name(), crate::fmt::ordinal(i + 1), same.len()),
+        _ => f.kind.name().to_string(),
+    }
+}
+
+/// Whether a finding is a fix to make: not the machine's (its load, the watching) and more than
+/// good to know.
+pub fn is_fix(f: &Finding) -> bool {
+    f.noise.is_none() && f.severity > Severity::Info
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ fn other_commands_are_said() {
 }
 
 #[test]
-fn a_lock_that_went_away_is_the_why() {
+fn a_lock_that_went_away_is_the_why_and_its_what_if_is_set_against_the_fix() {
     let _g = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().display().to_string();
@@ -155,8 +155,20 @@ fn a_lock_that_went_away_is_the_why() {
         "{why:?}"
     );
     assert!(c["models"][0]["name"].as_str().unwrap().contains("Amdahl"));
+    // The lock's what-if, set against the speed-up the sweep without it obtained.
+    let predicted = c["predicted"].as_array().unwrap();
+    let lock = predicted.iter().filter_map(|l| l.as_str()).find(|l| l.starts_with("lock-contention"));
+    assert!(
+        lock.is_some_and(|l| l.contains("at 2 threads: locked measured")
+            && l.contains("without it; free obtained")
+            && !l.contains("no gain")),
+        "{predicted:?}"
+    );
     let md = std::fs::read_to_string(d.path().join("c.md")).unwrap();
-    assert!(md.contains("| point |") && md.contains("### Why"), "{md}");
+    assert!(
+        md.contains("| point |") && md.contains("### Why") && md.contains("### Predicted against obtained"),
+        "{md}"
+    );
 }
 
 #[test]
