@@ -8,14 +8,15 @@ speed-up at the same count. The zoo probes' knobs: no critical section, no set-u
 phase, even shares, enough producers, padded counters, a process (and a memory map) per worker.
 The real programs: CPU-bound pure Python, Ruby and Perl, whose threads take turns on the
 interpreter's lock (or a lock around their work), against the same work in processes (or without
-the lock).
+the lock); and gzip run by `xargs -P` over three equal files, where the third runs alone at 2
+workers, against the same text split in four.
 Prints predicted against measured, the error, and whether the measurement fell inside the
 interval. The goal: measured within 10% of the prediction and inside its interval in at least 90%
 of the cases; exits 1 below it.
 
 Usage: bench/what-if.py [--scalescope target/release/scalescope] [--runs 5] [--only NAME]
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile
+import argparse, json, os, random, shutil, subprocess, sys, tempfile
 
 GOAL_ERROR = 0.10
 GOAL_SHARE = 0.90
@@ -55,6 +56,32 @@ $_->join for map { threads->create(\\&work) } 1 .. $n;
 """
 
 
+def write_text(path, size, rng, words):
+    """Compressible text of `size` bytes: lines of words drawn from a fixed vocabulary."""
+    lines, n = [], 0
+    while n < size:
+        line = " ".join(rng.choice(words) for _ in range(12)) + "\n"
+        lines.append(line)
+        n += len(line)
+    with open(path, "w") as f:
+        f.write("".join(lines))
+
+
+def pieces(tmp):
+    """The same amount of text in three files and in four, for gzip under `xargs -P`."""
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(5000)]
+    dirs = []
+    for n in (3, 4):
+        d = os.path.join(tmp, f"in{n}")
+        os.makedirs(d, exist_ok=True)
+        for i in range(n):
+            write_text(os.path.join(d, f"part{i}"), 36_000_000 // n, rng, words)
+        dirs.append(d)
+    return dirs
+
+
 def have(program):
     return shutil.which(program) is not None
 
@@ -68,6 +95,8 @@ def cases(exe, tmp):
     py, rb, pl = (os.path.join(tmp, n) for n in ("work.py", "work.rb", "work.pl"))
     # The interpreter itself, not a wrapper script in front of it (pyenv's shim is a shell script).
     python = sys.executable
+    three, four = pieces(tmp)
+    gzip = lambda d: ["sh", "-c", f"printf '%s\\n' {d}/* | xargs -P {{threads}} -n 1 gzip -6 -c > /dev/null"]
     # (name, kind the what-if is read from, command with the cause, command with the cause removed,
     #  the program it needs)
     return [
@@ -85,6 +114,8 @@ def cases(exe, tmp):
          ["ruby", rb, "{threads}", "processes"], "ruby"),
         ("perl threads, one lock", "lock-contention", ["perl", pl, "{threads}", "locked"],
          ["perl", pl, "{threads}", "free"], "perl"),
+        # Too few pieces: at 2 workers the third file runs alone, idle capacity with no work.
+        ("xargs gzip, 3 pieces", ("serial-fraction", "load-imbalance"), gzip(three), gzip(four), "gzip"),
     ]
 
 
@@ -119,11 +150,14 @@ def main():
                 print(f"skipped: {name} ({needs} not installed)")
                 continue
             doc = sweep(exe, os.path.join(tmp, f"c{i}"), cmd, a.runs)
-            finding = next((f for f in doc["findings"] if f["kind"] == kind and f.get("what_if")), None)
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            kind = " or ".join(kinds) if len(kinds) > 1 else kinds[0]
+            finding = next((f for f in doc["findings"] if f["kind"] in kinds and f.get("what_if")), None)
             measured = speedup_at(sweep(exe, os.path.join(tmp, f"f{i}"), fixed, a.runs), 2.0)
             if finding is None or measured is None:
                 rows.append((name, kind, None, None, None, measured, False))
                 continue
+            kind = finding["kind"]
             w = finding["what_if"]
             ci = w.get("without_ci95") or [w["without"], w["without"]]
             error = measured / w["without"] - 1.0

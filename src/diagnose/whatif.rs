@@ -80,7 +80,8 @@ fn goes_with_the_wall(cause: &Cause) -> bool {
 
 /// Run `k`'s wall time without `items`: `sooner` shortens it, and the other causes whose idle
 /// capacity goes with the wall time ([`goes_with_the_wall`]) shrink with it. Never below the
-/// baseline's CPU for the same work spread over every CPU.
+/// baseline's CPU for the same work spread over the share of the CPUs those causes leave: the
+/// machine's load and the watching stay after the fix.
 fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), feeder: bool) -> f64 {
     let c = cpus.max(1.0);
     let w1 = wall - sooner(items, l, k, cpus, feeder);
@@ -92,8 +93,9 @@ fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), fe
         .sum::<f64>()
         .min(0.9 * c * wall);
     // p × W'/wall of them is left at the wall W': W' = w1 − p (1 − W'/wall) / c.
-    let w = if wall > 0.0 { (w1 - p / c) / (1.0 - p / (c * wall)) } else { w1 };
-    w.min(w1).max(l.useful_s / c)
+    let left = if wall > 0.0 { 1.0 - p / (c * wall) } else { 1.0 };
+    let w = if wall > 0.0 { (w1 - p / c) / left } else { w1 };
+    w.min(w1).max(l.useful_s / (c * left))
 }
 
 /// Per run, the wall time without `items` at the most their removal could buy: the watching's
@@ -119,9 +121,11 @@ fn ratio(runs: impl Iterator<Item = (f64, f64)>) -> f64 {
     if wo > 0.0 { w / wo } else { 1.0 }
 }
 
-/// Whether `i` is one of `items` (the same item, not an equal one).
+/// Whether ledger item `i` is one of a finding's `items`: the finding's are the ledger's merged
+/// (one object per run taken as one), so the same cause says it; causes that go with the wall
+/// are one item per ledger.
 fn among(items: &[&Item], i: &Item) -> bool {
-    items.iter().any(|m| std::ptr::eq(*m, i))
+    items.iter().any(|m| std::ptr::eq(*m, i) || m.cause == i.cause)
 }
 
 /// The what-if of a finding made of `items` of ledger `l`, at the count `m` was measured at;
