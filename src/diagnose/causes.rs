@@ -22,6 +22,9 @@ pub const HIGH_GAP: f64 = 0.20;
 const REPORTED: f64 = 0.10;
 /// …nor those that idled less than this share of the capacity (a share of a tiny loss is noise).
 const REPORTED_CAPACITY: f64 = 0.05;
+/// Other processes or the hypervisor held at least this share of the capacity: a what-if is said
+/// to be measured under load.
+const LOADED_WHAT_IF: f64 = 0.10;
 /// Waiters that take turns: while one waits, at least this many others run on average…
 const TURNS: f64 = 0.5;
 /// …and no more than this many of them run at once (serialised).
@@ -676,6 +679,14 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     evidence.extend(per_thread);
     let words = words(scope, l, d, &c, (share, idle_s, extra));
     evidence.extend(words.evidence);
+    let what_if = scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d)));
+    // The machine's load shares the idle capacity with the cause and moves from sweep to sweep.
+    let load =
+        l.items.iter().filter(|i| matches!(i.cause, Cause::OtherLoad | Cause::Stolen)).map(|i| i.core_s).sum::<f64>()
+            / (l.capacity * l.wall_s).max(1e-12);
+    if what_if.is_some() && load >= LOADED_WHAT_IF {
+        evidence.insert(0, wording::loaded_what_if(load));
+    }
     Finding {
         noise: noise_source(&d.role),
         kind: d.kind,
@@ -685,7 +696,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         advice: if mistaken { wording::or_weak(&words.advice) } else { words.advice },
         cost_pct: Some(100.0 * share),
         at: scope.at_count,
-        what_if: scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d))),
+        what_if,
     }
 }
 
@@ -752,7 +763,7 @@ fn words(scope: &Scope, l: &Ledger, d: &Draft, c: &Context, (share, idle_s, extr
 fn turns(a: &Around, one_at_a_time: bool) -> Turns<'_> {
     if a.members_running >= TURNS {
         Turns::Among { running: a.members_running, peak: a.members_peak, serialised: a.members_peak <= SERIALISED }
-    } else if let (true, Some(f)) = (one_at_a_time, &a.feeder) {
+    } else if let (true, Some(f)) = (one_at_a_time, a.feeder.as_ref().filter(|f| f.running >= FEEDS)) {
         Turns::OneAtATime(f)
     } else {
         Turns::Beside { members: a.members_running, others: a.others_running }

@@ -206,6 +206,15 @@ pub fn work_per_thread(grew: f64, ratio: f64) -> String {
     )
 }
 
+/// The caveat under a what-if measured while the machine's other load held `share` of the
+/// capacity.
+pub fn loaded_what_if(share: f64) -> String {
+    format!(
+        "other processes (or the hypervisor) held {} of the CPU capacity during these runs: they share the idle time with this cause, so what fixing it buys can be far off; sweep again on a quiet machine before betting on it",
+        pct(share)
+    )
+}
+
 /// Advice for extra CPU that may be work growing with the count.
 pub fn or_weak(advice: &str) -> String {
     format!("if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}")
