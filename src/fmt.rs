@@ -4,7 +4,9 @@
 
 /// `31%`: a share (0.31) in whole percent.
 pub fn pct(share: f64) -> String {
-    format!("{:.0}%", 100.0 * share)
+    // A share that rounds to nothing reads `0%`, never `-0%`.
+    let p = 100.0 * share;
+    format!("{:.0}%", if p > -0.5 && p <= 0.0 { 0.0 } else { p })
 }
 
 /// `0.36 s`, or `12 ms` below a tenth of a second.
@@ -50,6 +52,14 @@ pub fn ordinal(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_share_that_rounds_to_nothing_has_no_sign() {
+        assert_eq!(pct(-0.004), "0%");
+        assert_eq!(pct(-0.0), "0%");
+        assert_eq!(pct(-0.02), "-2%");
+        assert_eq!(pct(0.31), "31%");
+    }
 
     #[test]
     fn each_variant_rounds_its_own_way() {

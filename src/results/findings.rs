@@ -214,7 +214,7 @@ impl Finding {
 }
 
 /// The fixes in the order of what they buy, at each finding's count: `fix the lock-contention
-/// first: +0.42× (1.41× → 1.83× at 2 threads); then load-imbalance: +0.10×`; `None` without a
+/// first: +0.42× (1.41× → 1.83× [1.72, 1.95] at 2 threads); then load-imbalance: +0.10×`; `None` without a
 /// what-if worth a hundredth of a core. Findings of the machine (its load, the watching) and those
 /// only good to know are no fixes; two of one kind are told apart by their order in the list
 /// (`lock-contention (2nd of 2)`). `at` says a count in words (`2 threads`).
@@ -228,8 +228,15 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
     fixes.sort_by(|a, b| b.1.gain().total_cmp(&a.1.gain()));
     let name = |f: &Finding| fix_name(findings, f);
     let ((f, w), rest) = fixes.split_first()?;
-    let mut out =
-        format!("fix the {} first: {:+.2}× ({:.2}× → {:.2}× at {})", name(f), w.gain(), w.speedup, w.without, at(w.at));
+    let ci = w.without_ci95.map(|c| format!(" [{:.2}, {:.2}]", c[0], c[1])).unwrap_or_default();
+    let mut out = format!(
+        "fix the {} first: {:+.2}× ({:.2}× → {:.2}×{ci} at {})",
+        name(f),
+        w.gain(),
+        w.speedup,
+        w.without,
+        at(w.at)
+    );
     for (f, w) in rest.iter().take(3) {
         out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
     }
