@@ -55,7 +55,11 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
             ));
         }
         let points = speedup::per_point(obs, s, base, opts.confidence, &mut rng);
-        let (best, retrograde) = verdict::judge(obs, s, opts.confidence);
+        // A count of 0 is no number of workers: neither the best count nor a retrograde one.
+        let counted =
+            Series { label: s.label.clone(), points: s.points.iter().filter(|p| p.count > 0.0).cloned().collect() };
+        let judged = if axis.parallel() && zero && !counted.points.is_empty() { &counted } else { s };
+        let (best, retrograde) = verdict::judge(obs, judged, opts.confidence);
         let mut warnings = Vec::new();
         let single = s.points.iter().filter(|p| p.values.len() == 1).count();
         if single > 0 && s.points.iter().any(|p| p.values.len() > 1) {

@@ -522,3 +522,19 @@ fn max_rss_is_the_workloads_own_as_gnu_time_says() {
         }
     }
 }
+
+#[test]
+fn a_count_of_zero_is_neither_the_best_count_nor_a_retrograde_one() {
+    // A program's word for "no helper threads" (SQLite's `PRAGMA threads=0`) that runs fastest
+    // is shown with its speed-up, not judged as a number of workers.
+    let d = tempfile::tempdir().unwrap();
+    let script = "if [ {threads} -eq 0 ]; then sleep 0.05; else sleep 0.$(( 3 / {threads} ))5; fi";
+    let o = sweep(d.path(), "-r 3 -w 0 --no-sample --param threads=0,1,2", &["sh", "-c", script]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let s = &doc.analysis.as_ref().expect("an analysis").series[0];
+    let text = stdout(&o);
+    assert!(s.best.as_ref().is_some_and(|b| b.count > 0.0), "{text}");
+    assert!(s.retrograde.is_none(), "{text}");
+    assert!(text.contains("threads=0 is not a number of workers") && !text.contains("best: 0 threads"), "{text}");
+}
