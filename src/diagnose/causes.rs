@@ -209,6 +209,9 @@ enum Object {
     Known(known::Id),
     /// Anonymous objects taken at this place in the code (a lock per job, per queue).
     TakenAt(String),
+    /// Unnamed objects whose waits are entered from one interpreter's runtime (Ruby's GVL is a
+    /// condition variable per thread, waited on at more than one place).
+    InInterpreter(&'static str),
     /// An unnamed object of this class on a stack.
     OnStack(Class),
     /// An unnamed object of this class in an anonymous mapping.
@@ -310,8 +313,9 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
 }
 
 /// What a wait's object is: a well-known one (a runtime's lock, an interpreter's), and the key that
-/// makes the waits on it one finding — its name, where it is taken for an anonymous one (a lock
-/// per job, per queue), or its class and region for an unnamed object on a stack or in a mapping.
+/// makes the waits on it one finding — its name, the interpreter whose runtime an anonymous one is
+/// waited on from, where it is taken for another anonymous one (a lock per job, per queue), or its
+/// class and region for an unnamed object on a stack or in a mapping.
 fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Object) {
     let taken_at = waits
         .iter()
@@ -324,6 +328,9 @@ fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Objec
     // are one finding too.
     let key = match (known, taken_at) {
         (Some(k), _) => Object::Known(k.id),
+        (None, Some(at)) if anonymous(object) && known::interpreter(at).is_some() => {
+            Object::InInterpreter(known::interpreter(at).map_or("", |i| i.what))
+        }
         (None, Some(at)) if anonymous(object) => Object::TakenAt(at.to_string()),
         // Stacks and anonymous mappings move from run to run (the kernel randomises where they
         // start): one unnamed object of a class there is the same in every run of the point.

@@ -1,7 +1,9 @@
 //! What fixing a cause would buy: each run shortened by what its waits cost along the critical
 //! path, bounded by the idle capacity they left (a wait that other work filled buys nothing), and
 //! the speed-up that follows, with an interval for what a sweep without the cause would measure:
-//! the runs resampled, the measured speed-up's own interval, and the new sweep's noise.
+//! the runs resampled, the measured speed-up's own interval, and the new sweep's noise, around
+//! the range from a fix that leaves the machine's load and the watching as long as they were to
+//! one that takes the watching and the capacity nothing explained with it.
 
 use super::ledger::{Cause, Item, Ledger};
 use crate::results::Phase;
@@ -83,6 +85,12 @@ fn goes_with_the_wall(cause: &Cause) -> bool {
 /// baseline's CPU for the same work spread over the share of the CPUs those causes leave: the
 /// machine's load and the watching stay after the fix.
 fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), feeder: bool) -> f64 {
+    shortened_as(items, l, k, (wall, cpus), feeder, true)
+}
+
+/// [`shortened`], with the causes that go with the wall time shrinking with it (`shrink`) or
+/// keeping their core-seconds: the machine's load and the watching may stay as long as they were.
+fn shortened_as(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), feeder: bool, shrink: bool) -> f64 {
     let c = cpus.max(1.0);
     let w1 = wall - sooner(items, l, k, cpus, feeder);
     let p: f64 = l
@@ -94,7 +102,7 @@ fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), fe
         .min(0.9 * c * wall);
     // p × W'/wall of them is left at the wall W': W' = w1 − p (1 − W'/wall) / c.
     let left = if wall > 0.0 { 1.0 - p / (c * wall) } else { 1.0 };
-    let w = if wall > 0.0 { (w1 - p / c) / left } else { w1 };
+    let w = if wall > 0.0 && shrink { (w1 - p / c) / left } else { w1 };
     w.min(w1).max(l.useful_s / (c * left))
 }
 
@@ -143,6 +151,14 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
         .collect();
     let most = m.at.max(m.speedup);
     let upper = m.speedup * ratio(runs.iter().zip(at_most(items, l, feeder)).map(|(r, s)| (r.0, s)));
+    // The least it could buy: the machine's load and the watching keep their core-seconds.
+    let lower = m.speedup
+        * ratio(
+            l.walls
+                .iter()
+                .enumerate()
+                .map(|(k, &(wall, cpus))| (wall, shortened_as(items, l, k, (wall, cpus), feeder, false))),
+        );
     let f = ratio(runs.iter().copied());
     // Removing a cause cannot take the speed-up past the count itself: a program that mostly
     // waits on purpose (sleeps, paced input) has little CPU work to bound the run below.
@@ -161,7 +177,7 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
         let h_f = half(lo, hi);
         let h_s = m.ci95.map_or(0.0, |c| half(c[0], c[1]));
         let h = (h_f * h_f + 2.0 * h_s * h_s).sqrt();
-        [(without * (-h).exp()).min(most), (upper.max(without) * h.exp()).min(most)]
+        [(lower.min(without) * (-h).exp()).min(most), (upper.max(without) * h.exp()).min(most)]
     });
     Some(WhatIf { at: m.at, speedup: m.speedup, without, without_ci95: ci, sooner_s })
 }
