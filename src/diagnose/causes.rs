@@ -1086,4 +1086,28 @@ mod tests {
         // while the other still runs; that thread is a peer, not a feeder.
         assert_eq!(kind(&waiting(0.005, 0.09)), Some(Kind::LoadImbalance));
     }
+
+    #[test]
+    fn a_what_if_measured_under_other_processes_load_says_so() {
+        let run = |load: f64| {
+            let lock = item(Cause::Wait { class: Class::Lock, object: "app!queue_lock+0x0".into() }, 0.5, 0.6);
+            let other = item(Cause::OtherLoad, load, load / 0.8);
+            let l =
+                Ledger { lost_s: 0.8, gap: 0.4, walls: vec![(1.0, 2.0)], items: vec![lock, other], ..ledger(1.2, 1.2) };
+            let shares = |_: Class, _: Option<&Pick>| Vec::new();
+            let measured = Some(Measured { at: 2.0, speedup: 1.2, ci95: None });
+            let scope = Scope { measured, ..starved_scope(&[], &shares) };
+            let mut out = Vec::new();
+            findings(&scope, &l, &mut out);
+            let lock = out.into_iter().find(|f| f.kind == Kind::LockContention).expect("the lock's finding");
+            assert!(lock.what_if.is_some(), "{lock:?}");
+            lock.evidence
+        };
+        let loaded = run(0.3);
+        assert!(
+            loaded.iter().any(|e| e.starts_with("other processes (or the hypervisor) held 15% of the CPU capacity")),
+            "{loaded:?}"
+        );
+        assert!(!run(0.1).iter().any(|e| e.contains("of the CPU capacity during these runs")));
+    }
 }
