@@ -205,11 +205,14 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
         };
         parts.iter().map(weighted).sum::<f64>().round() as u64
     };
+    let (peak_pss_bytes, peak_rss_bytes) = (peak(most[0], |m| m.peak_pss_bytes), peak(most[1], |m| m.peak_rss_bytes));
+    // The parts' means add up what each read at its own moments: copies sharing pages read more
+    // each before the others map them, so the sum can pass the tree's peak, which no mean can.
     let memory = RunMemory {
-        peak_pss_bytes: peak(most[0], |m| m.peak_pss_bytes),
-        mean_pss_bytes: mean(|m| m.mean_pss_bytes),
-        peak_rss_bytes: peak(most[1], |m| m.peak_rss_bytes),
-        mean_rss_bytes: mean(|m| m.mean_rss_bytes),
+        peak_pss_bytes,
+        mean_pss_bytes: mean(|m| m.mean_pss_bytes).min(peak_pss_bytes),
+        peak_rss_bytes,
+        mean_rss_bytes: mean(|m| m.mean_rss_bytes).min(peak_rss_bytes),
         peak_uss_bytes: parts.iter().map(|p| p.memory.peak_uss_bytes).sum(),
         peak_swap_bytes: peak(most[2], |m| m.peak_swap_bytes),
         peak_vmem_bytes: peak(most[3], |m| m.peak_vmem_bytes),
