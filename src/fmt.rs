@@ -37,6 +37,11 @@ pub fn tenths(x: f64) -> String {
     if (x - x.round()).abs() < 0.05 { format!("{x:.0}") } else { format!("{x:.1}") }
 }
 
+/// ` [1.72, 1.95]`: a speed-up's interval to two decimals, after its figure; nothing without one.
+pub fn interval(ci: Option<[f64; 2]>) -> String {
+    ci.map(|c| format!(" [{:.2}, {:.2}]", c[0], c[1])).unwrap_or_default()
+}
+
 /// `1st`, `2nd`, `3rd`, `4th`…
 pub fn ordinal(n: usize) -> String {
     let suffix = match (n % 10, n % 100) {

@@ -3,8 +3,9 @@
 
 use super::Set;
 use crate::analysis::count_label;
+use crate::fmt::interval;
 use crate::results::Results;
-use crate::results::findings::{Finding, WhatIf, fix_name, is_fix};
+use crate::results::findings::{WhatIf, fix_name, fixes};
 
 /// `lock-contention at 2 threads: before 1.01×, predicted 1.69× [1.42, 2.00] without it; after
 /// 1.82× [1.74, 1.90]: inside the interval, 8% above the prediction`: one line per fix the
@@ -12,15 +13,8 @@ use crate::results::findings::{Finding, WhatIf, fix_name, is_fix};
 pub fn lines(sets: &[Set], reference: usize) -> Vec<String> {
     let Some(before) = sets.get(reference).and_then(|s| s.doc.as_ref()) else { return Vec::new() };
     let Some(param) = before.analysis.as_ref().map(|a| a.axis.param.clone()) else { return Vec::new() };
-    let fixes: Vec<(&Finding, &WhatIf)> = before
-        .findings
-        .iter()
-        .filter(|f| is_fix(f))
-        .filter_map(|f| Some((f, f.what_if.as_ref()?)))
-        .filter(|(_, w)| w.gain() >= 0.01)
-        .collect();
     let mut out = Vec::new();
-    for (f, w) in fixes {
+    for (f, w) in fixes(&before.findings) {
         for (i, after) in sets.iter().enumerate() {
             if i == reference {
                 continue;
@@ -48,7 +42,6 @@ fn line(
     (before, after): (&str, &str),
     (obtained, ci): (f64, Option<[f64; 2]>),
 ) -> String {
-    let interval = |c: Option<[f64; 2]>| c.map(|c| format!(" [{:.2}, {:.2}]", c[0], c[1])).unwrap_or_default();
     let off = obtained / w.without - 1.0;
     let direction = if off >= 0.0 { "above" } else { "below" };
     let judged = match w.without_ci95 {

@@ -189,7 +189,7 @@ impl Finding {
     /// runs 80 ms shorter)`, or nothing without a what-if; `at` says a count in words.
     pub fn what_if_text(&self, at: &dyn Fn(f64) -> String) -> Option<String> {
         let w = self.what_if.as_ref()?;
-        let ci = w.without_ci95.map(|c| format!(" [{:.2}, {:.2}]", c[0], c[1])).unwrap_or_default();
+        let ci = crate::fmt::interval(w.without_ci95);
         let what = match self.kind {
             Kind::LockContention | Kind::WaitForWork | Kind::IoBound => "without these waits",
             Kind::LoadImbalance => "with the work evenly spread",
@@ -219,16 +219,11 @@ impl Finding {
 /// only good to know are no fixes; two of one kind are told apart by their order in the list
 /// (`lock-contention (2nd of 2)`). `at` says a count in words (`2 threads`).
 pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<String> {
-    let mut fixes: Vec<(&Finding, &WhatIf)> = findings
-        .iter()
-        .filter(|f| is_fix(f))
-        .filter_map(|f| Some((f, f.what_if.as_ref()?)))
-        .filter(|(_, w)| w.gain() >= 0.01)
-        .collect();
+    let mut fixes = fixes(findings);
     fixes.sort_by(|a, b| b.1.gain().total_cmp(&a.1.gain()));
     let name = |f: &Finding| fix_name(findings, f);
     let ((f, w), rest) = fixes.split_first()?;
-    let ci = w.without_ci95.map(|c| format!(" [{:.2}, {:.2}]", c[0], c[1])).unwrap_or_default();
+    let ci = crate::fmt::interval(w.without_ci95);
     let mut out = format!(
         "fix the {} first: {:+.2}× ({:.2}× → {:.2}×{ci} at {})",
         name(f),
@@ -241,6 +236,17 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
         out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
     }
     Some(out)
+}
+
+/// The findings that are fixes to make (see [`is_fix`]) with a what-if worth a hundredth of a
+/// core, in their order.
+pub fn fixes(findings: &[Finding]) -> Vec<(&Finding, &WhatIf)> {
+    findings
+        .iter()
+        .filter(|f| is_fix(f))
+        .filter_map(|f| Some((f, f.what_if.as_ref()?)))
+        .filter(|(_, w)| w.gain() >= 0.01)
+        .collect()
 }
 
 /// A fixable finding's name among `findings`: its kind, and its place among the fixable findings
