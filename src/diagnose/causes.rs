@@ -326,11 +326,10 @@ fn identity(object: &str, class: Class, waits: &[Wait]) -> (Option<Known>, Objec
     // A well-known object is one finding, whichever of its words (a mutex, a condition variable)
     // they wait on; anonymous objects taken at one place in the code (a lock per job, per queue)
     // are one finding too.
+    let interpreter = taken_at.and_then(known::interpreter).filter(|_| anonymous(object));
     let key = match (known, taken_at) {
         (Some(k), _) => Object::Known(k.id),
-        (None, Some(at)) if anonymous(object) && known::interpreter(at).is_some() => {
-            Object::InInterpreter(known::interpreter(at).map_or("", |i| i.what))
-        }
+        (None, _) if let Some(i) = interpreter => Object::InInterpreter(i.what),
         (None, Some(at)) if anonymous(object) => Object::TakenAt(at.to_string()),
         // Stacks and anonymous mappings move from run to run (the kernel randomises where they
         // start): one unnamed object of a class there is the same in every run of the point.
@@ -688,9 +687,8 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     evidence.extend(words.evidence);
     let what_if = scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d)));
     // The machine's load shares the idle capacity with the cause and moves from sweep to sweep.
-    let load =
-        l.items.iter().filter(|i| matches!(i.cause, Cause::OtherLoad | Cause::Stolen)).map(|i| i.core_s).sum::<f64>()
-            / (l.capacity * l.wall_s).max(1e-12);
+    let held = |c: Cause| l.item(&c).map_or(0.0, |i| i.core_s);
+    let load = (held(Cause::OtherLoad) + held(Cause::Stolen)) / (l.capacity * l.wall_s).max(1e-12);
     if what_if.is_some() && load >= LOADED_WHAT_IF {
         evidence.insert(0, wording::loaded_what_if(load));
     }
