@@ -7,7 +7,7 @@ use super::curve;
 use super::ledger::{self, Cause, Item, Useful};
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
-use crate::results::{PointResult, Results, RunRecord, SpeedupStack, StackPart};
+use crate::results::{Results, SpeedupStack, StackPart};
 
 /// Parts below this many cores are folded into their cause without an object.
 const SMALL: f64 = 0.005;
@@ -50,10 +50,11 @@ fn stack(
     // The ledger counts as useful what the baseline ran: a baseline that kept `b` CPUs busy turns
     // a speed-up `s` into `s·b` cores of useful work, and the `s·(b − 1)` beyond the speed-up went
     // to the baseline's own parallelism (helper threads, a pipeline, a runtime's workers).
-    let busy = busy_cpus(&doc.points[base.index]).filter(|b| speedup * (b - 1.0) > SMALL);
+    // CPUs busy: the baseline's %CPU, as its table row and the busy-baseline finding read it.
+    let busy = base.cpu_pct.map(|c| c / 100.0).filter(|b| speedup * (b - 1.0) > SMALL);
     let mut parts = fold(parts);
     parts.extend(busy.map(|b| StackPart {
-        cause: BUSY_BASELINE.into(),
+        cause: "busy baseline".into(),
         object: Some(format!("{b:.2} CPUs")),
         cores: speedup * (b - 1.0),
     }));
@@ -62,16 +63,6 @@ fn stack(
         SpeedupStack { series: s.label.clone(), point: top.index, count: top.count, speedup, parts, unexplained: 0.0 };
     st.unexplained = st.count - st.speedup - st.lost();
     Some(st)
-}
-
-/// The stack's part for the cores a baseline kept busy beyond one.
-pub const BUSY_BASELINE: &str = "busy baseline";
-
-/// CPUs a point's runs kept busy on average: their CPU time over their wall time.
-fn busy_cpus(p: &PointResult) -> Option<f64> {
-    let runs: Vec<&RunRecord> = p.runs.iter().filter(|r| r.counted()).collect();
-    let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
-    (wall > 0.0).then(|| runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / wall)
 }
 
 /// The ledger's causes and their mean core-seconds, with the waits on a heap object that each
