@@ -77,6 +77,17 @@ struct Files {
     io: Option<ProcFile>,
 }
 
+impl Files {
+    /// Whether the process still has its memory: a process that exited (a zombie, whose `statm`
+    /// reads all zeros, or gone) has none. Without `statm`, taken as alive.
+    fn has_memory(&mut self) -> bool {
+        match &mut self.statm {
+            Some(f) => f.read().is_some_and(|t| t.split_ascii_whitespace().next().is_some_and(|v| v != "0")),
+            None => true,
+        }
+    }
+}
+
 /// Reads the tree's memory and I/O, keeping each process's files open from one reading to the next.
 #[derive(Default)]
 pub struct TreeMemory {
@@ -95,6 +106,7 @@ impl TreeMemory {
         let page_kb = page_kb();
         let mut r = Reading::default();
         let mut io = [0u64; 4];
+        let mut read: Vec<(i32, Rollup, u64)> = Vec::with_capacity(pids.len());
         for &pid in pids {
             if self.refused.contains(&pid) {
                 continue;
@@ -122,16 +134,29 @@ impl TreeMemory {
                 self.files.remove(&pid);
                 continue;
             };
-            r.mem.rss_kb += m.rss_kb;
-            r.mem.pss_kb += m.pss_kb;
-            r.mem.uss_kb += m.uss_kb;
-            r.mem.swap_kb += m.swap_kb;
-            r.vmem_kb += f.statm.as_mut().and_then(ProcFile::read).and_then(|t| statm_vmem_kb(t, page_kb)).unwrap_or(0);
+            let vmem_kb =
+                f.statm.as_mut().and_then(ProcFile::read).and_then(|t| statm_vmem_kb(t, page_kb)).unwrap_or(0);
+            read.push((pid, m, vmem_kb));
             if let Some(c) = f.io.as_mut().and_then(ProcFile::read).and_then(io_counts) {
                 for (sum, v) in io.iter_mut().zip(c) {
                     *sum += v;
                 }
             }
+        }
+        // A process that ended while the others were read leaves its pages' shares to those read
+        // after it: four workers sharing 200 MiB read 40 each before one exits and 50 each after,
+        // 230 in all. Without the ended one's share the sum stays within the tree's footprint. A
+        // process read alone left nothing else to take its share: it counts.
+        let alone = read.len() == 1;
+        for (pid, m, vmem_kb) in read {
+            if !alone && !self.files.get_mut(&pid).is_some_and(Files::has_memory) {
+                continue;
+            }
+            r.mem.rss_kb += m.rss_kb;
+            r.mem.pss_kb += m.pss_kb;
+            r.mem.uss_kb += m.uss_kb;
+            r.mem.swap_kb += m.swap_kb;
+            r.vmem_kb += vmem_kb;
             r.processes += 1;
         }
         if r.processes == 0 {
@@ -146,7 +171,7 @@ impl TreeMemory {
 }
 
 /// The page size in KiB.
-fn page_kb() -> u64 {
+pub fn page_kb() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 { p as u64 / 1024 } else { 4 }
@@ -177,10 +202,21 @@ impl Tracker {
         let m = &mut self.peaks;
         m.peak_pss_bytes = m.peak_pss_bytes.max(r.mem.pss_kb * 1024);
         m.peak_rss_bytes = m.peak_rss_bytes.max(r.mem.rss_kb * 1024);
+        m.peak_rss_swept_bytes = m.peak_rss_swept_bytes.max(m.peak_rss_bytes);
         m.peak_uss_bytes = m.peak_uss_bytes.max(r.mem.uss_kb * 1024);
         m.peak_swap_bytes = m.peak_swap_bytes.max(r.mem.swap_kb * 1024);
         m.peak_vmem_bytes = m.peak_vmem_bytes.max(r.vmem_kb * 1024);
         m.readings += 1;
+    }
+
+    /// Adds the tree's RSS summed at a sweep of the threads, KiB.
+    pub fn swept(&mut self, rss_kb: u64) {
+        self.peaks.peak_rss_swept_bytes = self.peaks.peak_rss_swept_bytes.max(rss_kb * 1024);
+    }
+
+    /// The largest summed RSS a reading saw, KiB; `None` before the first.
+    pub fn peak_rss_kb(&self) -> Option<u64> {
+        self.last.map(|_| self.peaks.peak_rss_bytes / 1024)
     }
 
     /// The run's memory, the last reading held until `end_s`; `None` without a reading.
@@ -262,6 +298,31 @@ Locked:                0 kB
         // The two files are read moments apart, while the test harness's threads allocate.
         let near = |x: u64, y: u64| x.abs_diff(y) <= x.max(y) / 10 + 256;
         assert!(near(a.pss_kb, b.pss_kb) && near(a.rss_kb, b.rss_kb), "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn a_process_that_ended_has_no_memory_to_count() {
+        let mut live = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut ended = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pids = HashSet::from([live.id() as i32, ended.id() as i32]);
+        let mut tree = TreeMemory::default();
+        assert_eq!(tree.read(&pids).map(|r| r.processes), Some(2));
+        // Killed but not reaped: a zombie, whose files stay open and readable.
+        ended.kill().unwrap();
+        let zombie = ended.id() as i32;
+        let stat = format!("/proc/{zombie}/stat");
+        for _ in 0..200 {
+            if std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") Z")) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!tree.files.get_mut(&zombie).unwrap().has_memory(), "a zombie's memory is gone");
+        assert!(tree.files.get_mut(&(live.id() as i32)).unwrap().has_memory());
+        assert_eq!(tree.read(&pids).map(|r| r.processes), Some(1), "only the live one is counted");
+        ended.wait().unwrap();
+        live.kill().unwrap();
+        live.wait().unwrap();
     }
 
     #[test]
