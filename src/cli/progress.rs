@@ -1,5 +1,5 @@
 //! Progress during a sweep, and the sink that stores every run. On a terminal: a bar with the
-//! point, the run and the time left. Elsewhere (nohup, CI, a batch job's log): a line on stderr
+//! point, the run, the time left and the tree's PSS at its latest reading. Elsewhere (nohup, CI, a batch job's log): a line on stderr
 //! per finished point (at most one a second; faster points are counted together), and a line a
 //! minute while a long point runs, with the tree's PSS at its latest reading, so a log shows where
 //! the sweep is.
@@ -28,6 +28,9 @@ pub struct Session<'a> {
     count: Count,
     /// What is running now, for the lines.
     now: Arc<Mutex<String>>,
+    /// The bar's message without the memory, and the thread that adds the memory to it.
+    shown: Arc<Mutex<String>>,
+    ticker: Option<(Sender<()>, JoinHandle<()>)>,
 }
 
 /// Runs done and to do, kept up to date run by run (the sweep may have a million points).
@@ -109,7 +112,9 @@ impl<'a> Session<'a> {
             let last = Arc::new(Mutex::new(Instant::now()));
             Log { heartbeat: heartbeat(last.clone(), now.clone()), last, pending: Vec::new() }
         });
-        let s = Session { store, bar, log, count, now };
+        let shown = Arc::new(Mutex::new(String::new()));
+        let ticker = (terminal && !show_output).then(|| ticker(bar.clone(), shown.clone())).flatten();
+        let s = Session { store, bar, log, count, now, shown, ticker };
         s.bar.set_length(s.count.runs_done + s.count.left());
         s.bar.set_position(s.count.runs_done);
         s
@@ -117,6 +122,10 @@ impl<'a> Session<'a> {
 
     /// Removes the bar, and writes the line of the last points finished.
     pub fn finish(&mut self) {
+        if let Some((tx, handle)) = self.ticker.take() {
+            drop(tx);
+            let _ = handle.join();
+        }
         self.bar.finish_and_clear();
         if let Some(log) = &mut self.log {
             if let Some((tx, handle)) = log.heartbeat.take() {
@@ -197,6 +206,23 @@ fn heartbeat(last: Arc<Mutex<Instant>>, now: Arc<Mutex<String>>) -> Option<(Send
     Some((tx, handle))
 }
 
+/// A thread that adds the tree's PSS at the sampler's latest reading to the bar's message once a
+/// second, while a run goes on.
+fn ticker(bar: ProgressBar, shown: Arc<Mutex<String>>) -> Option<(Sender<()>, JoinHandle<()>)> {
+    let (tx, rx) = mpsc::channel::<()>();
+    let handle = std::thread::Builder::new()
+        .name("scalescope-ticker".into())
+        .spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(1)) {
+                let Some(b) = crate::sample::live_pss_bytes() else { continue };
+                let Ok(message) = shown.lock().map(|s| s.clone()) else { return };
+                bar.set_message(format!("{message} · PSS {}", crate::report::format::bytes(b as f64)));
+            }
+        })
+        .ok()?;
+    Some((tx, handle))
+}
+
 /// `1:05:03`, `4:02`, `0:09`.
 fn clock(d: Duration) -> String {
     let s = d.as_secs();
@@ -251,7 +277,11 @@ impl Sink for Session<'_> {
                     format!("run {}/{target}", progress[point].done + 1)
                 };
                 let left = self.count.time_left().map_or(String::new(), |t| format!(" · about {} left", clock(t)));
-                self.bar.set_message(format!("{} · {what}{left}", p.label()));
+                let message = format!("{} · {what}{left}", p.label());
+                self.bar.set_message(message.clone());
+                if let Ok(mut shown) = self.shown.lock() {
+                    *shown = message;
+                }
                 if let Ok(mut now) = self.now.lock() {
                     *now = format!("{} ({what}) · {}", p.label(), self.count.status());
                 }

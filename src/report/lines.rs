@@ -62,7 +62,43 @@ pub fn notes(doc: &Results) -> Vec<String> {
         doc.points.iter().flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label()))).collect();
     out.extend(added(doc));
     out.extend(doc.points.iter().filter_map(memory_gap));
+    out.extend(doc.points.iter().filter_map(memory_missed));
     out
+}
+
+/// A resident peak above the highest memory reading by this share of it, and by
+/// [`MISSED_BYTES`], is named.
+const MISSED_SHARE: f64 = 0.05;
+/// See [`MISSED_SHARE`].
+const MISSED_BYTES: u64 = 4 << 20;
+
+/// `threads=4: the tree's resident memory reached 313 MiB between memory readings (run 2; 4 of 4
+/// runs so), 90 MiB above the highest reading: its peak PSS may be as much short`, from the sweeps'
+/// view of each process's resident set and `wait4`'s largest process, either of which the
+/// readings' summed RSS should have reached.
+fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
+    let missed: Vec<(usize, u64, u64)> = p
+        .runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let m = r.threads.as_ref()?.memory?;
+            let seen = m.peak_rss_swept_bytes.max(r.max_rss_bytes);
+            let short = seen.saturating_sub(m.peak_rss_bytes);
+            (short >= MISSED_BYTES && short as f64 >= MISSED_SHARE * seen as f64).then_some((i, seen, short))
+        })
+        .collect();
+    let &(i, seen, short) = missed.iter().max_by_key(|m| m.2)?;
+    let bytes = |b: u64| super::format::bytes(b as f64);
+    Some(format!(
+        "{}: the tree's resident memory reached {} between memory readings (run {}; {} of {} runs so), {} above the highest reading: its peak PSS may be as much short",
+        p.label(),
+        bytes(seen),
+        i + 1,
+        missed.len(),
+        p.runs.len(),
+        bytes(short)
+    ))
 }
 
 /// A last memory reading before this share of a run leaves its end unread.

@@ -29,6 +29,10 @@ pub struct PointStats {
     /// Peak PSS of the run's whole process tree (the sampler's `threads.memory`), when read.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub peak_pss_bytes: Option<Summary>,
+    /// Time-weighted mean PSS of the run's whole process tree over each run, when read: what
+    /// the run held for most of its time, beside its peak.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mean_pss_bytes: Option<Summary>,
     /// Throughput in the sweep's throughput unit.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub throughput: Option<Summary>,
@@ -66,6 +70,7 @@ pub fn stats(runs: &[RunRecord]) -> PointStats {
         cpu_pct: of(&|r| Some(r.cpu_pct)),
         max_rss_bytes: of(&|r| Some(r.max_rss_bytes as f64)),
         peak_pss_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.peak_pss_bytes as f64)),
+        mean_pss_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.mean_pss_bytes as f64)),
         throughput: of(&|r| r.throughput),
         metrics,
     }

@@ -17,6 +17,12 @@ pub struct RunMemory {
     pub peak_rss_bytes: u64,
     /// Time-weighted mean of the summed RSS, bytes.
     pub mean_rss_bytes: u64,
+    /// Largest RSS summed over the tree's processes as the sampler's sweeps saw it (from each
+    /// process's `stat`, every sweep, where the readings above come far fewer), bytes: above
+    /// `peak_rss_bytes` when the readings missed a moment the tree held more. For ranks and copies,
+    /// the largest part's.
+    #[serde(default)]
+    pub peak_rss_swept_bytes: u64,
     /// Largest USS (private pages) summed over the tree, bytes.
     pub peak_uss_bytes: u64,
     /// Largest swap used by the tree, bytes.
@@ -38,6 +44,7 @@ impl RunMemory {
         self.mean_pss_bytes += o.mean_pss_bytes;
         self.peak_rss_bytes += o.peak_rss_bytes;
         self.mean_rss_bytes += o.mean_rss_bytes;
+        self.peak_rss_swept_bytes = self.peak_rss_swept_bytes.max(o.peak_rss_swept_bytes);
         self.peak_uss_bytes += o.peak_uss_bytes;
         self.peak_swap_bytes += o.peak_swap_bytes;
         self.peak_vmem_bytes += o.peak_vmem_bytes;

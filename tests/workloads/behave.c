@@ -13,6 +13,8 @@
  *   share K MB      map and touch MB megabytes, then fork K workers that only read them for 1 s
  *                   (the tree's PSS stays MB while its summed RSS is K + 1 times that)
  *   grow MB         touch MB megabytes steadily over 1.5 s, then exit
+ *   spike MB        sleep 0.3 s, touch MB megabytes at once and unmap them at once, sleep 0.3 s
+ *                   (the tree holds its peak for a moment no paced reading is likely to catch)
  *   perworker K MB  K threads each touch MB megabytes of their own, then all hold them for 1 s
  *                   (the tree's PSS grows by MB per thread)
  *   mapfile FILE    map FILE read-only and read it for 0.6 s, 0.4 s more per SCALESCOPE_RANK (copies
@@ -267,6 +269,15 @@ int main(int argc, char **argv) {
             }
         }
         while (wait(0) > 0) {}
+    } else if (!strcmp(mode, "spike") && argc > 2) {
+        size_t len = (size_t)atol(argv[2]) << 20;
+        usleep(300000);
+        char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return 1;
+        memset(p, 1, len);
+        sink = p[len / 2];
+        munmap(p, len);
+        usleep(300000);
     } else if (!strcmp(mode, "grow") && argc > 2) {
         size_t len = (size_t)atol(argv[2]) << 20, step = len / 150;
         char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

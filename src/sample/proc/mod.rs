@@ -13,7 +13,7 @@ mod tree;
 
 pub(crate) use classify::{Site, blocked};
 pub(crate) use cpu::{CpuSampler, MAX_THREADS as MAX_CPU_EVENTS, refusal as cpu_refusal};
-pub(crate) use memory::{Tracker, TreeMemory, live_pss_bytes, set_live_pss_kb};
+pub(crate) use memory::{Tracker, TreeMemory, live_pss_bytes, page_kb, set_live_pss_kb};
 pub(crate) use pause::{Pause, Woken};
 pub(crate) use thread::Thread;
 pub(crate) use time_series::{Counts, Part, Recorder, sum_parts};

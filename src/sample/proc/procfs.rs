@@ -72,6 +72,8 @@ pub struct Stat {
     pub stime: u64,
     /// Start time in clock ticks since boot.
     pub starttime: u64,
+    /// The process's resident set, in pages (the same for all its threads).
+    pub rss_pages: u64,
 }
 
 /// Parses stat; the name may hold spaces and parentheses, so fields are counted after the last `)`.
@@ -89,6 +91,7 @@ pub fn stat(text: &str) -> Option<Stat> {
         utime: num(14)?,
         stime: num(15)?,
         starttime: num(22)?,
+        rss_pages: num(24).unwrap_or(0),
     })
 }
 

@@ -213,6 +213,7 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
         mean_pss_bytes: mean(|m| m.mean_pss_bytes).min(peak_pss_bytes),
         peak_rss_bytes,
         mean_rss_bytes: mean(|m| m.mean_rss_bytes).min(peak_rss_bytes),
+        peak_rss_swept_bytes: parts.iter().map(|p| p.memory.peak_rss_swept_bytes).max().unwrap_or(0),
         peak_uss_bytes: parts.iter().map(|p| p.memory.peak_uss_bytes).sum(),
         peak_swap_bytes: peak(most[2], |m| m.peak_swap_bytes),
         peak_vmem_bytes: peak(most[3], |m| m.peak_vmem_bytes),
