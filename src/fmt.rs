@@ -2,6 +2,17 @@
 //! Below every module that prints, so that a figure reads alike in a finding, a report and a
 //! comparison; each variant rounds in its own named way, so that no text changes by accident.
 
+/// Writes a line to stderr like `eprintln!`, but drops it when stderr is gone (a closed pipe:
+/// `scalescope run … 2>&1 | head`) instead of panicking mid-sweep: the sweep goes on and its
+/// results and report are written.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
 /// `31%`: a share (0.31) in whole percent.
 pub fn pct(share: f64) -> String {
     // A share that rounds to nothing reads `0%`, never `-0%`.

@@ -22,7 +22,7 @@ pub fn demo(args: &DemoArgs) -> Result<Exit, Error> {
                 .join(format!("{}-demo", crate::results::time::local_stamp())),
         )
     });
-    eprintln!(
+    crate::fmt::say!(
         "scalescope demo: the built-in 'scalable' probe (threads burning CPU, sharing nothing) over 1..{nproc} threads, \
          plus {} threads to oversubscribe the {nproc} CPUs. Your own program: scalescope run --param threads=1,2,4 -- PROGRAM -t {{threads}}",
         2 * nproc

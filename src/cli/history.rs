@@ -33,7 +33,7 @@ pub fn record(doc: &Results, dir: &Path, args: &RecordArgs) {
         return;
     }
     let Some(path) = hist::location(args.history.as_deref()) else {
-        eprintln!(
+        crate::fmt::say!(
             "scalescope: the sweep was not recorded in the history: no home folder to keep it in (set {} or use --history PATH)",
             hist::ENV
         );
@@ -42,8 +42,8 @@ pub fn record(doc: &Results, dir: &Path, args: &RecordArgs) {
     let source = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let sweep = Sweep::of_results(doc, &source.display().to_string());
     match History::create(&path).and_then(|mut h| record::insert(&mut h, &sweep)) {
-        Ok(id) => eprintln!("history: sweep #{id} recorded in {}", path.display()),
-        Err(e) => eprintln!(
+        Ok(id) => crate::fmt::say!("history: sweep #{id} recorded in {}", path.display()),
+        Err(e) => crate::fmt::say!(
             "scalescope: the sweep was not recorded in the history: {e}; its results are in {} (record them later with `scalescope history import {}`)",
             dir.display(),
             dir.display()

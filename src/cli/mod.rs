@@ -117,13 +117,13 @@ fn clap_error(e: &clap::Error) -> i32 {
             && args[i - 2] == "--param"
             && !args[i - 1].contains('=')
         {
-            eprintln!(
+            crate::fmt::say!(
                 "scalescope: --param {name} {stray}: write a parameter and its values as one word, --param {name}={stray}",
                 name = args[i - 1]
             );
             return 2;
         }
-        eprintln!(
+        crate::fmt::say!(
             "scalescope: unexpected argument '{arg}': put the command to measure after `--`, e.g. scalescope run --param threads=1,2 -- xz -T{{threads}} -k -c FILE"
         );
         return 2;

@@ -71,7 +71,7 @@ pub fn settle(
                 })
                 .collect();
             for u in &undecided {
-                eprintln!("scalescope: {why} before telling {u}; --budget sets how long to measure");
+                crate::fmt::say!("scalescope: {why} before telling {u}; --budget sets how long to measure");
             }
             set_undecided(&mut store.doc, undecided);
             store.save()?;
@@ -84,7 +84,7 @@ pub fn settle(
                 q.points.iter().filter_map(|p| targets.get(p).map(|t| (*p, t - done(&store.doc, *p)))).collect();
             let Some(&(_, most)) = points.iter().max_by_key(|(_, n)| *n) else { continue };
             let labels: Vec<String> = points.iter().map(|(p, _)| store.doc.points[*p].label()).collect();
-            eprintln!(
+            crate::fmt::say!(
                 "scalescope: {most} more run{} of {} to tell {} ({})",
                 if most == 1 { "" } else { "s" },
                 labels.join(" and "),

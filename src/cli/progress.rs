@@ -170,7 +170,7 @@ fn flush(log: &mut Log, count: &Count) {
         1 => String::new(),
         n => format!(" (and {} more finished since the last line)", n - 1),
     };
-    eprintln!("scalescope: {latest}{others} · {}", count.status());
+    crate::fmt::say!("scalescope: {latest}{others} · {}", count.status());
     log.pending.clear();
     if let Ok(mut l) = log.last.lock() {
         *l = Instant::now();
@@ -194,7 +194,7 @@ fn heartbeat(last: Arc<Mutex<Instant>>, now: Arc<Mutex<String>>) -> Option<(Send
                     // The tree's memory at the sampler's latest reading, when it reads it.
                     let memory = crate::sample::live_pss_bytes()
                         .map_or(String::new(), |b| format!(" · PSS {}", crate::report::format::bytes(b as f64)));
-                    eprintln!(
+                    crate::fmt::say!(
                         "scalescope: still running {}{memory}",
                         now.lock().map(|s| s.clone()).unwrap_or_default()
                     );

@@ -22,13 +22,13 @@ pub fn report(args: &ReportArgs) -> Result<Exit, Error> {
             .into());
         }
         view::write(path, &folded)?;
-        eprintln!("folded stacks: {}", path.display());
+        crate::fmt::say!("folded stacks: {}", path.display());
     }
     match args.format {
         ReportFormat::Html => {
             let path = args.out.clone().unwrap_or_else(|| dir.join(html::REPORT_HTML));
             view::write(&path, &view::html_report(&doc, &sections, timeline))?;
-            eprintln!("report: {}", path.display());
+            crate::fmt::say!("report: {}", path.display());
         }
         ReportFormat::Md => {
             let text = sections.markdown(&doc);
@@ -45,7 +45,7 @@ pub fn report(args: &ReportArgs) -> Result<Exit, Error> {
             for f in &figs {
                 view::write(&out.join(format!("{}.svg", f.id)), &format!("{}\n", f.svg))?;
             }
-            eprintln!("{} charts in {}", figs.len(), out.display());
+            crate::fmt::say!("{} charts in {}", figs.len(), out.display());
         }
     }
     Ok(Exit::Done)

@@ -122,13 +122,13 @@ pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
         view::print_and_export(&store.doc, &sections, Some(store.dir()), &args.view)?;
     }
     if store.recreated.get() {
-        eprintln!(
+        crate::fmt::say!(
             "scalescope: warning: the results folder {} was deleted during the sweep; it was made again with every run",
             store.dir().display()
         );
     }
     if let Some(m) = message {
-        eprintln!("scalescope: {m}");
+        crate::fmt::say!("scalescope: {m}");
     }
     if status == Status::Complete && measured {
         super::history::record(&store.doc, store.dir(), &args.record);
@@ -166,7 +166,7 @@ fn measure_ceiling(plan: &Plan) -> Result<Ceiling, Error> {
     }
     let files: Vec<PathBuf> = plan.ceiling.iter().map(PathBuf::from).collect();
     let cold = !plan.evict.is_empty();
-    eprintln!(
+    crate::fmt::say!(
         "scalescope: measuring the read ceiling of {} ({}) with readspeed at {} thread counts",
         plan.ceiling.join(" "),
         if cold { "cold" } else { "as cached" },
@@ -174,7 +174,7 @@ fn measure_ceiling(plan: &Plan) -> Result<Ceiling, Error> {
     );
     Ok(ceiling::measure(&files, &counts, cold, |p| {
         let s = if p.threads == 1 { "" } else { "s" };
-        eprintln!("  {} thread{s}: {:.1} MB/s ({})", p.threads, p.bytes_per_s / 1e6, p.how);
+        crate::fmt::say!("  {} thread{s}: {:.1} MB/s ({})", p.threads, p.bytes_per_s / 1e6, p.how);
     })?)
 }
 
@@ -182,12 +182,12 @@ fn measure_ceiling(plan: &Plan) -> Result<Ceiling, Error> {
 fn start(args: &RunArgs, params: &[String]) -> Result<Option<Store>, Error> {
     let plan = plan::build(&request(args, params), machine::allowed_cpus())?;
     for name in plan.unused_params() {
-        eprintln!(
+        crate::fmt::say!(
             "scalescope: warning: the parameter '{name}' appears nowhere (not in the command, --env, the hooks, --work or --evict): its points all run the same thing"
         );
     }
     for (name, odd) in plan.uncounted_params() {
-        eprintln!(
+        crate::fmt::say!(
             "scalescope: warning: '{name}' reads as a count of workers, but {}: nothing is counted along it, so no speed-up is computed (counts are written 1,2,4 or 1..8)",
             if odd.len() == 1 {
                 format!("'{}' is not a number", odd[0])
@@ -342,7 +342,7 @@ fn resume(args: &RunArgs, params: &[String], dir: &Path) -> Result<Store, Error>
             Usage(format!("the plan in {} no longer matches its points; start a new sweep", dir.display())).into()
         );
     }
-    eprintln!(
+    crate::fmt::say!(
         "scalescope: resuming {} with the command it recorded: {}{}",
         dir.display(),
         // The template as the user typed it: placeholders unquoted.

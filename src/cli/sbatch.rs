@@ -42,7 +42,7 @@ pub fn sbatch(a: &SbatchArgs) -> Result<Exit, Error> {
     match &a.out {
         Some(p) => {
             view::write(p, &s)?;
-            eprintln!("wrote {}; submit it with: sbatch {}", p.display(), p.display());
+            crate::fmt::say!("wrote {}; submit it with: sbatch {}", p.display(), p.display());
         }
         None => view::print(&s)?,
     }

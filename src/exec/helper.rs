@@ -42,7 +42,7 @@ pub(crate) fn serve_if_asked() -> Option<i32> {
     Some(match serve(parent) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("scalescope: the spawn helper stopped: {e}");
+            crate::fmt::say!("scalescope: the spawn helper stopped: {e}");
             1
         }
     })

@@ -46,7 +46,7 @@ impl History {
         let network = path.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
         let network = network.and_then(fsinfo::network_fs);
         if let Some(fs) = network {
-            eprintln!(
+            crate::fmt::say!(
                 "scalescope: warning: the history {shown} is on a network file system ({fs}): SQLite's locks are not safe there when several machines write at once; point --history or {} at a local disk",
                 super::ENV
             );

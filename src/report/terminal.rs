@@ -37,7 +37,9 @@ pub fn paint(text: &str, style: Style, colour: bool) -> String {
 
 /// Prints `scalescope: warning: MESSAGE` on stderr, the word in colour when stderr allows it.
 pub fn warn(message: &str) {
-    anstream::eprintln!("scalescope: {WARNING}warning:{WARNING:#} {message}");
+    use std::io::Write as _;
+    // Dropped when stderr is gone (a closed pipe), as every line of `fmt::say!`.
+    let _ = writeln!(anstream::stderr(), "scalescope: {WARNING}warning:{WARNING:#} {message}");
 }
 
 /// Renders the table with columns padded to their widest cell.

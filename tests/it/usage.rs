@@ -127,3 +127,18 @@ fn every_reader_refuses_a_broken_results_file_in_one_sentence() {
         }
     }
 }
+
+/// `scalescope run … 2>&1 | head -1`: the pipe closes after the first progress line, and the sweep
+/// goes on to its end, writes its report and exits 0 (it had panicked, exit 101, with no report).
+#[test]
+fn a_closed_output_pipe_neither_crashes_nor_loses_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "'{}' run -r 3 -w 0 -o r --param k=5,6 -- sleep 0.{{k}} 2>&1 | head -1; exit ${{PIPESTATUS[0]}}",
+        crate::common::bin().display()
+    );
+    let o = std::process::Command::new("bash").args(["-c", &script]).current_dir(dir.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join("r/report.html").exists(), "the report is written");
+    assert_eq!(crate::common::results(&dir.path().join("r")).run_count(), 6);
+}
