@@ -275,6 +275,11 @@ impl Sweep<'_> {
                 let _ = std::fs::remove_dir(base);
             }
         }
+        // A process may have held more between two memory readings than any reading saw.
+        let max_rss = record.max_rss_bytes;
+        if let Some(m) = record.threads.as_mut().and_then(|t| t.memory.as_mut()) {
+            m.at_least_resident(max_rss);
+        }
         if !run.warmup || !record.succeeded() {
             record.stdout = save_output(sink, &run.stem, "stdout", &outcome.stdout).map(Box::new);
             record.stderr = save_output(sink, &run.stem, "stderr", &outcome.stderr).map(Box::new);

@@ -66,17 +66,13 @@ pub fn notes(doc: &Results) -> Vec<String> {
     out
 }
 
-/// A resident peak above the highest memory reading by this share of it, and by
-/// [`MISSED_BYTES`], is named.
-const MISSED_SHARE: f64 = 0.05;
-/// See [`MISSED_SHARE`].
-const MISSED_BYTES: u64 = 4 << 20;
-
 /// `threads=4: the tree's resident memory reached 313 MiB between memory readings (run 2; 4 of 4
 /// runs so), 90 MiB above the highest reading: its peak PSS may be as much short`, from the sweeps'
 /// view of each process's resident set and `wait4`'s largest process, either of which the
-/// readings' summed RSS should have reached.
+/// readings' summed RSS should have reached; where `wait4`'s raised the peak PSS
+/// ([`crate::results::RunMemory::at_least_resident`]), says by how much instead.
 fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
+    use crate::results::{RAISED_BYTES, RAISED_SHARE};
     let missed: Vec<(usize, u64, u64)> = p
         .runs
         .iter()
@@ -85,20 +81,29 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
             let m = r.threads.as_ref()?.memory?;
             let seen = m.peak_rss_swept_bytes.max(r.max_rss_bytes);
             let short = seen.saturating_sub(m.peak_rss_bytes);
-            (short >= MISSED_BYTES && short as f64 >= MISSED_SHARE * seen as f64).then_some((i, seen, short))
+            (short >= RAISED_BYTES && short as f64 >= RAISED_SHARE * seen as f64).then_some((i, seen, short))
         })
         .collect();
     let &(i, seen, short) = missed.iter().max_by_key(|m| m.2)?;
     let bytes = |b: u64| super::format::bytes(b as f64);
-    Some(format!(
-        "{}: the tree's resident memory reached {} between memory readings (run {}; {} of {} runs so), {} above the highest reading: its peak PSS may be as much short",
-        p.label(),
-        bytes(seen),
-        i + 1,
-        missed.len(),
-        p.runs.len(),
-        bytes(short)
-    ))
+    let runs = format!("run {}; {} of {} runs so", i + 1, missed.len(), p.runs.len());
+    let m = p.runs[i].threads.as_ref()?.memory?;
+    Some(match m.peak_pss_read_bytes {
+        Some(read) => format!(
+            "{}: a process held {} resident between memory readings ({runs}), {} above the highest reading: its peak PSS counts it, {} where the readings saw {}",
+            p.label(),
+            bytes(seen),
+            bytes(short),
+            bytes(m.peak_pss_bytes),
+            bytes(read)
+        ),
+        None => format!(
+            "{}: the tree's resident memory reached {} between memory readings ({runs}), {} above the highest reading: its peak PSS may be as much short",
+            p.label(),
+            bytes(seen),
+            bytes(short)
+        ),
+    })
 }
 
 /// A last memory reading before this share of a run leaves its end unread.

@@ -40,7 +40,7 @@ pub use load::{LoadError, OLDEST_SCHEMA, load};
 pub use phase::{Phase, Phases};
 pub use point_stats::PointStats;
 pub use provenance::Provenance;
-pub use run_memory::RunMemory;
+pub use run_memory::{RAISED_BYTES, RAISED_SHARE, RunMemory};
 pub use run_record::{HELD_MIN_S, HELD_SHARE, OutputFile, RankPart, RunRecord, signal_name};
 use schemars::JsonSchema;
 pub use sequential::{Added, Sequential};

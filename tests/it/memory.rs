@@ -70,8 +70,10 @@ fn a_run_that_allocates_steadily_has_a_rising_memory_series_drawn_in_the_report(
     assert!(m.peak_pss_bytes as f64 / MIB >= 90.0, "the peak of 100 MiB is read: {m:?}");
 }
 
+/// A process that touches 200 MiB and unmaps it at once, between two readings: `wait4` saw the
+/// peak the readings missed, the peak PSS counts it and the notes say by how much it was raised.
 #[test]
-fn a_peak_held_for_a_moment_between_readings_is_named_in_the_notes() {
+fn a_peak_held_for_a_moment_between_readings_is_counted_and_named_in_the_notes() {
     let dir = tempfile::tempdir().unwrap();
     let exe = behave().to_str().unwrap().to_string();
     let o = sweep(dir.path(), "-r 3 -w 0", &[&exe, "spike", "200"]);
@@ -81,10 +83,17 @@ fn a_peak_held_for_a_moment_between_readings_is_named_in_the_notes() {
         let m = r.threads.as_ref().and_then(|t| t.memory).expect("memory read");
         let seen = m.peak_rss_swept_bytes.max(r.max_rss_bytes) as f64 / MIB;
         assert!(seen >= 195.0, "wait4 or the sweeps saw the 200 MiB: {m:?} {}", r.max_rss_bytes);
+        let pss = m.peak_pss_bytes as f64 / MIB;
+        assert!((189.0..=215.0).contains(&pss), "the peak PSS counts the 200 MiB, within 5%: {m:?}");
     }
     let out = stdout(&o);
     let note = out.lines().find(|l| l.contains("between memory readings")).unwrap_or_else(|| panic!("{out}"));
-    assert!(note.contains("its peak PSS may be as much short"), "{note}");
+    // Unless a reading happened to catch the moment in every run.
+    let raised = doc.points[0]
+        .runs
+        .iter()
+        .any(|r| r.threads.as_ref().and_then(|t| t.memory).unwrap().peak_pss_read_bytes.is_some());
+    assert!(!raised || note.contains("its peak PSS counts it"), "{note}");
 }
 
 #[test]
@@ -274,14 +283,21 @@ fn processes_naming(marker: &str) -> Vec<std::path::PathBuf> {
 }
 
 /// The PSS of those processes summed, KiB, read as one instant as far as /proc allows: `None`
-/// when a process started or ended during the reading (their pages changed hands meanwhile).
+/// when a process started or ended during the reading (their pages changed hands meanwhile). Read
+/// twice, the lower sum: a copy that unmaps its file while the others are read hands its share
+/// to those read after it within one pass (this reader once read 68.3 MiB of a 64 MiB file).
 fn pss_of_processes_naming(marker: &str) -> Option<u64> {
     let before = processes_naming(marker);
-    let pss: u64 = before
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p.join("smaps_rollup")).ok())
-        .filter_map(|t| t.lines().find_map(|l| l.strip_prefix("Pss:")?.split_whitespace().next()?.parse::<u64>().ok()))
-        .sum();
+    let sum = || -> u64 {
+        before
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p.join("smaps_rollup")).ok())
+            .filter_map(|t| {
+                t.lines().find_map(|l| l.strip_prefix("Pss:")?.split_whitespace().next()?.parse::<u64>().ok())
+            })
+            .sum()
+    };
+    let pss = sum().min(sum());
     (processes_naming(marker) == before).then_some(pss)
 }
 

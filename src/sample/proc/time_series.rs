@@ -210,6 +210,7 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
     // each before the others map them, so the sum can pass the tree's peak, which no mean can.
     let memory = RunMemory {
         peak_pss_bytes,
+        peak_pss_read_bytes: None,
         mean_pss_bytes: mean(|m| m.mean_pss_bytes).min(peak_pss_bytes),
         peak_rss_bytes,
         mean_rss_bytes: mean(|m| m.mean_rss_bytes).min(peak_rss_bytes),
