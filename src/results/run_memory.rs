@@ -59,6 +59,8 @@ impl RunMemory {
             self.peak_pss_read_bytes.get_or_insert(self.peak_pss_bytes);
             self.peak_pss_bytes = floor;
         }
+        // The mean follows the sweeps between readings: never above the peak as it now stands.
+        self.mean_pss_bytes = self.mean_pss_bytes.min(self.peak_pss_bytes);
     }
 
     /// Adds another tree's memory (another rank or copy of the same run): the sum of the peaks

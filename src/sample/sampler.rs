@@ -435,7 +435,7 @@ impl State {
         let pids = &self.tree.pids;
         self.rss_pages.retain(|pid, _| pids.contains(pid));
         let swept_kb = self.rss_pages.values().sum::<u64>() * proc::page_kb();
-        self.memory_seen.swept(swept_kb);
+        self.memory_seen.swept(now, swept_kb, self.rss_pages.len());
         let grown = self
             .memory_seen
             .peak_rss_kb()
@@ -449,10 +449,14 @@ impl State {
         let cost = (procfs::thread_cpu_s() - t0).max(0.0);
         self.memory_cpu_s += cost;
         // A reading costs in proportion to the memory mapped: the latest cost is the best guess
-        // of the next one.
-        let budget = MEMORY_BUDGET.max(MEMORY_WORKLOAD_SHARE * self.busy_cpus);
-        let pace = (MEMORY_RUN_SHARE * now).clamp(MEMORY_MIN_S, MEMORY_MAX_S);
-        self.memory_at = now + pace.max(cost / budget);
+        // of the next one. A reading that came early for growth leaves the next paced one where
+        // it was: taken as workers fork (before their shares are counted), it had put the next
+        // off past the run's end, and forked workers sharing 200 MiB read 160.
+        if now >= self.memory_at {
+            let budget = MEMORY_BUDGET.max(MEMORY_WORKLOAD_SHARE * self.busy_cpus);
+            let pace = (MEMORY_RUN_SHARE * now).clamp(MEMORY_MIN_S, MEMORY_MAX_S);
+            self.memory_at = now + pace.max(cost / budget);
+        }
         let Some(r) = reading else { return };
         proc::set_live_pss_kb(r.mem.pss_kb);
         self.memory_seen.add(now, &r);
@@ -584,6 +588,7 @@ impl State {
     fn open_thread(&mut self, pid: i32, tid: i32) {
         let track = self.history.tracks.len();
         let Some(mut t) = Thread::open(pid, tid, track, self.tick) else { return };
+        self.rss_pages.entry(pid).or_insert(t.rss_pages);
         self.history.add_thread();
         t.cpu = self.open_cpu(tid);
         self.threads.insert(tid, t);

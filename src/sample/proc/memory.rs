@@ -177,28 +177,38 @@ pub fn page_kb() -> u64 {
     if p > 0 { p as u64 / 1024 } else { 4 }
 }
 
-/// The peaks and time-weighted means of a run's readings, kept as they come: each reading holds
-/// until the next one, the last until the run's end.
+/// The peaks and time-weighted means of a run's readings, kept as they come. While the tree is one
+/// process, the means follow the sweeps' view of its resident set between readings, scaled by what
+/// the latest reading found per KiB of it (a spike of 0.2 s between readings 0.5 s apart is not
+/// held for 0.5 s). While it holds several, whose pages change hands as they fork and end, the
+/// latest reading holds until the next one; the last until the run's end.
 #[derive(Default)]
 pub struct Tracker {
     first_s: Option<f64>,
     last: Option<(f64, Reading)>,
-    /// KiB × seconds of PSS and RSS so far, up to the last reading.
+    peaks: RunMemory,
+    /// The latest sweep: when, the summed resident set in KiB, and whether the tree was one process.
+    swept_last: Option<(f64, u64, bool)>,
+    /// PSS and RSS per KiB of the sweeps' sum, at the latest reading of a tree of one process.
+    per_swept: Option<(f64, f64)>,
+    /// KiB × seconds of PSS and RSS since the first reading, up to the latest sweep or reading.
     pss_kb_s: f64,
     rss_kb_s: f64,
-    peaks: RunMemory,
+    /// When the integrals reach.
+    until_s: f64,
 }
 
 impl Tracker {
     /// Adds a reading taken `t_s` seconds into the run.
     pub fn add(&mut self, t_s: f64, r: &Reading) {
-        if let Some((t0, p)) = &self.last {
-            let dt = (t_s - t0).max(0.0);
-            self.pss_kb_s += dt * p.mem.pss_kb as f64;
-            self.rss_kb_s += dt * p.mem.rss_kb as f64;
-        }
+        self.integrate(t_s);
         self.first_s.get_or_insert(t_s);
+        self.until_s = self.until_s.max(t_s);
         self.last = Some((t_s, *r));
+        self.per_swept = self
+            .swept_last
+            .filter(|&(_, kb, one)| kb > 0 && one && r.processes == 1)
+            .map(|(_, kb, _)| (r.mem.pss_kb as f64 / kb as f64, r.mem.rss_kb as f64 / kb as f64));
         let m = &mut self.peaks;
         m.peak_pss_bytes = m.peak_pss_bytes.max(r.mem.pss_kb * 1024);
         m.peak_rss_bytes = m.peak_rss_bytes.max(r.mem.rss_kb * 1024);
@@ -209,9 +219,33 @@ impl Tracker {
         m.readings += 1;
     }
 
-    /// Adds the tree's RSS summed at a sweep of the threads, KiB.
-    pub fn swept(&mut self, rss_kb: u64) {
+    /// Adds the tree's RSS summed over its `processes` at a sweep of the threads, `t_s` seconds
+    /// into the run, KiB.
+    pub fn swept(&mut self, t_s: f64, rss_kb: u64, processes: usize) {
+        self.integrate(t_s);
         self.peaks.peak_rss_swept_bytes = self.peaks.peak_rss_swept_bytes.max(rss_kb * 1024);
+        self.swept_last = Some((t_s, rss_kb, processes == 1));
+    }
+
+    /// PSS and RSS now, KiB: from the latest sweep while the tree is one process, else the latest
+    /// reading's.
+    fn level(&self) -> Option<(f64, f64)> {
+        let (_, r) = self.last?;
+        let from_sweep = self.per_swept.zip(self.swept_last).filter(|(_, (_, _, one))| *one);
+        Some(match from_sweep {
+            Some(((pss, rss), (_, kb, _))) => (kb as f64 * pss, kb as f64 * rss),
+            None => (r.mem.pss_kb as f64, r.mem.rss_kb as f64),
+        })
+    }
+
+    /// Adds the level since the integrals' end up to `t_s`.
+    fn integrate(&mut self, t_s: f64) {
+        if let Some((pss, rss)) = self.level() {
+            let dt = (t_s - self.until_s).max(0.0);
+            self.pss_kb_s += dt * pss;
+            self.rss_kb_s += dt * rss;
+            self.until_s = self.until_s.max(t_s);
+        }
     }
 
     /// The largest summed RSS a reading saw, KiB; `None` before the first.
@@ -219,23 +253,23 @@ impl Tracker {
         self.last.map(|_| self.peaks.peak_rss_bytes / 1024)
     }
 
-    /// The run's memory, the last reading held until `end_s`; `None` without a reading.
+    /// The run's memory, the latest level held until `end_s`; `None` without a reading.
     pub fn finish(&self, end_s: f64, cpu_s: f64) -> Option<RunMemory> {
         let (first, (t, last)) = (self.first_s?, self.last?);
         let end = end_s.max(t);
         let span = end - first;
-        let (pss, rss) = if span > 0.0 {
-            let tail = end - t;
-            (
-                (self.pss_kb_s + tail * last.mem.pss_kb as f64) / span,
-                (self.rss_kb_s + tail * last.mem.rss_kb as f64) / span,
-            )
-        } else {
-            (last.mem.pss_kb as f64, last.mem.rss_kb as f64)
+        let (pss, rss) = match self.level() {
+            Some((pss, rss)) if span > 0.0 => {
+                let tail = (end - self.until_s).max(0.0);
+                ((self.pss_kb_s + tail * pss) / span, (self.rss_kb_s + tail * rss) / span)
+            }
+            _ => (last.mem.pss_kb as f64, last.mem.rss_kb as f64),
         };
+        // PSS is never above RSS: no mean above the resident peak the sweeps saw.
+        let resident = self.peaks.peak_rss_bytes.max(self.peaks.peak_rss_swept_bytes);
         Some(RunMemory {
-            mean_pss_bytes: (pss * 1024.0).round() as u64,
-            mean_rss_bytes: (rss * 1024.0).round() as u64,
+            mean_pss_bytes: ((pss * 1024.0).round() as u64).min(resident),
+            mean_rss_bytes: ((rss * 1024.0).round() as u64).min(resident),
             cpu_s,
             ..self.peaks
         })
@@ -323,6 +357,30 @@ Locked:                0 kB
         ended.wait().unwrap();
         live.kill().unwrap();
         live.wait().unwrap();
+    }
+
+    #[test]
+    fn between_readings_the_means_follow_the_sweeps_resident_set() {
+        let at = |pss_kb: u64| Reading {
+            mem: Rollup { pss_kb, rss_kb: pss_kb + 10, ..Rollup::default() },
+            ..Reading::default()
+        };
+        let mut t = Tracker::default();
+        let one = |r: Reading| Reading { processes: 1, ..r };
+        let mut t = Tracker::default();
+        t.swept(0.0, 110, 1);
+        t.add(0.0, &one(at(100)));
+        // A spike between two readings: 400 KiB resident for half a second.
+        t.swept(0.5, 440, 1);
+        t.swept(1.0, 110, 1);
+        t.swept(2.0, 110, 1);
+        t.add(2.0, &one(at(100)));
+        let m = t.finish(2.0, 0.0).unwrap();
+        assert_eq!(m.mean_pss_bytes, 175 * 1024, "100 for 1.5 s, 400 for 0.5 s; held, it read 100");
+        assert_eq!(m.peak_rss_swept_bytes, 440 * 1024);
+        // Two processes from 2 s on: the last reading holds.
+        t.swept(3.0, 440, 2);
+        assert_eq!(t.finish(4.0, 0.0).unwrap().mean_pss_bytes, 140_800, "(350 + 2 × 100) KiB s / 4 s");
     }
 
     #[test]

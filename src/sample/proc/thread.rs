@@ -49,6 +49,8 @@ pub(crate) struct Thread {
     /// Storage bytes read and written, as last read.
     pub io_bytes: (u64, u64),
     pub alive: bool,
+    /// Its process's resident set when it was found, in pages.
+    pub rss_pages: u64,
 }
 
 impl Thread {
@@ -85,6 +87,7 @@ impl Thread {
             switches: (0, 0),
             io_bytes: (0, 0),
             alive: true,
+            rss_pages: st.rss_pages,
         })
     }
 
