@@ -365,7 +365,6 @@ Locked:                0 kB
             mem: Rollup { pss_kb, rss_kb: pss_kb + 10, ..Rollup::default() },
             ..Reading::default()
         };
-        let mut t = Tracker::default();
         let one = |r: Reading| Reading { processes: 1, ..r };
         let mut t = Tracker::default();
         t.swept(0.0, 110, 1);
