@@ -112,6 +112,9 @@ pub struct Comparison {
     pub unit: Option<String>,
     /// Differences between the machines the sets ran on; empty when the same.
     pub machines: Vec<String>,
+    /// Sweeps measured on a busy or noisy machine (their own noisy-measurement findings, medium or
+    /// high): their differences from the others may be the machine's, not the program's.
+    pub cautions: Vec<String>,
     /// Each sweep's command template when they differ (two builds, two programs); empty when the
     /// same.
     pub commands: Vec<String>,
@@ -150,6 +153,7 @@ pub fn compare(sets: &[Set], o: &Options) -> Comparison {
         unit: reference.unit.clone(),
         judged_by,
         machines: machines(sets),
+        cautions: cautions(sets),
         commands: commands(sets),
         models: why::models(sets),
         why: why::breakdowns(sets, &rows, o),
@@ -175,6 +179,24 @@ fn commands(sets: &[Set]) -> Vec<String> {
     sweeps
         .iter()
         .map(|(label, d)| format!("{label}: {}", crate::report::format::command_line(&d.plan.command)))
+        .collect()
+}
+
+/// `caution: rb was measured on a busy machine ([medium] other processes held 44% of the CPUs
+/// …): its differences from the others may be the machine's, not the program's`, for each sweep
+/// whose own findings say its runs were disturbed.
+fn cautions(sets: &[Set]) -> Vec<String> {
+    use crate::results::findings::{Kind, Severity};
+    sweeps(sets)
+        .iter()
+        .filter_map(|(label, d)| {
+            let f = d.findings.iter().find(|f| f.kind == Kind::NoisyMeasurement && f.severity >= Severity::Medium)?;
+            Some(format!(
+                "caution: {label} was measured on a busy or noisy machine ([{}] {}): its differences from the others may be the machine's, not the program's; measure both again back to back",
+                f.severity.name(),
+                f.summary
+            ))
+        })
         .collect()
 }
 

@@ -195,5 +195,6 @@ pub fn header(c: &Comparison) -> Vec<String> {
         lines.push("the machines differ:".into());
         lines.extend(c.machines.iter().map(|m| format!("  {m}")));
     }
+    lines.extend(c.cautions.iter().cloned());
     lines
 }

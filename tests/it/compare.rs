@@ -271,3 +271,38 @@ fn published_tables_are_compared_by_the_threshold_alone() {
         assert!(stderr(&o).contains(says) && !stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// A sweep whose own findings say its runs were disturbed makes every verdict against it suspect:
+/// compare says so under what it compares, and says nothing when both sets ran quietly.
+#[test]
+fn a_sweep_measured_on_a_noisy_machine_is_named_with_its_finding() {
+    use scalescope::results::findings::{Finding, Kind, Severity};
+    let d = tempfile::tempdir().unwrap();
+    // A real sweep, as it stored its analysis and findings; a copy of it with one more finding.
+    // (Runs of `true` last a millisecond: a busy machine can make them noisy; not here.)
+    let mut doc = base(d.path());
+    doc.findings.retain(|f| f.kind != Kind::NoisyMeasurement);
+    std::fs::create_dir_all(d.path().join("a")).unwrap();
+    std::fs::write(d.path().join("a/results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
+    assert!(doc.analysis.is_some());
+    doc.findings.push(Finding {
+        kind: Kind::NoisyMeasurement,
+        severity: Severity::Medium,
+        summary: "other processes held 44% of the CPUs during these runs".into(),
+        evidence: Vec::new(),
+        advice: "measure again on a quiet machine".into(),
+        cost_pct: None,
+        at: None,
+        noise: None,
+        what_if: None,
+    });
+    std::fs::create_dir_all(d.path().join("b")).unwrap();
+    std::fs::write(d.path().join("b/results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = stdout(&scalescope(d.path(), &["compare", "a", "b"]));
+    let caution = out.lines().find(|l| l.contains("caution: b was measured on a busy or noisy machine"));
+    let caution = caution.unwrap_or_else(|| panic!("{out}"));
+    assert!(caution.contains("[medium] other processes held 44% of the CPUs"), "{caution}");
+    assert!(!out.contains("caution: a "), "{out}");
+    let quiet_only = stdout(&scalescope(d.path(), &["compare", "a", "a"]));
+    assert!(!quiet_only.contains("caution:"), "{quiet_only}");
+}
