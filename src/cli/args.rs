@@ -381,7 +381,8 @@ pub struct RunArgs {
     /// Thread-state samples per second (lowered automatically when there are many threads).
     #[arg(long, value_name = "HZ", default_value_t = 100.0, allow_negative_numbers = true)]
     pub sample_rate: f64,
-    /// Do not sample where thread time goes.
+    /// Do not sample where thread time goes, nor the tree's memory (PSS, the time series, prmon
+    /// export): only what `wait4` gives (times, max RSS of the largest process) is kept.
     #[arg(long)]
     pub no_sample: bool,
     /// No event tracer (exact switch intervals, call stacks of waits and of on-CPU code): /proc

@@ -1,15 +1,17 @@
 //! Memory per unit of work, set beside set: each sweep's peak PSS of its tree and its throughput
-//! per GB of that PSS at every count, and the best of each (threads against copies of the same
-//! program: which buys more work with the node's memory).
+//! per GB of that PSS at every count, and the sets against each other at the largest count both
+//! measured (threads against copies of the same program: which buys more work with the node's
+//! memory where the choice is made), else at their bests.
 
 use super::Set;
 use crate::analysis::count_label;
 use crate::report::format::{bytes, num, throughput_scale};
 
-/// One line per sweep with throughput and PSS, then, with two or more, how their bests compare.
+/// One line per sweep with throughput and PSS, then, with two or more, how they compare at the
+/// largest count both measured (at one worker, the same program against itself says nothing).
 pub fn lines(sets: &[Set]) -> Vec<String> {
     let mut out = Vec::new();
-    let mut bests: Vec<(String, f64, String)> = Vec::new();
+    let mut bests: Vec<(String, f64, String, String, Vec<(f64, f64, f64)>)> = Vec::new();
     let unit = sets.iter().find_map(|s| s.unit.clone()).unwrap_or_default();
     for s in sets {
         let Some(doc) = &s.doc else { continue };
@@ -31,11 +33,25 @@ pub fn lines(sets: &[Set]) -> Vec<String> {
             .map(|(n, pss, v)| format!("{}: {} ({})", count_label(*n, param), num(v / div), bytes(*pss)))
             .collect();
         out.push(format!("{}: {label} per GB of PSS (peak PSS of the tree) — {}", s.label, each.join(", ")));
-        bests.push((s.label.clone(), best, count_label(at, param)));
+        bests.push((s.label.clone(), best, count_label(at, param), param.to_string(), per_gb));
     }
-    if let [(a, x, at_a), rest @ ..] = bests.as_slice() {
-        for (b, y, at_b) in rest {
-            out.push(format!("per GB of PSS at their best, {b} ({at_b}) does {}× what {a} ({at_a}) does", num(y / x)));
+    if let [(a, x, at_a, param_a, of_a), rest @ ..] = bests.as_slice() {
+        for (b, y, at_b, param_b, of_b) in rest {
+            let both = of_a
+                .iter()
+                .filter_map(|p| Some((p, of_b.iter().find(|q| q.0 == p.0)?)))
+                .max_by(|x, y| x.0.0.total_cmp(&y.0.0));
+            out.push(match both {
+                Some((p, q)) => format!(
+                    "per GB of PSS at the largest count both measured, {b} ({}) does {}× what {a} ({}) does",
+                    count_label(q.0, param_b),
+                    num(q.2 / p.2),
+                    count_label(p.0, param_a)
+                ),
+                None => {
+                    format!("per GB of PSS at their best, {b} ({at_b}) does {}× what {a} ({at_a}) does", num(y / x))
+                }
+            });
         }
     }
     out

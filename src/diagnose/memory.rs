@@ -80,9 +80,10 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
         ),
         evidence,
         advice: format!(
-            "share what the workers only read (map it read-only, or load it before forking), bound each {unit}'s buffers and caches, or run fewer {param} with more memory each; a batch job for {} needs at least {} (--mem)",
+            "share what the workers only read (map it read-only, or load it before forking), bound each {unit}'s buffers and caches, or run fewer {param} with more memory each; a batch job for {} needs at least {} ({})",
             count_label(m.horizon, param),
-            size(m.at_horizon_ci90.map_or(m.at_horizon_bytes, |c| c[1]))
+            size(m.at_horizon_ci90.map_or(m.at_horizon_bytes, |c| c[1])),
+            request(m.at_horizon_ci90.map_or(m.at_horizon_bytes, |c| c[1]))
         ),
         cost_pct: None,
         at: Some(m.horizon),
@@ -113,9 +114,10 @@ fn already_over(param: &str, measured: &[(f64, f64)], m: &MemoryFit, peaks: Stri
         ),
         evidence: vec![peaks, format!("memory: {} {}", size(usable), m.usable_source)],
         advice: format!(
-            "make each run's footprint smaller (share what the workers only read, bound buffers and caches) or run where more memory is given; a batch job for {} needs at least {} (--mem)",
+            "make each run's footprint smaller (share what the workers only read, bound buffers and caches) or run where more memory is given; a batch job for {} needs at least {} ({})",
             count_label(count, param),
-            size(pss)
+            size(pss),
+            request(pss)
         ),
         cost_pct: None,
         at: Some(count),
@@ -124,15 +126,21 @@ fn already_over(param: &str, measured: &[(f64, f64)], m: &MemoryFit, peaks: Stri
     })
 }
 
-/// `91 GB`, `150 MB`, `820 kB`: decimal units, as batch systems write them.
+/// `84.8 GiB`, `143 MiB`, `801 KiB`: binary units, as the table writes the peak PSS.
 fn size(bytes: f64) -> String {
+    const K: f64 = 1024.0;
     let (v, unit) = match bytes.abs() {
-        b if b >= 1e12 => (bytes / 1e12, "TB"),
-        b if b >= 1e9 => (bytes / 1e9, "GB"),
-        b if b >= 1e6 => (bytes / 1e6, "MB"),
-        _ => (bytes / 1e3, "kB"),
+        b if b >= K * K * K * K => (bytes / (K * K * K * K), "TiB"),
+        b if b >= K * K * K => (bytes / (K * K * K), "GiB"),
+        b if b >= K * K => (bytes / (K * K), "MiB"),
+        _ => (bytes / K, "KiB"),
     };
     if v.abs() >= 100.0 { format!("{v:.0} {unit}") } else { format!("{v:.1} {unit}") }
+}
+
+/// `--mem=3400M`: a batch job's memory request in SLURM's form, whose M is a MiB, rounded up.
+fn request(bytes: f64) -> String {
+    format!("--mem={}M", (bytes / (1024.0 * 1024.0)).ceil().max(1.0))
 }
 
 /// The fitted fixed part: a line whose intercept falls below 0 (the runs' noise about a small
@@ -168,7 +176,7 @@ mod tests {
         assert_eq!(f.at, Some(1.0));
         assert!(
             f.summary.starts_with(
-                "at 1 copy the tree's PSS is already 210 MB, measured, more than the 100 MB given with --memory-limit"
+                "at 1 copy the tree's PSS is already 200 MiB, measured, more than the 95.4 MiB given with --memory-limit"
             ),
             "{}",
             f.summary
@@ -181,14 +189,15 @@ mod tests {
     }
 
     #[test]
-    fn sizes_read_in_decimal_units() {
-        assert_eq!(size(91e9), "91.0 GB");
-        assert_eq!(size(150e6), "150 MB");
-        assert_eq!(size(820e3), "820 kB");
+    fn sizes_read_in_binary_units_and_requests_in_slurms() {
+        assert_eq!(size(91e9), "84.8 GiB");
+        assert_eq!(size(150e6), "143 MiB");
+        assert_eq!(size(820e3), "801 KiB");
+        assert_eq!(super::request(3.4e9), "--mem=3243M");
     }
 
     #[test]
     fn a_fixed_part_fitted_below_zero_reads_as_about_nothing() {
-        assert_eq!((fixed(-2.5e5), fixed(0.0), fixed(152e3)), ("≈ 0".into(), "≈ 0".into(), "152 kB".into()));
+        assert_eq!((fixed(-2.5e5), fixed(0.0), fixed(152e3)), ("≈ 0".into(), "≈ 0".into(), "148 KiB".into()));
     }
 }

@@ -83,6 +83,7 @@ fn columns(doc: &Results) -> Vec<CsvColumn<'_>> {
     if doc.points.iter().flat_map(|p| &p.runs).any(|r| r.threads.as_ref().is_some_and(|t| t.memory.is_some())) {
         cols.push(number("peak_pss_mean_bytes", |r| r.stats.peak_pss_bytes.as_ref().map(|s| s.mean)));
         cols.push(number("mean_pss_mean_bytes", |r| r.stats.mean_pss_bytes.as_ref().map(|s| s.mean)));
+        cols.push(number("peak_rss_sum_mean_bytes", |r| r.stats.peak_rss_sum_bytes.as_ref().map(|s| s.mean)));
     }
     cols.push(number("throughput_mean", |r| r.stats.throughput.as_ref().map(|s| s.mean)));
     cols.push(number("throughput_stddev", |r| r.stats.throughput.as_ref().map(|s| s.stddev)));

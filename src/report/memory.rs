@@ -8,18 +8,24 @@ use super::figure::{self, Drawn, Figure};
 use super::svg::{self, Chart, PALETTE, Series, Style};
 use crate::results::{PointResult, RunSeries};
 
-/// MB, as the memory charts draw it.
-const MB: f64 = 1e6;
+/// MiB, as the memory charts draw it (and the table writes it).
+const MIB: f64 = 1024.0 * 1024.0;
 
 /// The charts of memory across the sweep, every series of every set overlaid; none without
 /// memory readings.
 pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
     let (mut pss, mut per_worker, mut per_gb) = (Vec::new(), Vec::new(), Vec::new());
-    let mut x_label = String::new();
+    // Threads against copies overlaid: the axis is the count of either.
+    let mut params: Vec<&str> = Vec::new();
+    // Bytes per second read per GB in MB/s, as the table writes them.
+    let unit = sets.iter().find_map(|d| d.doc.throughput_unit.clone()).unwrap_or_default();
+    let (per, unit) = if unit == "B/s" { (1e6, "MB/s".to_string()) } else { (1.0, unit) };
     let mut colour = 0;
     for d in sets {
         let Some(a) = &d.doc.analysis else { continue };
-        x_label.clone_from(&a.axis.param);
+        if !params.contains(&a.axis.param.as_str()) {
+            params.push(&a.axis.param);
+        }
         for s in &a.series {
             let c = PALETTE[colour % PALETTE.len()].to_string();
             colour += 1;
@@ -40,16 +46,16 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
             if peak.is_empty() {
                 continue;
             }
-            let pts = peak.iter().map(|(n, m)| (*n, m.mean / MB)).collect();
-            let errs = peak.iter().map(|(_, m)| m.ci95.map(|[l, h]| (l / MB, h / MB))).collect();
+            let pts = peak.iter().map(|(n, m)| (*n, m.mean / MIB)).collect();
+            let errs = peak.iter().map(|(_, m)| m.ci95.map(|[l, h]| (l / MIB, h / MIB))).collect();
             pss.push(line("measured", Style::Measured, pts, errs));
             if let Some(m) = &s.memory {
                 let lo = peak.iter().map(|p| p.0).fold(f64::MAX, f64::min);
                 let grid = (0..=20).map(|i| lo + (m.horizon - lo) * f64::from(i) / 20.0);
-                pss.push(line("fitted line", Style::Model, grid.map(|n| (n, m.pss_at(n) / MB)).collect(), vec![]));
+                pss.push(line("fitted line", Style::Model, grid.map(|n| (n, m.pss_at(n) / MIB)).collect(), vec![]));
                 // The usable memory, drawn when the line comes near it, so that the points stay readable.
                 if m.at_horizon_bytes >= 0.5 * m.usable_bytes as f64 {
-                    let flat = [lo, m.horizon].iter().map(|&n| (n, m.usable_bytes as f64 / MB)).collect();
+                    let flat = [lo, m.horizon].iter().map(|&n| (n, m.usable_bytes as f64 / MIB)).collect();
                     pss.push(Series {
                         name: format!("memory the job may use ({})", m.usable_source),
                         points: flat,
@@ -60,19 +66,19 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
                 }
             }
             if a.axis.parallel() {
-                let pts = peak.iter().filter(|(n, _)| *n > 0.0).map(|(n, m)| (*n, m.mean / n / MB)).collect();
+                let pts = peak.iter().filter(|(n, _)| *n > 0.0).map(|(n, m)| (*n, m.mean / n / MIB)).collect();
                 per_worker.push(line("", Style::Measured, pts, vec![]));
             }
             let pts: Vec<(f64, f64)> = stats
                 .iter()
                 .filter_map(|(n, st)| {
-                    Some((*n, st.throughput.as_ref()?.mean / (st.peak_pss_bytes.as_ref()?.mean / 1e9)))
+                    Some((*n, st.throughput.as_ref()?.mean / per / (st.peak_pss_bytes.as_ref()?.mean / 1e9)))
                 })
                 .collect();
             per_gb.push(line("", Style::Measured, pts, vec![]));
         }
     }
-    let unit = sets.iter().find_map(|d| d.doc.throughput_unit.clone()).unwrap_or_default();
+    let x_label = params.join(" / ");
     let mut out = Vec::new();
     let mut push = |id: &str, title: &str, y: String, series: Vec<Series>, caption: &str| {
         if series.iter().any(|s| s.style == Style::Measured && !s.points.is_empty()) {
@@ -83,14 +89,14 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
     push(
         "peak-pss",
         "Peak PSS of the tree",
-        "MB".into(),
+        "MiB".into(),
         pss,
         "mean over the runs of each run's peak PSS (bars: 95% interval), the line fitted through every run's peak (fixed part + growth per worker) out to the count judged, and the memory the job may use when the line comes near it",
     );
     push(
         "pss-per-worker",
         "Peak PSS per worker",
-        "MB per worker".into(),
+        "MiB per worker".into(),
         per_worker,
         "the tree's peak PSS divided by the count: falls when workers share their memory, flat when each needs its own",
     );
@@ -184,7 +190,7 @@ fn series(r: &crate::results::RunRecord) -> Option<&RunSeries> {
     r.threads.as_ref()?.series.as_ref().filter(|s| s.len() >= 2)
 }
 
-/// MB/s read and written between consecutive samples, at the later one.
+/// MIB/s read and written between consecutive samples, at the later one.
 fn io_rate(s: &RunSeries) -> Vec<(f64, f64)> {
     (1..s.len())
         .filter_map(|i| {

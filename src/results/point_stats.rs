@@ -33,6 +33,10 @@ pub struct PointStats {
     /// the run held for most of its time, beside its peak.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mean_pss_bytes: Option<Summary>,
+    /// Peak RSS summed over the run's whole process tree (pages shared by K processes counted K
+    /// times), when read: what a batch system that limits the summed RSS of a job sees.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub peak_rss_sum_bytes: Option<Summary>,
     /// Throughput in the sweep's throughput unit.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub throughput: Option<Summary>,
@@ -71,6 +75,7 @@ pub fn stats(runs: &[RunRecord]) -> PointStats {
         max_rss_bytes: of(&|r| Some(r.max_rss_bytes as f64)),
         peak_pss_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.peak_pss_bytes as f64)),
         mean_pss_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.mean_pss_bytes as f64)),
+        peak_rss_sum_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.peak_rss_bytes as f64)),
         throughput: of(&|r| r.throughput),
         metrics,
     }

@@ -129,7 +129,8 @@ fn threads_that_each_hold_their_own_memory_outgrow_the_limit_and_the_finding_say
     assert_eq!((f.severity, f.at), (Severity::High, Some(4.0)));
     assert!(f.summary.starts_with("at 4 threads the tree's PSS would be 12"), "{}", f.summary);
     assert!(
-        f.summary.contains("of the 100 MB given with --memory-limit") && f.summary.contains("it fits up to 3 threads"),
+        f.summary.contains("of the 95.4 MiB given with --memory-limit")
+            && f.summary.contains("it fits up to 3 threads"),
         "{}",
         f.summary
     );
@@ -191,9 +192,9 @@ fn memory_that_is_flat_but_already_over_the_limit_is_a_finding() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("small.json")).unwrap()).unwrap();
     let f = small["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "memory-limit");
     let summary = f.and_then(|f| f["summary"].as_str()).unwrap_or_else(|| panic!("{small:#}"));
-    assert!(summary.starts_with("at 1 worker the tree's PSS is already 21"), "{summary}");
+    assert!(summary.starts_with("at 1 worker the tree's PSS is already 20"), "{summary}");
     assert!(
-        summary.contains("more than the 100 MB given with --memory-limit")
+        summary.contains("more than the 95.4 MiB given with --memory-limit")
             && summary.ends_with("not even 1 worker fits"),
         "{summary}"
     );
@@ -245,7 +246,10 @@ fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
             assert!((p - 30.0 * w).abs() < 6.0 * w, "{p} MiB for {w} workers: {l}");
         }
     }
-    assert!(memory.iter().any(|l| l.contains("per GB of PSS at their best, copies")), "{text}");
+    assert!(
+        memory.iter().any(|l| l.contains("per GB of PSS at the largest count both measured, copies (2 copies)")),
+        "{text}"
+    );
     // prmon watches one job step each: a copy's files are its own tree's, series and summary alike.
     let out = dir.path().join("prmon");
     let o = scalescope(dir.path(), &["show", "copies", "--export-prmon", out.to_str().unwrap()]);
