@@ -128,14 +128,14 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
     let mut out = Vec::new();
     for p in chosen {
         let label = p.label();
-        let lines = |f: &dyn Fn(&RunSeries) -> Vec<(f64, f64)>| -> Vec<Series> {
+        let lines = |f: &dyn Fn(&RunSeries, f64) -> Vec<(f64, f64)>| -> Vec<Series> {
             p.runs
                 .iter()
                 .enumerate()
-                .filter_map(|(i, r)| Some((i, series(r)?)))
-                .map(|(i, s)| Series {
+                .filter_map(|(i, r)| Some((i, series(r)?, r.wall_s)))
+                .map(|(i, s, wall)| Series {
                     name: format!("run {}", i + 1),
-                    points: f(s),
+                    points: f(s, wall),
                     errors: vec![],
                     style: Style::Trace,
                     colour: PALETTE[i % PALETTE.len()].to_string(),
@@ -143,13 +143,22 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
                 .collect()
         };
         let mib = |kb: u64| kb as f64 / 1024.0;
-        let pss = lines(&|s| s.t_s.iter().zip(&s.pss_kb).map(|(&t, &kb)| (f64::from(t), mib(kb))).collect());
-        let io = lines(&|s| io_rate(s));
+        // The last reading held to the run's end, as prmon's files hold it: a line that stopped
+        // at 0.1 s of a 1.2 s run looked like a run of 0.2 s.
+        let pss = lines(&|s, wall| {
+            let mut pts: Vec<(f64, f64)> =
+                s.t_s.iter().zip(&s.pss_kb).map(|(&t, &kb)| (f64::from(t), mib(kb))).collect();
+            if let Some(&(t, v)) = pts.last().filter(|l| l.0 < wall) {
+                pts.push((wall.max(t), v));
+            }
+            pts
+        });
+        let io = lines(&|s, _| io_rate(s));
         let safe = figure::file_safe(&label);
         out.push(Figure {
             id: format!("memory-{safe}"),
             caption: format!(
-                "{label}: the PSS of the run's whole process tree over each run (pages shared by K processes count 1/K in each); each line ends at its run's last reading{}",
+                "{label}: the PSS of the run's whole process tree over each run (pages shared by K processes count 1/K in each){}",
                 ends(p)
             ),
             svg: svg::line_chart(&Chart {
@@ -175,22 +184,32 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
     out
 }
 
-/// `, and the runs lasted 1.21–1.46 s`: where the lines would end if readings reached the end.
+/// `; the last readings came 0.10–0.25 s into runs of 1.18–1.21 s, each held from there to its
+/// run's end`, when a run's last reading came before 90% of it.
 fn ends(p: &PointResult) -> String {
-    let walls: Vec<f64> = p.runs.iter().filter(|r| series(r).is_some()).map(|r| r.wall_s).collect();
-    let (lo, hi) = walls.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
-    match walls.len() {
-        0 => String::new(),
-        1 => format!(", and the run lasted {hi:.2} s"),
-        _ => format!(", and the runs lasted {lo:.2}–{hi:.2} s"),
+    let (mut last, mut wall) = (Vec::new(), Vec::new());
+    for r in p.runs.iter() {
+        if let Some(t) = series(r).and_then(|s| s.t_s.last()) {
+            last.push(f64::from(*t));
+            wall.push(r.wall_s);
+        }
     }
+    if last.iter().zip(&wall).all(|(t, w)| *t >= 0.9 * w) {
+        return String::new();
+    }
+    let span = |v: &[f64]| {
+        let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
+        if v.len() == 1 || hi - lo < 0.005 { format!("{hi:.2} s") } else { format!("{lo:.2}–{hi:.2} s") }
+    };
+    let (one, runs) = if last.len() == 1 { ("reading came", "a run") } else { ("readings came", "runs") };
+    format!("; the last {one} {} into {runs} of {}, each held from there to its run's end", span(&last), span(&wall))
 }
 
 fn series(r: &crate::results::RunRecord) -> Option<&RunSeries> {
     r.threads.as_ref()?.series.as_ref().filter(|s| s.len() >= 2)
 }
 
-/// MIB/s read and written between consecutive samples, at the later one.
+/// MB/s read and written between consecutive samples, at the later one.
 fn io_rate(s: &RunSeries) -> Vec<(f64, f64)> {
     (1..s.len())
         .filter_map(|i| {
