@@ -11,7 +11,10 @@ use crate::report::format::{bytes, num, throughput_scale};
 /// largest count both measured (at one worker, the same program against itself says nothing).
 pub fn lines(sets: &[Set]) -> Vec<String> {
     let mut out = Vec::new();
-    let mut bests: Vec<(String, f64, String, String, Vec<(f64, f64, f64)>)> = Vec::new();
+    // Per set: its label, its best throughput per GB and where, its counted parameter, and
+    // (count, peak PSS, throughput per GB) at every count.
+    type PerGb = Vec<(f64, f64, f64)>;
+    let mut bests: Vec<(String, f64, String, String, PerGb)> = Vec::new();
     let unit = sets.iter().find_map(|s| s.unit.clone()).unwrap_or_default();
     for s in sets {
         let Some(doc) = &s.doc else { continue };

@@ -8,6 +8,9 @@ use super::figure::{self, Drawn, Figure};
 use super::svg::{self, Chart, PALETTE, Series, Style};
 use crate::results::{PointResult, RunSeries};
 
+/// A line's points: (x, y).
+type Points = Vec<(f64, f64)>;
+
 /// MiB, as the memory charts draw it (and the table writes it).
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -128,7 +131,7 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
     let mut out = Vec::new();
     for p in chosen {
         let label = p.label();
-        let lines = |f: &dyn Fn(&RunSeries, f64) -> Vec<(f64, f64)>| -> Vec<Series> {
+        let lines = |f: &dyn Fn(&RunSeries, f64) -> Points| -> Vec<Series> {
             p.runs
                 .iter()
                 .enumerate()
