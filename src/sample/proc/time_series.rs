@@ -227,7 +227,7 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
 /// How long a sum of the parts must hold to be a peak: less than the shortest pause between one
 /// sampler's readings (50 ms), more than the few milliseconds by which the parts' readings and
 /// ends disagree where pages change hands.
-const SUSTAINED_S: f64 = 0.02;
+const SUSTAINED_S: f64 = 0.05;
 
 /// The largest level of each column that the sum stayed at or above for [`SUSTAINED_S`] (or until
 /// the run's end, `end_s`), from the sums at `times`.
