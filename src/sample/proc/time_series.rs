@@ -143,7 +143,7 @@ impl Part<'_> {
 /// its end, nothing after). Not simply the last reading held: the samplers read milliseconds
 /// apart while the copies map the same pages, and a reading taken before the others had mapped
 /// them counts them whole beside the others' shares of them (four copies of a 64 MiB mapping
-/// summed to 76 MiB as they started). The peak is the largest level the sum held for 20 ms
+/// summed to 76 MiB as they started). The peak is the largest level the sum held for 50 ms
 /// ([`SUSTAINED_S`]), kept between the largest single part's peak and
 /// the sum of the peaks (each part's tracker saw every reading, its series only some); the
 /// time-weighted mean is the parts' means weighted by how long each ran (the mean of their sum,
@@ -224,9 +224,10 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
     Some((sum.finish()?, memory))
 }
 
-/// How long a sum of the parts must hold to be a peak: less than the shortest pause between one
-/// sampler's readings (50 ms), more than the few milliseconds by which the parts' readings and
-/// ends disagree where pages change hands.
+/// How long a sum of the parts must hold to be a peak: the shortest pause between one sampler's
+/// paced readings, more than the milliseconds by which the parts' readings and ends disagree
+/// where pages change hands (20 ms let 69.9 MiB through for 64.5 on a loaded machine, once the
+/// readings taken for growth came closer together).
 const SUSTAINED_S: f64 = 0.05;
 
 /// The largest level of each column that the sum stayed at or above for [`SUSTAINED_S`] (or until
