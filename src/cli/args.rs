@@ -243,7 +243,7 @@ pub struct ViewArgs {
     /// The memory the job may use, e.g. `64GB` or `2GiB`, to judge the tree's PSS against (say
     /// the production node's when predicting for it) [default: the job's cgroup limit, else the
     /// memory available as the sweep started].
-    #[arg(long, value_name = "SIZE", value_parser = memory_size)]
+    #[arg(long, value_name = "SIZE", value_parser = memory_size, allow_hyphen_values = true)]
     pub memory_limit: Option<u64>,
     /// The work grows with the count (weak scaling): Gustafson instead of Amdahl and USL
     /// [default: when --work uses the counted parameter].
@@ -768,8 +768,25 @@ fn memory_size(text: &str) -> Result<u64, String> {
         Some((v, "B")) if (1.0..1e20).contains(&v) => Ok(v as u64),
         // A bare number is surely not meant as bytes: 300 would fit no worker.
         Some((_, "")) => Err(format!("a memory size needs its unit: {text}MB, {text}GB or {text}GiB?")),
-        _ => Err("a memory size is a number of bytes above 0, such as 64GB or 512MiB".into()),
+        _ => match cased(text) {
+            Some(fixed) => Err(format!("write the unit as in {fixed} (MB, GB, MiB, GiB: m is milli)")),
+            None => Err("a memory size is a number of bytes above 0, such as 64GB or 512MiB".into()),
+        },
     }
+}
+
+/// `100mb` as `100MB`, `2gib` as `2GiB`, when that reads as a size.
+fn cased(text: &str) -> Option<String> {
+    let t = text.trim();
+    let unit_at = t.find(|c: char| c.is_ascii_alphabetic())?;
+    let (number, unit) = t.split_at(unit_at);
+    let fixed = match unit.to_ascii_lowercase().as_str() {
+        u @ ("kb" | "mb" | "gb" | "tb") => u.to_ascii_uppercase().replace("KB", "kB"),
+        u @ ("kib" | "mib" | "gib" | "tib") => format!("{}iB", u[..1].to_ascii_uppercase()),
+        _ => return None,
+    };
+    let fixed = format!("{number}{fixed}");
+    (fixed != t && memory_size(&fixed).is_ok()).then_some(fixed)
 }
 
 /// The `--param` and `-L` arguments of `run`, merged in the order they were given on the command line.

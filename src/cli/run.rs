@@ -196,6 +196,11 @@ fn start(args: &RunArgs, params: &[String]) -> Result<Option<Store>, Error> {
             }
         );
     }
+    if args.no_sample && args.view.memory_limit.is_some() {
+        crate::fmt::say!(
+            "scalescope: warning: --memory-limit judges the tree's PSS, which --no-sample does not read: nothing will be judged against it (max RSS, from wait4, is the largest process's alone)"
+        );
+    }
     if args.dry_run {
         view::print(&describe(&plan)?)?;
         return Ok(None);

@@ -34,7 +34,8 @@ pub struct PointStats {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mean_pss_bytes: Option<Summary>,
     /// Peak RSS summed over the run's whole process tree (pages shared by K processes counted K
-    /// times), when read: what a batch system that limits the summed RSS of a job sees.
+    /// times), when read: what a batch system that limits the summed RSS of a job sees. The
+    /// largest of the readings', the sweeps' and `wait4`'s largest process.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub peak_rss_sum_bytes: Option<Summary>,
     /// Throughput in the sweep's throughput unit.
@@ -75,7 +76,12 @@ pub fn stats(runs: &[RunRecord]) -> PointStats {
         max_rss_bytes: of(&|r| Some(r.max_rss_bytes as f64)),
         peak_pss_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.peak_pss_bytes as f64)),
         mean_pss_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.mean_pss_bytes as f64)),
-        peak_rss_sum_bytes: of(&|r| r.threads.as_ref()?.memory.map(|m| m.peak_rss_bytes as f64)),
+        // The readings' sum, the sweeps' and the largest single process's (wait4): a spike between
+        // readings is in the latter two, and a sum is never below one of its terms.
+        peak_rss_sum_bytes: of(&|r| {
+            let m = r.threads.as_ref()?.memory?;
+            Some(m.peak_rss_bytes.max(m.peak_rss_swept_bytes).max(r.max_rss_bytes) as f64)
+        }),
         throughput: of(&|r| r.throughput),
         metrics,
     }

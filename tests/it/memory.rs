@@ -86,6 +86,10 @@ fn a_peak_held_for_a_moment_between_readings_is_counted_and_named_in_the_notes()
         let pss = m.peak_pss_bytes as f64 / MIB;
         assert!((189.0..=215.0).contains(&pss), "the peak PSS counts the 200 MiB, within 5%: {m:?}");
     }
+    // The summed RSS, what batch systems limit, counts the spike too: never below the PSS.
+    let st = doc.points[0].stats();
+    let (rss, pss) = (st.peak_rss_sum_bytes.unwrap().mean, st.peak_pss_bytes.unwrap().mean);
+    assert!(rss >= pss && rss / MIB >= 195.0, "summed RSS {rss} against PSS {pss}");
     let out = stdout(&o);
     let note = out.lines().find(|l| l.contains("between memory readings")).unwrap_or_else(|| panic!("{out}"));
     // Unless a reading happened to catch the moment in every run.
@@ -203,9 +207,25 @@ fn memory_that_is_flat_but_already_over_the_limit_is_a_finding() {
 #[test]
 fn a_memory_limit_that_is_no_size_is_one_sentence_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    let o = scalescope(dir.path(), &["run", "--memory-limit", "lots", "--", "true"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("a memory size is a number of bytes above 0"), "{}", stderr(&o));
+    for (size, said) in [
+        ("lots", "a memory size is a number of bytes above 0"),
+        ("-5GB", "a memory size is a number of bytes above 0"),
+        ("100mb", "write the unit as in 100MB (MB, GB, MiB, GiB: m is milli)"),
+        ("2gib", "write the unit as in 2GiB"),
+    ] {
+        let o = scalescope(dir.path(), &["run", "--memory-limit", size, "--", "true"]);
+        assert_eq!(o.status.code(), Some(2), "{size}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{size}: {}", stderr(&o));
+    }
+    // Without the sampler there is no PSS to judge: said before anything runs.
+    let o =
+        scalescope(dir.path(), &["run", "-o", "n", "-r", "1", "--no-sample", "--memory-limit", "1GB", "--", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--memory-limit judges the tree's PSS, which --no-sample does not read"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Threads against copies: each worker holds 30 MiB of its own, as threads of one process or as
