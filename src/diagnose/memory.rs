@@ -39,7 +39,10 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
             .collect::<Vec<_>>()
             .join(", ")
     );
-    if !m.grows() || m.per_count_bytes * (hi - lo) < MIN_GROWTH_BYTES || m.pss_at(m.horizon) <= usable {
+    // A count measured over the memory is said as measured, and high, whatever the line predicts
+    // beyond it (with --predict 64, it had read `[medium] … at 64 threads … would be`).
+    let over = measured.iter().any(|&(_, pss)| pss > usable);
+    if over || !m.grows() || m.per_count_bytes * (hi - lo) < MIN_GROWTH_BYTES || m.pss_at(m.horizon) <= usable {
         return already_over(param, &measured, m, peaks);
     }
     let fits = m.fits_up_to.unwrap_or(0.0);
@@ -98,7 +101,10 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
 fn already_over(param: &str, measured: &[(f64, f64)], m: &MemoryFit, peaks: String) -> Option<Finding> {
     let usable = m.usable_bytes as f64;
     let &(count, pss) = measured.iter().filter(|(_, pss)| *pss > usable).min_by(|a, b| a.0.total_cmp(&b.0))?;
+    // Memory that grows with the count: the line says where it stops fitting, between the counts.
+    let by_line = m.fits_up_to.filter(|f| m.grows() && *f >= 1.0 && *f < count);
     let within = match measured.iter().filter(|&&(c, p)| c < count && p <= usable).map(|p| p.0).reduce(f64::max) {
+        _ if by_line.is_some() => format!("it fits up to {}", count_label(by_line.unwrap_or(1.0), param)),
         Some(c) => format!("of the counts measured, it fits up to {}", count_label(c, param)),
         None => format!("not even {} fits", count_label(count, param)),
     };

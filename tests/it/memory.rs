@@ -131,9 +131,10 @@ fn threads_that_each_hold_their_own_memory_outgrow_the_limit_and_the_finding_say
     assert_eq!((m.horizon, m.fits_up_to), (4.0, Some(3.0)), "{m:?}");
     let f = doc.findings.iter().find(|f| f.kind == Kind::MemoryLimit).unwrap_or_else(|| panic!("{:#?}", doc.findings));
     assert_eq!((f.severity, f.at), (Severity::High, Some(4.0)));
-    assert!(f.summary.starts_with("at 4 threads the tree's PSS would be 12"), "{}", f.summary);
+    // 4 threads were measured over the limit: said as measured, whatever the line predicts.
+    assert!(f.summary.starts_with("at 4 threads the tree's PSS is already 12"), "{}", f.summary);
     assert!(
-        f.summary.contains("of the 95.4 MiB given with --memory-limit")
+        f.summary.contains("more than the 95.4 MiB given with --memory-limit")
             && f.summary.contains("it fits up to 3 threads"),
         "{}",
         f.summary
@@ -154,6 +155,15 @@ fn threads_that_each_hold_their_own_memory_outgrow_the_limit_and_the_finding_say
     assert!(!kinds.contains(&"memory-limit"), "{kinds:?}");
     let fits = big["analysis"]["series"][0]["memory"]["fits_up_to"].as_f64().unwrap();
     assert!((29.0..=32.0).contains(&fits), "1 GB holds about 31 threads of 31.5 MB: {fits}");
+    // A prediction far beyond does not demote what was measured over the limit.
+    let o =
+        scalescope(dir.path(), &["show", "r", "--memory-limit", "100MB", "--predict", "64", "--export-json", "p.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("p.json")).unwrap()).unwrap();
+    let f = p["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "memory-limit").expect("a finding");
+    assert_eq!(f["severity"], "high", "{f}");
+    assert!(f["summary"].as_str().unwrap().starts_with("at 4 threads the tree's PSS is already"), "{f}");
 }
 
 #[test]
