@@ -177,20 +177,21 @@ pub fn page_kb() -> u64 {
     if p > 0 { p as u64 / 1024 } else { 4 }
 }
 
-/// The peaks and time-weighted means of a run's readings, kept as they come. While the tree is one
-/// process, the means follow the sweeps' view of its resident set between readings, scaled by what
-/// the latest reading found per KiB of it (a spike of 0.2 s between readings 0.5 s apart is not
-/// held for 0.5 s). While it holds several, whose pages change hands as they fork and end, the
-/// latest reading holds until the next one; the last until the run's end.
+/// The peaks and time-weighted means of a run's readings, kept as they come. While the tree keeps
+/// the processes the latest reading found, the means follow the sweeps' view of their resident
+/// set between readings, scaled by what that reading found per KiB of it (a spike of 0.2 s between
+/// readings 0.5 s apart is not held for 0.5 s). Once a process has started or ended since, whose
+/// pages change hands with it, the latest reading holds until the next one; the last until the
+/// run's end.
 #[derive(Default)]
 pub struct Tracker {
     first_s: Option<f64>,
     last: Option<(f64, Reading)>,
     peaks: RunMemory,
-    /// The latest sweep: when, the summed resident set in KiB, and whether the tree was one process.
-    swept_last: Option<(f64, u64, bool)>,
-    /// PSS and RSS per KiB of the sweeps' sum, at the latest reading of a tree of one process.
-    per_swept: Option<(f64, f64)>,
+    /// The latest sweep: when, the summed resident set in KiB, and over how many processes.
+    swept_last: Option<(f64, u64, usize)>,
+    /// PSS and RSS per KiB of the sweeps' sum at the latest reading, and its processes.
+    per_swept: Option<(f64, f64, usize)>,
     /// KiB × seconds of PSS and RSS since the first reading, up to the latest sweep or reading.
     pss_kb_s: f64,
     rss_kb_s: f64,
@@ -207,8 +208,8 @@ impl Tracker {
         self.last = Some((t_s, *r));
         self.per_swept = self
             .swept_last
-            .filter(|&(_, kb, one)| kb > 0 && one && r.processes == 1)
-            .map(|(_, kb, _)| (r.mem.pss_kb as f64 / kb as f64, r.mem.rss_kb as f64 / kb as f64));
+            .filter(|&(_, kb, n)| kb > 0 && n == r.processes as usize)
+            .map(|(_, kb, n)| (r.mem.pss_kb as f64 / kb as f64, r.mem.rss_kb as f64 / kb as f64, n));
         let m = &mut self.peaks;
         m.peak_pss_bytes = m.peak_pss_bytes.max(r.mem.pss_kb * 1024);
         m.peak_rss_bytes = m.peak_rss_bytes.max(r.mem.rss_kb * 1024);
@@ -224,16 +225,16 @@ impl Tracker {
     pub fn swept(&mut self, t_s: f64, rss_kb: u64, processes: usize) {
         self.integrate(t_s);
         self.peaks.peak_rss_swept_bytes = self.peaks.peak_rss_swept_bytes.max(rss_kb * 1024);
-        self.swept_last = Some((t_s, rss_kb, processes == 1));
+        self.swept_last = Some((t_s, rss_kb, processes));
     }
 
-    /// PSS and RSS now, KiB: from the latest sweep while the tree is one process, else the latest
-    /// reading's.
+    /// PSS and RSS now, KiB: from the latest sweep while the tree keeps the latest reading's
+    /// processes, else the latest reading's.
     fn level(&self) -> Option<(f64, f64)> {
         let (_, r) = self.last?;
-        let from_sweep = self.per_swept.zip(self.swept_last).filter(|(_, (_, _, one))| *one);
+        let from_sweep = self.per_swept.zip(self.swept_last).filter(|((_, _, read), (_, _, now))| read == now);
         Some(match from_sweep {
-            Some(((pss, rss), (_, kb, _))) => (kb as f64 * pss, kb as f64 * rss),
+            Some(((pss, rss, _), (_, kb, _))) => (kb as f64 * pss, kb as f64 * rss),
             None => (r.mem.pss_kb as f64, r.mem.rss_kb as f64),
         })
     }
@@ -377,7 +378,7 @@ Locked:                0 kB
         let m = t.finish(2.0, 0.0).unwrap();
         assert_eq!(m.mean_pss_bytes, 175 * 1024, "100 for 1.5 s, 400 for 0.5 s; held, it read 100");
         assert_eq!(m.peak_rss_swept_bytes, 440 * 1024);
-        // Two processes from 2 s on: the last reading holds.
+        // A second process from 2 s on: the last reading holds.
         t.swept(3.0, 440, 2);
         assert_eq!(t.finish(4.0, 0.0).unwrap().mean_pss_bytes, 140_800, "(350 + 2 × 100) KiB s / 4 s");
     }
