@@ -45,11 +45,20 @@ pub fn lines(sets: &[Set]) -> Vec<String> {
                 .filter_map(|p| Some((p, of_b.iter().find(|q| q.0 == p.0)?)))
                 .max_by(|x, y| x.0.0.total_cmp(&y.0.0));
             out.push(match both {
+                // Throughput per GB is the memory's ratio and the throughput's: each said apart, as
+                // the throughput may move with the machine where the memory does not.
                 Some((p, q)) => format!(
-                    "per GB of PSS at the largest count both measured, {b} ({}) does {}× what {a} ({}) does",
+                    "per GB of PSS at the largest count both measured, {b} ({}) does {}× what {a} ({}) does: {}× the peak PSS, {}× the throughput{}",
                     count_label(q.0, param_b),
                     num(q.2 / p.2),
-                    count_label(p.0, param_a)
+                    count_label(p.0, param_a),
+                    num(q.1 / p.1),
+                    num((q.2 * q.1) / (p.2 * p.1)),
+                    if sets.iter().filter_map(|s| s.doc.as_ref()).any(|d| super::disturbed(d).is_some()) {
+                        " (a throughput measured on a busy or noisy machine: see the caution above)"
+                    } else {
+                        ""
+                    }
                 ),
                 None => {
                     format!("per GB of PSS at their best, {b} ({at_b}) does {}× what {a} ({at_a}) does", num(y / x))

@@ -186,11 +186,10 @@ fn commands(sets: &[Set]) -> Vec<String> {
 /// …): its differences from the others may be the machine's, not the program's`, for each sweep
 /// whose own findings say its runs were disturbed.
 fn cautions(sets: &[Set]) -> Vec<String> {
-    use crate::results::findings::{Kind, Severity};
     sweeps(sets)
         .iter()
         .filter_map(|(label, d)| {
-            let f = d.findings.iter().find(|f| f.kind == Kind::NoisyMeasurement && f.severity >= Severity::Medium)?;
+            let f = disturbed(d)?;
             Some(format!(
                 "caution: {label} was measured on a busy or noisy machine ([{}] {}): its differences from the others may be the machine's, not the program's; measure both again back to back",
                 f.severity.name(),
@@ -198,6 +197,12 @@ fn cautions(sets: &[Set]) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+/// The sweep's own finding that its runs were disturbed (noisy-measurement, medium or high).
+fn disturbed(doc: &Results) -> Option<&crate::results::findings::Finding> {
+    use crate::results::findings::{Kind, Severity};
+    doc.findings.iter().find(|f| f.kind == Kind::NoisyMeasurement && f.severity >= Severity::Medium)
 }
 
 /// One line per set when the machines differ in CPU, CPUs allowed, memory or kernel (sweeps only:
