@@ -39,12 +39,8 @@ pub struct IdleShare {
     pub threads: usize,
     /// For waits: of `core_s`, the idle capacity carried forward to the wait (the tail left
     /// behind threads it made late).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub carried_s: f64,
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
 
 /// How much sooner a run's work threads would have ended without the waits on one object: the

@@ -222,6 +222,12 @@ impl PointResult {
     }
 }
 
+/// Whether a stored figure is 0, its default: left out of results.json, as results written before
+/// the field existed do not hold it.
+fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 /// A parameter value as JSON: a number when it reads as one, else a string.
 pub fn param_value(text: &str) -> Value {
     if !is_number(text) {

@@ -25,7 +25,7 @@ pub struct RunMemory {
     /// process's `stat`, every sweep, where the readings above come far fewer), bytes: above
     /// `peak_rss_bytes` when the readings missed a moment the tree held more. For ranks and copies,
     /// the largest part's. 0 in results written before the sweeps kept it.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub peak_rss_swept_bytes: u64,
     /// Largest USS (private pages) summed over the tree, bytes.
     pub peak_uss_bytes: u64,
@@ -77,9 +77,4 @@ impl RunMemory {
         self.readings += o.readings;
         self.cpu_s += o.cpu_s;
     }
-}
-
-/// Whether a count is 0 (a field results written before it existed do not hold).
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

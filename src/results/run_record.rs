@@ -52,7 +52,7 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub signal: Option<i32>,
     /// Processes the run left running outside its process group (daemons), killed after it.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub stray_processes: u32,
     /// Whether scalescope stopped the run at `--timeout`.
     #[serde(default)]
@@ -206,10 +206,6 @@ impl RankPart {
             _ => 1,
         }
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// A captured output stream saved in the results folder.

@@ -28,11 +28,11 @@ pub struct ThreadReport {
     /// Of that, the work its rate budget leaves out: opening each new thread's files, reading a
     /// module's symbols and unwinding tables the first time, starting and draining the tracer,
     /// naming the short waits it caught (absent from results recorded before it was kept).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub sampler_oneoff_cpu_s: f64,
     /// Seconds the run was held stopped (SIGSTOP, Ctrl-Z, a batch system suspending the job): not
     /// the program's time, so a run held long is left out of the statistics.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub stopped_s: f64,
     /// The largest wait sites: locks by symbol, kernel waits by system call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -76,7 +76,7 @@ pub struct ThreadReport {
     /// CPU time all of scalescope's threads used while the run was sampled: the sampler, the
     /// tracer's collector, the thread reading the run's output (absent from results recorded
     /// before it was kept). What watching the job cost the machine.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub scalescope_cpu_s: f64,
     /// The whole machine's CPU time while the run was sampled, from `/proc/stat` (absent where it
     /// is unreadable, and in results recorded before it was kept).
@@ -330,8 +330,4 @@ pub struct Timeline {
     pub runnable: Vec<f32>,
     /// Threads off-CPU by class, per bin.
     pub waiting: BTreeMap<Class, Vec<f32>>,
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
