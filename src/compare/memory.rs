@@ -38,6 +38,11 @@ pub fn lines(sets: &[Set]) -> Vec<String> {
         out.push(format!("{}: {label} per GB of PSS (peak PSS of the tree) — {}", s.label, each.join(", ")));
         bests.push((s.label.clone(), best, count_label(at, param), param.to_string(), per_gb));
     }
+    let busy = if sets.iter().filter_map(|s| s.doc.as_ref()).any(|d| super::disturbed(d).is_some()) {
+        " (a throughput measured on a busy or noisy machine: see the caution above)"
+    } else {
+        ""
+    };
     if let [(a, x, at_a, param_a, of_a), rest @ ..] = bests.as_slice() {
         for (b, y, at_b, param_b, of_b) in rest {
             let both = of_a
@@ -48,17 +53,12 @@ pub fn lines(sets: &[Set]) -> Vec<String> {
                 // Throughput per GB is the memory's ratio and the throughput's: each said apart, as
                 // the throughput may move with the machine where the memory does not.
                 Some((p, q)) => format!(
-                    "per GB of PSS at the largest count both measured, {b} ({}) does {}× what {a} ({}) does: {}× the peak PSS, {}× the throughput{}",
+                    "per GB of PSS at the largest count both measured, {b} ({}) does {}× what {a} ({}) does: {}× the peak PSS, {}× the throughput{busy}",
                     count_label(q.0, param_b),
                     num(q.2 / p.2),
                     count_label(p.0, param_a),
                     num(q.1 / p.1),
                     num((q.2 * q.1) / (p.2 * p.1)),
-                    if sets.iter().filter_map(|s| s.doc.as_ref()).any(|d| super::disturbed(d).is_some()) {
-                        " (a throughput measured on a busy or noisy machine: see the caution above)"
-                    } else {
-                        ""
-                    }
                 ),
                 None => {
                     format!("per GB of PSS at their best, {b} ({at_b}) does {}× what {a} ({at_a}) does", num(y / x))

@@ -103,10 +103,11 @@ fn already_over(param: &str, measured: &[(f64, f64)], m: &MemoryFit, peaks: Stri
     let &(count, pss) = measured.iter().filter(|(_, pss)| *pss > usable).min_by(|a, b| a.0.total_cmp(&b.0))?;
     // Memory that grows with the count: the line says where it stops fitting, between the counts.
     let by_line = m.fits_up_to.filter(|f| m.grows() && *f >= 1.0 && *f < count);
-    let within = match measured.iter().filter(|&&(c, p)| c < count && p <= usable).map(|p| p.0).reduce(f64::max) {
-        _ if by_line.is_some() => format!("it fits up to {}", count_label(by_line.unwrap_or(1.0), param)),
-        Some(c) => format!("of the counts measured, it fits up to {}", count_label(c, param)),
-        None => format!("not even {} fits", count_label(count, param)),
+    let measured_fit = measured.iter().filter(|&&(c, p)| c < count && p <= usable).map(|p| p.0).reduce(f64::max);
+    let within = match (by_line, measured_fit) {
+        (Some(f), _) => format!("it fits up to {}", count_label(f, param)),
+        (None, Some(c)) => format!("of the counts measured, it fits up to {}", count_label(c, param)),
+        (None, None) => format!("not even {} fits", count_label(count, param)),
     };
     Some(Finding {
         kind: Kind::MemoryLimit,

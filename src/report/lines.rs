@@ -73,7 +73,7 @@ pub fn notes(doc: &Results) -> Vec<String> {
 /// ([`crate::results::RunMemory::at_least_resident`]), says by how much instead.
 fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
     use crate::results::{RAISED_BYTES, RAISED_SHARE};
-    let missed: Vec<(usize, u64, u64)> = p
+    let missed: Vec<(usize, u64, u64, crate::results::RunMemory)> = p
         .runs
         .iter()
         .enumerate()
@@ -81,13 +81,12 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
             let m = r.threads.as_ref()?.memory?;
             let seen = m.peak_rss_swept_bytes.max(r.max_rss_bytes);
             let short = seen.saturating_sub(m.peak_rss_bytes);
-            (short >= RAISED_BYTES && short as f64 >= RAISED_SHARE * seen as f64).then_some((i, seen, short))
+            (short >= RAISED_BYTES && short as f64 >= RAISED_SHARE * seen as f64).then_some((i, seen, short, m))
         })
         .collect();
-    let &(i, seen, short) = missed.iter().max_by_key(|m| m.2)?;
+    let &(i, seen, short, m) = missed.iter().max_by_key(|m| m.2)?;
     let bytes = |b: u64| super::format::bytes(b as f64);
     let runs = format!("run {}; {} of {} runs so", i + 1, missed.len(), p.runs.len());
-    let m = p.runs[i].threads.as_ref()?.memory?;
     Some(match m.peak_pss_read_bytes {
         Some(read) => format!(
             "{}: a process held {} resident between memory readings ({runs}), {} above the highest reading: its peak PSS counts it, {} where the readings saw {}",
