@@ -77,6 +77,13 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// The median of `v` (in any order), none when it is empty.
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (!sorted.is_empty()).then(|| quantile(&sorted, 0.5))
+}
+
 /// Positions of values outside [Q1 − 1.5·IQR, Q3 + 1.5·IQR]; none with fewer than four values.
 fn tukey_outliers(values: &[f64], sorted: &[f64]) -> Vec<usize> {
     if sorted.len() < 4 {

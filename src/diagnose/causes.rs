@@ -446,7 +446,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
             Severity::Info
         } else if d.kind == Kind::NoisyMeasurement && scope.gated && load(d) >= LOADED {
             Severity::Medium
-        } else if !scope.gated || s < MEDIUM || d.kind == Kind::NoisyMeasurement || loaded {
+        } else if !scope.gated || s < MEDIUM || typical(d) < MEDIUM || d.kind == Kind::NoisyMeasurement || loaded {
             if d.kind == Kind::NoisyMeasurement && s >= MEDIUM { Severity::Low } else { Severity::Info }
         } else if s >= HIGH_SHARE && scope.gap >= HIGH_GAP {
             Severity::High
@@ -460,6 +460,15 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
         f.evidence.insert(0, ledger_line(scope, ledger, &drafts, share));
     }
     feeder_binds
+}
+
+/// A draft's share of the loss in its median run. A cause raised must take its share in most
+/// runs: one run that a host's hiccup left with a long tail (a thread held back, the other done
+/// early) moves the mean, not the median.
+fn typical(d: &Draft) -> f64 {
+    let runs = d.items.iter().map(|i| i.shares.len()).max().unwrap_or(0);
+    let per_run: Vec<f64> = (0..runs).map(|r| d.items.iter().filter_map(|i| i.shares.get(r)).sum::<f64>()).collect();
+    crate::stats::median(&per_run).unwrap_or(0.0)
 }
 
 /// The share of a point's lost efficiency (`gap`, 1 − efficiency) that `core_s` of idle capacity
@@ -869,6 +878,36 @@ mod tests {
             Hot { name: "omp!work".into(), samples: 90, share: 1.0 - share },
             Hot { name: "libgomp.so.1.0.0+0x1f7da".into(), samples: 10, share },
         ]
+    }
+
+    #[test]
+    fn a_tail_that_one_run_of_three_had_is_said_not_raised() {
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
+        let scope = starved_scope(&[], &shares);
+        let runs = |core: [f64; 3], share: [f64; 3], cause: Cause| Item {
+            shares: share.to_vec(),
+            per_run: core.to_vec(),
+            sooner: vec![None; 3],
+            ..item(cause, core.iter().sum::<f64>() / 3.0, 0.0)
+        };
+        // Two threads on one cache line: every run loses to extra CPU, and one of them, whose
+        // thread the host held back, also idled a CPU for the last tenth of it.
+        let ledger = |tail: [f64; 3]| Ledger {
+            lost_s: 0.7,
+            gap: 0.66,
+            items: vec![
+                runs([0.7 - tail[0], 0.7 - tail[1], 0.7 - tail[2]], tail.map(|t| 1.0 - t / 0.7), Cause::ExtraUser),
+                runs(tail, tail.map(|t| t / 0.7), Cause::NoWork(Phase::Tail)),
+            ],
+            ..ledger(1.4, 0.7)
+        };
+        let severity = |tail: [f64; 3]| {
+            let mut out = Vec::new();
+            findings(&scope, &ledger(tail), &mut out);
+            out.iter().find(|f| f.kind == Kind::LoadImbalance).map(|f| f.severity)
+        };
+        assert_eq!(severity([0.02, 0.35, 0.02]), Some(Severity::Info));
+        assert_eq!(severity([0.12, 0.25, 0.10]), Some(Severity::Medium), "a tail in every run is raised");
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn present(t: &Track) -> Vec<(usize, f64)> {
 }
 
 fn median(v: &[f64]) -> f64 {
-    steps::median(&mut v.to_vec())
+    steps::median(v)
 }
 
 /// The change from `before` to `after` as judged against the threshold.
@@ -201,8 +201,8 @@ fn judge_last(t: &Track, level: &[usize], n: usize, o: &Options) -> Option<Step>
     if v.len() < MIN_LEVEL {
         return None;
     }
-    let mut dev: Vec<f64> = v.iter().map(|x| (x - step.before).abs()).collect();
-    let sigma = (steps::median(&mut dev) * 1.4826).max(steps::noise(&v)).max(wander(t, n, step.before));
+    let dev: Vec<f64> = v.iter().map(|x| (x - step.before).abs()).collect();
+    let sigma = (steps::median(&dev) * 1.4826).max(steps::noise(&v)).max(wander(t, n, step.before));
     let m = v.len() as f64;
     let t_crit = t_two_sided(o.alpha, m - 1.0);
     if (step.after - step.before).abs() <= t_crit * sigma * (1.0 + 1.0 / m).sqrt() {
@@ -223,7 +223,7 @@ fn wander(t: &Track, n: usize, at: f64) -> f64 {
     if t.felt_at.is_some() {
         return if y.len() > 2 { steps::noise(y) } else { 0.0 };
     }
-    let mut d: Vec<f64> = y
+    let d: Vec<f64> = y
         .windows(2)
         .filter(|w| w[0].abs() + w[1].abs() > 1e-300)
         .map(|w| 2.0 * (w[1] - w[0]).abs() / (w[0].abs() + w[1].abs()))
@@ -231,7 +231,7 @@ fn wander(t: &Track, n: usize, at: f64) -> f64 {
     if d.len() < 2 {
         return 0.0;
     }
-    steps::median(&mut d) * 1.4826 / std::f64::consts::SQRT_2 * at.abs()
+    steps::median(&d) * 1.4826 / std::f64::consts::SQRT_2 * at.abs()
 }
 
 /// Every step in a figure's history that at least two sweeps confirm: the detector's levels, a

@@ -8,6 +8,7 @@
 
 use super::record::{PointRow, RunRow, Sweep};
 use crate::analysis::count_label;
+use crate::stats::median;
 
 /// A figure to follow over the history.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -150,7 +151,7 @@ impl Usual {
         let mut per_sweep: Vec<f64> = sweeps
             .iter()
             .filter_map(|s| {
-                let mut v: Vec<f64> = s
+                let v: Vec<f64> = s
                     .points
                     .iter()
                     .filter(|q| q.series == series && q.count == count)
@@ -158,7 +159,7 @@ impl Usual {
                     .filter(|r| r.ok)
                     .filter_map(|r| r.others_cpus)
                     .collect();
-                (!v.is_empty()).then(|| super::steps::median(&mut v))
+                median(&v)
             })
             .collect();
         if per_sweep.is_empty() {
@@ -300,11 +301,6 @@ fn timelike(usual: &Usual, pace: Option<Pace>, s: &Sweep, p: &PointRow) -> (Vec<
 
 fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
-/// The median: a sweep's level, which one disturbed run of three does not move.
-fn median(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| super::steps::median(&mut v.to_vec()))
 }
 
 /// The counts of a sub-series, ascending.

@@ -16,23 +16,18 @@ pub const PENALTY: f64 = 2.0;
 /// The noise's σ, from the median absolute difference of neighbours (×1.4826/√2, so that it is
 /// σ for Gaussian noise); a series without variation gets a tiny σ relative to its level.
 pub fn noise(y: &[f64]) -> f64 {
-    let mut d: Vec<f64> = y.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
-    let level = median(&mut y.to_vec()).abs();
+    let d: Vec<f64> = y.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    let level = median(y).abs();
     if d.is_empty() {
         return (level * 1e-9).max(1e-300);
     }
-    let s = median(&mut d) * 1.4826 / std::f64::consts::SQRT_2;
+    let s = median(&d) * 1.4826 / std::f64::consts::SQRT_2;
     s.max(level * 1e-9).max(1e-300)
 }
 
-/// The median of `v` (reordered).
-pub fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+/// The median of `v`, NaN when it is empty.
+pub fn median(v: &[f64]) -> f64 {
+    crate::stats::median(v).unwrap_or(f64::NAN)
 }
 
 /// The default penalty for a series: [`PENALTY`] × σ × ln(n), at least σ.
