@@ -17,7 +17,13 @@ const DRAWS: usize = 2000;
 /// bench/what-if.py's record: over 20 predictions of the 10 cases it gets right, the error had a
 /// root mean square of 3.3% (at most 7%), and intervals without this term missed the measured
 /// speed-up by 1–3% in 3 of 11 cases.
-const MODEL_ERROR: f64 = 0.06;
+pub const MODEL_ERROR: f64 = 0.06;
+
+/// Whether what fixing a cause buys is within the what-if's own error ([`MODEL_ERROR`]): the
+/// prediction cannot tell it from nothing, so the cause is said, not raised.
+pub fn within_its_error(w: &WhatIf) -> bool {
+    w.speedup > 0.0 && (w.without / w.speedup).ln() < MODEL_ERROR
+}
 
 /// The measured speed-up at the count a ledger is judged at, with its 95% interval.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -215,6 +215,15 @@ pub fn loaded_what_if(share: f64) -> String {
     )
 }
 
+/// Why a cause whose fix would buy `gain` (in speed-up) is said, not raised: within the
+/// what-if's own `error` (a share).
+pub fn buys_too_little(gain: f64, error: f64) -> String {
+    format!(
+        "what fixing it would buy (+{gain:.2}×) is within the what-if's own error ({}): said, not raised",
+        pct(error)
+    )
+}
+
 /// Advice for extra CPU that may be work growing with the count.
 pub fn or_weak(advice: &str) -> String {
     format!("if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}")
@@ -546,6 +555,16 @@ pub fn tail(c: &Context, l: &Ledger) -> Words {
             .collect(),
         advice: "split the work in smaller pieces handed out dynamically (work stealing, a shared queue) so no thread is left with a big share".into(),
     }
+}
+
+/// A tail of `tail_s` seconds in runs of `wall_s` left by threads that progressed unevenly under
+/// contention, counted with it.
+pub fn uneven_progress(tail_s: f64, wall_s: f64) -> String {
+    format!(
+        "the threads progressed unevenly under it: the last {} of a run ({}) had fewer work threads than CPUs, counted in this cause (threads slowed this much finish apart even with equal work)",
+        secs(tail_s),
+        pct(tail_s / wall_s.max(1e-9))
+    )
 }
 
 /// CPUs idle with no work thread that had work: `capacity` the share of the capacity.
