@@ -53,6 +53,18 @@ pub fn interval(ci: Option<[f64; 2]>) -> String {
     ci.map(|c| format!(" [{:.2}, {:.2}]", c[0], c[1])).unwrap_or_default()
 }
 
+/// A size in bytes scaled to its binary unit (`B`, `KiB`, … `PiB`): the value and the unit, for
+/// each caller to round as it writes sizes (a table to a tenth, a finding to three digits).
+pub fn binary(bytes: f64) -> (f64, &'static str) {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let (mut v, mut u) = (bytes, 0);
+    while v.abs() >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    (v, UNITS[u])
+}
+
 /// `1st`, `2nd`, `3rd`, `4th`…
 pub fn ordinal(n: usize) -> String {
     let suffix = match (n % 10, n % 100) {

@@ -950,13 +950,14 @@ mod tests {
             sooner: vec![None; 3],
             ..item(cause, core.iter().sum::<f64>() / 3.0, 0.0)
         };
-        // Two threads on one cache line: every run loses to extra CPU, and one of them, whose
-        // thread the host held back, also idled a CPU for the last tenth of it.
+        let lock = Cause::Wait { class: Class::Lock, object: "m".into() };
+        // Two threads on one lock: every run loses to its waits, and one of them, whose thread
+        // the host held back, also idled a CPU for the last tenth of it.
         let ledger = |tail: [f64; 3]| Ledger {
             lost_s: 0.7,
             gap: 0.66,
             items: vec![
-                runs([0.7 - tail[0], 0.7 - tail[1], 0.7 - tail[2]], tail.map(|t| 1.0 - t / 0.7), Cause::ExtraUser),
+                runs([0.7 - tail[0], 0.7 - tail[1], 0.7 - tail[2]], tail.map(|t| 1.0 - t / 0.7), lock.clone()),
                 runs(tail, tail.map(|t| t / 0.7), Cause::NoWork(Phase::Tail)),
             ],
             ..ledger(1.4, 0.7)

@@ -135,12 +135,9 @@ fn already_over(param: &str, measured: &[(f64, f64)], m: &MemoryFit, peaks: Stri
 
 /// `84.8 GiB`, `143 MiB`, `801 KiB`: binary units, as the table writes the peak PSS.
 fn size(bytes: f64) -> String {
-    const K: f64 = 1024.0;
-    let (v, unit) = match bytes.abs() {
-        b if b >= K * K * K * K => (bytes / (K * K * K * K), "TiB"),
-        b if b >= K * K * K => (bytes / (K * K * K), "GiB"),
-        b if b >= K * K => (bytes / (K * K), "MiB"),
-        _ => (bytes / K, "KiB"),
+    let (v, unit) = match crate::fmt::binary(bytes) {
+        (v, "B") => (v / 1024.0, "KiB"),
+        other => other,
     };
     if v.abs() >= 100.0 { format!("{v:.0} {unit}") } else { format!("{v:.1} {unit}") }
 }

@@ -24,14 +24,10 @@ pub fn mean_pm(s: &Summary) -> String {
 
 /// `12.3 MiB`.
 pub fn bytes(x: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = x;
-    let mut u = 0;
-    while v.abs() >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
+    match crate::fmt::binary(x) {
+        (v, "B") => format!("{v:.0} B"),
+        (v, unit) => format!("{v:.1} {unit}"),
     }
-    if u == 0 { format!("{v:.0} B") } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
 /// A scale for a throughput column: (divisor, unit label). Bytes are shown in MB/s (10⁶ B/s).
