@@ -76,7 +76,7 @@ ts = [threading.Thread(target=work) for _ in range(n)]
 PY_POOL = """import multiprocessing as mp, sys
 def work(k):
     s = 0
-    for i in range(k * 250000, (k + 1) * 250000): s += i * i % 7
+    for i in range(k * 1000000, (k + 1) * 1000000): s += i * i % 7
     return s
 with mp.Pool(int(sys.argv[1])) as p:
     print(sum(p.map(work, range(48), chunksize=1)))"""
@@ -337,7 +337,9 @@ def cases(d, feed_mb_s=20):
         # LZMA2 blocks compressed in parallel: 2.76 s -> 1.41 s, 196% CPU: 98%.
         ("7z xz -mx1", E, ["7z"], ["--shell"], [f"7z a -txz -mx=1 -mmt={{threads}} -so -an {t40} > /dev/null"],
          "scales-well"),
-        # Processes have a GIL each: 0.84 s -> 0.44 s, 181% CPU: 96%.
+        # Processes have a GIL each: 1.95 s -> 1.05 s, 186% CPU: 93%. With a quarter of this work
+        # (0.56 s a run on this machine) the interpreter's serial 80 ms start-up made it 82-86%,
+        # and a medium serial-phase or serial-fraction: right at that size, not what this case is.
         ("python Pool", T, [py], [], [py, "-c", PY_POOL, "{threads}"], "scales-well"),
         # hashlib drops the GIL for buffers over 2 KB: 2.52 s -> 1.31 s, 192% CPU: 96%.
         ("python threads, hashlib", E, [py], [], [py, "-c", PY_HASH, "{threads}"], "scales-well"),
