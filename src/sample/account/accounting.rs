@@ -16,6 +16,10 @@ use std::collections::{HashMap, HashSet};
 const WORK_SHARE: f64 = 0.1;
 /// …and at least this many seconds.
 const WORK_MIN_S: f64 = 0.002;
+/// A thread that worked at least this share of its own life is a work thread too, however short
+/// that life: SQLite's sorter starts a helper per chunk (58 in a run of 1.1 s, each a few tens of
+/// milliseconds at full speed), and each alone is far below the main thread's time.
+const BUSY_LIFE: f64 = 0.5;
 /// A bin counts as using the capacity fully when this share of it runs.
 const FULL: f64 = 0.75;
 /// Full bins in a row that begin (or end) the steady phase: one full bin amid a contended
@@ -123,7 +127,7 @@ fn is_busy(label: Label, uses: &[Use]) -> bool {
 
 /// Which threads do the work: those whose working time (on a CPU, or in waits that are work or
 /// keep them from it: `uses` by label) is a meaningful share of the busiest threads' (as many as
-/// the capacity, or the CPUs without one).
+/// the capacity, or the CPUs without one), or most of their own life ([`BUSY_LIFE`]).
 pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64, uses: &[Use]) -> Vec<bool> {
     let cpu: Vec<f64> = h.tracks.iter().map(|t| worked_s(t, uses)).collect();
     let k = capacity.unwrap_or(cpus).ceil().max(1.0) as usize;
@@ -131,7 +135,11 @@ pub fn work_threads(h: &History, capacity: Option<f64>, cpus: f64, uses: &[Use])
     sorted.sort_by(|a, b| b.total_cmp(a));
     let top = &sorted[..k.min(sorted.len())];
     let reference = if top.is_empty() { 0.0 } else { top.iter().sum::<f64>() / top.len() as f64 };
-    cpu.iter().map(|&c| c >= WORK_MIN_S && c >= WORK_SHARE * reference).collect()
+    let life = |t: &Track| t.on_s() + t.runq_s() + t.off_s();
+    cpu.iter()
+        .zip(&h.tracks)
+        .map(|(&c, t)| c >= WORK_MIN_S && (c >= WORK_SHARE * reference || c >= BUSY_LIFE * life(t)))
+        .collect()
 }
 
 /// A wait this long without running, by the only thread that waits on that object, is a
