@@ -617,6 +617,11 @@ fn fold_uneven_tail(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, l: &
     if !on_cpu(&drafts[x]) || share(&drafts[x]) < HIGH_SHARE || l.cpu_s < UNEVEN_CPU * l.useful_s {
         return;
     }
+    // A tail too small to be reported is left to be dropped, not said inside another finding.
+    let idle_s: f64 = drafts[t].items.iter().map(|i| i.core_s).sum();
+    if share(&drafts[t]) < REPORTED || idle_s < REPORTED_CAPACITY * l.capacity * l.wall_s {
+        return;
+    }
     let tail = drafts.remove(t);
     let x = if x > t { x - 1 } else { x };
     drafts[x].items.extend(tail.items);
@@ -919,25 +924,32 @@ mod tests {
         let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let scope = starved_scope(&[], &shares);
         // False sharing: 2.5 times the baseline's CPU, and one thread done 31 ms before the other.
-        let kinds = |cpu_s: f64| {
+        let with_tail = |cpu_s: f64, tail_s: f64| {
             let l = Ledger {
                 lost_s: 0.24,
                 gap: 0.64,
-                tail_s: 0.031,
+                tail_s,
                 wall_s: 0.19,
-                items: vec![item(Cause::ExtraUser, 0.2, 0.85), item(Cause::NoWork(Phase::Tail), 0.031, 0.13)],
+                items: vec![
+                    item(Cause::ExtraUser, 0.24 - tail_s, 1.0 - tail_s / 0.24),
+                    item(Cause::NoWork(Phase::Tail), tail_s, tail_s / 0.24),
+                ],
                 ..ledger(cpu_s, 0.136)
             };
             let mut out = Vec::new();
             findings(&scope, &l, &mut out);
             out
         };
+        let kinds = |cpu_s: f64| with_tail(cpu_s, 0.031);
         let slowed = kinds(0.34);
         assert_eq!(slowed.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::OnCpuInefficiency], "{slowed:?}");
-        assert!(slowed[0].evidence.iter().any(|e| e.contains("progressed unevenly")), "{slowed:?}");
+        assert!(slowed[0].evidence.iter().any(|e| e.contains("finished apart")), "{slowed:?}");
         // Threads that cost about what the baseline did: a tail is uneven work.
         let even = kinds(0.18);
         assert!(even.iter().any(|f| f.kind == Kind::LoadImbalance), "{even:?}");
+        // A tail of 1% of the run is too small to report, and not said inside the extra CPU.
+        let tiny = with_tail(0.34, 0.002);
+        assert!(!tiny.iter().flat_map(|f| &f.evidence).any(|e| e.contains("finished apart")), "{tiny:?}");
     }
 
     #[test]

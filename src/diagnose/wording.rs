@@ -561,7 +561,7 @@ pub fn tail(c: &Context, l: &Ledger) -> Words {
 /// contention, counted with it.
 pub fn uneven_progress(tail_s: f64, wall_s: f64) -> String {
     format!(
-        "the threads progressed unevenly under it: the last {} of a run ({}) had fewer work threads than CPUs, counted in this cause (threads slowed this much finish apart even with equal work)",
+        "slowed by this extra CPU, the threads finished apart even with equal shares: the last {} of a run ({}) had fewer work threads than CPUs, and that idle time is counted here",
         secs(tail_s),
         pct(tail_s / wall_s.max(1e-9))
     )

@@ -76,10 +76,6 @@ fn present(t: &Track) -> Vec<(usize, f64)> {
     t.entries.iter().enumerate().filter_map(|(i, e)| e.value.filter(|v| v.is_finite()).map(|v| (i, v))).collect()
 }
 
-fn median(v: &[f64]) -> f64 {
-    steps::median(v)
-}
-
 /// The change from `before` to `after` as judged against the threshold.
 fn change(t: &Track, before: f64, after: f64) -> f64 {
     match t.felt_at {
@@ -98,7 +94,7 @@ fn judge(t: &Track, a: &[usize], b: &[usize], at: usize, o: &Options) -> Option<
     if va.is_empty() || vb.is_empty() {
         return None;
     }
-    let (before, after) = (median(&va), median(&vb));
+    let (before, after) = (steps::median(&va), steps::median(&vb));
     let c = change(t, before, after);
     if !c.is_finite() || c.abs() < o.threshold {
         return None;
@@ -254,7 +250,7 @@ fn confirmed(t: &Track, idx: &[usize], o: &Options) -> Vec<(usize, Step)> {
     while k < found.len() {
         let s = found[k];
         if s > 0 && ends[k] - s == 1 {
-            let near = |a: usize, b: usize| (y[s] - median(&y[a..b])).abs();
+            let near = |a: usize, b: usize| (y[s] - steps::median(&y[a..b])).abs();
             let prev = *starts.last().unwrap_or(&0);
             if k + 1 < found.len() && near(ends[k], ends[k + 1]) < near(prev, s) {
                 starts.push(s);
