@@ -526,11 +526,11 @@ pub fn startup_dominated(
     name: &str,
     label: &str,
 ) -> Option<Finding> {
-    let wall = doc.points[top.index].stats().wall_s.map_or(f64::INFINITY, |w| w.median);
+    let wall = median_wall(doc, top);
     // A program's own throughput figure leaves out its start-up; the wall clock does not.
     let base_wall = doc.points[base.index].stats().wall_s.map_or(0.0, |w| w.median);
     let wall_gap = 1.0 - (base_wall / wall) / (top.count / base.count);
-    (wall < 0.05 && (gap > 0.2 || wall_gap > 0.2)).then(|| Finding { noise: None,
+    (wall < TINY_RUN_S && (gap > 0.2 || wall_gap > 0.2)).then(|| Finding { noise: None,
         kind: Kind::StartupDominated,
         severity: Severity::High,
         summary: format!(
@@ -544,6 +544,19 @@ pub fn startup_dominated(
         at: Some(top.count),
         what_if: None,
     })
+}
+
+/// Runs whose median is shorter than this are mostly process start-up and thread creation.
+const TINY_RUN_S: f64 = 0.05;
+
+fn median_wall(doc: &Results, p: &PointScaling) -> f64 {
+    doc.points[p.index].stats().wall_s.map_or(f64::INFINITY, |w| w.median)
+}
+
+/// Whether a point's runs are too short for what their threads waited on to be raised: start-up
+/// and thread creation take milliseconds of their own.
+pub fn tiny_runs(doc: &Results, p: &PointScaling) -> bool {
+    median_wall(doc, p) < TINY_RUN_S
 }
 
 /// Amdahl's serial fraction, when the gap is real and no cause found explains it. Not for a count

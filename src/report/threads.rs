@@ -7,7 +7,8 @@ use crate::diagnose::ledger::{self, Cause};
 use crate::fmt::tenths;
 use crate::results::{Class, PointResult};
 
-/// `busy 61% · idle: lock 30%, io 4%`: the share of the CPU capacity the job kept busy, the share
+/// `busy 61% · idle: lock 30%, io 4%`: the share of the CPU capacity the job kept busy (and the
+/// CPUs it used when it ran beyond the capacity: `busy 100% (using 1.6 CPUs)`), the share
 /// the hypervisor took from it on a virtual machine (`stolen 20%`, from 1%), and the largest causes
 /// of idle capacity (at least 1% each); `None` when the runs were not sampled.
 pub fn capacity_cell(p: &PointResult) -> Option<String> {
@@ -35,11 +36,21 @@ pub fn capacity_cell(p: &PointResult) -> Option<String> {
         .map(|(n, s)| format!("{n} {:.0}%", 100.0 * s / cap))
         .collect();
     let mut busy = format!("busy {:.0}%", (100.0 * (l.cpu_s - l.over_s) / cap).clamp(0.0, 100.0));
+    // Threads beside a full set of workers (a caller that works too, a program's own helpers) ran
+    // beyond the capacity: `busy 100%` beside `%CPU 154` read as a contradiction.
+    let used = l.cpu_s / l.wall_s.max(1e-9);
+    if used >= (1.0 + BEYOND) * l.capacity {
+        busy += &format!(" (using {} CPUs)", tenths(used));
+    }
     if l.stolen_s / cap >= 0.01 {
         busy += &format!(" · stolen {:.0}%", 100.0 * l.stolen_s / cap);
     }
     Some(if parts.is_empty() { busy } else { format!("{busy} · idle: {}", parts.join(", ")) })
 }
+
+/// The job used this share more CPU time than its capacity (by its usage, as `%CPU` counts it):
+/// the cell says how many CPUs it used.
+const BEYOND: f64 = 0.05;
 
 /// A lock's short name: the symbol without module, hash or offset (`queue_lock`, `GLOBAL_LOCK`).
 pub fn short_name(name: &str) -> String {

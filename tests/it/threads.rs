@@ -359,3 +359,14 @@ fn attached_to_the_process_that_started_it_scalescope_leaves_itself_out() {
     let seen: Vec<(&String, i32)> = t.threads.iter().map(|x| (&x.name, x.pid)).collect();
     assert_eq!((t.processes_seen, t.threads_seen), (1, 1), "the shell alone: {seen:?}");
 }
+
+#[test]
+fn a_count_that_keeps_more_cpus_busy_than_it_names_says_how_many_it_used() {
+    // One "worker" by the axis, two busy threads by the program (a caller that works beside its
+    // pool): `busy 100%` alone beside `%CPU 199` read as a contradiction.
+    let exe = bin().to_string_lossy().into_owned();
+    let command = format!("{exe} probe scalable --threads $(({{par}} + 1)) --ops 300000000");
+    let (_, table) = sample_command(&["--workers", "--shell", "--param", "par=1"], &[&command]);
+    let row = table.lines().find(|l| l.contains("busy")).unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("% (using 1.") || row.contains("% (using 2"), "{row}");
+}
