@@ -426,11 +426,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
     // Extra CPU in some runs of a point that, on average, took no more CPU than the baseline for
     // the same work is the runs' spread, not a cost (it read "takes -4% more CPU time").
     let dearer = ledger.cpu_s > ledger.useful_s;
-    drafts.retain(|d| {
-        (dearer || !d.extra_only())
-            && share(d) >= REPORTED
-            && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
-    });
+    drafts.retain(|d| (dearer || !d.extra_only()) && reportable(d, &share, capacity));
     drafts.sort_by(|a, b| share(b).total_cmp(&share(a)));
     let first = out.len();
     // When other processes explain most of the loss, the other causes were measured under that
@@ -468,6 +464,12 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
         f.evidence.insert(0, ledger_line(scope, ledger, &drafts, share));
     }
     feeder_binds
+}
+
+/// Whether a draft is big enough to be reported: [`REPORTED`] of the loss, and idle or extra
+/// core-seconds of [`REPORTED_CAPACITY`] of the `capacity` (core-seconds).
+fn reportable(d: &Draft, share: &dyn Fn(&Draft) -> f64, capacity: f64) -> bool {
+    share(d) >= REPORTED && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
 }
 
 /// A draft's share of the loss in its median run. A cause raised must take its share in most
@@ -618,8 +620,7 @@ fn fold_uneven_tail(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, l: &
         return;
     }
     // A tail too small to be reported is left to be dropped, not said inside another finding.
-    let idle_s: f64 = drafts[t].items.iter().map(|i| i.core_s).sum();
-    if share(&drafts[t]) < REPORTED || idle_s < REPORTED_CAPACITY * l.capacity * l.wall_s {
+    if !reportable(&drafts[t], share, (l.capacity * l.wall_s).max(1e-12)) {
         return;
     }
     let tail = drafts.remove(t);
