@@ -25,9 +25,9 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => {
-                std::io::Error::other("it is a symbolic link, which scalescope does not write through")
-            }
+            Some(libc::ELOOP) => std::io::Error::other(
+                "it is a symbolic link, which scalescope does not write through",
+            ),
             _ => e,
         })?;
     f.write_all(bytes)

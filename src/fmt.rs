@@ -93,7 +93,10 @@ mod tests {
     fn each_variant_rounds_its_own_way() {
         assert_eq!(pct(0.314), "31%");
         assert_eq!((secs(0.356), secs(0.012)), ("0.36 s".into(), "12 ms".into()));
-        assert_eq!((secs_ms_below_1(0.356), secs_ms_below_1(1.25)), ("356 ms".into(), "1.25 s".into()));
+        assert_eq!(
+            (secs_ms_below_1(0.356), secs_ms_below_1(1.25)),
+            ("356 ms".into(), "1.25 s".into())
+        );
         assert_eq!((count(2.0), count(0.125)), ("2".into(), "0.125".into()));
         assert_eq!((count_tenths(2.0), count_tenths(2.96)), ("2".into(), "3.0".into()));
         assert_eq!((tenths(2.96), tenths(1.5)), ("3".into(), "1.5".into()));

@@ -71,11 +71,18 @@ impl Machine {
     /// when it is the tighter, else `MemAvailable` as the sweep started, else the total; `None`
     /// when none is known.
     pub fn usable_memory(&self) -> Option<(u64, &'static str)> {
-        let free = (self.memory_available_bytes > 0)
-            .then_some((self.memory_available_bytes, "available (MemAvailable as the sweep started)"))
-            .or((self.memory_bytes > 0).then_some((self.memory_bytes, "in the machine (MemTotal)")));
+        let free =
+            (self.memory_available_bytes > 0)
+                .then_some((
+                    self.memory_available_bytes,
+                    "available (MemAvailable as the sweep started)",
+                ))
+                .or((self.memory_bytes > 0)
+                    .then_some((self.memory_bytes, "in the machine (MemTotal)")));
         match (self.memory_limit_bytes, free) {
-            (Some(l), Some((f, _))) if l < f => Some((l, "allowed by the job's cgroup (memory.max)")),
+            (Some(l), Some((f, _))) if l < f => {
+                Some((l, "allowed by the job's cgroup (memory.max)"))
+            }
             (Some(l), None) => Some((l, "allowed by the job's cgroup (memory.max)")),
             (_, free) => free,
         }
@@ -92,7 +99,9 @@ pub fn cgroup_memory_limit(read: &dyn Fn(&str) -> Option<String>) -> Option<u64>
     let mut best: Option<u64> = None;
     for line in cgroups.lines() {
         let mut f = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (f.next(), f.next(), f.next()) else { continue };
+        let (Some(_), Some(controllers), Some(path)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
         let (v2, file) = match controllers {
             "" => (true, "memory.max"),
             c if c.split(',').any(|x| x == "memory") => (false, "memory.limit_in_bytes"),
@@ -102,7 +111,8 @@ pub fn cgroup_memory_limit(read: &dyn Fn(&str) -> Option<String>) -> Option<u64>
         let Some(rel) = path.strip_prefix(root.trim_end_matches('/')) else { continue };
         let mut dir = rel.trim_end_matches('/').to_string();
         loop {
-            if let Some(limit) = read(&format!("{mount}{dir}/{file}")).and_then(|t| limit_value(&t)) {
+            if let Some(limit) = read(&format!("{mount}{dir}/{file}")).and_then(|t| limit_value(&t))
+            {
                 best = Some(best.map_or(limit, |b| b.min(limit)));
             }
             match dir.rfind('/') {
@@ -126,8 +136,11 @@ fn cgroup_mount(mountinfo: &str, v2: bool) -> Option<(String, String)> {
         let (left, right) = l.split_once(" - ")?;
         let mut fs = right.split_ascii_whitespace();
         let (fstype, options) = (fs.next()?, fs.nth(1).unwrap_or_default());
-        let ours =
-            if v2 { fstype == "cgroup2" } else { fstype == "cgroup" && options.split(',').any(|o| o == "memory") };
+        let ours = if v2 {
+            fstype == "cgroup2"
+        } else {
+            fstype == "cgroup" && options.split(',').any(|o| o == "memory")
+        };
         let f: Vec<&str> = left.split_ascii_whitespace().collect();
         (ours && f.len() >= 5).then(|| (f[3].to_string(), f[4].to_string()))
     })
@@ -139,7 +152,8 @@ pub fn allowed_cpus() -> usize {
     {
         // SAFETY: a zeroed cpu_set_t is a valid empty set; the call fills it.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        let rc =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
         if rc == 0 {
             let n = unsafe { libc::CPU_COUNT(&set) };
             if n > 0 {
@@ -157,10 +171,13 @@ pub fn allowed_cpu_ids() -> Vec<usize> {
     {
         // SAFETY: a zeroed cpu_set_t is a valid empty set; the call fills it.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        let rc =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
         if rc == 0 {
             // SAFETY: CPU_ISSET reads the set filled above, within its size.
-            return (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+            return (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+                .collect();
         }
     }
     Vec::new()
@@ -242,7 +259,10 @@ mod tests {
         let files = |v1: bool| -> std::collections::HashMap<String, String> {
             let mut m = std::collections::HashMap::new();
             if v1 {
-                m.insert("/proc/self/cgroup".into(), "5:cpu:/\n4:memory:/slurm/uid_1/job_7/step_0\n".into());
+                m.insert(
+                    "/proc/self/cgroup".into(),
+                    "5:cpu:/\n4:memory:/slurm/uid_1/job_7/step_0\n".into(),
+                );
                 m.insert(
                     "/proc/self/mountinfo".into(),
                     "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n".into(),
@@ -251,13 +271,28 @@ mod tests {
                     "/sys/fs/cgroup/memory/slurm/uid_1/job_7/step_0/memory.limit_in_bytes".into(),
                     "9223372036854771712\n".into(),
                 );
-                m.insert("/sys/fs/cgroup/memory/slurm/uid_1/job_7/memory.limit_in_bytes".into(), "4294967296\n".into());
+                m.insert(
+                    "/sys/fs/cgroup/memory/slurm/uid_1/job_7/memory.limit_in_bytes".into(),
+                    "4294967296\n".into(),
+                );
             } else {
                 m.insert("/proc/self/cgroup".into(), "0::/system.slice/job_7/step_0/user\n".into());
-                m.insert("/proc/self/mountinfo".into(), "41 23 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n".into());
-                m.insert("/sys/fs/cgroup/system.slice/job_7/step_0/user/memory.max".into(), "max\n".into());
-                m.insert("/sys/fs/cgroup/system.slice/job_7/step_0/memory.max".into(), "8589934592\n".into());
-                m.insert("/sys/fs/cgroup/system.slice/job_7/memory.max".into(), "17179869184\n".into());
+                m.insert(
+                    "/proc/self/mountinfo".into(),
+                    "41 23 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n".into(),
+                );
+                m.insert(
+                    "/sys/fs/cgroup/system.slice/job_7/step_0/user/memory.max".into(),
+                    "max\n".into(),
+                );
+                m.insert(
+                    "/sys/fs/cgroup/system.slice/job_7/step_0/memory.max".into(),
+                    "8589934592\n".into(),
+                );
+                m.insert(
+                    "/sys/fs/cgroup/system.slice/job_7/memory.max".into(),
+                    "17179869184\n".into(),
+                );
             }
             m
         };
@@ -267,12 +302,19 @@ mod tests {
         }
         let f: std::collections::HashMap<String, String> = [
             ("/proc/self/cgroup".to_string(), "0::/\n".to_string()),
-            ("/proc/self/mountinfo".to_string(), "41 23 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n".to_string()),
+            (
+                "/proc/self/mountinfo".to_string(),
+                "41 23 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n".to_string(),
+            ),
             ("/sys/fs/cgroup/memory.max".to_string(), "max\n".to_string()),
         ]
         .into();
         assert_eq!(cgroup_memory_limit(&|p| f.get(p).cloned()), None);
-        let m = Machine { memory_bytes: 16 << 30, memory_available_bytes: 12 << 30, ..Machine::default() };
+        let m = Machine {
+            memory_bytes: 16 << 30,
+            memory_available_bytes: 12 << 30,
+            ..Machine::default()
+        };
         assert_eq!(m.usable_memory().map(|u| u.0), Some(12 << 30));
         let m = Machine { memory_limit_bytes: Some(4 << 30), ..m };
         assert_eq!(m.usable_memory(), Some((4 << 30, "allowed by the job's cgroup (memory.max)")));

@@ -16,7 +16,8 @@ pub fn parse(line: &[u8]) -> Option<(String, f64, String)> {
     let rest = line.trim_ascii_start().strip_prefix(PREFIX.as_bytes())?;
     let rest = String::from_utf8_lossy(rest);
     let mut parts = rest.split_whitespace();
-    let (name, value) = (parts.next()?, parts.next()?.parse::<f64>().ok().filter(|v| v.is_finite())?);
+    let (name, value) =
+        (parts.next()?, parts.next()?.parse::<f64>().ok().filter(|v| v.is_finite())?);
     Some((name.to_string(), value, parts.next().unwrap_or("").to_string()))
 }
 
@@ -27,7 +28,10 @@ mod tests {
         let mut out = Vec::new();
         super::write(&mut out, "throughput", 1.5e6, "B/s").unwrap();
         assert_eq!(super::parse(&out), Some(("throughput".into(), 1.5e6, "B/s".into())));
-        assert_eq!(super::parse(b"  scalescope-metric n 3"), Some(("n".into(), 3.0, String::new())));
+        assert_eq!(
+            super::parse(b"  scalescope-metric n 3"),
+            Some(("n".into(), 3.0, String::new()))
+        );
         assert_eq!(super::parse(b"scalescope-metric n inf"), None);
         assert_eq!(super::parse(b"metric n 3"), None);
     }

@@ -44,7 +44,10 @@ impl Error {
     /// Whether the user can fix it by naming another path (a missing or unreadable file), rather
     /// than the system failing.
     pub fn is_user_mistake(&self) -> bool {
-        matches!(self.source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied)
+        matches!(
+            self.source.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+        )
     }
 }
 
@@ -72,7 +75,8 @@ pub fn evict(paths: &[PathBuf]) -> Result<Eviction, Error> {
             None => unchecked_bytes += size,
         }
     }
-    let resident_fraction = checked.then(|| if pages == 0 { 0.0 } else { resident as f64 / pages as f64 });
+    let resident_fraction =
+        checked.then(|| if pages == 0 { 0.0 } else { resident as f64 / pages as f64 });
     Ok(Eviction { files: files.len() as u64, bytes, resident_fraction, unchecked_bytes })
 }
 
@@ -157,7 +161,16 @@ pub fn residency(file: &File, size: u64) -> std::io::Result<(u64, u64)> {
     let pages = size.div_ceil(page);
     let len = size as usize;
     // SAFETY: a read-only shared mapping of an open file; unmapped below. Mapping does not fault pages in.
-    let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
     if addr == libc::MAP_FAILED {
         return Err(std::io::Error::last_os_error());
     }

@@ -39,8 +39,11 @@ impl Summary {
         }
         let n = finite.len();
         let mean = finite.iter().sum::<f64>() / n as f64;
-        let stddev =
-            if n > 1 { (finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
+        let stddev = if n > 1 {
+            (finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
         let mut sorted = finite.clone();
         sorted.sort_by(f64::total_cmp);
         let ci95 = (n > 1).then(|| {
@@ -92,7 +95,12 @@ fn tukey_outliers(values: &[f64], sorted: &[f64]) -> Vec<usize> {
     let (q1, q3) = (quantile(sorted, 0.25), quantile(sorted, 0.75));
     let iqr = q3 - q1;
     let (lo, hi) = (q1 - 1.5 * iqr, q3 + 1.5 * iqr);
-    values.iter().enumerate().filter(|(_, v)| v.is_finite() && (**v < lo || **v > hi)).map(|(i, _)| i).collect()
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite() && (**v < lo || **v > hi))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// [`t_975`] at fractional degrees of freedom (Welch's), interpolated linearly in 1/df between
@@ -146,8 +154,9 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
 /// The 97.5% quantile of Student's t distribution with `df` degrees of freedom.
 pub fn t_975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => f64::INFINITY,
@@ -156,7 +165,8 @@ pub fn t_975(df: usize) -> f64 {
             // Cornish–Fisher expansion around the normal quantile; exact to 3 decimals past 30.
             let z = 1.959_964f64;
             let d = df as f64;
-            z + (z.powi(3) + z) / (4.0 * d) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+            z + (z.powi(3) + z) / (4.0 * d)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
         }
     }
 }
@@ -296,7 +306,8 @@ pub fn within_groups(groups: &[Vec<(f64, f64)>], min_df: usize) -> Option<(f64, 
     let (mut sxx, mut sxy, mut syy, mut n, mut k) = (0.0, 0.0, 0.0, 0usize, 0usize);
     for g in groups.iter().filter(|g| !g.is_empty()) {
         let m = g.len() as f64;
-        let (mx, my) = (g.iter().map(|p| p.0).sum::<f64>() / m, g.iter().map(|p| p.1).sum::<f64>() / m);
+        let (mx, my) =
+            (g.iter().map(|p| p.0).sum::<f64>() / m, g.iter().map(|p| p.1).sum::<f64>() / m);
         for (x, y) in g {
             sxx += (x - mx).powi(2);
             sxy += (x - mx) * (y - my);
@@ -337,8 +348,10 @@ pub fn ratio_interval(a: &[f64], b: &[f64], seed: u64) -> Option<[f64; 2]> {
         return None;
     }
     let mut rng = Rng::new(seed);
-    let mut mean = |v: &[f64]| (0..v.len()).map(|_| v[rng.below(v.len())]).sum::<f64>() / v.len() as f64;
-    let mut draws: Vec<f64> = (0..2000).map(|_| mean(b) / mean(a)).filter(|r| r.is_finite()).collect();
+    let mut mean =
+        |v: &[f64]| (0..v.len()).map(|_| v[rng.below(v.len())]).sum::<f64>() / v.len() as f64;
+    let mut draws: Vec<f64> =
+        (0..2000).map(|_| mean(b) / mean(a)).filter(|r| r.is_finite()).collect();
     draws.sort_by(f64::total_cmp);
     let boot = (!draws.is_empty()).then(|| [quantile(&draws, 0.025), quantile(&draws, 0.975)])?;
     let ratio = Summary::of(b)?.mean / Summary::of(a)?.mean;
@@ -377,7 +390,8 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
     if x < (a + 1.0) / (a + b + 2.0) {
         front * beta_fraction(a, b, x) / a
     } else {
@@ -428,7 +442,8 @@ fn ln_gamma(x: f64) -> f64 {
     }
     let x = x - 1.0;
     let t = x + 7.5;
-    let sum: f64 = C[1..].iter().enumerate().map(|(i, c)| c / (x + i as f64 + 1.0)).sum::<f64>() + C[0];
+    let sum: f64 =
+        C[1..].iter().enumerate().map(|(i, c)| c / (x + i as f64 + 1.0)).sum::<f64>() + C[0];
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
 }
 

@@ -6,7 +6,9 @@ use super::models::{self, Law};
 use super::observations::{Observations, Series};
 use super::prediction::{self, Predicted};
 use super::{fits, speedup, verdict};
-use crate::results::analysis::{Analysis, Basis, IntervalMethod, Prediction, SeriesAnalysis, UslFit};
+use crate::results::analysis::{
+    Analysis, Basis, IntervalMethod, Prediction, SeriesAnalysis, UslFit,
+};
 use crate::stats::Rng;
 use crate::stats::sequential::Confidence;
 
@@ -48,7 +50,10 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
     for s in &obs.series {
         let Some(base) = speedup::baseline_of(s, wanted, axis.parallel()) else { continue };
         let zero = s.points.iter().any(|p| p.count <= 0.0);
-        if axis.parallel() && zero && !notes.iter().any(|n: &String| n.contains("0 is not a number of")) {
+        if axis.parallel()
+            && zero
+            && !notes.iter().any(|n: &String| n.contains("0 is not a number of"))
+        {
             notes.push(format!(
                 "{0}=0 is not a number of workers (a program's word for none, or for automatic): it is shown with its speed-up against {0}={1}, with no efficiency, and left out of the model fits",
                 axis.param, s.points[base].count
@@ -56,14 +61,18 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
         }
         let points = speedup::per_point(obs, s, base, opts.confidence, &mut rng);
         // A count of 0 is no number of workers: neither the best count nor a retrograde one.
-        let counted =
-            Series { label: s.label.clone(), points: s.points.iter().filter(|p| p.count > 0.0).cloned().collect() };
-        let judged = if axis.parallel() && zero && !counted.points.is_empty() { &counted } else { s };
+        let counted = Series {
+            label: s.label.clone(),
+            points: s.points.iter().filter(|p| p.count > 0.0).cloned().collect(),
+        };
+        let judged =
+            if axis.parallel() && zero && !counted.points.is_empty() { &counted } else { s };
         let (best, retrograde) = verdict::judge(obs, judged, opts.confidence);
         let mut warnings = Vec::new();
         let single = s.points.iter().filter(|p| p.values.len() == 1).count();
         if single > 0 && s.points.iter().any(|p| p.values.len() > 1) {
-            warnings.push(format!("{single} points have a single run: no interval for their speed-up"));
+            warnings
+                .push(format!("{single} points have a single run: no interval for their speed-up"));
         }
         if s.points.len() == 1 {
             warnings.push("one point: there is nothing to fit; measure at several counts".into());
@@ -86,12 +95,16 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
             _ => s.clone(),
         };
         let fitted = if axis.parallel() {
-            Series { label: fitted.label, points: fitted.points.into_iter().filter(|p| p.count > 0.0).collect() }
+            Series {
+                label: fitted.label,
+                points: fitted.points.into_iter().filter(|p| p.count > 0.0).collect(),
+            }
         } else {
             fitted
         };
         let s_fit = &fitted;
-        let mut fit = |law| if axis.parallel() { models::fit(law, obs, s_fit, &mut rng) } else { None };
+        let mut fit =
+            |law| if axis.parallel() { models::fit(law, obs, s_fit, &mut rng) } else { None };
         let (amdahl, usl, gustafson) = if axis.weak() {
             (None, None, fit(Law::Gustafson))
         } else {
@@ -158,7 +171,14 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
         Basis::Throughput => obs.unit.clone().unwrap_or_default(),
         Basis::Time => "1/s".into(),
     };
-    Ok(Analysis { axis: axis.clone(), basis: obs.basis, unit, confidence: opts.confidence, series, notes })
+    Ok(Analysis {
+        axis: axis.clone(),
+        basis: obs.basis,
+        unit,
+        confidence: opts.confidence,
+        series,
+        notes,
+    })
 }
 
 /// Where to measure next when the USL fit cannot pin κ or the peak down.
@@ -167,7 +187,9 @@ fn suggest(u: &UslFit, max: f64, warnings: &mut Vec<String>) {
         return;
     }
     let kappa = u.kappa;
-    let weak_kappa = kappa.ci95.is_some_and(|[lo, hi]| kappa.value > 0.0 && (lo <= 0.0 || hi > 3.0 * kappa.value));
+    let weak_kappa = kappa
+        .ci95
+        .is_some_and(|[lo, hi]| kappa.value > 0.0 && (lo <= 0.0 || hi > 3.0 * kappa.value));
     let peak_beyond = u.peak_count.is_some_and(|p| p.value > max);
     if weak_kappa || peak_beyond {
         let next = (2.0 * max).round();

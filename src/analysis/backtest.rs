@@ -57,10 +57,13 @@ pub fn run(chooser: &Chooser, pts: &[Point]) -> Option<Backtest> {
     }
     let (train, held) = pts.split_at(k);
     let at: Vec<f64> = held.iter().map(|p| p.count).collect();
-    let choice = chooser.choose(&train.iter().map(|p| (p.count, p.time)).collect::<Vec<_>>(), &at)?;
+    let choice =
+        chooser.choose(&train.iter().map(|p| (p.count, p.time)).collect::<Vec<_>>(), &at)?;
     let checks = held
         .iter()
-        .map(|p| Some(Check { count: p.count, predicted: choice.best.time(p.count)?, measured: p.time }))
+        .map(|p| {
+            Some(Check { count: p.count, predicted: choice.best.time(p.count)?, measured: p.time })
+        })
         .collect::<Option<_>>()?;
     Some(Backtest {
         trained: [train[0].count, train[k - 1].count],
@@ -81,7 +84,8 @@ mod tests {
     fn predicts_the_counts_above_half_the_largest_from_the_rest() {
         // Amdahl up to 8, then 16 threads 10% slower than the law.
         let law = |p: f64| 0.02 + 0.98 / p;
-        let mut t: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0, 16.0].iter().map(|&p| (p, law(p))).collect();
+        let mut t: Vec<(f64, f64)> =
+            [1.0, 2.0, 4.0, 8.0, 16.0].iter().map(|&p| (p, law(p))).collect();
         t[4].1 *= 1.1;
         let b = run(&Chooser::default(), &pts(&t)).unwrap();
         assert_eq!(b.trained, [1.0, 8.0]);

@@ -53,7 +53,10 @@ impl Chooser {
             let h = self.hypotheses.iter().find(|h| h.family == Family::Amdahl)?;
             let coefs = h.fit(pts)?;
             let best = Scored { hypothesis: h.clone(), coefs, cv_error: None, loo: Vec::new() };
-            return at.iter().all(|&p| best.time(p).is_some()).then_some(Choice { best, runner_up: None });
+            return at
+                .iter()
+                .all(|&p| best.time(p).is_some())
+                .then_some(Choice { best, runner_up: None });
         }
         let mut scored: Vec<Scored> = self
             .hypotheses
@@ -61,7 +64,9 @@ impl Chooser {
             .filter(|h| h.arity() <= most_coefficients(pts.len()))
             .filter_map(|h| score(h, pts, at))
             .collect();
-        scored.sort_by(|a, b| a.cv_error.unwrap_or(f64::INFINITY).total_cmp(&b.cv_error.unwrap_or(f64::INFINITY)));
+        scored.sort_by(|a, b| {
+            a.cv_error.unwrap_or(f64::INFINITY).total_cmp(&b.cv_error.unwrap_or(f64::INFINITY))
+        });
         let mut it = scored.into_iter();
         let best = it.next()?;
         Some(Choice { best, runner_up: it.next() })
@@ -105,7 +110,11 @@ mod tests {
         let pts = times(law, &[1.0, 2.0, 4.0, 8.0, 16.0]);
         let c = Chooser::default().choose(&pts, &[64.0]).unwrap();
         let got = c.best.time(64.0).unwrap();
-        assert!((got / law(64.0) - 1.0).abs() < 1e-6, "{} predicts {got}", c.best.hypothesis.formula(&c.best.coefs));
+        assert!(
+            (got / law(64.0) - 1.0).abs() < 1e-6,
+            "{} predicts {got}",
+            c.best.hypothesis.formula(&c.best.coefs)
+        );
         assert!(c.best.cv_error.unwrap() < 1e-9 && c.runner_up.is_some());
     }
 

@@ -52,13 +52,19 @@ pub struct Forecast {
 }
 
 /// Runs the procedure on points of distinct, increasing counts.
-pub fn forecast(chooser: &Chooser, pts: &[Point], targets: &[f64], rng: &mut Rng) -> Option<Forecast> {
+pub fn forecast(
+    chooser: &Chooser,
+    pts: &[Point],
+    targets: &[f64],
+    rng: &mut Rng,
+) -> Option<Forecast> {
     let (choice, mut outlooks) = bootstrap(chooser, pts, targets, rng)?;
     let bt = backtest::run(chooser, pts);
     if let Some(per_doubling) = bt.as_ref().map(Backtest::error_per_doubling) {
         let (lo, hi) = (pts[0].count, pts[pts.len() - 1].count);
         for o in &mut outlooks {
-            let beyond = if o.count > hi { (o.count / hi).log2() } else { (lo / o.count).log2().max(0.0) };
+            let beyond =
+                if o.count > hi { (o.count / hi).log2() } else { (lo / o.count).log2().max(0.0) };
             let h = per_doubling * beyond;
             if let Some([a, b]) = &mut o.interval {
                 *a = a.min(o.time * (-h).exp());
@@ -79,7 +85,8 @@ pub fn forecast(chooser: &Chooser, pts: &[Point], targets: &[f64], rng: &mut Rng
 /// prediction, are at most that.
 fn bound(pts: &[Point], o: &mut Outlook) {
     let last = &pts[pts.len() - 1];
-    let best = pts.iter().min_by(|x, y| (x.time * x.count).total_cmp(&(y.time * y.count))).unwrap_or(last);
+    let best =
+        pts.iter().min_by(|x, y| (x.time * x.count).total_cmp(&(y.time * y.count))).unwrap_or(last);
     let fastest = best.time * best.count / o.count;
     if o.time < fastest {
         o.time = fastest;
@@ -103,7 +110,12 @@ fn base(pts: &[Point]) -> Vec<(f64, f64)> {
 }
 
 /// The chosen model and its predictions with their bootstrap intervals (no back-test).
-pub fn bootstrap(chooser: &Chooser, pts: &[Point], targets: &[f64], rng: &mut Rng) -> Option<(Choice, Vec<Outlook>)> {
+pub fn bootstrap(
+    chooser: &Chooser,
+    pts: &[Point],
+    targets: &[f64],
+    rng: &mut Rng,
+) -> Option<(Choice, Vec<Outlook>)> {
     let measured = base(pts);
     let choice = chooser.choose(&measured, targets)?;
     let best = &choice.best;
@@ -115,8 +127,11 @@ pub fn bootstrap(chooser: &Chooser, pts: &[Point], targets: &[f64], rng: &mut Rn
         let mut ys = measured.clone();
         for _ in 0..DRAWS {
             for (i, p) in pts.iter().enumerate() {
-                let over_points =
-                    if best.loo.is_empty() { p.time } else { fitted[i] * (-best.loo[rng.below(best.loo.len())]).exp() };
+                let over_points = if best.loo.is_empty() {
+                    p.time
+                } else {
+                    fitted[i] * (-best.loo[rng.below(best.loo.len())]).exp()
+                };
                 let over_runs = if repeated { run_factor(p, rng) } else { 1.0 };
                 ys[i].1 = over_points * over_runs;
             }
@@ -184,10 +199,19 @@ mod tests {
     #[test]
     fn an_exact_law_predicts_its_truth_and_allows_no_gain_past_the_largest_count() {
         let law = |p: f64| 0.05 + 0.95 / p;
-        let f = forecast(&Chooser::default(), &table(law, &[1.0, 2.0, 4.0, 8.0]), &[32.0], &mut Rng::new(1)).unwrap();
+        let f = forecast(
+            &Chooser::default(),
+            &table(law, &[1.0, 2.0, 4.0, 8.0]),
+            &[32.0],
+            &mut Rng::new(1),
+        )
+        .unwrap();
         let o = &f.outlooks[0];
         let [lo, hi] = o.interval.unwrap();
-        assert!((o.time / law(32.0) - 1.0).abs() < 1e-6 && (lo / law(32.0) - 1.0).abs() < 0.01, "{o:?}");
+        assert!(
+            (o.time / law(32.0) - 1.0).abs() < 1e-6 && (lo / law(32.0) - 1.0).abs() < 0.01,
+            "{o:?}"
+        );
         assert_eq!((hi, o.ends), (law(8.0), Ends { plateau: Some(8.0), linear: None }));
         assert!(f.backtest.unwrap().checks[0].error().abs() < 1e-6);
     }
@@ -195,7 +219,8 @@ mod tests {
     #[test]
     fn no_prediction_passes_perfect_scaling_from_the_count_that_did_most_per_core() {
         let pts = table(|p| [1.0, 0.45, 0.3][p as usize / 2], &[1.0, 2.0, 4.0]);
-        let mut o = Outlook { count: 16.0, time: 0.05, interval: Some([0.04, 0.2]), ends: Ends::default() };
+        let mut o =
+            Outlook { count: 16.0, time: 0.05, interval: Some([0.04, 0.2]), ends: Ends::default() };
         bound(&pts, &mut o);
         assert_eq!((o.time, o.interval), (0.9 / 16.0, Some([0.9 / 16.0, 0.3])));
         assert_eq!(o.ends, Ends { plateau: Some(4.0), linear: Some(2.0) });
@@ -204,7 +229,8 @@ mod tests {
     #[test]
     fn two_counts_of_one_value_give_a_prediction_without_an_interval() {
         let law = |p: f64| 0.05 + 0.95 / p;
-        let f = forecast(&Chooser::default(), &table(law, &[1.0, 2.0]), &[8.0], &mut Rng::new(1)).unwrap();
+        let f = forecast(&Chooser::default(), &table(law, &[1.0, 2.0]), &[8.0], &mut Rng::new(1))
+            .unwrap();
         assert!((f.outlooks[0].time - law(8.0)).abs() < 1e-9);
         assert_eq!((f.outlooks[0].interval, f.backtest), (None, None));
     }

@@ -75,7 +75,13 @@ pub fn solve(model: &dyn Model, xs: &[f64], ys: &[f64], start: &[f64]) -> Fit {
 
 /// The damped Gauss–Newton step; parameters sitting on a bound that the step would push past are
 /// held fixed (an active set), so the others can still move.
-fn damped_step(jtj: &[Vec<f64>], jtr: &[f64], lambda: f64, theta: &[f64], bounds: &[(f64, f64)]) -> Option<Vec<f64>> {
+fn damped_step(
+    jtj: &[Vec<f64>],
+    jtr: &[f64],
+    lambda: f64,
+    theta: &[f64],
+    bounds: &[(f64, f64)],
+) -> Option<Vec<f64>> {
     let p = theta.len();
     let mut fixed = vec![false; p];
     loop {

@@ -38,7 +38,8 @@ pub fn fit(doc: &Results, axis: &Axis, s: &SeriesAnalysis, opts: &Options) -> Op
     };
     let (horizon, horizon_source) = horizon(doc, axis, s, opts);
     let t = se.map(|se| (t_quantile(0.95, (xy.len() - 2) as f64), se));
-    let fits_up_to = (slope > 0.0).then(|| ((usable_bytes as f64 - fixed) / slope).floor().max(0.0));
+    let fits_up_to =
+        (slope > 0.0).then(|| ((usable_bytes as f64 - fixed) / slope).floor().max(0.0));
     Some(MemoryFit {
         fixed_bytes: fixed,
         per_count_bytes: slope,

@@ -35,8 +35,10 @@ pub fn count_label(n: f64, name: &str) -> String {
     if name.chars().count() <= 2 {
         return format!("{name}={shown}");
     }
-    let singular =
-        name.strip_suffix("ies").map(|s| format!("{s}y")).or_else(|| name.strip_suffix('s').map(String::from));
+    let singular = name
+        .strip_suffix("ies")
+        .map(|s| format!("{s}y"))
+        .or_else(|| name.strip_suffix('s').map(String::from));
     match singular {
         Some(one) if n == 1.0 && !one.is_empty() => format!("{shown} {one}"),
         _ => format!("{shown} {name}"),
@@ -48,7 +50,9 @@ pub fn count_label(n: f64, name: &str) -> String {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum AnalysisError {
     /// `--baseline` names a parameter other than the counted one.
-    #[error("--baseline {given}: the counted parameter is {scale}, not {name} (or choose it with --scale {name})")]
+    #[error(
+        "--baseline {given}: the counted parameter is {scale}, not {name} (or choose it with --scale {name})"
+    )]
     BaselineParameter {
         /// `--baseline` as given.
         given: String,
@@ -88,7 +92,11 @@ pub enum AnalysisError {
 }
 
 /// Analyses a results document along `axis`, against the plan's `--baseline` unless `opts` give one.
-pub fn analyze_results(doc: &Results, axis: &Axis, opts: &Options) -> Result<Analysis, AnalysisError> {
+pub fn analyze_results(
+    doc: &Results,
+    axis: &Axis,
+    opts: &Options,
+) -> Result<Analysis, AnalysisError> {
     let opts = Options {
         baseline: opts.baseline.clone().or_else(|| doc.plan.baseline.clone()),
         confidence: doc.sequential.as_ref().map_or(opts.confidence, |s| s.confidence()),

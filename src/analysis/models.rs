@@ -100,13 +100,22 @@ impl Fitted {
     /// The model's rate at `n`, with an interval from the drawn parameter sets.
     pub fn predict(&self, n: f64) -> Estimate {
         let value = self.law.value(n, &self.theta);
-        Estimate { value, ci95: around(value, interval(self.draws.iter().map(|t| self.law.value(n, t)).collect())) }
+        Estimate {
+            value,
+            ci95: around(
+                value,
+                interval(self.draws.iter().map(|t| self.law.value(n, t)).collect()),
+            ),
+        }
     }
 
     /// A figure derived from the parameters, with an interval over the draws.
     pub fn derived(&self, f: impl Fn(&[f64]) -> Option<f64>) -> Option<Estimate> {
         let value = f(&self.theta)?;
-        Some(Estimate { value, ci95: around(value, interval(self.draws.iter().filter_map(|t| f(t)).collect())) })
+        Some(Estimate {
+            value,
+            ci95: around(value, interval(self.draws.iter().filter_map(|t| f(t)).collect())),
+        })
     }
 }
 
@@ -133,11 +142,14 @@ pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Opti
         return None;
     }
     let best = best_fit(law, &xs, &ys);
-    let residuals: Vec<f64> = xs.iter().zip(&ys).map(|(&x, &y)| y - law.value(x, &best.theta)).collect();
+    let residuals: Vec<f64> =
+        xs.iter().zip(&ys).map(|(&x, &y)| y - law.value(x, &best.theta)).collect();
     let dof = xs.len().saturating_sub(law.arity());
     let residual_stddev = (dof > 0).then(|| (best.rss / dof as f64).sqrt());
-    let relative: f64 = xs.iter().zip(&residuals).map(|(&x, r)| (r / law.value(x, &best.theta)).powi(2)).sum();
-    let residual_pct = (dof > 0 && relative.is_finite()).then(|| 100.0 * (relative / dof as f64).sqrt());
+    let relative: f64 =
+        xs.iter().zip(&residuals).map(|(&x, r)| (r / law.value(x, &best.theta)).powi(2)).sum();
+    let residual_pct =
+        (dof > 0 && relative.is_finite()).then(|| 100.0 * (relative / dof as f64).sqrt());
     let repeated = series.points.iter().all(|p| p.values.len() > 1);
     let (intervals, draws) = if repeated {
         let draws = (0..DRAWS)
@@ -146,7 +158,9 @@ pub fn fit(law: Law, obs: &Observations, series: &Series, rng: &mut Rng) -> Opti
                     .points
                     .iter()
                     .zip(&ys)
-                    .map(|(p, &y)| widened(y, obs.rate(p.count, &resample(&p.values, rng)), p.values.len()))
+                    .map(|(p, &y)| {
+                        widened(y, obs.rate(p.count, &resample(&p.values, rng)), p.values.len())
+                    })
                     .collect();
                 lm::solve(&law, &xs, &ys, &best.theta).theta
             })
@@ -212,7 +226,8 @@ fn best_fit(law: Law, xs: &[f64], ys: &[f64]) -> lm::Fit {
             let mut theta = vec![1.0];
             theta.extend(shape);
             let g: Vec<f64> = xs.iter().map(|&x| law.value(x, &theta)).collect();
-            theta[0] = ys.iter().zip(&g).map(|(y, g)| y * g).sum::<f64>() / g.iter().map(|g| g * g).sum::<f64>();
+            theta[0] = ys.iter().zip(&g).map(|(y, g)| y * g).sum::<f64>()
+                / g.iter().map(|g| g * g).sum::<f64>();
             lm::solve(&law, xs, ys, &theta)
         })
         .min_by(|a, b| a.rss.total_cmp(&b.rss))
@@ -278,7 +293,13 @@ mod tests {
             .iter()
             .zip(rates)
             .enumerate()
-            .map(|(i, (&count, &r))| Obs { index: i, count, values: vec![r], rounds: Vec::new(), cpu_pct: None })
+            .map(|(i, (&count, &r))| Obs {
+                index: i,
+                count,
+                values: vec![r],
+                rounds: Vec::new(),
+                cpu_pct: None,
+            })
             .collect();
         let series = Series { label: String::new(), points };
         let obs = Observations {
@@ -296,7 +317,13 @@ mod tests {
         let points = [(1.0, vec![1.0, 1.03, 0.97]), (2.0, vec![1.45, 1.70, 1.95])]
             .into_iter()
             .enumerate()
-            .map(|(index, (count, values))| Obs { index, count, values, rounds: Vec::new(), cpu_pct: None })
+            .map(|(index, (count, values))| Obs {
+                index,
+                count,
+                values,
+                rounds: Vec::new(),
+                cpu_pct: None,
+            })
             .collect();
         let series = Series { label: String::new(), points };
         let (mut obs, _) = table(&[1.0], &[1.0]);
@@ -355,7 +382,11 @@ mod tests {
         let ys = [64.9, 995.9, 1652.4, 1853.2, 1828.9, 1775.0, 1702.2];
         let f = lm::solve(&FixedGamma, &xs, &ys, &[0.02, 1e-4]);
         let cov = f.covariance.unwrap();
-        assert!((f.theta[0] - 0.02773).abs() < 0.000005 && (f.theta[1] - 1.044e-4).abs() < 0.0005e-4, "{:?}", f.theta);
+        assert!(
+            (f.theta[0] - 0.02773).abs() < 0.000005 && (f.theta[1] - 1.044e-4).abs() < 0.0005e-4,
+            "{:?}",
+            f.theta
+        );
         assert!((cov[0][0].sqrt() - 0.002183).abs() < 0.000001, "SE(sigma) {}", cov[0][0].sqrt());
         assert!((cov[1][1].sqrt() - 1.724e-5).abs() < 0.001e-5, "SE(kappa) {}", cov[1][1].sqrt());
         assert!(((f.rss / 5.0).sqrt() - 74.1).abs() < 0.05);
@@ -364,10 +395,13 @@ mod tests {
     /// The R usl package's coef test: σ = 0.02, κ = 0.02, γ = 1.
     #[test]
     fn recovers_the_usl_packages_coef_example() {
-        let (obs, s) = table(&[1.0, 2.0, 4.0, 6.0, 8.0, 10.0], &[1.0, 1.8868, 3.0769, 3.5294, 3.5398, 3.3557]);
+        let (obs, s) =
+            table(&[1.0, 2.0, 4.0, 6.0, 8.0, 10.0], &[1.0, 1.8868, 3.0769, 3.5294, 3.5398, 3.3557]);
         let t = fit(Law::Usl, &obs, &s, &mut Rng::new(1)).unwrap().theta;
         assert!(
-            (t[GAMMA] - 1.0).abs() < 0.005 && (t[SIGMA] - 0.02).abs() < 0.0005 && (t[KAPPA] - 0.02).abs() < 0.0005,
+            (t[GAMMA] - 1.0).abs() < 0.005
+                && (t[SIGMA] - 0.02).abs() < 0.0005
+                && (t[KAPPA] - 0.02).abs() < 0.0005,
             "{t:?}"
         );
     }
@@ -381,13 +415,16 @@ mod tests {
         let trials = 30;
         let mut hits = [0; 3];
         for _ in 0..trials {
-            for (law, truth) in [(Law::Amdahl, vec![100.0, 0.05]), (Law::Usl, vec![100.0, 0.03, 0.0005])] {
+            for (law, truth) in
+                [(Law::Amdahl, vec![100.0, 0.05]), (Law::Usl, vec![100.0, 0.03, 0.0005])]
+            {
                 let points: Vec<Obs> = counts
                     .iter()
                     .enumerate()
                     .map(|(i, &n)| {
                         let x = law.value(n, &truth);
-                        let values = (0..5).map(|_| x * (1.0 + 0.05 * gaussian(&mut rng))).collect();
+                        let values =
+                            (0..5).map(|_| x * (1.0 + 0.05 * gaussian(&mut rng))).collect();
                         Obs { index: i, count: n, values, rounds: Vec::new(), cpu_pct: None }
                     })
                     .collect();
@@ -396,7 +433,9 @@ mod tests {
                 obs.series = vec![series.clone()];
                 let f = fit(law, &obs, &series, &mut rng).unwrap();
                 assert_eq!(f.fit.intervals, IntervalMethod::Bootstrap);
-                let within = |i: usize, v: f64| f.estimate(i).ci95.is_some_and(|[lo, hi]| lo <= v && v <= hi);
+                let within = |i: usize, v: f64| {
+                    f.estimate(i).ci95.is_some_and(|[lo, hi]| lo <= v && v <= hi)
+                };
                 match law {
                     Law::Amdahl => hits[0] += usize::from(within(S, truth[S])),
                     _ => {
@@ -407,14 +446,18 @@ mod tests {
             }
         }
         for (name, h) in ["Amdahl s", "USL sigma", "USL kappa"].iter().zip(hits) {
-            assert!(h * 100 >= 80 * trials, "{name}: true value inside the interval in only {h}/{trials} trials");
+            assert!(
+                h * 100 >= 80 * trials,
+                "{name}: true value inside the interval in only {h}/{trials} trials"
+            );
         }
     }
 
     #[test]
     fn amdahl_and_gustafson_recover_exact_laws() {
         let counts = [1.0, 2.0, 4.0, 8.0, 16.0];
-        let amdahl: Vec<f64> = counts.iter().map(|&n| 10.0 * n / (1.0 + 0.05 * (n - 1.0))).collect();
+        let amdahl: Vec<f64> =
+            counts.iter().map(|&n| 10.0 * n / (1.0 + 0.05 * (n - 1.0))).collect();
         let (obs, s) = table(&counts, &amdahl);
         let t = fit(Law::Amdahl, &obs, &s, &mut Rng::new(1)).unwrap().theta;
         assert!((t[GAMMA] - 10.0).abs() < 1e-6 && (t[S] - 0.05).abs() < 1e-8, "{t:?}");

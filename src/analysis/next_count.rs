@@ -40,7 +40,9 @@ pub fn width(chooser: &Chooser, pts: &[Point], target: f64, rng: &mut Rng) -> Op
 
 /// Each candidate count, smallest first, with the width it would leave at `target`.
 pub fn options(chooser: &Chooser, pts: &[Point], target: f64, rng: &mut Rng) -> Vec<Candidate> {
-    let Some(largest) = pts.last().map(|p| p.count).filter(|&l| target > l) else { return Vec::new() };
+    let Some(largest) = pts.last().map(|p| p.count).filter(|&l| target > l) else {
+        return Vec::new();
+    };
     let at = candidates(largest, target);
     let measured: Vec<(f64, f64)> = pts.iter().map(|p| (p.count, p.time)).collect();
     let Some(choice) = chooser.choose(&measured, &at) else { return Vec::new() };

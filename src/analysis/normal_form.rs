@@ -175,7 +175,11 @@ impl Hypothesis {
 }
 
 fn coef(x: f64) -> String {
-    if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e5) { format!("{x:.3e}") } else { format!("{x:.4}") }
+    if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e5) {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.4}")
+    }
 }
 
 /// Every candidate: Amdahl, the USL, Gustafson, and the normal form with no term (a constant: the
@@ -208,8 +212,10 @@ mod tests {
     #[test]
     fn amdahl_in_time_recovers_its_serial_fraction() {
         // X = 10p / (1 + 0.05(p − 1)) ⇔ T = (0.95/p + 0.05) / 10.
-        let pts: Vec<(f64, f64)> =
-            [1.0, 2.0, 4.0, 8.0].iter().map(|&p| (p, (1.0 + 0.05 * (p - 1.0)) / (10.0 * p))).collect();
+        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0]
+            .iter()
+            .map(|&p| (p, (1.0 + 0.05 * (p - 1.0)) / (10.0 * p)))
+            .collect();
         let h = &candidates()[0];
         let c = h.fit(&pts).unwrap();
         assert!((c[0] - 0.005).abs() < 1e-12 && (c[1] - 0.095).abs() < 1e-12, "{c:?}");
@@ -233,7 +239,11 @@ mod tests {
         for (i, a) in v.iter().enumerate() {
             assert!(v[i + 1..].iter().all(|b| b != a), "{a:?} twice");
         }
-        let h = Hypothesis { family: Family::NormalForm, space: Space::Time, terms: vec![TERMS[1], TERMS[8]] };
+        let h = Hypothesis {
+            family: Family::NormalForm,
+            space: Space::Time,
+            terms: vec![TERMS[1], TERMS[8]],
+        };
         assert_eq!(h.formula(&[1.0, 2.5, -0.5]), "T = 1.0000 + 2.5000·p^-1·log₂p − 0.5000·p^1/2");
     }
 }

@@ -57,7 +57,11 @@ impl Observations {
 /// Builds observations from a results document along `axis`.
 pub fn from_results(doc: &Results, axis: &Axis) -> Observations {
     let scale = &axis.param;
-    let basis = if doc.points.iter().all(|p| p.stats().throughput.is_some()) { Basis::Throughput } else { Basis::Time };
+    let basis = if doc.points.iter().all(|p| p.stats().throughput.is_some()) {
+        Basis::Throughput
+    } else {
+        Basis::Time
+    };
     let mut series: Vec<Series> = Vec::new();
     for (i, p) in doc.points.iter().enumerate() {
         let Some(count) = p.params.get(scale).and_then(|v| v.as_f64()) else { continue };
@@ -80,11 +84,13 @@ pub fn from_results(doc: &Results, axis: &Axis) -> Observations {
                     Basis::Throughput => r.throughput,
                     Basis::Time => Some(r.wall_s),
                 }?;
-                (v.is_finite() && v > 0.0).then_some((v, r.round.or(interleaved.then_some(r.index))))
+                (v.is_finite() && v > 0.0)
+                    .then_some((v, r.round.or(interleaved.then_some(r.index))))
             })
             .unzip();
         let rounds = rounds.into_iter().collect::<Option<Vec<u32>>>().unwrap_or_default();
-        let obs = Obs { index: i, count, values, rounds, cpu_pct: p.stats().cpu_pct.map(|c| c.mean) };
+        let obs =
+            Obs { index: i, count, values, rounds, cpu_pct: p.stats().cpu_pct.map(|c| c.mean) };
         match series.iter_mut().find(|s| s.label == label) {
             Some(s) => s.points.push(obs),
             None => series.push(Series { label, points: vec![obs] }),

@@ -36,7 +36,11 @@ pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -
         .map(|p| Point {
             count: p.count,
             time: 1.0 / obs.rate(p.count, &p.values),
-            runs: p.values.iter().map(|v| 1.0 / obs.rate(p.count, std::slice::from_ref(v))).collect(),
+            runs: p
+                .values
+                .iter()
+                .map(|v| 1.0 / obs.rate(p.count, std::slice::from_ref(v)))
+                .collect(),
         })
         .collect();
     let mut out = Predicted { forecasts: vec![None; targets.len()], ..Predicted::default() };
@@ -60,7 +64,11 @@ pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -
         .iter()
         .map(|o| {
             let runner_up = f.choice.runner_up.as_ref().filter(|r| close(best, r)).and_then(|r| {
-                Some(RunnerUp { model: formula(r), rate: 1.0 / r.time(o.count)?, cv_error_pct: pct(r.cv_error?) })
+                Some(RunnerUp {
+                    model: formula(r),
+                    rate: 1.0 / r.time(o.count)?,
+                    cv_error_pct: pct(r.cv_error?),
+                })
             });
             Some(Forecast {
                 rate: 1.0 / o.time,
@@ -103,7 +111,13 @@ pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -
     out
 }
 
-fn next(obs: &Observations, chooser: &Chooser, pts: &[Point], target: f64, rng: &mut Rng) -> Option<NextCount> {
+fn next(
+    obs: &Observations,
+    chooser: &Chooser,
+    pts: &[Point],
+    target: f64,
+    rng: &mut Rng,
+) -> Option<NextCount> {
     let now = next_count::width(chooser, pts, target, rng)?;
     let options: Vec<NextOption> = next_count::options(chooser, pts, target, rng)
         .into_iter()

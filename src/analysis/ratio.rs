@@ -18,7 +18,10 @@ pub fn log_interval(obs: &Observations, a: &Obs, b: &Obs, conf: Confidence) -> O
         return Some(p);
     }
     let u = sequential::unpaired(&a.values, &b.values, conf)?;
-    Some(LogRatio { centre: (obs.rate(b.count, &b.values) / obs.rate(a.count, &a.values)).ln(), ..u })
+    Some(LogRatio {
+        centre: (obs.rate(b.count, &b.values) / obs.rate(a.count, &a.values)).ln(),
+        ..u
+    })
 }
 
 /// `interval` stretched to hold `value` (a paired interval is centred on the mean per-round

@@ -26,11 +26,12 @@ pub fn baseline_value(obs: &Observations, text: &str) -> Result<f64, AnalysisErr
         }
         None => text,
     };
-    let v: f64 = value
-        .trim()
-        .parse()
-        .map_err(|_| AnalysisError::BaselineNotNumber { given: text.into(), value: value.into() })?;
-    let counts: Vec<f64> = obs.series.iter().flat_map(|s| s.points.iter().map(|p| p.count)).collect();
+    let v: f64 = value.trim().parse().map_err(|_| AnalysisError::BaselineNotNumber {
+        given: text.into(),
+        value: value.into(),
+    })?;
+    let counts: Vec<f64> =
+        obs.series.iter().flat_map(|s| s.points.iter().map(|p| p.count)).collect();
     if !counts.contains(&v) {
         let mut shown: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
         shown.dedup();
@@ -76,24 +77,29 @@ pub fn per_point(
                 .then(|| ratio::log_interval(obs, b, p, conf))
                 .flatten();
             let paired_rounds = judged.filter(|l| l.paired).map(|l| l.n as u32);
-            let speedup_ci95 = (p.values.len() > 1 && b.values.len() > 1 && p.index != b.index).then(|| match judged {
-                Some(l) if l.paired => ratio::holding(l.interval(), speedup),
-                _ => {
-                    let mut draws: Vec<f64> = (0..RESAMPLES)
-                        .map(|_| {
-                            obs.rate(p.count, &resample(&p.values, rng)) / obs.rate(b.count, &resample(&b.values, rng))
-                        })
-                        .collect();
-                    draws.sort_by(f64::total_cmp);
-                    let boot = [quantile(&draws, conf.alpha / 2.0), quantile(&draws, 1.0 - conf.alpha / 2.0)];
-                    widen(boot, speedup, judged.map(|l| l.half))
-                }
-            });
+            let speedup_ci95 = (p.values.len() > 1 && b.values.len() > 1 && p.index != b.index)
+                .then(|| match judged {
+                    Some(l) if l.paired => ratio::holding(l.interval(), speedup),
+                    _ => {
+                        let mut draws: Vec<f64> = (0..RESAMPLES)
+                            .map(|_| {
+                                obs.rate(p.count, &resample(&p.values, rng))
+                                    / obs.rate(b.count, &resample(&b.values, rng))
+                            })
+                            .collect();
+                        draws.sort_by(f64::total_cmp);
+                        let boot = [
+                            quantile(&draws, conf.alpha / 2.0),
+                            quantile(&draws, 1.0 - conf.alpha / 2.0),
+                        ];
+                        widen(boot, speedup, judged.map(|l| l.half))
+                    }
+                });
             let rel = p.count / b.count;
             let parallel = obs.axis.parallel();
             let efficiency = (parallel && rel > 0.0).then(|| speedup / rel);
-            let karp_flatt =
-                (parallel && !obs.axis.weak() && rel > 1.0).then(|| (1.0 / speedup - 1.0 / rel) / (1.0 - 1.0 / rel));
+            let karp_flatt = (parallel && !obs.axis.weak() && rel > 1.0)
+                .then(|| (1.0 / speedup - 1.0 / rel) / (1.0 - 1.0 / rel));
             PointScaling {
                 index: p.index,
                 count: p.count,
@@ -105,7 +111,9 @@ pub fn per_point(
                 efficiency,
                 karp_flatt,
                 // Outside [0, 1] (a slowdown, or superlinear speed-up) no parallel fraction explains it.
-                amdahl_parallel_pct: karp_flatt.filter(|e| (0.0..=1.0).contains(e)).map(|e| 100.0 * (1.0 - e)),
+                amdahl_parallel_pct: karp_flatt
+                    .filter(|e| (0.0..=1.0).contains(e))
+                    .map(|e| 100.0 * (1.0 - e)),
                 cpu_pct: p.cpu_pct,
             }
         })

@@ -23,11 +23,20 @@ pub struct Columns<'a> {
 /// Parses the table into observations (one value per row; rows of one count are that point's
 /// runs, their %CPU averaged), along the count column with what `ask` says about it
 /// (`--workers`, `--weak`).
-pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observations, AnalysisError> {
+pub fn parse(
+    text: &str,
+    name: &str,
+    cols: &Columns,
+    ask: &Ask,
+) -> Result<Observations, AnalysisError> {
     let err = |problem: String| AnalysisError::Table { table: name.into(), problem };
-    let mut reader =
-        csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).flexible(true).from_reader(text.as_bytes());
-    let header: Vec<String> = reader.headers().map_err(|e| err(e.to_string()))?.iter().map(String::from).collect();
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> =
+        reader.headers().map_err(|e| err(e.to_string()))?.iter().map(String::from).collect();
     if header.iter().all(String::is_empty) {
         return Err(err("the table is empty".into()));
     }
@@ -40,12 +49,17 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
     let (value_col, basis) = match (cols.throughput, cols.time) {
         (Some(t), _) => (find(t)?, Basis::Throughput),
         (None, Some(t)) => (find(t)?, Basis::Time),
-        (None, None) => return Err(err("name the column to analyse with --time COLUMN or --throughput COLUMN".into())),
+        (None, None) => {
+            return Err(err(
+                "name the column to analyse with --time COLUMN or --throughput COLUMN".into()
+            ));
+        }
     };
     let count_col = find(cols.count)?;
     let cpu_col = cols.cpu.map(find).transpose()?;
     // A table exported by scalescope names the throughput's unit in a column of its own.
-    let unit_col = header.iter().position(|h| h == "throughput_unit").filter(|_| basis == Basis::Throughput);
+    let unit_col =
+        header.iter().position(|h| h == "throughput_unit").filter(|_| basis == Basis::Throughput);
     let mut unit: Option<String> = None;
     let mut points: Vec<Obs> = Vec::new();
     // Summed %CPU per point, averaged over its rows at the end.
@@ -55,9 +69,13 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
         let line = row.position().map_or(0, |p| p.line());
         let number = |col: usize, what: &str| -> Result<f64, AnalysisError> {
             let cell = row.get(col).unwrap_or("");
-            let v: f64 = cell.parse().map_err(|_| err(format!("line {line}: {what} '{cell}' is not a number")))?;
+            let v: f64 = cell
+                .parse()
+                .map_err(|_| err(format!("line {line}: {what} '{cell}' is not a number")))?;
             if !v.is_finite() || v <= 0.0 {
-                return Err(err(format!("line {line}: {what} is {cell}; it must be a positive number")));
+                return Err(err(format!(
+                    "line {line}: {what} is {cell}; it must be a positive number"
+                )));
             }
             Ok(v)
         };
@@ -73,7 +91,13 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
                 cpus[i] = cpus[i].zip(cpu_pct).map(|(a, b)| a + b);
             }
             None => {
-                points.push(Obs { index: points.len(), count, values: vec![value], rounds: Vec::new(), cpu_pct: None });
+                points.push(Obs {
+                    index: points.len(),
+                    count,
+                    values: vec![value],
+                    rounds: Vec::new(),
+                    cpu_pct: None,
+                });
                 cpus.push(cpu_pct);
             }
         }
@@ -85,7 +109,8 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
         return Err(err("the table has a header but no rows".into()));
     }
     points.sort_by(|a, b| a.count.total_cmp(&b.count));
-    let unit = (basis == Basis::Throughput).then(|| unit.unwrap_or_else(|| unit_from_column(&header[value_col])));
+    let unit = (basis == Basis::Throughput)
+        .then(|| unit.unwrap_or_else(|| unit_from_column(&header[value_col])));
     Ok(Observations {
         axis: Axis::along(cols.count, ask),
         basis,
@@ -97,9 +122,13 @@ pub fn parse(text: &str, name: &str, cols: &Columns, ask: &Ask) -> Result<Observ
 /// `throughput_mb_s` → `MB/s`; otherwise the column name.
 fn unit_from_column(col: &str) -> String {
     let lower = col.to_ascii_lowercase();
-    for (suffix, unit) in
-        [("mb_s", "MB/s"), ("mib_s", "MiB/s"), ("gb_s", "GB/s"), ("ops_s", "ops/s"), ("events_s", "events/s")]
-    {
+    for (suffix, unit) in [
+        ("mb_s", "MB/s"),
+        ("mib_s", "MiB/s"),
+        ("gb_s", "GB/s"),
+        ("ops_s", "ops/s"),
+        ("events_s", "events/s"),
+    ] {
         if lower.ends_with(suffix) {
             return unit.into();
         }
@@ -112,7 +141,8 @@ mod tests {
     use super::*;
     use crate::plan::{Counts, Scaling};
 
-    const COLS: Columns = Columns { count: "threads", time: None, throughput: Some("tp_mb_s"), cpu: Some("cpu") };
+    const COLS: Columns =
+        Columns { count: "threads", time: None, throughput: Some("tp_mb_s"), cpu: Some("cpu") };
 
     #[test]
     fn reads_a_table() {
@@ -121,7 +151,10 @@ mod tests {
         let p = &o.series[0].points;
         assert_eq!((p[0].count, p[0].values[0], p[0].cpu_pct), (1.0, 95.5, Some(99.0)));
         assert_eq!(o.unit.as_deref(), Some("MB/s"));
-        assert_eq!(o.axis, Axis { param: "threads".into(), counts: Counts::Workers, scaling: Scaling::Strong });
+        assert_eq!(
+            o.axis,
+            Axis { param: "threads".into(), counts: Counts::Workers, scaling: Scaling::Strong }
+        );
     }
 
     #[test]

@@ -17,9 +17,15 @@ pub const STANDS_IN: f64 = 0.10;
 
 /// Finds the best point and, if real, the retrograde region after it, judging rates apart by
 /// their ratio's interval at `conf`.
-pub fn judge(obs: &Observations, series: &Series, conf: Confidence) -> (Option<Best>, Option<Retrograde>) {
+pub fn judge(
+    obs: &Observations,
+    series: &Series,
+    conf: Confidence,
+) -> (Option<Best>, Option<Retrograde>) {
     let rates: Vec<f64> = series.points.iter().map(|p| obs.rate(p.count, &p.values)).collect();
-    let Some(bi) = (0..rates.len()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])) else { return (None, None) };
+    let Some(bi) = (0..rates.len()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])) else {
+        return (None, None);
+    };
     // The fewest workers whose rate cannot be told from the top rate: the ratio's 95% interval
     // (as the speed-up's, see [`ratio::log_interval`]) reaches 1, and it measured within
     // [`STANDS_IN`] of it. Single values carry no measure of noise: there the best is simply the
@@ -27,12 +33,14 @@ pub fn judge(obs: &Observations, series: &Series, conf: Confidence) -> (Option<B
     let top = &series.points[bi];
     let same = |i: usize| {
         rates[i] >= (1.0 - STANDS_IN) * rates[bi]
-            && ratio::log_interval(obs, &series.points[i], top, conf).is_some_and(|l| l.centre - l.half <= 0.0)
+            && ratio::log_interval(obs, &series.points[i], top, conf)
+                .is_some_and(|l| l.centre - l.half <= 0.0)
     };
     let chosen = (0..bi).find(|&i| same(i)).unwrap_or(bi);
     let best_rate = rates[chosen];
-    let near_best_count =
-        (0..chosen).find(|&i| rates[i] >= (1.0 - NEAR_BEST) * best_rate).map(|i| series.points[i].count);
+    let near_best_count = (0..chosen)
+        .find(|&i| rates[i] >= (1.0 - NEAR_BEST) * best_rate)
+        .map(|i| series.points[i].count);
     let best = Best {
         count: series.points[chosen].count,
         rate: best_rate,
@@ -48,7 +56,8 @@ pub fn judge(obs: &Observations, series: &Series, conf: Confidence) -> (Option<B
     // Slower only when the ratio's 95% interval, as the speed-up's, excludes 1.
     let judged = match ratio::log_interval(obs, l, b, conf) {
         Some(r) => (r.centre - r.half > 0.0).then_some(JudgedBy::Runs),
-        None => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate).then_some(JudgedBy::Threshold),
+        None => (rates[last] < (1.0 - SINGLE_VALUE_THRESHOLD) * best_rate)
+            .then_some(JudgedBy::Threshold),
     };
     let retro = judged.map(|how| Retrograde {
         beyond: b.count,
@@ -102,9 +111,13 @@ mod tests {
     fn slower_only_when_the_ratio_interval_excludes_one() {
         // fio over evicted files: 0.87× [0.70, 1.08] is not slower.
         assert!(judged(&[(1.0, &[0.88, 0.99, 1.05]), (2.0, &[1.10, 1.12, 1.13])]).is_none());
-        let r = judged(&[(1.0, &[1.00, 1.01, 0.99]), (2.0, &[1.20, 1.22, 1.21])]).expect("20% slower, tight runs");
+        let r = judged(&[(1.0, &[1.00, 1.01, 0.99]), (2.0, &[1.20, 1.22, 1.21])])
+            .expect("20% slower, tight runs");
         assert_eq!((r.beyond, r.at, r.judged_by), (1.0, 2.0, JudgedBy::Runs));
-        assert!(judged(&[(1.0, &[1.0]), (2.0, &[1.2])]).is_some_and(|r| r.judged_by == JudgedBy::Threshold));
+        assert!(
+            judged(&[(1.0, &[1.0]), (2.0, &[1.2])])
+                .is_some_and(|r| r.judged_by == JudgedBy::Threshold)
+        );
     }
 
     #[test]

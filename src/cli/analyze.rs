@@ -60,9 +60,12 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<Exit, Error> {
 
 /// Reads a CSV table into observations along its `--count` column.
 pub fn read_table(path: &Path, columns: &TableColumns, ask: &Ask) -> Result<Observations, Error> {
-    let count =
-        columns.count.as_deref().ok_or_else(|| Usage("--csv needs --count COLUMN (e.g. --count threads)".into()))?;
-    let text = std::fs::read_to_string(path).map_err(|e| Usage(format!("cannot read {}: {e}", path.display())))?;
+    let count = columns
+        .count
+        .as_deref()
+        .ok_or_else(|| Usage("--csv needs --count COLUMN (e.g. --count threads)".into()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Usage(format!("cannot read {}: {e}", path.display())))?;
     let cols = Columns {
         count,
         time: columns.time.as_deref(),

@@ -767,10 +767,16 @@ fn memory_size(text: &str) -> Result<u64, String> {
     match crate::plan::quantity::parse(text) {
         Some((v, "B")) if (1.0..1e20).contains(&v) => Ok(v as u64),
         // A bare number is surely not meant as bytes: 300 would fit no worker.
-        Some((_, "")) => Err(format!("a memory size needs its unit: {text}MB, {text}GB or {text}GiB?")),
+        Some((_, "")) => {
+            Err(format!("a memory size needs its unit: {text}MB, {text}GB or {text}GiB?"))
+        }
         _ => match cased(text) {
-            Some(fixed) => Err(format!("write the unit as in {fixed} (MB, GB, MiB, GiB: m is milli)")),
-            None => Err("a memory size is a number of bytes above 0, such as 64GB or 512MiB".into()),
+            Some(fixed) => {
+                Err(format!("write the unit as in {fixed} (MB, GB, MiB, GiB: m is milli)"))
+            }
+            None => {
+                Err("a memory size is a number of bytes above 0, such as 64GB or 512MiB".into())
+            }
         },
     }
 }

@@ -28,7 +28,9 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
     let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map_err(|_| Usage(format!("no process with PID {pid} (or it is not visible to you)")))?;
     if pid == std::process::id() as i32 {
-        return Err(Usage(format!("PID {pid} is this scalescope: attach to the process to watch")).into());
+        return Err(
+            Usage(format!("PID {pid} is this scalescope: attach to the process to watch")).into()
+        );
     }
     // Linux hides another user's waits (syscall, stacks) and refuses events on them: nothing
     // the breakdown says would be worth reading.
@@ -48,13 +50,23 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
     }
     let seconds = parse_seconds(&args.duration)?;
     if !(0.05..=86_400.0).contains(&seconds) {
-        return Err(Usage(format!("--duration {}: give between 50ms and 24h", args.duration)).into());
+        return Err(
+            Usage(format!("--duration {}: give between 50ms and 24h", args.duration)).into()
+        );
     }
     if !(args.sample_rate.is_finite() && (0.1..=10_000.0).contains(&args.sample_rate)) {
-        return Err(Usage(format!("--sample-rate {}: give a rate between 0.1 and 10000 Hz", args.sample_rate)).into());
+        return Err(Usage(format!(
+            "--sample-rate {}: give a rate between 0.1 and 10000 Hz",
+            args.sample_rate
+        ))
+        .into());
     }
-    let config =
-        sample::Config { rate_hz: args.sample_rate, prior_life: false, trace: !args.no_trace, ..Default::default() };
+    let config = sample::Config {
+        rate_hz: args.sample_rate,
+        prior_life: false,
+        trace: !args.no_trace,
+        ..Default::default()
+    };
     let sampler = sample::Sampler::start(pid, config).ok_or(Error::Sampler)?;
     let start = Instant::now();
     let limit = Duration::from_secs_f64(seconds);
@@ -100,7 +112,9 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
             .iter()
             .enumerate()
             .filter(|(_, s)| **s > 0.0)
-            .map(|(k, s)| format!("{k} running {:.0}%", 100.0 * s / report.concurrency_s.iter().sum::<f64>()))
+            .map(|(k, s)| {
+                format!("{k} running {:.0}%", 100.0 * s / report.concurrency_s.iter().sum::<f64>())
+            })
             .collect();
         if !running.is_empty() {
             out.push_str(&format!("\nthreads on a CPU at once: {}\n", running.join(" · ")));

@@ -36,18 +36,19 @@ fn judged(g: &[Sweep]) -> Vec<Track> {
 pub fn check(a: &CheckArgs) -> Result<Exit, Error> {
     let o = Options { threshold: fraction("--threshold", &a.threshold)?, ..Options::default() };
     let path = file(a.file.history.as_deref())?;
-    let wanted: Option<i64> = match &a.sweep {
-        Some(id) => Some(
-            id.trim_start_matches('#')
-                .parse()
-                .map_err(|_| Usage(format!("--sweep {id}: give a sweep's number, e.g. 12 or #12")))?,
-        ),
-        None => None,
-    };
+    let wanted: Option<i64> =
+        match &a.sweep {
+            Some(id) => Some(id.trim_start_matches('#').parse().map_err(|_| {
+                Usage(format!("--sweep {id}: give a sweep's number, e.g. 12 or #12"))
+            })?),
+            None => None,
+        };
     // A history not made yet (a CI cache missed) has nothing to judge against, as one sweep has not.
     let h = match History::open(&path) {
         Err(HistoryError::NotFound { path }) => {
-            view::print(&format!("there is no history at {path} yet: nothing to judge the newest sweep against\n"))?;
+            view::print(&format!(
+                "there is no history at {path} yet: nothing to judge the newest sweep against\n"
+            ))?;
             return Ok(Exit::Done);
         }
         h => h?,
@@ -58,13 +59,14 @@ pub fn check(a: &CheckArgs) -> Result<Exit, Error> {
     }
     let target = match wanted {
         Some(n) => query::by_id(&h, n)?,
-        None => query::sweeps(&h, &f)?
-            .pop()
-            .ok_or_else(|| HistoryError::Missing(format!("no sweep in the history {} matches", path.display())))?,
+        None => query::sweeps(&h, &f)?.pop().ok_or_else(|| {
+            HistoryError::Missing(format!("no sweep in the history {} matches", path.display()))
+        })?,
     };
     // The series up to the sweep judged.
-    let mut g =
-        series(&h, &Filter { series: Some(target.series.clone()), ..Filter::default() })?.pop().unwrap_or_default();
+    let mut g = series(&h, &Filter { series: Some(target.series.clone()), ..Filter::default() })?
+        .pop()
+        .unwrap_or_default();
     if let Some(i) = g.iter().position(|s| s.id == target.id) {
         g.truncate(i + 1);
     }
@@ -116,8 +118,11 @@ pub fn check(a: &CheckArgs) -> Result<Exit, Error> {
     steps.retain(|(i, s)| !(s.regression && same(&tracks[*i])));
     let regression = steps.iter().any(|(_, s)| s.regression);
     // Figures with fewer than two runs left at the sweep's count: not judged.
-    let unjudged: Vec<&str> =
-        tracks.iter().filter(|t| t.entries.last().is_some_and(check::thin)).map(|t| t.name.as_str()).collect();
+    let unjudged: Vec<&str> = tracks
+        .iter()
+        .filter(|t| t.entries.last().is_some_and(check::thin))
+        .map(|t| t.name.as_str())
+        .collect();
     // The sweep judged, with its points.
     let target = g.last().cloned().unwrap_or(target);
     // A figure without enough sweeps at its level to be judged (the first sweeps, the ones right
@@ -242,7 +247,8 @@ fn sentence(tracks: &[Track], steps: &[(usize, Step)], g: &[Sweep], after: &Swee
     // The serial fraction beside the verdict, even when it alone did not step.
     if let Some(t) = tracks.iter().find(|t| t.name.starts_with("serial fraction"))
         && !steps.iter().any(|(_, s)| s.figure == t.name)
-        && let (Some(b), Some(a)) = (last_before(t).and_then(|e| e.value), t.entries.last().and_then(|e| e.value))
+        && let (Some(b), Some(a)) =
+            (last_before(t).and_then(|e| e.value), t.entries.last().and_then(|e| e.value))
     {
         out.push_str(&format!("; {} {} → {}", t.name, t.show(b), t.show(a)));
     }
@@ -257,7 +263,13 @@ fn last_before(t: &Track) -> Option<&figures::Entry> {
 
 /// `#21 (e4f5a6b) is in line with the 20 comparable sweeps before it: …`, or, after a step, with
 /// the `level` sweeps since it (the ones it was judged against).
-fn in_line(tracks: &[Track], g: &[Sweep], target: &Sweep, steps: &[(usize, Step)], level: Option<usize>) -> String {
+fn in_line(
+    tracks: &[Track],
+    g: &[Sweep],
+    target: &Sweep,
+    steps: &[(usize, Step)],
+    level: Option<usize>,
+) -> String {
     let before = g.len() - 1;
     let mut out = if let Some(level) = level.filter(|l| *l > 0 && *l < before) {
         format!(
@@ -287,7 +299,13 @@ fn in_line(tracks: &[Track], g: &[Sweep], target: &Sweep, steps: &[(usize, Step)
     out
 }
 
-fn print_verdict(json: bool, target: &Sweep, v: &Verdict, steps: &[Step], sentence: &str) -> Result<(), Error> {
+fn print_verdict(
+    json: bool,
+    target: &Sweep,
+    v: &Verdict,
+    steps: &[Step],
+    sentence: &str,
+) -> Result<(), Error> {
     if json {
         let v = serde_json::json!({
             "sweep": target.id, "commit": target.git.as_ref().map(|g| g.commit.clone()),
@@ -340,7 +358,9 @@ fn all(h: &History, f: &Filter, o: &Options, json: bool) -> Result<Exit, Error> 
         }
     }
     if json {
-        view::print(&(serde_json::json!({ "regression": regression, "steps": found }).to_string() + "\n"))?;
+        view::print(
+            &(serde_json::json!({ "regression": regression, "steps": found }).to_string() + "\n"),
+        )?;
     } else if lines.is_empty() {
         view::print("no step in the history\n")?;
     } else {

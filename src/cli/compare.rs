@@ -31,7 +31,10 @@ pub fn compare(args: &CompareArgs) -> Result<Exit, Error> {
         (Some(r), _) => match r.parse::<usize>() {
             Ok(n) if (1..=sets.len()).contains(&n) => n - 1,
             _ => sets.iter().position(|s| &s.label == r).ok_or_else(|| {
-                Usage(format!("--reference {r}: give a label or a position from 1 to {}", sets.len()))
+                Usage(format!(
+                    "--reference {r}: give a label or a position from 1 to {}",
+                    sets.len()
+                ))
             })?,
         },
     };
@@ -54,10 +57,9 @@ fn against_history(args: &CompareArgs, file: &str) -> Result<(Vec<Set>, Option<u
     let previous = crate::history::against::previous(&h, &doc, args.last.max(1))?;
     let mut sets: Vec<Set> = previous.iter().map(crate::history::against::set).collect();
     let reference = sets.len() - 1;
-    let label =
-        args.labels.first().cloned().unwrap_or_else(|| {
-            dir.file_name().map_or_else(|| "this sweep".into(), |n| n.to_string_lossy().into_owned())
-        });
+    let label = args.labels.first().cloned().unwrap_or_else(|| {
+        dir.file_name().map_or_else(|| "this sweep".into(), |n| n.to_string_lossy().into_owned())
+    });
     sets.push(Set::new(label, path.display().to_string(), doc));
     Ok((sets, Some(reference)))
 }
@@ -92,7 +94,11 @@ fn given(args: &CompareArgs) -> Result<Vec<Set>, Error> {
         } else {
             let (dir, doc) = crate::results::load(path)?;
             let label = given.or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()));
-            sets.push(Set::new(label.or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1)), shown, doc));
+            sets.push(Set::new(
+                label.or_else(|| name(path)).unwrap_or_else(|| format!("set{}", i + 1)),
+                shown,
+                doc,
+            ));
         }
     }
     Ok(sets)
@@ -105,7 +111,9 @@ fn show(args: &CompareArgs, sets: &[Set], noise: f64, reference: usize) -> Resul
     let t = text::table(&c);
     let mut out = terminal::render_section("compare", &text::header(&c), colour);
     out.push('\n');
-    out.push_str(&terminal::render_painted(&t, colour, &|row, column| match text::verdict_at(&c, row, column)? {
+    out.push_str(&terminal::render_painted(&t, colour, &|row, column| match text::verdict_at(
+        &c, row, column,
+    )? {
         Verdict::Faster => Some(terminal::BETTER),
         Verdict::Slower => Some(terminal::WORSE),
         _ => None,

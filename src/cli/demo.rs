@@ -33,7 +33,13 @@ pub fn demo(args: &DemoArgs) -> Result<Exit, Error> {
         sample_rate: 100.0,
         out: Some(out),
         record: args.record.clone(),
-        command: vec![exe, "probe".into(), "scalable".into(), "--threads".into(), "{threads}".into()],
+        command: vec![
+            exe,
+            "probe".into(),
+            "scalable".into(),
+            "--threads".into(),
+            "{threads}".into(),
+        ],
         ..RunArgs::default()
     };
     run::run(&run_args, &[format!("threads={}", thread_values(nproc))])

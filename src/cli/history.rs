@@ -2,7 +2,9 @@
 //! changes how the sweep ends: a history that cannot be written is one sentence on stderr.
 
 use super::fraction::fraction;
-use super::history_args::{FilterArgs, HistoryArgs, HistoryCommand, ImportArgs, RecordArgs, TrendArgs};
+use super::history_args::{
+    FilterArgs, HistoryArgs, HistoryCommand, ImportArgs, RecordArgs, TrendArgs,
+};
 use super::{Exit, Usage, view};
 use crate::analysis::table_csv::Columns;
 use crate::error::Error;
@@ -54,7 +56,11 @@ pub fn record(doc: &Results, dir: &Path, args: &RecordArgs) {
 /// The history file to read.
 pub fn file(flag: Option<&Path>) -> Result<PathBuf, Error> {
     hist::location(flag).ok_or_else(|| {
-        Usage(format!("no home folder to find the history in: set {} or use --history PATH", hist::ENV)).into()
+        Usage(format!(
+            "no home folder to find the history in: set {} or use --history PATH",
+            hist::ENV
+        ))
+        .into()
     })
 }
 
@@ -62,7 +68,14 @@ pub fn file(flag: Option<&Path>) -> Result<PathBuf, Error> {
 pub fn filter(f: &FilterArgs) -> Result<Filter, Error> {
     let tags = provenance::parse_tags(&f.tag).map_err(Usage)?.into_iter().collect();
     let since = f.since.as_deref().map(query::check_date).transpose().map_err(Usage)?;
-    Ok(Filter { command: f.command.clone(), tags, machine: f.machine.clone(), since, series: None, last: f.last })
+    Ok(Filter {
+        command: f.command.clone(),
+        tags,
+        machine: f.machine.clone(),
+        since,
+        series: None,
+        last: f.last,
+    })
 }
 
 /// Runs `scalescope history` and its subcommands.
@@ -105,7 +118,9 @@ fn list(path: &Path, f: &Filter, json: bool) -> Result<Exit, Error> {
         .iter()
         .map(|s| {
             let m = s.models.first();
-            let pct = |v: Option<f64>| v.map_or_else(|| NONE.to_string(), |v| format!("{:.1}%", v * 100.0));
+            let pct = |v: Option<f64>| {
+                v.map_or_else(|| NONE.to_string(), |v| format!("{:.1}%", v * 100.0))
+            };
             let eff = m.and_then(|m| {
                 let e = m.efficiency_at_largest?;
                 Some(format!("{:.0}% at {}", e * 100.0, crate::report::model::count(m.largest)))
@@ -153,7 +168,11 @@ fn list(path: &Path, f: &Filter, json: bool) -> Result<Exit, Error> {
 
 /// `text` cut to `n` characters with an ellipsis.
 fn short(text: &str, n: usize) -> String {
-    if text.chars().count() <= n { text.to_string() } else { text.chars().take(n - 1).collect::<String>() + "…" }
+    if text.chars().count() <= n {
+        text.to_string()
+    } else {
+        text.chars().take(n - 1).collect::<String>() + "…"
+    }
 }
 
 /// Imports folders or tables.
@@ -164,14 +183,16 @@ fn import_paths(path: &Path, a: &ImportArgs) -> Result<Exit, Error> {
         let label = a.label.as_deref().ok_or_else(|| {
             Usage("--csv needs --label COLUMN: the column that tells the sweeps apart (a commit, a kernel)".into())
         })?;
-        let count = a.columns.count.as_deref().ok_or_else(|| Usage("--csv needs --count COLUMN".into()))?;
+        let count =
+            a.columns.count.as_deref().ok_or_else(|| Usage("--csv needs --count COLUMN".into()))?;
         let columns = Columns {
             count,
             time: a.columns.time.as_deref(),
             throughput: a.columns.throughput.as_deref(),
             cpu: a.columns.cpu.as_deref(),
         };
-        let spec = import::TableSpec { columns, label, ask: Ask { workers: a.workers, ..Ask::default() } };
+        let spec =
+            import::TableSpec { columns, label, ask: Ask { workers: a.workers, ..Ask::default() } };
         for p in &a.paths {
             let mut found = import::table_sweeps(p, &spec)?;
             for s in &mut found {
@@ -197,7 +218,11 @@ fn import_paths(path: &Path, a: &ImportArgs) -> Result<Exit, Error> {
         "{n} sweep{} imported into {} ({}{total} in all)\n",
         if n == 1 { "" } else { "s" },
         path.display(),
-        if replaced > 0 { format!("{replaced} replacing the same sweep imported before; ") } else { String::new() }
+        if replaced > 0 {
+            format!("{replaced} replacing the same sweep imported before; ")
+        } else {
+            String::new()
+        }
     ))?;
     Ok(Exit::Done)
 }
@@ -234,11 +259,13 @@ fn trend_cmd(path: &Path, a: &TrendArgs) -> Result<Exit, Error> {
         return Ok(Exit::Done);
     }
     if let Figure::Time(Some(c)) = figure {
-        let mut counts: Vec<f64> = groups.iter().flatten().flat_map(|s| &s.points).filter_map(|p| p.count).collect();
+        let mut counts: Vec<f64> =
+            groups.iter().flatten().flat_map(|s| &s.points).filter_map(|p| p.count).collect();
         counts.sort_by(f64::total_cmp);
         counts.dedup();
         if !counts.contains(&c) {
-            let shown: Vec<String> = counts.iter().map(|c| crate::report::model::count(*c)).collect();
+            let shown: Vec<String> =
+                counts.iter().map(|c| crate::report::model::count(*c)).collect();
             return Err(Usage(format!(
                 "--at {}: no sweep measured that count (they measured {})",
                 crate::report::model::count(c),
@@ -263,7 +290,11 @@ fn trend_cmd(path: &Path, a: &TrendArgs) -> Result<Exit, Error> {
             out.push_str(&format!("{title}\n"));
             out.push_str(&terminal::render(&table, colour));
             if a.html.is_some() {
-                parts.push((format!("{} — {}", t.name, title), trend::chart(&t.name, g, &t, &steps), table));
+                parts.push((
+                    format!("{} — {}", t.name, title),
+                    trend::chart(&t.name, g, &t, &steps),
+                    table,
+                ));
             }
         }
     }

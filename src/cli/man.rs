@@ -74,7 +74,8 @@ fn subcommand(cmd: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
     man.render_description_section(&mut body)?;
     man.render_options_section(&mut body)?;
     for line in String::from_utf8_lossy(&body).lines() {
-        let line = line.strip_prefix(".SH ").map_or_else(|| line.to_string(), |h| format!(".SS {h}"));
+        let line =
+            line.strip_prefix(".SH ").map_or_else(|| line.to_string(), |h| format!(".SS {h}"));
         writeln!(out, "{line}")?;
     }
     let mut roff = Roff::new();

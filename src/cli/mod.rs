@@ -138,7 +138,9 @@ fn agent(a: &args::AgentArgs) -> Result<Exit, Error> {
         .metric
         .iter()
         .map(|m| match m.split_once('=') {
-            Some((name, regex)) => Ok(crate::plan::MetricSpec { name: name.into(), regex: regex.into() }),
+            Some((name, regex)) => {
+                Ok(crate::plan::MetricSpec { name: name.into(), regex: regex.into() })
+            }
             None => Err(Usage(format!("--metric {m}: write NAME=REGEX"))),
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -46,7 +46,8 @@ pub fn settle(
     loop {
         view::analyse(&mut store.doc, view)?;
         let seq = store.doc.sequential.clone().unwrap_or_default();
-        let questions = diagnose::questions(&store.doc, Confidence::at_look(seq.looks + 1), plan.runs.max);
+        let questions =
+            diagnose::questions(&store.doc, Confidence::at_look(seq.looks + 1), plan.runs.max);
         if questions.is_empty() {
             set_undecided(&mut store.doc, Vec::new());
             return Ok(Ok(Stop::Complete));
@@ -64,14 +65,20 @@ pub fn settle(
                 .iter()
                 .map(|q| {
                     let more = match q.runs_needed {
-                        Some(n) => format!("about {n} runs a point would tell, by the spread so far"),
-                        None => format!("at this spread, not even {max} runs a point (--max-runs) would tell"),
+                        Some(n) => {
+                            format!("about {n} runs a point would tell, by the spread so far")
+                        }
+                        None => format!(
+                            "at this spread, not even {max} runs a point (--max-runs) would tell"
+                        ),
                     };
                     format!("{} ({}; {more})", q.what, q.now)
                 })
                 .collect();
             for u in &undecided {
-                crate::fmt::say!("scalescope: {why} before telling {u}; --budget sets how long to measure");
+                crate::fmt::say!(
+                    "scalescope: {why} before telling {u}; --budget sets how long to measure"
+                );
             }
             set_undecided(&mut store.doc, undecided);
             store.save()?;
@@ -80,10 +87,14 @@ pub fn settle(
         let look = seq.looks + 1;
         let mut added = Vec::new();
         for q in &questions {
-            let points: Vec<(usize, u32)> =
-                q.points.iter().filter_map(|p| targets.get(p).map(|t| (*p, t - done(&store.doc, *p)))).collect();
+            let points: Vec<(usize, u32)> = q
+                .points
+                .iter()
+                .filter_map(|p| targets.get(p).map(|t| (*p, t - done(&store.doc, *p))))
+                .collect();
             let Some(&(_, most)) = points.iter().max_by_key(|(_, n)| *n) else { continue };
-            let labels: Vec<String> = points.iter().map(|(p, _)| store.doc.points[*p].label()).collect();
+            let labels: Vec<String> =
+                points.iter().map(|(p, _)| store.doc.points[*p].label()).collect();
             crate::fmt::say!(
                 "scalescope: {most} more run{} of {} to tell {} ({})",
                 if most == 1 { "" } else { "s" },
@@ -93,7 +104,12 @@ pub fn settle(
             );
             for (p, n) in points {
                 if !added.iter().any(|a: &Added| a.point == p) {
-                    added.push(Added { look, point: p, runs: n, why: format!("{} ({})", q.what, q.now) });
+                    added.push(Added {
+                        look,
+                        point: p,
+                        runs: n,
+                        why: format!("{} ({})", q.what, q.now),
+                    });
                 }
             }
         }
@@ -110,7 +126,13 @@ pub fn settle(
         let first_round = store.doc.next_round();
         let started = Instant::now();
         let mut session = Session::new(store, show_output);
-        let outcome = sweep::run(&plan, (progress, first_round), &mut session, &mut Processes::new(), show_output);
+        let outcome = sweep::run(
+            &plan,
+            (progress, first_round),
+            &mut session,
+            &mut Processes::new(),
+            show_output,
+        );
         session.finish();
         if let Some(s) = store.doc.sequential.as_mut() {
             s.looks = look;
@@ -146,9 +168,15 @@ fn done(doc: &Results, p: usize) -> u32 {
 /// so far (up to `max` when no number within it would tell), at least half again and at most
 /// [`GROWTH`] times what the fewer of them has; all scaled down to what `left` seconds allow, a run costing its point's
 /// mean wall time × `overhead`. Points that would gain nothing are left out.
-fn targets(doc: &Results, questions: &[Question], (max, overhead): (u32, f64), left: f64) -> BTreeMap<usize, u32> {
+fn targets(
+    doc: &Results,
+    questions: &[Question],
+    (max, overhead): (u32, f64),
+    left: f64,
+) -> BTreeMap<usize, u32> {
     let per_run = |p: usize| -> f64 {
-        let runs: Vec<f64> = doc.points[p].runs.iter().filter(|r| r.counted()).map(|r| r.wall_s).collect();
+        let runs: Vec<f64> =
+            doc.points[p].runs.iter().filter(|r| r.counted()).map(|r| r.wall_s).collect();
         let mean = if runs.is_empty() { 0.0 } else { runs.iter().sum::<f64>() / runs.len() as f64 };
         mean * overhead
     };
@@ -158,11 +186,19 @@ fn targets(doc: &Results, questions: &[Question], (max, overhead): (u32, f64), l
             let have = q.points.iter().map(|&p| done(doc, p)).min().unwrap_or(0);
             // A projection from a few runs' spread falls short as often as not, and looks are few:
             // each adds at least half of what the points have.
-            let want = q.runs_needed.unwrap_or(max).max(have + (have / 2).max(2)).min(GROWTH * have.max(1)).min(max);
+            let want = q
+                .runs_needed
+                .unwrap_or(max)
+                .max(have + (have / 2).max(2))
+                .min(GROWTH * have.max(1))
+                .min(max);
             (q, want.saturating_sub(have))
         })
         .collect();
-    let cost: f64 = rounds.iter().map(|(q, k)| f64::from(*k) * q.points.iter().map(|&p| per_run(p)).sum::<f64>()).sum();
+    let cost: f64 = rounds
+        .iter()
+        .map(|(q, k)| f64::from(*k) * q.points.iter().map(|&p| per_run(p)).sum::<f64>())
+        .sum();
     let share = if cost > left { (left / cost).max(0.0) } else { 1.0 };
     let mut want: BTreeMap<usize, u32> = BTreeMap::new();
     for (q, k) in rounds {

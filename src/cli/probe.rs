@@ -55,7 +55,8 @@ pub fn probe(args: &ProbeArgs) -> Result<Exit, Error> {
         ProbeCommand::MmapChurn { common, processes } => {
             let c = check(common, None)?;
             let done = if *processes {
-                zoo::mmap_churn_processes(c.threads, c.ops).map_err(|e| Usage(format!("probe mmap-churn: {e}")))?
+                zoo::mmap_churn_processes(c.threads, c.ops)
+                    .map_err(|e| Usage(format!("probe mmap-churn: {e}")))?
             } else {
                 zoo::mmap_churn(c.threads, c.ops)
             };
@@ -66,11 +67,20 @@ pub fn probe(args: &ProbeArgs) -> Result<Exit, Error> {
             if *reads == 0 {
                 return Err(Usage("--reads must be at least 1".into()).into());
             }
-            let (bytes, seconds) =
-                zoo::io(*threads, files, *reads, *warm).map_err(|e| Usage(format!("probe io: {e}")))?;
+            let (bytes, seconds) = zoo::io(*threads, files, *reads, *warm)
+                .map_err(|e| Usage(format!("probe io: {e}")))?;
             print_result("io", *threads, seconds, bytes as f64, "B")?;
         }
-        ProbeCommand::Readspeed { threads, files, mode, block, chunk, compute, checksum, evict } => {
+        ProbeCommand::Readspeed {
+            threads,
+            files,
+            mode,
+            block,
+            chunk,
+            compute,
+            checksum,
+            evict,
+        } => {
             check_threads(*threads)?;
             let files = input_files(files)?;
             if *evict {
@@ -94,14 +104,22 @@ pub fn probe(args: &ProbeArgs) -> Result<Exit, Error> {
         ProbeCommand::Wordcount { threads, files, chunk, top } => {
             check_threads(*threads)?;
             let files = input_files(files)?;
-            let o = wordcount::Options { threads: *threads, chunk: size_arg("--chunk", chunk)? as usize, top: *top };
-            let out = wordcount::run(&files, &o).map_err(|e| Usage(format!("probe wordcount: {e}")))?;
+            let o = wordcount::Options {
+                threads: *threads,
+                chunk: size_arg("--chunk", chunk)? as usize,
+                top: *top,
+            };
+            let out =
+                wordcount::run(&files, &o).map_err(|e| Usage(format!("probe wordcount: {e}")))?;
             wordcount::print(&o, &out)?;
         }
         ProbeCommand::Pingpong { threads, actors, messages } => {
             check_threads(*threads)?;
             if *actors == 0 || threads * actors >= 1 << 31 {
-                return Err(Usage("--actors must be at least 1 (and workers × actors below 2^31)".into()).into());
+                return Err(Usage(
+                    "--actors must be at least 1 (and workers × actors below 2^31)".into(),
+                )
+                .into());
             }
             let o = pingpong::Options { workers: *threads, actors: *actors, messages: *messages };
             pingpong::print(&o, &pingpong::run(&o))?;
@@ -135,9 +153,11 @@ pub fn gen_data(args: &super::args::GenArgs) -> Result<Exit, Error> {
     match &args.what {
         super::args::GenCommand::Text { out, size, seed } => {
             let bytes = size_arg("--size", size)?;
-            let file = std::fs::File::create(out).map_err(|e| Usage(format!("cannot write {}: {e}", out.display())))?;
-            let written = crate::probes::textgen::write(&mut std::io::BufWriter::new(file), bytes, *seed)
+            let file = std::fs::File::create(out)
                 .map_err(|e| Usage(format!("cannot write {}: {e}", out.display())))?;
+            let written =
+                crate::probes::textgen::write(&mut std::io::BufWriter::new(file), bytes, *seed)
+                    .map_err(|e| Usage(format!("cannot write {}: {e}", out.display())))?;
             println!("wrote {written} bytes of text into {}", out.display());
         }
         super::args::GenCommand::Files { dir, count, size, seed } => {
@@ -158,7 +178,9 @@ fn size_arg(flag: &str, text: &str) -> Result<u64, Error> {
     crate::plan::quantity::parse(text)
         .filter(|(v, unit)| *v >= 1.0 && *v < 1e18 && (unit.is_empty() || *unit == "B"))
         .map(|(v, _)| v as u64)
-        .ok_or_else(|| Usage(format!("{flag} {text}: give a size like 256KiB, 64MB or 1GiB")).into())
+        .ok_or_else(|| {
+            Usage(format!("{flag} {text}: give a size like 256KiB, 64MB or 1GiB")).into()
+        })
 }
 
 /// Checks that a cost flag is a finite number of at least zero.
@@ -177,9 +199,10 @@ fn input_files(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, 
         files.extend(found.map_err(|e| Usage(format!("--files {}: {e}", p.display())))?);
     }
     if files.is_empty() {
-        return Err(
-            Usage("--files: no files there (make some with `scalescope gen files` or `gen text`)".into()).into()
-        );
+        return Err(Usage(
+            "--files: no files there (make some with `scalescope gen files` or `gen text`)".into(),
+        )
+        .into());
     }
     Ok(files)
 }

@@ -50,7 +50,11 @@ impl Count {
     /// Runs still to do, estimating unknown targets by the known ones.
     fn left(&self) -> u64 {
         let unknown = (self.points - self.known) as u64;
-        let per_point = if self.known > 0 { self.planned as f64 / self.known as f64 } else { self.min_runs as f64 };
+        let per_point = if self.known > 0 {
+            self.planned as f64 / self.known as f64
+        } else {
+            self.min_runs as f64
+        };
         (self.planned + (unknown as f64 * per_point).round() as u64).saturating_sub(self.runs_done)
     }
 
@@ -100,7 +104,11 @@ impl<'a> Session<'a> {
         let count = Count {
             started: Instant::now(),
             points: doc.points.len(),
-            points_done: doc.points.iter().filter(|p| p.target_runs.is_some_and(|t| p.runs.len() as u32 >= t)).count(),
+            points_done: doc
+                .points
+                .iter()
+                .filter(|p| p.target_runs.is_some_and(|t| p.runs.len() as u32 >= t))
+                .count(),
             runs_done: doc.run_count() as u64,
             planned: doc.points.iter().filter_map(|p| p.target_runs).map(u64::from).sum(),
             known: doc.points.iter().filter(|p| p.target_runs.is_some()).count(),
@@ -113,7 +121,8 @@ impl<'a> Session<'a> {
             Log { heartbeat: heartbeat(last.clone(), now.clone()), last, pending: Vec::new() }
         });
         let shown = Arc::new(Mutex::new(String::new()));
-        let ticker = (terminal && !show_output).then(|| ticker(bar.clone(), shown.clone())).flatten();
+        let ticker =
+            (terminal && !show_output).then(|| ticker(bar.clone(), shown.clone())).flatten();
         let s = Session { store, bar, log, count, now, shown, ticker };
         s.bar.set_length(s.count.runs_done + s.count.left());
         s.bar.set_position(s.count.runs_done);
@@ -141,7 +150,8 @@ impl<'a> Session<'a> {
         self.count.points_done += 1;
         let Some(log) = &mut self.log else { return };
         let p = &self.store.doc.points[point];
-        let time = p.stats().wall_s.map_or(String::new(), |w| format!(", {}", seconds(w.mean, w.stddev)));
+        let time =
+            p.stats().wall_s.map_or(String::new(), |w| format!(", {}", seconds(w.mean, w.stddev)));
         let failed = p.runs.iter().filter(|r| !r.succeeded()).count();
         let failed = if failed > 0 { format!(", {failed} failed") } else { String::new() };
         log.pending.push(format!("{}: {} runs{failed}{time}", p.label(), p.runs.len()));
@@ -178,22 +188,28 @@ fn flush(log: &mut Log, count: &Count) {
 }
 
 /// A thread that writes what is running when nothing was written for a minute.
-fn heartbeat(last: Arc<Mutex<Instant>>, now: Arc<Mutex<String>>) -> Option<(Sender<()>, JoinHandle<()>)> {
+fn heartbeat(
+    last: Arc<Mutex<Instant>>,
+    now: Arc<Mutex<String>>,
+) -> Option<(Sender<()>, JoinHandle<()>)> {
     let (tx, rx) = mpsc::channel::<()>();
     let handle = std::thread::Builder::new()
         .name("scalescope-progress".into())
         .spawn(move || {
             loop {
                 let since = last.lock().map_or(Duration::ZERO, |l| l.elapsed());
-                match rx.recv_timeout(HEARTBEAT.saturating_sub(since).max(Duration::from_millis(100))) {
+                match rx
+                    .recv_timeout(HEARTBEAT.saturating_sub(since).max(Duration::from_millis(100)))
+                {
                     Err(RecvTimeoutError::Timeout) => {}
                     _ => return,
                 }
                 let Ok(mut l) = last.lock() else { return };
                 if l.elapsed() >= HEARTBEAT {
                     // The tree's memory at the sampler's latest reading, when it reads it.
-                    let memory = crate::sample::live_pss_bytes()
-                        .map_or(String::new(), |b| format!(" · PSS {}", crate::report::format::bytes(b as f64)));
+                    let memory = crate::sample::live_pss_bytes().map_or(String::new(), |b| {
+                        format!(" · PSS {}", crate::report::format::bytes(b as f64))
+                    });
                     crate::fmt::say!(
                         "scalescope: still running {}{memory}",
                         now.lock().map(|s| s.clone()).unwrap_or_default()
@@ -216,7 +232,10 @@ fn ticker(bar: ProgressBar, shown: Arc<Mutex<String>>) -> Option<(Sender<()>, Jo
             while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(1)) {
                 let Some(b) = crate::sample::live_pss_bytes() else { continue };
                 let Ok(message) = shown.lock().map(|s| s.clone()) else { return };
-                bar.set_message(format!("{message} · PSS {}", crate::report::format::bytes(b as f64)));
+                bar.set_message(format!(
+                    "{message} · PSS {}",
+                    crate::report::format::bytes(b as f64)
+                ));
             }
         })
         .ok()?;
@@ -235,19 +254,27 @@ fn clock(d: Duration) -> String {
 
 /// `1.234 s ± 2%`.
 fn seconds(mean: f64, stddev: f64) -> String {
-    let spread = if mean > 0.0 { format!(" ± {:.0}%", 100.0 * stddev / mean) } else { String::new() };
+    let spread =
+        if mean > 0.0 { format!(" ± {:.0}%", 100.0 * stddev / mean) } else { String::new() };
     format!("{mean:.4} s{spread}")
 }
 
 impl Sink for Session<'_> {
-    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError> {
+    fn record(
+        &mut self,
+        point: usize,
+        run: RunRecord,
+        units: &[(String, String)],
+    ) -> Result<(), WriteError> {
         self.store.record(point, run, units)?;
         self.count.runs_done += 1;
         self.bar.inc(1);
         let p = &self.store.doc.points[point];
         if p.target_runs.is_some_and(|t| p.runs.len() as u32 == t) {
             self.point_done(point);
-        } else if self.count.interleaved && self.count.runs_done.is_multiple_of(self.count.points as u64) {
+        } else if self.count.interleaved
+            && self.count.runs_done.is_multiple_of(self.count.points as u64)
+        {
             self.round_done();
         }
         Ok(())
@@ -276,7 +303,10 @@ impl Sink for Session<'_> {
                     let target = progress[point].target.map_or("?".into(), |t| t.to_string());
                     format!("run {}/{target}", progress[point].done + 1)
                 };
-                let left = self.count.time_left().map_or(String::new(), |t| format!(" · about {} left", clock(t)));
+                let left = self
+                    .count
+                    .time_left()
+                    .map_or(String::new(), |t| format!(" · about {} left", clock(t)));
                 let message = format!("{} · {what}{left}", p.label());
                 self.bar.set_message(message.clone());
                 if let Ok(mut shown) = self.shown.lock() {

@@ -39,7 +39,8 @@ pub fn report(args: &ReportArgs) -> Result<Exit, Error> {
         }
         ReportFormat::Svg => {
             let out = args.out.clone().unwrap_or_else(|| dir.join("charts"));
-            std::fs::create_dir_all(&out).map_err(|e| Usage(format!("cannot create {}: {e}", out.display())))?;
+            std::fs::create_dir_all(&out)
+                .map_err(|e| Usage(format!("cannot create {}: {e}", out.display())))?;
             let drawn = [charts::Drawn { label: String::new(), doc: &doc }];
             let figs = charts::figures(&drawn, timeline);
             for f in &figs {
@@ -63,7 +64,10 @@ fn timeline(doc: &Results, spec: &str) -> Result<(usize, usize), Error> {
         .ok()
         .filter(|n| *n >= 1)
         .ok_or_else(|| Usage(format!("--timeline {spec}: give a run number from 1")))?;
-    let r = doc.points[point].runs.get(n - 1).filter(|r| r.threads.as_ref().is_some_and(|t| t.timeline.is_some()));
+    let r = doc.points[point]
+        .runs
+        .get(n - 1)
+        .filter(|r| r.threads.as_ref().is_some_and(|t| t.timeline.is_some()));
     if r.is_none() {
         return Err(Usage(format!("--timeline {spec}: {label} has no sampled run {n}")).into());
     }

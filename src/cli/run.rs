@@ -43,7 +43,13 @@ pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
     let walls_before: f64 = store.doc.points.iter().flat_map(|p| &p.runs).map(|r| r.wall_s).sum();
     let started = Instant::now();
     let mut session = Session::new(&mut store, args.show_output);
-    let outcome = sweep::run(&plan, (progress, first_round), &mut session, &mut Processes::new(), args.show_output);
+    let outcome = sweep::run(
+        &plan,
+        (progress, first_round),
+        &mut session,
+        &mut Processes::new(),
+        args.show_output,
+    );
     session.finish();
     // The first pass's time: this call's, and that of the runs a resumed sweep took before.
     let first_pass_s = started.elapsed().as_secs_f64() + walls_before;
@@ -90,7 +96,9 @@ pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
             } else {
                 format!("a run of {}", store.doc.points[point].label())
             };
-            let mut msg = format!("{which} failed ({outcome}); stopping (use --ignore-failure to keep going)");
+            let mut msg = format!(
+                "{which} failed ({outcome}); stopping (use --ignore-failure to keep going)"
+            );
             if let Some(path) = saved {
                 msg.push_str(&format!("\nits output is in {}", store.dir().join(path).display()));
             }
@@ -145,7 +153,9 @@ fn metrics_never_read(doc: &crate::results::Results) -> Option<String> {
         .metrics
         .iter()
         .map(|m| m.name.as_str())
-        .filter(|name| !runs.is_empty() && runs.iter().all(|r| r.missing_metrics.iter().any(|m| m == name)))
+        .filter(|name| {
+            !runs.is_empty() && runs.iter().all(|r| r.missing_metrics.iter().any(|m| m == name))
+        })
         .map(|name| format!("'{name}'"))
         .collect();
     (!never.is_empty()).then(|| never.join(", "))
@@ -225,23 +235,37 @@ fn describe(plan: &Plan) -> Result<String, Error> {
         out.push_str(&format!("\n  {}: {shown}", p.name));
     }
     let runs = if plan.runs.min == plan.runs.max {
-        format!("{} measured run{} per point", plan.runs.min, if plan.runs.min == 1 { "" } else { "s" })
+        format!(
+            "{} measured run{} per point",
+            plan.runs.min,
+            if plan.runs.min == 1 { "" } else { "s" }
+        )
     } else {
         let more = match plan.runs.budget {
             Some(Budget::Multiple(1.0)) => {
-                ", then more where the verdict is undecided, for up to the first pass's time again".to_string()
+                ", then more where the verdict is undecided, for up to the first pass's time again"
+                    .to_string()
             }
             Some(Budget::Multiple(m)) => {
-                format!(", then more where the verdict is undecided, for up to {m}× the first pass's time")
+                format!(
+                    ", then more where the verdict is undecided, for up to {m}× the first pass's time"
+                )
             }
-            Some(Budget::Seconds(s)) => format!(", then more where the verdict is undecided, for up to {s} s"),
+            Some(Budget::Seconds(s)) => {
+                format!(", then more where the verdict is undecided, for up to {s} s")
+            }
             None => String::new(),
         };
-        format!("{} to {} measured runs per point (more while runs are short{more})", plan.runs.min, plan.runs.max)
+        format!(
+            "{} to {} measured runs per point (more while runs are short{more})",
+            plan.runs.min, plan.runs.max
+        )
     };
     let order = match plan.order {
         Order::Sequential => "sequential: every run of a point, then the next point".to_string(),
-        Order::Interleaved => "interleaved: run 1 of every point, then run 2 of every point…".to_string(),
+        Order::Interleaved => {
+            "interleaved: run 1 of every point, then run 2 of every point…".to_string()
+        }
         Order::Random => format!("random: interleaved rounds, each shuffled (seed {})", plan.seed),
     };
     out.push_str(&format!(
@@ -266,10 +290,15 @@ fn command_line(argv: &[String]) -> String {
 }
 
 fn hook_lines(h: &Hooks) -> String {
-    [("setup", &h.setup), ("prepare", &h.prepare), ("conclude", &h.conclude), ("cleanup", &h.cleanup)]
-        .into_iter()
-        .filter_map(|(name, text)| Some(format!("\n{name}: {}", text.as_ref()?)))
-        .collect()
+    [
+        ("setup", &h.setup),
+        ("prepare", &h.prepare),
+        ("conclude", &h.conclude),
+        ("cleanup", &h.cleanup),
+    ]
+    .into_iter()
+    .filter_map(|(name, text)| Some(format!("\n{name}: {}", text.as_ref()?)))
+    .collect()
 }
 
 /// The run's flags as the plan takes them.
@@ -314,7 +343,13 @@ fn request(args: &RunArgs, params: &[String]) -> Request {
                 LauncherArg::Srun => LauncherKind::Srun,
                 LauncherArg::Mpirun => LauncherKind::Mpirun,
             },
-            args: args.launcher_args.as_deref().unwrap_or("").split_whitespace().map(String::from).collect(),
+            args: args
+                .launcher_args
+                .as_deref()
+                .unwrap_or("")
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
         },
         zip: args.zip,
         copies: args.copies,
@@ -336,16 +371,25 @@ fn resume(args: &RunArgs, params: &[String], dir: &Path) -> Result<Store, Error>
     }
     let mut store = Store::open(dir)?;
     if store.doc.status == Status::Complete {
-        return Err(Usage(format!("{} is already complete: nothing to resume", dir.display())).into());
+        return Err(
+            Usage(format!("{} is already complete: nothing to resume", dir.display())).into()
+        );
     }
     let plan = &store.doc.plan;
     plan.check()?;
     let same = plan.len() == store.doc.points.len()
-        && store.doc.points.iter().enumerate().all(|(i, p)| plan.point(i).is_ok_and(|pt| pt.argv == p.command));
+        && store
+            .doc
+            .points
+            .iter()
+            .enumerate()
+            .all(|(i, p)| plan.point(i).is_ok_and(|pt| pt.argv == p.command));
     if !same {
-        return Err(
-            Usage(format!("the plan in {} no longer matches its points; start a new sweep", dir.display())).into()
-        );
+        return Err(Usage(format!(
+            "the plan in {} no longer matches its points; start a new sweep",
+            dir.display()
+        ))
+        .into());
     }
     crate::fmt::say!(
         "scalescope: resuming {} with the command it recorded: {}{}",
@@ -383,5 +427,8 @@ pub fn unique(base: PathBuf) -> PathBuf {
     if !base.exists() {
         return base;
     }
-    (2..).map(|i| PathBuf::from(format!("{}-{i}", base.display()))).find(|p| !p.exists()).expect("a free name")
+    (2..)
+        .map(|i| PathBuf::from(format!("{}-{i}", base.display())))
+        .find(|p| !p.exists())
+        .expect("a free name")
 }

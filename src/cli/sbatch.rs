@@ -14,9 +14,13 @@ pub fn sbatch(a: &SbatchArgs) -> Result<Exit, Error> {
         )
         .into());
     }
-    let exe = std::env::current_exe().map_err(|e| Usage(format!("cannot find scalescope itself: {e}")))?;
-    let mut s = String::from("#!/bin/bash\n#SBATCH --job-name=scalescope\n#SBATCH --output=scalescope-%j.out\n");
-    for (flag, v) in [("nodes", a.nodes), ("ntasks", a.ntasks), ("cpus-per-task", a.cpus_per_task)] {
+    let exe = std::env::current_exe()
+        .map_err(|e| Usage(format!("cannot find scalescope itself: {e}")))?;
+    let mut s = String::from(
+        "#!/bin/bash\n#SBATCH --job-name=scalescope\n#SBATCH --output=scalescope-%j.out\n",
+    );
+    for (flag, v) in [("nodes", a.nodes), ("ntasks", a.ntasks), ("cpus-per-task", a.cpus_per_task)]
+    {
         if let Some(v) = v {
             s.push_str(&format!("#SBATCH --{flag}={v}\n"));
         }
@@ -29,10 +33,18 @@ pub fn sbatch(a: &SbatchArgs) -> Result<Exit, Error> {
     for extra in a.sbatch_args.as_deref().unwrap_or("").split_whitespace() {
         s.push_str(&format!("#SBATCH {}\n", shell_quote(extra)));
     }
-    s.push_str("# Written by scalescope sbatch: the whole sweep runs inside this one allocation; each\n");
-    s.push_str("# srun of --launcher srun is a job step. Results go to scalescope-results/<job id>.\n");
+    s.push_str(
+        "# Written by scalescope sbatch: the whole sweep runs inside this one allocation; each\n",
+    );
+    s.push_str(
+        "# srun of --launcher srun is a job step. Results go to scalescope-results/<job id>.\n",
+    );
     s.push_str("set -euo pipefail\n");
-    let has_out = a.run.iter().take_while(|x| *x != "--").any(|x| x == "-o" || x == "--out" || x == "--resume");
+    let has_out = a
+        .run
+        .iter()
+        .take_while(|x| *x != "--")
+        .any(|x| x == "-o" || x == "--out" || x == "--resume");
     let mut line = vec![shell_quote(&exe.display().to_string()), "run".into()];
     if !has_out {
         line.push("-o \"scalescope-results/${SLURM_JOB_ID}\"".into());

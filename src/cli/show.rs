@@ -28,7 +28,8 @@ fn export_prmon(doc: &crate::results::Results, results: &Path, dir: &Path) -> Re
         ))
         .into());
     }
-    std::fs::create_dir_all(dir).map_err(|e| Usage(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Usage(format!("cannot create {}: {e}", dir.display())))?;
     for f in files {
         view::write(&dir.join(format!("{}.txt", f.name)), &f.tsv)?;
         view::write(&dir.join(format!("{}.json", f.name)), &f.json)?;

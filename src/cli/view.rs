@@ -53,7 +53,10 @@ pub fn print_and_export(
         write(&dir.join(SUMMARY_MD), &post)?;
         write(&dir.join(html::REPORT_HTML), &html_report(doc, sections, None))?;
         text.push_str(&format!("\nresults: {}\n", dir.join(crate::results::FILE_NAME).display()));
-        text.push_str(&format!("report:  {} (open it in a browser)\n", dir.join(html::REPORT_HTML).display()));
+        text.push_str(&format!(
+            "report:  {} (open it in a browser)\n",
+            dir.join(html::REPORT_HTML).display()
+        ));
     }
     print(&text)?;
     if let Some(p) = &view.export_json {

@@ -6,8 +6,10 @@ use crate::report::{charts, flame, html};
 
 /// Renders the page.
 pub fn page(sets: &[Set], c: &Comparison) -> String {
-    let drawn: Vec<charts::Drawn> =
-        sets.iter().filter_map(|s| Some(charts::Drawn { label: s.label.clone(), doc: s.doc.as_ref()? })).collect();
+    let drawn: Vec<charts::Drawn> = sets
+        .iter()
+        .filter_map(|s| Some(charts::Drawn { label: s.label.clone(), doc: s.doc.as_ref()? }))
+        .collect();
     let figs = charts::figures(&drawn, None);
     let mut body = String::from("<h1>Comparison</h1>");
     body.push_str(&html::section("What is compared", &text::header(c)));
@@ -22,14 +24,21 @@ pub fn page(sets: &[Set], c: &Comparison) -> String {
     if let Some(before) = &reference.doc {
         for s in sets.iter().filter(|s| !std::ptr::eq(*s, reference)) {
             if let Some(after) = &s.doc {
-                body.push_str(&flame::compare_section((&reference.label, before), (&s.label, after)));
+                body.push_str(&flame::compare_section(
+                    (&reference.label, before),
+                    (&s.label, after),
+                ));
             }
         }
     }
     let commands: Vec<String> = sets
         .iter()
         .filter_map(|s| {
-            Some(format!("{}: {}", s.label, crate::report::format::command_line(&s.doc.as_ref()?.plan.command)))
+            Some(format!(
+                "{}: {}",
+                s.label,
+                crate::report::format::command_line(&s.doc.as_ref()?.plan.command)
+            ))
         })
         .collect();
     body.push_str(&html::section("Commands", &commands));

@@ -29,16 +29,25 @@ pub fn lines(sets: &[Set]) -> Vec<String> {
                 Some((count, pss, st.throughput.as_ref()?.mean / (pss / 1e9)))
             })
             .collect();
-        let Some(&(at, _, best)) = per_gb.iter().max_by(|a, b| a.2.total_cmp(&b.2)) else { continue };
+        let Some(&(at, _, best)) = per_gb.iter().max_by(|a, b| a.2.total_cmp(&b.2)) else {
+            continue;
+        };
         let (div, label) = throughput_scale(&unit, best);
         let each: Vec<String> = per_gb
             .iter()
-            .map(|(n, pss, v)| format!("{}: {} ({})", count_label(*n, param), num(v / div), bytes(*pss)))
+            .map(|(n, pss, v)| {
+                format!("{}: {} ({})", count_label(*n, param), num(v / div), bytes(*pss))
+            })
             .collect();
-        out.push(format!("{}: {label} per GB of PSS (peak PSS of the tree) — {}", s.label, each.join(", ")));
+        out.push(format!(
+            "{}: {label} per GB of PSS (peak PSS of the tree) — {}",
+            s.label,
+            each.join(", ")
+        ));
         bests.push((s.label.clone(), best, count_label(at, param), param.to_string(), per_gb));
     }
-    let busy = if sets.iter().filter_map(|s| s.doc.as_ref()).any(|d| super::disturbed(d).is_some()) {
+    let busy = if sets.iter().filter_map(|s| s.doc.as_ref()).any(|d| super::disturbed(d).is_some())
+    {
         " (a throughput measured on a busy or noisy machine: see the caution above)"
     } else {
         ""

@@ -178,7 +178,9 @@ fn commands(sets: &[Set]) -> Vec<String> {
     }
     sweeps
         .iter()
-        .map(|(label, d)| format!("{label}: {}", crate::report::format::command_line(&d.plan.command)))
+        .map(|(label, d)| {
+            format!("{label}: {}", crate::report::format::command_line(&d.plan.command))
+        })
         .collect()
 }
 
@@ -223,7 +225,13 @@ fn machines(sets: &[Set]) -> Vec<String> {
     };
     let key = |doc: &Results| {
         let m = &doc.machine;
-        (m.cpu_model.clone(), m.allowed_cpus, m.memory_bytes >> 26, m.kernel.clone(), m.host.clone())
+        (
+            m.cpu_model.clone(),
+            m.allowed_cpus,
+            m.memory_bytes >> 26,
+            m.kernel.clone(),
+            m.host.clone(),
+        )
     };
     if sweeps.iter().all(|(_, d)| key(d) == key(sweeps[0].1)) {
         return Vec::new();

@@ -233,11 +233,7 @@ fn judge(a: &Values, b: &Values, figure: Figure, noise: f64) -> Option<Change> {
                 Verdict::NoChange
             }
             Some(p) if p < 0.05 && ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0) => {
-                if faster(r) {
-                    Verdict::Faster
-                } else {
-                    Verdict::Slower
-                }
+                if faster(r) { Verdict::Faster } else { Verdict::Slower }
             }
             _ => Verdict::NotSignificant,
         };
@@ -274,7 +270,8 @@ pub fn figure(a: &Set, b: &Set) -> Option<Figure> {
 }
 
 fn cell(v: &Values, change: Option<Change>) -> Cell {
-    let summary = |x: Option<&[f64]>| x.and_then(Summary::of).map(|s| Mean { mean: s.mean, sd: s.stddev });
+    let summary =
+        |x: Option<&[f64]>| x.and_then(Summary::of).map(|s| Mean { mean: s.mean, sd: s.stddev });
     let avg = |x: Option<&[f64]>| x.map(mean);
     Cell {
         runs: v.runs(),
@@ -322,7 +319,9 @@ pub fn keys(sets: &[Set]) -> Keys {
                     let mut k: Vec<(String, String)> = p
                         .key
                         .iter()
-                        .map(|(n, v)| (if n == param { "count".to_string() } else { n.clone() }, v.clone()))
+                        .map(|(n, v)| {
+                            (if n == param { "count".to_string() } else { n.clone() }, v.clone())
+                        })
                         .collect();
                     k.sort();
                     k
@@ -330,8 +329,12 @@ pub fn keys(sets: &[Set]) -> Keys {
                 .collect()
         })
         .collect();
-    let each: Vec<String> = sets.iter().zip(&counted).map(|(s, p)| format!("{p} in {}", s.label)).collect();
-    Keys { of: keys, paired_by: Some(format!("points are paired by the count: {}", each.join(", "))) }
+    let each: Vec<String> =
+        sets.iter().zip(&counted).map(|(s, p)| format!("{p} in {}", s.label)).collect();
+    Keys {
+        of: keys,
+        paired_by: Some(format!("points are paired by the count: {}", each.join(", "))),
+    }
 }
 
 /// Every point of every set, matched by `keys` (from [`keys`]); the reference's order first.
@@ -354,9 +357,13 @@ pub fn rows(
     }
     seen.into_iter()
         .map(|k| {
-            let points: Vec<Option<usize>> = keys.iter().map(|ks| ks.iter().position(|p| p == k)).collect();
-            let found: Vec<Option<&Values>> =
-                sets.iter().zip(&points).map(|(s, i)| i.and_then(|i| s.points[i].values.as_ref())).collect();
+            let points: Vec<Option<usize>> =
+                keys.iter().map(|ks| ks.iter().position(|p| p == k)).collect();
+            let found: Vec<Option<&Values>> = sets
+                .iter()
+                .zip(&points)
+                .map(|(s, i)| i.and_then(|i| s.points[i].values.as_ref()))
+                .collect();
             let cells = found
                 .iter()
                 .enumerate()
@@ -369,8 +376,11 @@ pub fn rows(
                     Some(cell(v, change))
                 })
                 .collect();
-            let mut labels: Vec<&str> =
-                sets.iter().zip(&points).filter_map(|(s, i)| Some(s.points[(*i)?].label.as_str())).collect();
+            let mut labels: Vec<&str> = sets
+                .iter()
+                .zip(&points)
+                .filter_map(|(s, i)| Some(s.points[(*i)?].label.as_str()))
+                .collect();
             if paired.is_none() {
                 labels.truncate(1);
             }
@@ -408,10 +418,16 @@ mod tests {
         assert_eq!(verdict(&faster, &a, Figure::Time), Verdict::Slower);
         assert_eq!(verdict(&a, &within, Figure::Time), Verdict::NoChange);
         let w = judge(&a, &values(&[4.0, 16.0, 6.0, 14.0, 8.0]), Figure::Time, 0.02).unwrap();
-        assert_eq!((w.verdict, w.judged_by, w.decided_by), (Verdict::NotSignificant, Figure::Time, JudgedBy::Runs));
+        assert_eq!(
+            (w.verdict, w.judged_by, w.decided_by),
+            (Verdict::NotSignificant, Figure::Time, JudgedBy::Runs)
+        );
         assert_eq!(verdict(&a, &wild, Figure::Time), Verdict::NotSignificant);
         assert_eq!(verdict(&a, &values(&[8.0]), Figure::Time), Verdict::TooFewRuns);
-        assert!(judge(&a, &faster, Figure::Throughput, 0.02).is_none(), "no throughput, no change in it");
+        assert!(
+            judge(&a, &faster, Figure::Throughput, 0.02).is_none(),
+            "no throughput, no change in it"
+        );
         let mut ta = values(&[1.0; 4]);
         ta.throughput = Some(vec![100.0, 101.0, 99.0, 100.5]);
         let mut tb = values(&[1.0; 4]);
@@ -423,8 +439,15 @@ mod tests {
     fn single_values_are_judged_by_the_threshold_alone() {
         let one = |x: f64| Values { throughput: Some(vec![x]), ..Values::default() };
         let c = judge(&one(100.0), &one(235.0), Figure::Throughput, 0.02).unwrap();
-        assert_eq!((c.verdict, c.decided_by, c.p, c.ci95), (Verdict::Faster, JudgedBy::Threshold, None, None));
-        assert_eq!(verdict(&one(100.0), &one(96.0), Figure::Throughput), Verdict::NoChange, "within 5%");
+        assert_eq!(
+            (c.verdict, c.decided_by, c.p, c.ci95),
+            (Verdict::Faster, JudgedBy::Threshold, None, None)
+        );
+        assert_eq!(
+            verdict(&one(100.0), &one(96.0), Figure::Throughput),
+            Verdict::NoChange,
+            "within 5%"
+        );
         assert_eq!(verdict(&one(100.0), &one(94.0), Figure::Throughput), Verdict::Slower);
         let t = |x: f64| Values { time: Some(vec![x]), ..Values::default() };
         assert_eq!(verdict(&t(10.0), &t(8.0), Figure::Time), Verdict::Faster);
@@ -436,7 +459,8 @@ mod tests {
             params: vec![format!("{param}=1,2,4")],
             ..Default::default()
         };
-        let doc = crate::results::Results::new(crate::plan::build(&request, 2).unwrap(), vec![]).unwrap();
+        let doc =
+            crate::results::Results::new(crate::plan::build(&request, 2).unwrap(), vec![]).unwrap();
         Set::new(param.into(), param.into(), doc)
     }
 

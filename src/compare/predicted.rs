@@ -12,14 +12,18 @@ use crate::results::findings::{WhatIf, fix_name, fixes};
 /// reference's findings predict and per other sweep that measured its count.
 pub fn lines(sets: &[Set], reference: usize) -> Vec<String> {
     let Some(before) = sets.get(reference).and_then(|s| s.doc.as_ref()) else { return Vec::new() };
-    let Some(param) = before.analysis.as_ref().map(|a| a.axis.param.clone()) else { return Vec::new() };
+    let Some(param) = before.analysis.as_ref().map(|a| a.axis.param.clone()) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for (f, w) in fixes(&before.findings) {
         for (i, after) in sets.iter().enumerate() {
             if i == reference {
                 continue;
             }
-            let Some((obtained, ci)) = after.doc.as_ref().and_then(|d| speedup_at(d, w.at)) else { continue };
+            let Some((obtained, ci)) = after.doc.as_ref().and_then(|d| speedup_at(d, w.at)) else {
+                continue;
+            };
             let labels = (sets[reference].label.as_str(), after.label.as_str());
             let name = fix_name(&before.findings, f);
             out.push(line(&name, w, &count_label(w.at, &param), labels, (obtained, ci)));
@@ -45,11 +49,15 @@ fn line(
     let off = obtained / w.without - 1.0;
     let direction = if off >= 0.0 { "above" } else { "below" };
     let judged = match w.without_ci95 {
-        _ if obtained <= w.speedup => "no gain: the change did not remove this cause, or another took its place".into(),
+        _ if obtained <= w.speedup => {
+            "no gain: the change did not remove this cause, or another took its place".into()
+        }
         Some([lo, hi]) if (lo..=hi).contains(&obtained) => {
             format!("inside the interval, {:.0}% {direction} the prediction", 100.0 * off.abs())
         }
-        Some(_) => format!("outside the interval, {:.0}% {direction} the prediction", 100.0 * off.abs()),
+        Some(_) => {
+            format!("outside the interval, {:.0}% {direction} the prediction", 100.0 * off.abs())
+        }
         None => format!("{:.0}% {direction} the prediction", 100.0 * off.abs()),
     };
     format!(
@@ -67,7 +75,13 @@ mod tests {
 
     #[test]
     fn the_obtained_speed_up_is_judged_against_the_predicted_interval() {
-        let w = WhatIf { at: 2.0, speedup: 1.01, without: 1.69, without_ci95: Some([1.42, 2.0]), sooner_s: 0.2 };
+        let w = WhatIf {
+            at: 2.0,
+            speedup: 1.01,
+            without: 1.69,
+            without_ci95: Some([1.42, 2.0]),
+            sooner_s: 0.2,
+        };
         let f = "lock-contention";
         let inside = line(f, &w, "2 threads", ("threads", "processes"), (1.82, Some([1.74, 1.9])));
         assert_eq!(

@@ -13,31 +13,45 @@ use crate::results::analysis::JudgedBy;
 /// The per-point table.
 pub fn table(c: &Comparison) -> Table {
     let r = c.reference;
-    let mut cols: Vec<Column<PointRow>> = vec![Column::text("point", |row: &PointRow| row.label.clone())];
+    let mut cols: Vec<Column<PointRow>> =
+        vec![Column::text("point", |row: &PointRow| row.label.clone())];
     if c.labels.len() == 2 {
         let o = 1 - r;
         let f = c.judged_by[o].unwrap_or(Figure::Time);
         let (a, b) = (&c.labels[r], &c.labels[o]);
         let (head, value) = figure_column(c, f);
         let other = value.clone();
-        cols.push(Column::number(format!("{a} {head}"), move |row: &PointRow| value(&row.cells[r])));
+        cols.push(Column::number(format!("{a} {head}"), move |row: &PointRow| {
+            value(&row.cells[r])
+        }));
         let value = other;
-        cols.push(Column::number(format!("{b} {head}"), move |row: &PointRow| value(&row.cells[o])));
+        cols.push(Column::number(format!("{b} {head}"), move |row: &PointRow| {
+            value(&row.cells[o])
+        }));
         let change = move |row: &PointRow| row.cells[o].as_ref().and_then(|x| x.change.clone());
         let intervals = c.points.iter().any(|row| change(row).is_some_and(|ch| ch.ci95.is_some()));
         let ci_head = if intervals { " [95% CI]" } else { "" };
-        cols.push(Column::number(format!("{b}/{a} {}{ci_head}", f.name()), move |row: &PointRow| {
-            change(row).map_or(NONE.into(), |ch| {
-                let ci = ch.ci95.map_or(String::new(), |[lo, hi]| format!(" [{}, {}]", sig(lo), sig(hi)));
-                format!("{}{ci}", sig(ch.ratio))
-            })
-        }));
+        cols.push(Column::number(
+            format!("{b}/{a} {}{ci_head}", f.name()),
+            move |row: &PointRow| {
+                change(row).map_or(NONE.into(), |ch| {
+                    let ci = ch
+                        .ci95
+                        .map_or(String::new(), |[lo, hi]| format!(" [{}, {}]", sig(lo), sig(hi)));
+                    format!("{}{ci}", sig(ch.ratio))
+                })
+            },
+        ));
         cols.push(Column::number("p", move |row: &PointRow| {
             change(row).and_then(|ch| ch.p).map_or(NONE.into(), p_text)
         }));
         cols.push(Column::number("%CPU", move |row: &PointRow| {
-            let cpu =
-                |i: usize| row.cells[i].as_ref().and_then(|x| x.cpu_pct).map_or(NONE.into(), |v| format!("{v:.0}"));
+            let cpu = |i: usize| {
+                row.cells[i]
+                    .as_ref()
+                    .and_then(|x| x.cpu_pct)
+                    .map_or(NONE.into(), |v| format!("{v:.0}"))
+            };
             if change(row).is_some() { format!("{} → {}", cpu(r), cpu(o)) } else { NONE.into() }
         }));
         let labels = c.labels.clone();
@@ -50,18 +64,23 @@ pub fn table(c: &Comparison) -> Table {
     } else {
         let shown = common(c).unwrap_or(Figure::Time);
         let (head, value) = figure_column(c, shown);
-        cols.push(Column::number(format!("{} {head}", c.labels[r]), move |row: &PointRow| value(&row.cells[r])));
+        cols.push(Column::number(format!("{} {head}", c.labels[r]), move |row: &PointRow| {
+            value(&row.cells[r])
+        }));
         for (i, label) in c.labels.iter().enumerate().filter(|&(i, _)| i != r) {
             let f = c.judged_by[i].map_or("", Figure::name);
             let (_, value) = figure_column(c, c.judged_by[i].unwrap_or(Figure::Time));
             let reference = c.labels[r].clone();
-            cols.push(Column::number(format!("{label}/{} {f}", c.labels[r]), move |row: &PointRow| {
-                match &row.cells[i] {
-                    Some(Cell { change: Some(ch), .. }) => format!("{}× {}", sig(ch.ratio), verdict(ch)),
+            cols.push(Column::number(
+                format!("{label}/{} {f}", c.labels[r]),
+                move |row: &PointRow| match &row.cells[i] {
+                    Some(Cell { change: Some(ch), .. }) => {
+                        format!("{}× {}", sig(ch.ratio), verdict(ch))
+                    }
                     Some(_) => format!("{}, not in {reference}", value(&row.cells[i])),
                     None => NONE.into(),
-                }
-            }));
+                },
+            ));
         }
     }
     Table::of(&cols, &c.points)
@@ -69,30 +88,38 @@ pub fn table(c: &Comparison) -> Table {
 
 /// The figure every set is judged by, when it is one.
 fn common(c: &Comparison) -> Option<Figure> {
-    let mut figures = c.judged_by.iter().enumerate().filter(|(i, _)| *i != c.reference).map(|(_, f)| *f);
+    let mut figures =
+        c.judged_by.iter().enumerate().filter(|(i, _)| *i != c.reference).map(|(_, f)| *f);
     let first = figures.next()??;
     figures.all(|f| f == Some(first)).then_some(first)
 }
 
 /// The header of a column of `figure` (`time (s)`, `throughput (MB/s)`) and its cell: mean ± σ.
-fn figure_column(c: &Comparison, figure: Figure) -> (String, impl Fn(&Option<Cell>) -> String + Clone + 'static) {
+fn figure_column(
+    c: &Comparison,
+    figure: Figure,
+) -> (String, impl Fn(&Option<Cell>) -> String + Clone + 'static) {
     let (div, head) = match figure {
         Figure::Time => (1.0, "time (s)".to_string()),
         Figure::Throughput => {
-            let means = c.points.iter().flat_map(|p| p.cells.iter().flatten()).filter_map(|x| x.throughput);
-            let (div, unit) =
-                throughput_scale(c.unit.as_deref().unwrap_or_default(), means.map(|m| m.mean).fold(0.0, f64::max));
+            let means =
+                c.points.iter().flat_map(|p| p.cells.iter().flatten()).filter_map(|x| x.throughput);
+            let (div, unit) = throughput_scale(
+                c.unit.as_deref().unwrap_or_default(),
+                means.map(|m| m.mean).fold(0.0, f64::max),
+            );
             (div, format!("throughput ({unit})"))
         }
     };
-    let cell = move |x: &Option<Cell>| match x.as_ref().and_then(|x| x.of(figure).map(|m| (x.runs, m))) {
-        Some((runs, m)) if runs > 1 => {
-            let d = decimals(m.mean / div);
-            format!("{:.*} ± {:.*}", d, m.mean / div, d, m.sd / div)
-        }
-        Some((_, m)) => num(m.mean / div),
-        None => NONE.into(),
-    };
+    let cell =
+        move |x: &Option<Cell>| match x.as_ref().and_then(|x| x.of(figure).map(|m| (x.runs, m))) {
+            Some((runs, m)) if runs > 1 => {
+                let d = decimals(m.mean / div);
+                format!("{:.*} ± {:.*}", d, m.mean / div, d, m.sd / div)
+            }
+            Some((_, m)) => num(m.mean / div),
+            None => NONE.into(),
+        };
     (head, cell)
 }
 
@@ -130,7 +157,9 @@ pub fn models(c: &Comparison) -> Vec<String> {
                 .values
                 .iter()
                 .zip(&c.labels)
-                .map(|(v, l)| format!("{l} {}", v.as_ref().map_or(NONE.into(), |e| estimate(e, sig))))
+                .map(|(v, l)| {
+                    format!("{l} {}", v.as_ref().map_or(NONE.into(), |e| estimate(e, sig)))
+                })
                 .collect();
             format!("{}: {}", m.name, cells.join(" · "))
         })
@@ -149,23 +178,35 @@ pub fn header(c: &Comparison) -> Vec<String> {
         .map(|(i, (l, p))| format!("{l} = {p}{}", if i == r { " (reference)" } else { "" }))
         .collect();
     let others = |f: Option<Figure>| -> Vec<&str> {
-        (0..c.labels.len()).filter(|&i| i != r && c.judged_by[i] == f).map(|i| c.labels[i].as_str()).collect()
+        (0..c.labels.len())
+            .filter(|&i| i != r && c.judged_by[i] == f)
+            .map(|i| c.labels[i].as_str())
+            .collect()
     };
     let mut figures = Vec::new();
-    for (f, what) in
-        [(Figure::Throughput, "throughput (above 1: faster)"), (Figure::Time, "wall time (below 1: faster)")]
-    {
+    for (f, what) in [
+        (Figure::Throughput, "throughput (above 1: faster)"),
+        (Figure::Time, "wall time (below 1: faster)"),
+    ] {
         let sets = others(Some(f));
         if !sets.is_empty() {
             figures.push(format!("{what} for {}", sets.join(", ")));
         }
     }
     if !figures.is_empty() {
-        lines.push(format!("ratios are each set's mean over {}'s: {}", c.labels[r], figures.join("; ")));
+        lines.push(format!(
+            "ratios are each set's mean over {}'s: {}",
+            c.labels[r],
+            figures.join("; ")
+        ));
     }
     let apart = others(None);
     if !apart.is_empty() {
-        lines.push(format!("no figure measured by both {} and {}: not compared", c.labels[r], apart.join(", ")));
+        lines.push(format!(
+            "no figure measured by both {} and {}: not compared",
+            c.labels[r],
+            apart.join(", ")
+        ));
     }
     let decided = |by: JudgedBy| {
         c.points

@@ -21,7 +21,9 @@ pub struct ModelRow {
 /// Amdahl's serial fraction, USL σ, κ and peak count of each set's first series.
 pub fn models(sets: &[Set]) -> Vec<ModelRow> {
     let pick = |f: &dyn Fn(&SeriesAnalysis) -> Option<Estimate>| -> Vec<Option<Estimate>> {
-        sets.iter().map(|s| s.analysis.as_ref().and_then(|a| a.series.first()).and_then(f)).collect()
+        sets.iter()
+            .map(|s| s.analysis.as_ref().and_then(|a| a.series.first()).and_then(f))
+            .collect()
     };
     let rows = [
         ("Amdahl serial fraction s", pick(&|s| s.amdahl.as_ref().map(|a| a.serial_fraction))),
@@ -63,10 +65,14 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
             if !matches!(change.verdict, Verdict::Faster | Verdict::Slower) {
                 continue;
             }
-            let (Some(da), Some(db)) = (sets[o.reference].doc.as_ref(), sets[i].doc.as_ref()) else { continue };
-            let (Some(a), Some(b)) =
-                (row.points[o.reference].map(|p| &da.points[p]), row.points[i].map(|p| &db.points[p]))
+            let (Some(da), Some(db)) = (sets[o.reference].doc.as_ref(), sets[i].doc.as_ref())
             else {
+                continue;
+            };
+            let (Some(a), Some(b)) = (
+                row.points[o.reference].map(|p| &da.points[p]),
+                row.points[i].map(|p| &db.points[p]),
+            ) else {
                 continue;
             };
             let mut moves: Vec<(f64, String)> = match (threads::of_point(a), threads::of_point(b)) {
@@ -77,7 +83,15 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
                         let (x, y) = (class_share(&a, c), class_share(&b, c));
                         ((y - x).abs() >= 0.05).then(|| {
                             let dir = if y < x { "fell" } else { "rose" };
-                            ((y - x).abs(), format!("{} {dir} from {:.0}% to {:.0}%", words(c), 100.0 * x, 100.0 * y))
+                            (
+                                (y - x).abs(),
+                                format!(
+                                    "{} {dir} from {:.0}% to {:.0}%",
+                                    words(c),
+                                    100.0 * x,
+                                    100.0 * y
+                                ),
+                            )
                         })
                     })
                     .collect(),
@@ -112,8 +126,13 @@ const PACE_MOVED: f64 = 0.03;
 /// The loop times (ns per million steps) of every counted run of a sweep, inside Tukey's fences:
 /// the machine's state is the sweep's, whichever point ran.
 fn paces(doc: &Results) -> Vec<f64> {
-    let v: Vec<f64> =
-        doc.points.iter().flat_map(|p| &p.runs).filter(|r| r.counted()).filter_map(|r| r.pace_ns).collect();
+    let v: Vec<f64> = doc
+        .points
+        .iter()
+        .flat_map(|p| &p.runs)
+        .filter(|r| r.counted())
+        .filter_map(|r| r.pace_ns)
+        .collect();
     crate::stats::within_fences(&v)
 }
 
@@ -126,15 +145,19 @@ fn machine_pace(a: &Results, b: &Results, change: &Change) -> Option<String> {
     let (pa, pb) = (paces(a), paces(b));
     let median = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
     let ratio = median(&pb)? / median(&pa)?;
-    if (ratio - 1.0).abs() < PACE_MOVED || crate::stats::welch_p(&pa, &pb).is_none_or(|p| p >= 0.01) {
+    if (ratio - 1.0).abs() < PACE_MOVED || crate::stats::welch_p(&pa, &pb).is_none_or(|p| p >= 0.01)
+    {
         return None;
     }
     // A time scales with the pace; a throughput against it.
-    let at_equal_pace = |x: f64| if change.judged_by == Figure::Time { x / ratio } else { x * ratio };
+    let at_equal_pace =
+        |x: f64| if change.judged_by == Figure::Time { x / ratio } else { x * ratio };
     let equal = at_equal_pace(change.ratio);
     let slower = ratio > 1.0;
-    let same_way = matches!((slower, change.verdict), (true, Verdict::Slower) | (false, Verdict::Faster));
-    let inside = change.ci95.is_some_and(|c| at_equal_pace(c[0]) <= 1.0 && 1.0 <= at_equal_pace(c[1]));
+    let same_way =
+        matches!((slower, change.verdict), (true, Verdict::Slower) | (false, Verdict::Faster));
+    let inside =
+        change.ci95.is_some_and(|c| at_equal_pace(c[0]) <= 1.0 && 1.0 <= at_equal_pace(c[1]));
     let meaning = match (same_way, inside) {
         (true, true) => "that alone accounts for the change",
         (true, false) => "part of the change is the machine's",
@@ -202,11 +225,18 @@ mod tests {
         let a = sweep(&[1.50e6, 1.51e6, 1.49e6, 1.50e6, 1.52e6, 1.38e6]);
         let slow = sweep(&[1.62e6, 1.63e6, 1.61e6, 1.62e6, 1.64e6]);
         // 8% slower runs on an 8% slower machine: all of it.
-        let all = machine_pace(&a, &slow, &change(1.08, [1.06, 1.10], Verdict::Slower)).expect("said");
-        assert!(all.contains("ran 8% slower") && all.contains("that alone accounts for the change"), "{all}");
+        let all =
+            machine_pace(&a, &slow, &change(1.08, [1.06, 1.10], Verdict::Slower)).expect("said");
+        assert!(
+            all.contains("ran 8% slower") && all.contains("that alone accounts for the change"),
+            "{all}"
+        );
         assert!(all.contains("(at equal pace: +0% time)"), "{all}");
         let part = machine_pace(&a, &slow, &change(1.20, [1.17, 1.23], Verdict::Slower)).unwrap();
-        assert!(part.contains("part of the change is the machine's") && part.contains("+11% time"), "{part}");
+        assert!(
+            part.contains("part of the change is the machine's") && part.contains("+11% time"),
+            "{part}"
+        );
         let hidden = machine_pace(&a, &slow, &change(0.9, [0.88, 0.92], Verdict::Faster)).unwrap();
         assert!(hidden.contains("the program's own change is larger than measured"), "{hidden}");
         // Scatter of a few percent, both ways, is the loop's.

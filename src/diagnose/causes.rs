@@ -251,34 +251,52 @@ enum Role {
 
 fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
     let waits = scope.waits;
-    if let (Some((busy, runq)), Cause::ExtraUser | Cause::ExtraKernel) = (scope.oversubscribed, &item.cause) {
-        return Some((Kind::CpuOversubscription, Key::Oversubscribed, Role::Oversubscribed(busy, runq)));
+    if let (Some((busy, runq)), Cause::ExtraUser | Cause::ExtraKernel) =
+        (scope.oversubscribed, &item.cause)
+    {
+        return Some((
+            Kind::CpuOversubscription,
+            Key::Oversubscribed,
+            Role::Oversubscribed(busy, runq),
+        ));
     }
     let (class, object) = match &item.cause {
         Cause::Wait { class, object } => (*class, object.as_str()),
         Cause::OtherLoad => return Some((Kind::NoisyMeasurement, Key::Load, Role::OtherLoad)),
         Cause::Stolen => return Some((Kind::NoisyMeasurement, Key::Steal, Role::Stolen)),
         Cause::Observer => return Some((Kind::NoisyMeasurement, Key::Observer, Role::Observer)),
-        Cause::NoWork(Phase::Startup) => return Some((Kind::SerialPhase, Key::Startup, Role::Startup)),
-        Cause::NoWork(Phase::Tail) => return Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail)),
-        Cause::NoWork(Phase::Steady) => return Some((Kind::SerialFraction, Key::NoWork, Role::NoWork)),
+        Cause::NoWork(Phase::Startup) => {
+            return Some((Kind::SerialPhase, Key::Startup, Role::Startup));
+        }
+        Cause::NoWork(Phase::Tail) => {
+            return Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail));
+        }
+        Cause::NoWork(Phase::Steady) => {
+            return Some((Kind::SerialFraction, Key::NoWork, Role::NoWork));
+        }
         Cause::Unlabelled => return None,
         Cause::ExtraUser => return Some((Kind::OnCpuInefficiency, Key::Cpu, Role::ExtraUser)),
         Cause::ExtraKernel => return Some((Kind::KernelContention, Key::Kernel, Role::Kernel)),
     };
     let around = waits.iter().find(|w| w.name == object).and_then(|w| w.around.clone());
     let (known, key) = identity(object, class, waits);
-    let lock = || Some((Kind::LockContention, Key::Object(key.clone()), Role::Lock(known, around.clone())));
-    let in_tail = item.by_phase.get(&Phase::Tail).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s
+    let lock = || {
+        Some((Kind::LockContention, Key::Object(key.clone()), Role::Lock(known, around.clone())))
+    };
+    let in_tail = item.by_phase.get(&Phase::Tail).copied().unwrap_or(0.0)
+        >= TAIL_WAITS * item.core_s
         && around.as_ref().is_some_and(|a| a.finished >= FINISHED);
     // Waits for work or input that idle the capacity almost only before the job first fills it
     // are its serial start-up (a launcher script reading its helper's output, workers waiting
     // while the input is parsed), not workers starved while the work runs.
-    let in_startup = item.by_phase.get(&Phase::Startup).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s;
+    let in_startup =
+        item.by_phase.get(&Phase::Startup).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s;
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
-        Class::WaitForWork if known.is_some() => Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(known))),
+        Class::WaitForWork if known.is_some() => {
+            Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(known)))
+        }
         Class::WaitForWork | Class::Ipc if in_tail && !is_output(object) => {
             Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail))
         }
@@ -295,10 +313,15 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
                 // for its turn itself, and the job's threads ran one at a time: turns on a lock,
                 // whatever the primitive (each thread's own condition variable, as CPython's
                 // and Ruby's interpreter locks hand over) and whatever a timer does beside it.
-                None if scope.one_at_a_time && a.members_running + a.others_running >= TURNS && a.feeder.is_some() => {
+                None if scope.one_at_a_time
+                    && a.members_running + a.others_running >= TURNS
+                    && a.feeder.is_some() =>
+                {
                     lock()
                 }
-                None if a.members_running >= TURNS => Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(None))),
+                None if a.members_running >= TURNS => {
+                    Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(None)))
+                }
                 None => Some((Kind::WaitForWork, Key::Waiting, Role::Waiting(a.meanwhile.clone()))),
             }
         }
@@ -384,7 +407,10 @@ fn sibling_site<'a>(object: &str, class: Class, waits: &'a [Wait]) -> Option<&'a
         }
     };
     let mut sites = waits.iter().filter(|w| {
-        w.class == Some(class) && w.name != object && anonymous(&w.name) && region(&w.name) == region(object)
+        w.class == Some(class)
+            && w.name != object
+            && anonymous(&w.name)
+            && region(&w.name) == region(object)
     });
     let first = sites.find_map(|w| w.taken_at.as_deref())?;
     sites.all(|w| w.taken_at.as_deref().is_none_or(|s| s == first)).then_some(first)
@@ -400,7 +426,9 @@ fn anonymous(object: &str) -> bool {
 
 /// A wait in a write-like system call: output blocked on its reader.
 fn is_output(object: &str) -> bool {
-    ["write", "pwrite", "send", "sendto", "sendmsg", "writev"].iter().any(|w| object.split(' ').next() == Some(w))
+    ["write", "pwrite", "send", "sendto", "sendmsg", "writev"]
+        .iter()
+        .any(|w| object.split(' ').next() == Some(w))
 }
 
 /// Adds the findings of a ledger to `out`, largest share first. Returns whether one of them, raised
@@ -445,15 +473,28 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
             Severity::Info
         } else if d.kind == Kind::NoisyMeasurement && scope.gated && load(d) >= LOADED {
             Severity::Medium
-        } else if !scope.gated || s < MEDIUM || typical(d) < MEDIUM || d.kind == Kind::NoisyMeasurement || loaded {
-            if d.kind == Kind::NoisyMeasurement && s >= MEDIUM { Severity::Low } else { Severity::Info }
+        } else if !scope.gated
+            || s < MEDIUM
+            || typical(d) < MEDIUM
+            || d.kind == Kind::NoisyMeasurement
+            || loaded
+        {
+            if d.kind == Kind::NoisyMeasurement && s >= MEDIUM {
+                Severity::Low
+            } else {
+                Severity::Info
+            }
         } else if s >= HIGH_SHARE && scope.gap >= HIGH_GAP {
             Severity::High
         } else {
             Severity::Medium
         };
         let mut f = render(scope, ledger, d, s, severity);
-        if let Some(w) = f.what_if.as_ref().filter(|w| f.severity >= Severity::Medium && whatif::within_its_error(w)) {
+        if let Some(w) = f
+            .what_if
+            .as_ref()
+            .filter(|w| f.severity >= Severity::Medium && whatif::within_its_error(w))
+        {
             f.severity = Severity::Info;
             f.evidence.push(wording::buys_too_little(w.without - w.speedup, whatif::MODEL_ERROR));
         }
@@ -469,7 +510,8 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
 /// Whether a draft is big enough to be reported: [`REPORTED`] of the loss, and idle or extra
 /// core-seconds of [`REPORTED_CAPACITY`] of the `capacity` (core-seconds).
 fn reportable(d: &Draft, share: &dyn Fn(&Draft) -> f64, capacity: f64) -> bool {
-    share(d) >= REPORTED && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
+    share(d) >= REPORTED
+        && d.items.iter().map(|i| i.core_s).sum::<f64>() >= REPORTED_CAPACITY * capacity
 }
 
 /// A draft's share of the loss in its median run. A cause raised must take its share in most
@@ -477,7 +519,8 @@ fn reportable(d: &Draft, share: &dyn Fn(&Draft) -> f64, capacity: f64) -> bool {
 /// early) moves the mean, not the median.
 fn typical(d: &Draft) -> f64 {
     let runs = d.items.iter().map(|i| i.shares.len()).max().unwrap_or(0);
-    let per_run: Vec<f64> = (0..runs).map(|r| d.items.iter().filter_map(|i| i.shares.get(r)).sum::<f64>()).collect();
+    let per_run: Vec<f64> =
+        (0..runs).map(|r| d.items.iter().filter_map(|i| i.shares.get(r)).sum::<f64>()).collect();
     crate::stats::median(&per_run).unwrap_or(0.0)
 }
 
@@ -500,7 +543,10 @@ fn fold_waits_behind_locks(drafts: &mut Vec<Draft>, waits: &[Wait]) {
     for (object, share) in meanwhile.iter().filter_map(|m| meanwhile_entry(m)) {
         total += share;
         let key = Key::Object(identity(object, Class::Lock, waits).1);
-        let Some(l) = drafts.iter().position(|d| matches!(d.role, Role::Lock(..)) && d.key == key) else { continue };
+        let Some(l) = drafts.iter().position(|d| matches!(d.role, Role::Lock(..)) && d.key == key)
+        else {
+            continue;
+        };
         match on_locks.iter_mut().find(|(i, _)| *i == l) {
             Some((_, s)) => *s += share,
             None => on_locks.push((l, share)),
@@ -535,18 +581,27 @@ fn meanwhile_entry(m: &str) -> Option<(&str, f64)> {
 /// cause, the extra CPU for the same work is its cost too, not a cause of its own. Threads of a
 /// parallel runtime spin before they sleep at a barrier: when its code holds most of the extra
 /// CPU, that CPU belongs to what they wait for (the tail, the synchronisation point).
-fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope: &Scope, cpu_s: f64) {
+fn fold_extra_cpu(
+    drafts: &mut Vec<Draft>,
+    share: &dyn Fn(&Draft) -> f64,
+    scope: &Scope,
+    cpu_s: f64,
+) {
     let hot = scope.hot;
     let largest = |drafts: &[Draft], pick: &dyn Fn(&Draft) -> bool| {
-        (0..drafts.len()).filter(|&i| pick(&drafts[i])).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b])))
+        (0..drafts.len())
+            .filter(|&i| pick(&drafts[i]))
+            .max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b])))
     };
     let waits = |d: &Draft| matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_));
     let Some(top) = largest(drafts, &|_| true) else { return };
-    let extra_s: f64 = drafts.iter().flat_map(|d| &d.items).filter(|i| i.cause.is_extra()).map(|i| i.core_s).sum();
+    let extra_s: f64 =
+        drafts.iter().flat_map(|d| &d.items).filter(|i| i.cause.is_extra()).map(|i| i.core_s).sum();
     let (spin, spin_names) = runtime_wait_code(hot);
     // The spin is judged against the extra CPU the runs are sure of: on a VM whose runs vary by
     // a quarter, the rest of a point's extra CPU is its noise.
-    let sure_s = scope.cpu_ratio_lo.map_or(extra_s, |lo| (cpu_s * (1.0 - 1.0 / lo.max(1.0))).min(extra_s));
+    let sure_s =
+        scope.cpu_ratio_lo.map_or(extra_s, |lo| (cpu_s * (1.0 - 1.0 / lo.max(1.0))).min(extra_s));
     let spinning = extra_s > 0.0 && spin >= MIN_SPIN && spin * cpu_s >= SPIN_EXPLAINS * sure_s;
     // The largest cause is a wait on a lock or a queue; or threads on a CPU in lock code
     // (spinning, handing the lock over) burn the extra CPU there.
@@ -559,8 +614,12 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope:
             // locks): the extra CPU is the lock's.
             None => match largest(drafts, &|d| d.extra_only()) {
                 Some(x) => {
-                    let names: Vec<String> =
-                        hot.iter().filter(|h| is_lock_code(&h.name)).take(3).map(|h| h.name.clone()).collect();
+                    let names: Vec<String> = hot
+                        .iter()
+                        .filter(|h| is_lock_code(&h.name))
+                        .take(3)
+                        .map(|h| h.name.clone())
+                        .collect();
                     drafts[x].kind = Kind::LockContention;
                     drafts[x].key = Key::Spin;
                     drafts[x].role = Role::Spin(names, lock_code(hot));
@@ -570,7 +629,8 @@ fn fold_extra_cpu(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, scope:
             },
         }
     } else if spinning {
-        let waited = |d: &Draft| matches!(d.role, Role::Tail | Role::Sync(_)) && share(d) >= REPORTED;
+        let waited =
+            |d: &Draft| matches!(d.role, Role::Tail | Role::Sync(_)) && share(d) >= REPORTED;
         match largest(drafts, &waited) {
             Some(t) => t,
             // Spinning the whole time, they never sleep: what they wait for is hidden.
@@ -614,7 +674,11 @@ const UNEVEN_CPU: f64 = 1.5;
 /// the extra CPU is within the runs' noise.
 fn fold_uneven_tail(drafts: &mut Vec<Draft>, share: &dyn Fn(&Draft) -> f64, l: &Ledger) {
     let on_cpu = |d: &Draft| d.extra_only() && matches!(d.role, Role::ExtraUser | Role::Kernel);
-    let Some(x) = (0..drafts.len()).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b]))) else { return };
+    let Some(x) =
+        (0..drafts.len()).max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b])))
+    else {
+        return;
+    };
     let Some(t) = drafts.iter().position(|d| matches!(d.role, Role::Tail)) else { return };
     if !on_cpu(&drafts[x]) || share(&drafts[x]) < HIGH_SHARE || l.cpu_s < UNEVEN_CPU * l.useful_s {
         return;
@@ -639,13 +703,21 @@ const MIN_SPIN: f64 = 0.02;
 
 /// Parallel runtimes whose threads spin before they sleep when they wait for each other: GCC's
 /// and LLVM's/Intel's OpenMP, oneTBB; and the runtimes' wait functions where they are linked in.
-const SPINNING_RUNTIMES: [&str; 7] =
-    ["libgomp.so", "libomp.so", "libiomp5.so", "libtbb.so", "gomp_barrier", "gomp_team_barrier", "__kmp_"];
+const SPINNING_RUNTIMES: [&str; 7] = [
+    "libgomp.so",
+    "libomp.so",
+    "libiomp5.so",
+    "libtbb.so",
+    "gomp_barrier",
+    "gomp_team_barrier",
+    "__kmp_",
+];
 
 /// Share of on-CPU samples in a parallel runtime's own code outside its lock functions (threads
 /// waiting for each other on a CPU), and the first three such functions.
 fn runtime_wait_code(hot: &[Hot]) -> (f64, Vec<String>) {
-    let spins = |h: &&Hot| !is_lock_code(&h.name) && SPINNING_RUNTIMES.iter().any(|r| h.name.contains(r));
+    let spins =
+        |h: &&Hot| !is_lock_code(&h.name) && SPINNING_RUNTIMES.iter().any(|r| h.name.contains(r));
     (
         hot.iter().filter(spins).map(|h| h.share).sum(),
         hot.iter().filter(spins).take(3).map(|h| h.name.clone()).collect(),
@@ -677,7 +749,12 @@ fn is_lock_code(name: &str) -> bool {
 }
 
 /// The ledger's line: its loss and the first four causes' shares, the rest as smaller causes.
-fn ledger_line(scope: &Scope, l: &Ledger, drafts: &[Draft], share: impl Fn(&Draft) -> f64) -> String {
+fn ledger_line(
+    scope: &Scope,
+    l: &Ledger,
+    drafts: &[Draft],
+    share: impl Fn(&Draft) -> f64,
+) -> String {
     let causes: Vec<(Kind, f64)> = drafts.iter().take(4).map(|d| (d.kind, share(d))).collect();
     // Causes too small to be reported (or beyond the first four) explain the rest.
     let shown: f64 = drafts.iter().take(4).map(&share).sum();
@@ -729,12 +806,14 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     if idle_s > 0.0 && matches!(d.role, Role::ExtraUser | Role::Kernel) {
         evidence.push(wording::uneven_progress(l.tail_s, l.wall_s));
     }
-    let per_thread = d.items.iter().any(|i| i.cause.is_extra()).then(|| work_per_thread(scope, l)).flatten();
+    let per_thread =
+        d.items.iter().any(|i| i.cause.is_extra()).then(|| work_per_thread(scope, l)).flatten();
     let mistaken = per_thread.is_some() && matches!(d.role, Role::ExtraUser | Role::Kernel);
     evidence.extend(per_thread);
     let words = words(scope, l, d, &c, (share, idle_s, extra));
     evidence.extend(words.evidence);
-    let what_if = scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d)));
+    let what_if =
+        scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d)));
     // The machine's load shares the idle capacity with the cause and moves from sweep to sweep.
     let held = |c: Cause| l.item(&c).map_or(0.0, |i| i.core_s);
     let load = (held(Cause::OtherLoad) + held(Cause::Stolen)) / (l.capacity * l.wall_s).max(1e-12);
@@ -758,7 +837,9 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
 /// tail when any did.
 fn span(d: &Draft, l: &Ledger) -> Option<Span> {
     match d.items.iter().map(|i| i.main_phase()).min() {
-        Some(Phase::Startup) if d.items.iter().all(|i| i.main_phase() == Phase::Startup) && l.startup_s > 0.0 => {
+        Some(Phase::Startup)
+            if d.items.iter().all(|i| i.main_phase() == Phase::Startup) && l.startup_s > 0.0 =>
+        {
             Some(Span::Startup(l.startup_s))
         }
         Some(Phase::Tail) if l.tail_s > 0.0 => Some(Span::Tail(l.tail_s)),
@@ -767,7 +848,13 @@ fn span(d: &Draft, l: &Ledger) -> Option<Span> {
 }
 
 /// A draft's words, by its role: `share` of the loss, `idle_s` of idle capacity and `extra` CPU.
-fn words(scope: &Scope, l: &Ledger, d: &Draft, c: &Context, (share, idle_s, extra): (f64, f64, f64)) -> Words {
+fn words(
+    scope: &Scope,
+    l: &Ledger,
+    d: &Draft,
+    c: &Context,
+    (share, idle_s, extra): (f64, f64, f64),
+) -> Words {
     let class = d.items.iter().find_map(|i| match &i.cause {
         Cause::Wait { class, .. } => Some(*class),
         _ => None,
@@ -776,7 +863,8 @@ fn words(scope: &Scope, l: &Ledger, d: &Draft, c: &Context, (share, idle_s, extr
         Role::Lock(known, around) => {
             // A well-known object says what it is; its words (a mutex, a condition variable) split
             // the turn-taking between them, so the figures would mislead.
-            let turns = around.as_ref().filter(|_| known.is_none()).map(|a| turns(a, scope.one_at_a_time));
+            let turns =
+                around.as_ref().filter(|_| known.is_none()).map(|a| turns(a, scope.one_at_a_time));
             // The lock's own waits, not its class's: a main thread joining its workers through a
             // lock (Python's join) is not the interpreter's lock.
             let pick = |w: &Wait, waits: &[Wait]| key_of(w, waits) == d.key;
@@ -785,7 +873,9 @@ fn words(scope: &Scope, l: &Ledger, d: &Draft, c: &Context, (share, idle_s, extr
             // that is not one of them, and waiters of which several run at once are contended, not
             // serialised: the summary says what the evidence line says.
             let serialised = known.is_some()
-                || around.as_ref().is_none_or(|a| a.members_running >= TURNS && a.members_peak <= SERIALISED);
+                || around
+                    .as_ref()
+                    .is_none_or(|a| a.members_running >= TURNS && a.members_peak <= SERIALISED);
             wording::lock(c, *known, turns, &shares, serialised, extra > idle_s)
         }
         Role::Starved(f) => wording::starved(c, f, &(scope.shares)(Class::WaitForWork, None)),
@@ -793,14 +883,23 @@ fn words(scope: &Scope, l: &Ledger, d: &Draft, c: &Context, (share, idle_s, extr
         Role::Sync(known) => wording::sync(c, *known),
         Role::Input => wording::input(c, &waiting_programs(d, scope)),
         Role::Sleep => wording::sleep(c, &waiting_programs(d, scope)),
-        Role::Io | Role::Output => wording::io(c, writes_block(d, scope.waits), &(scope.shares)(Class::Io, None)),
+        Role::Io | Role::Output => {
+            wording::io(c, writes_block(d, scope.waits), &(scope.shares)(Class::Io, None))
+        }
         Role::Kernel => {
-            let kernel: Vec<f64> = d.items.iter().filter(|i| i.cause == Cause::ExtraKernel).map(|i| i.core_s).collect();
+            let kernel: Vec<f64> = d
+                .items
+                .iter()
+                .filter(|i| i.cause == Cause::ExtraKernel)
+                .map(|i| i.core_s)
+                .collect();
             wording::kernel(c, (!kernel.is_empty()).then(|| kernel.iter().sum()))
         }
         Role::Spin(names, code) => wording::spin(c, l, names, *code),
         Role::RuntimeSpin(names, code) => wording::runtime_spin(c, l, names, *code),
-        Role::ExtraUser => wording::extra_user(c, l, scope.cpu_within_noise.map(|n| (n.interval, n.fastest))),
+        Role::ExtraUser => {
+            wording::extra_user(c, l, scope.cpu_within_noise.map(|n| (n.interval, n.fastest)))
+        }
         Role::Startup => wording::startup(c, l),
         Role::Tail => wording::tail(c, l),
         Role::NoWork => wording::no_work(c, idle_s / (l.capacity * l.wall_s).max(1e-9)),
@@ -816,8 +915,14 @@ fn words(scope: &Scope, l: &Ledger, d: &Draft, c: &Context, (share, idle_s, extr
 /// How the waiters on an unnamed lock take it.
 fn turns(a: &Around, one_at_a_time: bool) -> Turns<'_> {
     if a.members_running >= TURNS {
-        Turns::Among { running: a.members_running, peak: a.members_peak, serialised: a.members_peak <= SERIALISED }
-    } else if let (true, Some(f)) = (one_at_a_time, a.feeder.as_ref().filter(|f| f.running >= FEEDS)) {
+        Turns::Among {
+            running: a.members_running,
+            peak: a.members_peak,
+            serialised: a.members_peak <= SERIALISED,
+        }
+    } else if let (true, Some(f)) =
+        (one_at_a_time, a.feeder.as_ref().filter(|f| f.running >= FEEDS))
+    {
         Turns::OneAtATime(f)
     } else {
         Turns::Beside { members: a.members_running, others: a.others_running }
@@ -910,7 +1015,16 @@ mod tests {
 
     fn item(cause: Cause, core_s: f64, share: f64) -> Item {
         let (per_run, carried_s, sooner) = (vec![core_s], 0.0, vec![None]);
-        Item { cause, core_s, by_phase: BTreeMap::new(), shares: vec![share], threads: 1, per_run, carried_s, sooner }
+        Item {
+            cause,
+            core_s,
+            by_phase: BTreeMap::new(),
+            shares: vec![share],
+            threads: 1,
+            per_run,
+            carried_s,
+            sooner,
+        }
     }
 
     fn libgomp(share: f64) -> Vec<Hot> {
@@ -943,14 +1057,21 @@ mod tests {
         };
         let kinds = |cpu_s: f64| with_tail(cpu_s, 0.031);
         let slowed = kinds(0.34);
-        assert_eq!(slowed.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::OnCpuInefficiency], "{slowed:?}");
+        assert_eq!(
+            slowed.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            [Kind::OnCpuInefficiency],
+            "{slowed:?}"
+        );
         assert!(slowed[0].evidence.iter().any(|e| e.contains("finished apart")), "{slowed:?}");
         // Threads that cost about what the baseline did: a tail is uneven work.
         let even = kinds(0.18);
         assert!(even.iter().any(|f| f.kind == Kind::LoadImbalance), "{even:?}");
         // A tail of 1% of the run is too small to report, and not said inside the extra CPU.
         let tiny = with_tail(0.34, 0.002);
-        assert!(!tiny.iter().flat_map(|f| &f.evidence).any(|e| e.contains("finished apart")), "{tiny:?}");
+        assert!(
+            !tiny.iter().flat_map(|f| &f.evidence).any(|e| e.contains("finished apart")),
+            "{tiny:?}"
+        );
     }
 
     #[test]
@@ -970,7 +1091,11 @@ mod tests {
             lost_s: 0.7,
             gap: 0.66,
             items: vec![
-                runs([0.7 - tail[0], 0.7 - tail[1], 0.7 - tail[2]], tail.map(|t| 1.0 - t / 0.7), lock.clone()),
+                runs(
+                    [0.7 - tail[0], 0.7 - tail[1], 0.7 - tail[2]],
+                    tail.map(|t| 1.0 - t / 0.7),
+                    lock.clone(),
+                ),
                 runs(tail, tail.map(|t| t / 0.7), Cause::NoWork(Phase::Tail)),
             ],
             ..ledger(1.4, 0.7)
@@ -981,7 +1106,11 @@ mod tests {
             out.iter().find(|f| f.kind == Kind::LoadImbalance).map(|f| f.severity)
         };
         assert_eq!(severity([0.02, 0.35, 0.02]), Some(Severity::Info));
-        assert_eq!(severity([0.12, 0.25, 0.10]), Some(Severity::Medium), "a tail in every run is raised");
+        assert_eq!(
+            severity([0.12, 0.25, 0.10]),
+            Some(Severity::Medium),
+            "a tail in every run is raised"
+        );
     }
 
     #[test]
@@ -993,33 +1122,58 @@ mod tests {
         let tail = Ledger {
             lost_s: 0.3,
             gap: 0.33,
-            items: vec![item(Cause::NoWork(Phase::Tail), 0.25, 0.83), item(Cause::ExtraUser, 0.05, 0.17)],
+            items: vec![
+                item(Cause::NoWork(Phase::Tail), 0.25, 0.83),
+                item(Cause::ExtraUser, 0.05, 0.17),
+            ],
             ..ledger(0.66, 0.61)
         };
         let mut out = Vec::new();
         findings(&scope, &tail, &mut out);
-        assert_eq!(out.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::LoadImbalance], "{out:?}");
-        assert!(out[0].evidence.iter().any(|e| e.contains("spin in the parallel runtime")), "{out:?}");
+        assert_eq!(
+            out.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            [Kind::LoadImbalance],
+            "{out:?}"
+        );
+        assert!(
+            out[0].evidence.iter().any(|e| e.contains("spin in the parallel runtime")),
+            "{out:?}"
+        );
         // A noisy VM: 0.25 s of extra CPU of which the runs are sure of 10% (0.07 s), the spin
         // holds 0.05 s of it, a fifth of the whole: still the tail's cost.
         let noisy = Ledger {
             lost_s: 0.5,
             gap: 0.5,
-            items: vec![item(Cause::NoWork(Phase::Tail), 0.25, 0.5), item(Cause::ExtraUser, 0.25, 0.5)],
+            items: vec![
+                item(Cause::NoWork(Phase::Tail), 0.25, 0.5),
+                item(Cause::ExtraUser, 0.25, 0.5),
+            ],
             ..ledger(0.75, 0.5)
         };
         let mut out = Vec::new();
         findings(&scope, &noisy, &mut out);
-        assert!(out.iter().any(|f| f.kind == Kind::OnCpuInefficiency), "judged against all of it: {out:?}");
-        let sure = Scope { cpu_ratio_lo: Some(1.1), ..Scope { hot: &hot, ..starved_scope(&[], &shares) } };
+        assert!(
+            out.iter().any(|f| f.kind == Kind::OnCpuInefficiency),
+            "judged against all of it: {out:?}"
+        );
+        let sure =
+            Scope { cpu_ratio_lo: Some(1.1), ..Scope { hot: &hot, ..starved_scope(&[], &shares) } };
         let mut out = Vec::new();
         findings(&sure, &noisy, &mut out);
-        assert_eq!(out.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::LoadImbalance], "{out:?}");
+        assert_eq!(
+            out.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            [Kind::LoadImbalance],
+            "{out:?}"
+        );
         // Spinning the whole time (OMP_WAIT_POLICY=active): no wait is seen, the runtime's code is hot.
         let hot = libgomp(0.3);
         let scope = Scope { hot: &hot, ..starved_scope(&[], &shares) };
-        let spun =
-            Ledger { lost_s: 0.3, gap: 0.33, items: vec![item(Cause::ExtraUser, 0.3, 1.0)], ..ledger(0.92, 0.62) };
+        let spun = Ledger {
+            lost_s: 0.3,
+            gap: 0.33,
+            items: vec![item(Cause::ExtraUser, 0.3, 1.0)],
+            ..ledger(0.92, 0.62)
+        };
         let mut out = Vec::new();
         findings(&scope, &spun, &mut out);
         assert_eq!(out.len(), 1, "{out:?}");
@@ -1078,7 +1232,8 @@ mod tests {
             ..Default::default()
         }];
         let shares = |_: Class, _: Option<&Pick>| Vec::new();
-        let l = Ledger { lost_s: 0.6, gap: 0.5, items: vec![waiting(0.55, 0.0)], ..ledger(1.0, 1.0) };
+        let l =
+            Ledger { lost_s: 0.6, gap: 0.5, items: vec![waiting(0.55, 0.0)], ..ledger(1.0, 1.0) };
         let kinds = |one_at_a_time: bool| {
             let scope = Scope { one_at_a_time, ..starved_scope(&waits, &shares) };
             let mut out = Vec::new();
@@ -1096,18 +1251,24 @@ mod tests {
     fn one_wait_seen_under_another_address_and_feeder_tid_in_each_run_is_one_finding() {
         // Three runs of a starved queue: the condition variable sits on the main thread's stack,
         // which the kernel places anew each run, and the producer has a new thread id.
-        let feeder = |tid| Feeder { name: "producer-0".into(), tid: Some(tid), running: 0.97, ..Default::default() };
+        let feeder = |tid| Feeder {
+            name: "producer-0".into(),
+            tid: Some(tid),
+            running: 0.97,
+            ..Default::default()
+        };
         let site = "Condvar::wait ← consume ← worker".to_string();
-        let waits: Vec<Wait> = [("stack top-0x2518", 7749, Some(site.clone())), ("stack top-0x16d8", 7760, None)]
-            .into_iter()
-            .map(|(name, tid, taken_at)| Wait {
-                class: Some(Class::WaitForWork),
-                name: name.into(),
-                around: Some(Around { feeder: Some(feeder(tid)), ..Default::default() }),
-                taken_at,
-                ..Default::default()
-            })
-            .collect();
+        let waits: Vec<Wait> =
+            [("stack top-0x2518", 7749, Some(site.clone())), ("stack top-0x16d8", 7760, None)]
+                .into_iter()
+                .map(|(name, tid, taken_at)| Wait {
+                    class: Some(Class::WaitForWork),
+                    name: name.into(),
+                    around: Some(Around { feeder: Some(feeder(tid)), ..Default::default() }),
+                    taken_at,
+                    ..Default::default()
+                })
+                .collect();
         let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let scope = starved_scope(&waits, &shares);
         let wait = |object: &str, run: usize| Item {
@@ -1130,7 +1291,11 @@ mod tests {
         findings(&scope, &l, &mut out);
         let starved: Vec<&Finding> = out.iter().filter(|f| f.kind == Kind::WaitForWork).collect();
         assert_eq!(starved.len(), 1, "{out:?}");
-        assert!((starved[0].cost_pct.unwrap() - 70.0).abs() < 1.0 && starved[0].severity == Severity::High, "{out:?}");
+        assert!(
+            (starved[0].cost_pct.unwrap() - 70.0).abs() < 1.0
+                && starved[0].severity == Severity::High,
+            "{out:?}"
+        );
     }
 
     #[test]
@@ -1139,15 +1304,29 @@ mod tests {
         let caller = |meanwhile: &[&str]| Wait {
             class: Some(Class::WaitForWork),
             name: "heap+0x84c00".into(),
-            around: Some(Around { meanwhile: meanwhile.iter().map(|m| m.to_string()).collect(), ..Default::default() }),
+            around: Some(Around {
+                meanwhile: meanwhile.iter().map(|m| m.to_string()).collect(),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let l = Ledger {
             lost_s: 0.8,
             gap: 0.5,
             items: vec![
-                item(Cause::Wait { class: Class::Lock, object: "python3.11!_PyRuntime+0x1b0".into() }, 0.55, 0.7),
-                item(Cause::Wait { class: Class::WaitForWork, object: "heap+0x84c00".into() }, 0.2, 0.25),
+                item(
+                    Cause::Wait {
+                        class: Class::Lock,
+                        object: "python3.11!_PyRuntime+0x1b0".into(),
+                    },
+                    0.55,
+                    0.7,
+                ),
+                item(
+                    Cause::Wait { class: Class::WaitForWork, object: "heap+0x84c00".into() },
+                    0.2,
+                    0.25,
+                ),
             ],
             ..ledger(0.8, 0.8)
         };
@@ -1158,8 +1337,15 @@ mod tests {
         ])];
         let mut out = Vec::new();
         findings(&starved_scope(&gil, &shares), &l, &mut out);
-        assert_eq!(out.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::LockContention], "{out:?}");
-        assert!((out[0].cost_pct.unwrap() - 95.0).abs() < 1.0, "the caller's wait counts with the lock: {out:?}");
+        assert_eq!(
+            out.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            [Kind::LockContention],
+            "{out:?}"
+        );
+        assert!(
+            (out[0].cost_pct.unwrap() - 95.0).abs() < 1.0,
+            "the caller's wait counts with the lock: {out:?}"
+        );
         // The same caller while the workers wait for input: a wait of its own.
         let pipe = [caller(&["'python3' I/O on read fd 3 (pipe) (80% of the time)"])];
         let mut out = Vec::new();
@@ -1176,23 +1362,42 @@ mod tests {
         let hint = work_per_thread(&scope, &ledger(1.9, 0.95)).expect("a hint");
         assert!(hint.contains("--weak") && hint.contains("2.0×"), "{hint}");
         assert_eq!(work_per_thread(&scope, &ledger(1.2, 0.95)), None, "25% more CPU is extra CPU");
-        assert_eq!(work_per_thread(&scope, &ledger(4.75, 0.95)), None, "5× the CPU is not the count's doing");
+        assert_eq!(
+            work_per_thread(&scope, &ledger(4.75, 0.95)),
+            None,
+            "5× the CPU is not the count's doing"
+        );
         let in_kernel = Ledger {
             items: vec![item(Cause::ExtraKernel, 0.6, 0.7), item(Cause::ExtraUser, 0.35, 0.3)],
             ..ledger(1.9, 0.95)
         };
-        assert_eq!(work_per_thread(&scope, &in_kernel), None, "CPU grown in the kernel is contention, not work");
+        assert_eq!(
+            work_per_thread(&scope, &in_kernel),
+            None,
+            "CPU grown in the kernel is contention, not work"
+        );
     }
 
     #[test]
     fn waiting_for_a_running_thread_is_starvation_in_the_run_and_imbalance_in_its_tail() {
-        let feeder = Feeder { name: "omp".into(), tid: Some(7), running: 0.96, busy: 0.97, ..Default::default() };
+        let feeder = Feeder {
+            name: "omp".into(),
+            tid: Some(7),
+            running: 0.96,
+            busy: 0.97,
+            ..Default::default()
+        };
         let around = Around { feeder: Some(feeder), finished: 0.9, ..Default::default() };
-        let waits = [Wait { name: "heap+0x444".into(), around: Some(around), ..Default::default() }];
+        let waits =
+            [Wait { name: "heap+0x444".into(), around: Some(around), ..Default::default() }];
         let shares = |_: Class, _: Option<&Pick>| Vec::new();
         let scope = starved_scope(&waits, &shares);
         let kind = |item: &Item| role(item, &scope).map(|r| r.0);
-        assert_eq!(kind(&waiting(0.09, 0.01)), Some(Kind::WaitForWork), "waits through the run: a feeder");
+        assert_eq!(
+            kind(&waiting(0.09, 0.01)),
+            Some(Kind::WaitForWork),
+            "waits through the run: a feeder"
+        );
         // An OpenMP static loop under load: the thread with the cheap half waits at the loop's end
         // while the other still runs; that thread is a peer, not a feeder.
         assert_eq!(kind(&waiting(0.005, 0.09)), Some(Kind::LoadImbalance));
@@ -1201,22 +1406,35 @@ mod tests {
     #[test]
     fn a_what_if_measured_under_other_processes_load_says_so() {
         let run = |load: f64| {
-            let lock = item(Cause::Wait { class: Class::Lock, object: "app!queue_lock+0x0".into() }, 0.5, 0.6);
+            let lock = item(
+                Cause::Wait { class: Class::Lock, object: "app!queue_lock+0x0".into() },
+                0.5,
+                0.6,
+            );
             let other = item(Cause::OtherLoad, load, load / 0.8);
-            let l =
-                Ledger { lost_s: 0.8, gap: 0.4, walls: vec![(1.0, 2.0)], items: vec![lock, other], ..ledger(1.2, 1.2) };
+            let l = Ledger {
+                lost_s: 0.8,
+                gap: 0.4,
+                walls: vec![(1.0, 2.0)],
+                items: vec![lock, other],
+                ..ledger(1.2, 1.2)
+            };
             let shares = |_: Class, _: Option<&Pick>| Vec::new();
             let measured = Some(Measured { at: 2.0, speedup: 1.2, ci95: None });
             let scope = Scope { measured, ..starved_scope(&[], &shares) };
             let mut out = Vec::new();
             findings(&scope, &l, &mut out);
-            let lock = out.into_iter().find(|f| f.kind == Kind::LockContention).expect("the lock's finding");
+            let lock = out
+                .into_iter()
+                .find(|f| f.kind == Kind::LockContention)
+                .expect("the lock's finding");
             assert!(lock.what_if.is_some(), "{lock:?}");
             lock.evidence
         };
         let loaded = run(0.3);
         assert!(
-            loaded.iter().any(|e| e.starts_with("other processes (or the hypervisor) held 15% of the CPU capacity")),
+            loaded.iter().any(|e| e
+                .starts_with("other processes (or the hypervisor) held 15% of the CPU capacity")),
             "{loaded:?}"
         );
         assert!(!run(0.1).iter().any(|e| e.contains("of the CPU capacity during these runs")));

@@ -79,9 +79,11 @@ mod tests {
 
     /// The report fixture with a ceiling at one thread such that its first point reads `share` of it.
     fn at_share(share: f64) -> Results {
-        let mut doc: Results = serde_json::from_str(include_str!("../../tests/fixtures/report/results.json")).unwrap();
+        let mut doc: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/results.json")).unwrap();
         let rate = read_rate(&doc.points[0], false).expect("the fixture's runs read");
-        let point = CeilingPoint { threads: 1, bytes_per_s: rate / share, ..CeilingPoint::default() };
+        let point =
+            CeilingPoint { threads: 1, bytes_per_s: rate / share, ..CeilingPoint::default() };
         doc.ceiling = Some(Ceiling { files: vec!["in".into()], cold: false, points: vec![point] });
         doc
     }
@@ -95,14 +97,21 @@ mod tests {
     #[test]
     fn near_the_ceiling_is_io_bound_below_it_nothing_above_it_an_underestimate() {
         let f = judged(0.95);
-        assert_eq!((f.len(), f[0].kind, f[0].severity), (1, Kind::IoBound, Severity::High), "{f:?}");
+        assert_eq!(
+            (f.len(), f[0].kind, f[0].severity),
+            (1, Kind::IoBound, Severity::High),
+            "{f:?}"
+        );
         assert!(f[0].summary.contains("at 95% of what its files can deliver"), "{f:?}");
         let f = judged(0.85);
         assert_eq!(f[0].severity, Severity::Medium, "{f:?}");
         assert!(judged(0.5).is_empty());
         let f = judged(1.2);
         assert_eq!((f.len(), f[0].severity), (1, Severity::Info), "{f:?}");
-        assert!(f[0].summary.contains("underestimates") && !f[0].summary.contains("it is I/O-bound"), "{f:?}");
+        assert!(
+            f[0].summary.contains("underestimates") && !f[0].summary.contains("it is I/O-bound"),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -46,7 +46,11 @@ pub fn scales_well(
     {
         // The runs added to decide it ran out first (the question the notes say is still open):
         // the verdict is the measurement's, and says so.
-        format!(", though the runs place it anywhere from {:.0}% to {:.0}%", 100.0 * eff_lo, 100.0 * eff_hi)
+        format!(
+            ", though the runs place it anywhere from {:.0}% to {:.0}%",
+            100.0 * eff_lo,
+            100.0 * eff_hi
+        )
     } else {
         String::new()
     };
@@ -61,7 +65,11 @@ pub fn scales_well(
             s.baseline,
             100.0 * eff
         ),
-        evidence: s.points.iter().map(|p| format!("{}: {:.2}×", count_label(p.count, name), p.speedup)).collect(),
+        evidence: s
+            .points
+            .iter()
+            .map(|p| format!("{}: {:.2}×", count_label(p.count, name), p.speedup))
+            .collect(),
         advice: where_next(s, top, name, cpus),
         cost_pct: None,
         at: Some(top.count),
@@ -77,10 +85,16 @@ fn where_next(s: &SeriesAnalysis, top: &PointScaling, name: &str, cpus: Option<f
     if beyond || top.count >= cpus {
         format!(
             "it scales to the {cpus} CPUs this job may use{}: to find where it stops, sweep it on a machine with more CPUs",
-            if beyond { format!(", and more {name} than CPUs only share them") } else { String::new() }
+            if beyond {
+                format!(", and more {name} than CPUs only share them")
+            } else {
+                String::new()
+            }
         )
     } else {
-        format!("measure at higher counts, up to the {cpus} CPUs this job may use, to find where it stops")
+        format!(
+            "measure at higher counts, up to the {cpus} CPUs this job may use, to find where it stops"
+        )
     }
 }
 
@@ -230,7 +244,11 @@ pub fn undecided(
     causes: bool,
     label: &str,
 ) -> Finding {
-    let mut evidence = vec![format!("measured {:.0}% from {} runs", 100.0 * top.efficiency.unwrap_or(0.0), top.runs)];
+    let mut evidence = vec![format!(
+        "measured {:.0}% from {} runs",
+        100.0 * top.efficiency.unwrap_or(0.0),
+        top.runs
+    )];
     let seq = doc.sequential.as_ref();
     match seq {
         Some(s) if !s.undecided.is_empty() => evidence.push(format!(
@@ -238,7 +256,8 @@ pub fn undecided(
             s.spent_s, s.budget_s
         )),
         Some(_) => {}
-        None => evidence.push("the number of runs was fixed (--runs): none were added to decide it".into()),
+        None => evidence
+            .push("the number of runs was fixed (--runs): none were added to decide it".into()),
     }
     let noise = super::noise::of(doc);
     evidence.extend(noise.as_ref().map(|n| format!("why the runs vary: {}", n.evidence)));
@@ -273,7 +292,13 @@ pub fn undecided(
 
 /// More is slower beyond the best point — unless only oversubscribed points are slower, which the
 /// oversubscription finding says.
-pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label: &str) -> Option<Finding> {
+pub fn retrograde(
+    s: &SeriesAnalysis,
+    name: &str,
+    cpus: f64,
+    local: bool,
+    label: &str,
+) -> Option<Finding> {
     let r = s.retrograde.as_ref()?;
     if local && r.beyond >= cpus.min(s.fitted_up_to) && r.at > cpus {
         return None;
@@ -288,7 +313,10 @@ pub fn retrograde(s: &SeriesAnalysis, name: &str, cpus: f64, local: bool, label:
             count_label(r.at, name),
             r.change_pct
         ),
-        evidence: vec![format!("best: {}", count_label(r.beyond, name)), format!("judged by: {}", r.judged_by)],
+        evidence: vec![
+            format!("best: {}", count_label(r.beyond, name)),
+            format!("judged by: {}", r.judged_by),
+        ],
         advice: format!(
             "run at {}; the cause findings of this sweep, where there are any, say what grows with the count",
             count_label(r.beyond, name)
@@ -330,10 +358,12 @@ pub fn oversubscription(
     let last = *over.last()?;
     // No more work threads than CPUs ran at once at that count (a program that caps its threads at
     // the CPUs, like OpenBLAS, or ignores the count): nothing was oversubscribed.
-    if ledger::of(&doc.points[last.index], None).is_some_and(|l| l.peak_work_threads as f64 <= cpus) {
+    if ledger::of(&doc.points[last.index], None).is_some_and(|l| l.peak_work_threads as f64 <= cpus)
+    {
         return None;
     }
-    let fit = s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.rate.total_cmp(&b.rate))?;
+    let fit =
+        s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.rate.total_cmp(&b.rate))?;
     let runq = crate::analysis::threads::of_point(&doc.points[last.index]).map(|t| {
         let total: f64 = t.classes.values().sum();
         t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) / total.max(1e-12)
@@ -358,7 +388,11 @@ pub fn oversubscription(
             )
         } else {
             // Said only when they do: 4 threads of a program that works on one wait for nothing.
-            let why = if runq.is_some_and(|r| r >= 0.1) { ": the extra threads only wait for a CPU" } else { "" };
+            let why = if runq.is_some_and(|r| r >= 0.1) {
+                ": the extra threads only wait for a CPU"
+            } else {
+                ""
+            };
             format!(
                 "{} on {} CPUs {} {} ({:.2}× against {:.2}×){why}{label}",
                 count_label(last.count, name),
@@ -371,7 +405,11 @@ pub fn oversubscription(
         },
         evidence: runq
             .map(|r| {
-                format!("at {}, threads wait for a CPU {:.0}% of their time", count_label(last.count, name), 100.0 * r)
+                format!(
+                    "at {}, threads wait for a CPU {:.0}% of their time",
+                    count_label(last.count, name),
+                    100.0 * r
+                )
             })
             .into_iter()
             .collect(),
@@ -403,7 +441,8 @@ fn collapse(
 ) -> Option<Finding> {
     let cpu = |p: &PointScaling| {
         let runs: Vec<_> = doc.points[p.index].runs.iter().filter(|r| r.counted()).collect();
-        (!runs.is_empty()).then(|| runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / runs.len() as f64)
+        (!runs.is_empty())
+            .then(|| runs.iter().map(|r| r.user_s + r.sys_s).sum::<f64>() / runs.len() as f64)
     };
     let blown = cpu(last)? / cpu(fit)?.max(1e-12) / work_ratio(doc, fit, last, weak);
     if gain > COLLAPSED || blown < CPU_BLOWN {
@@ -425,7 +464,11 @@ fn collapse(
         count_label(fit.count, name)
     )];
     if !hot.is_empty() {
-        evidence.push(format!("on a CPU at {}: {} (of CPU samples)", count_label(last.count, name), hot.join(", ")));
+        evidence.push(format!(
+            "on a CPU at {}: {} (of CPU samples)",
+            count_label(last.count, name),
+            hot.join(", ")
+        ));
     }
     Some(Finding {
         noise: None,
@@ -562,7 +605,12 @@ pub fn tiny_runs(doc: &Results, p: &PointScaling) -> bool {
 /// Amdahl's serial fraction, when the gap is real and no cause found explains it. Not for a count
 /// slower than the baseline: no serial fraction makes more threads slower (Amdahl's fit then reads
 /// "0% parallel"), which the retrograde finding says.
-pub fn serial_fraction(s: &SeriesAnalysis, top: &PointScaling, name: &str, label: &str) -> Option<Finding> {
+pub fn serial_fraction(
+    s: &SeriesAnalysis,
+    top: &PointScaling,
+    name: &str,
+    label: &str,
+) -> Option<Finding> {
     let am = s.amdahl.as_ref()?;
     let lo = am.serial_fraction.ci95.map_or(am.serial_fraction.value, |c| c[0]);
     (lo > 0.01 && top.speedup > 1.0).then(|| Finding {
@@ -631,13 +679,18 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
         (true, true) => "more runs (--runs), a quieter machine, pinned CPUs",
         (true, false) => "more runs (--runs), --order interleaved, a quieter machine, pinned CPUs",
     };
-    let steal_line = |(label, share): &(String, f64)| format!("{label}: {:.0}% of the capacity stolen", 100.0 * share);
+    let steal_line = |(label, share): &(String, f64)| {
+        format!("{label}: {:.0}% of the capacity stolen", 100.0 * share)
+    };
     let why = super::noise::of(doc);
     let (summary, evidence) = if stolen.is_empty() {
         let mut evidence = noisy.clone();
         evidence.extend(why.as_ref().map(|n| format!("why: {}", n.evidence)));
         (
-            format!("run-to-run variation above 10% at {} point(s): small differences may not be real", noisy.len()),
+            format!(
+                "run-to-run variation above 10% at {} point(s): small differences may not be real",
+                noisy.len()
+            ),
             evidence,
         )
     } else {
@@ -680,12 +733,19 @@ fn watching(doc: &Results) -> Option<Finding> {
         .points
         .iter()
         .filter_map(|p| {
-            let runs: Vec<_> = p.runs.iter().filter(|r| r.counted()).filter_map(|r| r.threads.as_deref()).collect();
+            let runs: Vec<_> = p
+                .runs
+                .iter()
+                .filter(|r| r.counted())
+                .filter_map(|r| r.threads.as_deref())
+                .collect();
             let l = ledger::of(p, None)?;
             let n = runs.len().max(1) as f64;
             let switches = runs
                 .iter()
-                .map(|t| (t.voluntary_switches + t.involuntary_switches) as f64 / t.wall_s.max(1e-9))
+                .map(|t| {
+                    (t.voluntary_switches + t.involuntary_switches) as f64 / t.wall_s.max(1e-9)
+                })
                 .sum::<f64>()
                 / n;
             let held = l.item(&Cause::Observer).map_or(0.0, |i| i.core_s);
@@ -810,11 +870,26 @@ mod tests {
     fn threads_ignored_needs_runs_that_rule_out_scaling() {
         let base = point(1.0, 1.0, [1.0, 1.0]);
         let (lb, lt) = (ledger(2), ledger(2));
-        let tight = threads_ignored(&base, &point(2.0, 0.98, [0.92, 1.05]), (Some(&lb), Some(&lt)), 2.0, "threads", "");
-        assert!(tight.is_some_and(|f| f.kind == Kind::ThreadsIgnored && f.severity == Severity::High));
+        let tight = threads_ignored(
+            &base,
+            &point(2.0, 0.98, [0.92, 1.05]),
+            (Some(&lb), Some(&lt)),
+            2.0,
+            "threads",
+            "",
+        );
+        assert!(
+            tight.is_some_and(|f| f.kind == Kind::ThreadsIgnored && f.severity == Severity::High)
+        );
         // Sleeps of 0.05 to 0.65 s before 0.1 s of work: 0.91× [0.26, 3.23] may well be 2×.
-        let varied =
-            threads_ignored(&base, &point(2.0, 0.91, [0.26, 3.23]), (Some(&lb), Some(&lt)), 2.0, "threads", "");
+        let varied = threads_ignored(
+            &base,
+            &point(2.0, 0.91, [0.26, 3.23]),
+            (Some(&lb), Some(&lt)),
+            2.0,
+            "threads",
+            "",
+        );
         assert!(varied.is_none(), "{varied:?}");
     }
 }

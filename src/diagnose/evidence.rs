@@ -14,7 +14,12 @@ pub fn class_share(t: &PointThreads, class: Class) -> f64 {
 /// The largest wait of a class, as `name (N waiting threads)`.
 pub fn top_wait(t: &PointThreads, class: Class) -> Option<String> {
     let w = t.waits.iter().find(|w| w.class == Some(class))?;
-    Some(format!("{} ({} waiting thread{})", w.name, w.waiters, if w.waiters == 1 { "" } else { "s" }))
+    Some(format!(
+        "{} ({} waiting thread{})",
+        w.name,
+        w.waiters,
+        if w.waiters == 1 { "" } else { "s" }
+    ))
 }
 
 /// The job's mean read rate at a point in bytes per second: bytes from storage when the runs

@@ -106,9 +106,11 @@ mod tests {
 
     #[test]
     fn a_wait_entered_from_the_ruby_interpreter_is_said_to_be_its() {
-        let site =
-            "pthread_cond_timedwait ← libruby-3.1.so.3.1.2+0x20a2ac ← libruby-3.1.so.3.1.2+0x20f7b9 (heap+0x2d5700)";
+        let site = "pthread_cond_timedwait ← libruby-3.1.so.3.1.2+0x20a2ac ← libruby-3.1.so.3.1.2+0x20f7b9 (heap+0x2d5700)";
         assert!(super::interpreter(site).unwrap().what.contains("GVL"));
-        assert!(super::interpreter("pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)").is_none());
+        assert!(
+            super::interpreter("pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0)")
+                .is_none()
+        );
     }
 }

@@ -82,7 +82,11 @@ pub struct Item {
 impl Item {
     /// Mean share of the loss.
     pub fn share(&self) -> f64 {
-        if self.shares.is_empty() { 0.0 } else { self.shares.iter().sum::<f64>() / self.shares.len() as f64 }
+        if self.shares.is_empty() {
+            0.0
+        } else {
+            self.shares.iter().sum::<f64>() / self.shares.len() as f64
+        }
     }
 
     /// 95% interval of the share over runs, when there are several.
@@ -217,7 +221,8 @@ impl Useful {
 /// things. Without any wait caught at the point they stay unlabelled.
 fn pool_unlabelled(items: &mut Vec<Item>) {
     let Some(u) = items.iter().position(|i| i.cause == Cause::Unlabelled) else { return };
-    let total: f64 = items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).map(|i| i.core_s).sum();
+    let total: f64 =
+        items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).map(|i| i.core_s).sum();
     if total <= 0.0 {
         return;
     }
@@ -282,9 +287,10 @@ fn account(r: &RunRecord, t: &ThreadReport, u: Useful, lost: f64) -> Account {
             let cause = match i.kind {
                 // Joining means waiting for others to finish: the CPU beside it has no work.
                 IdleKind::Wait if i.class == Some(Class::Join) => Cause::NoWork(i.phase),
-                IdleKind::Wait => {
-                    Cause::Wait { class: i.class.unwrap_or(Class::Other), object: i.object.clone().unwrap_or_default() }
-                }
+                IdleKind::Wait => Cause::Wait {
+                    class: i.class.unwrap_or(Class::Other),
+                    object: i.object.clone().unwrap_or_default(),
+                },
                 IdleKind::Runqueue => Cause::OtherLoad,
                 IdleKind::NoWork => Cause::NoWork(i.phase),
                 IdleKind::Unlabelled => Cause::Unlabelled,
@@ -306,12 +312,16 @@ fn account(r: &RunRecord, t: &ThreadReport, u: Useful, lost: f64) -> Account {
     let binned: f64 = causes.iter().filter(|c| !c.0.is_extra()).map(|c| c.2).sum();
     let keep = if binned > free { free / binned } else { 1.0 };
     causes.iter_mut().filter(|c| !c.0.is_extra()).for_each(|c| c.2 *= keep);
-    let carried: Vec<(Cause, f64)> =
-        causes.iter().zip(carried).filter(|(_, s)| *s > 0.0).map(|(c, s)| (c.0.clone(), s * keep)).collect();
+    let carried: Vec<(Cause, f64)> = causes
+        .iter()
+        .zip(carried)
+        .filter(|(_, s)| *s > 0.0)
+        .map(|(c, s)| (c.0.clone(), s * keep))
+        .collect();
     observed(&mut causes, t.scalescope_cpu_s);
-    if let Some(m) =
-        t.machine_cpu.filter(|m| m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S)
-    {
+    if let Some(m) = t.machine_cpu.filter(|m| {
+        m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S
+    }) {
         let estimate = m.stolen_s * (cpu / m.busy_s).min(1.0);
         stolen_s = Some(estimate);
         let taken = stolen(&mut causes, estimate, lost);
@@ -319,7 +329,9 @@ fn account(r: &RunRecord, t: &ThreadReport, u: Useful, lost: f64) -> Account {
     }
     let idle: f64 = causes
         .iter()
-        .filter(|c| !c.0.is_extra() && !matches!(c.0, Cause::OtherLoad | Cause::Stolen | Cause::Observer))
+        .filter(|c| {
+            !c.0.is_extra() && !matches!(c.0, Cause::OtherLoad | Cause::Stolen | Cause::Observer)
+        })
         .map(|c| c.2)
         .sum();
     Account { causes, carried, idle_share: idle / (c.cpus * r.wall_s).max(1e-12), stolen_s }
@@ -376,8 +388,12 @@ fn add(
 /// The ledger of a point against `useful` (its own CPU when no baseline applies: then only idle
 /// capacity is lost); `None` when no run has an accounting.
 pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
-    let runs: Vec<(&RunRecord, &ThreadReport)> =
-        p.runs.iter().filter(|r| r.counted()).filter_map(|r| Some((r, r.threads.as_deref()?))).collect();
+    let runs: Vec<(&RunRecord, &ThreadReport)> = p
+        .runs
+        .iter()
+        .filter(|r| r.counted())
+        .filter_map(|r| Some((r, r.threads.as_deref()?)))
+        .collect();
     let runs: Vec<_> = runs.into_iter().filter(|(_, t)| t.capacity.is_some()).collect();
     if runs.is_empty() {
         return None;
@@ -478,7 +494,9 @@ mod tests {
         ];
         observed(&mut causes, 0.2);
         let of = |c: &Cause| causes.iter().filter(|x| &x.0 == c).map(|x| x.2).sum::<f64>();
-        assert!((of(&Cause::Observer) - 0.2).abs() < 1e-9 && (of(&Cause::OtherLoad) - 0.1).abs() < 1e-9);
+        assert!(
+            (of(&Cause::Observer) - 0.2).abs() < 1e-9 && (of(&Cause::OtherLoad) - 0.1).abs() < 1e-9
+        );
         // More CPU than the load: the load is all scalescope's, nothing more is made up.
         let mut causes = vec![(Cause::OtherLoad, Phase::Steady, 0.05, 4)];
         observed(&mut causes, 0.2);
@@ -488,14 +506,18 @@ mod tests {
     #[test]
     fn stolen_time_explains_first_what_no_sample_caught_then_what_nothing_explains() {
         let lock = Cause::Wait { class: Class::Lock, object: "m".into() };
-        let mut causes = vec![(lock.clone(), Phase::Steady, 0.2, 2), (Cause::Unlabelled, Phase::Steady, 0.1, 2)];
+        let mut causes =
+            vec![(lock.clone(), Phase::Steady, 0.2, 2), (Cause::Unlabelled, Phase::Steady, 0.1, 2)];
         // 0.5 s stolen, a loss of 0.6 s: 0.1 unlabelled, then 0.3 of the 0.3 nothing explained.
         assert!((stolen(&mut causes, 0.5, 0.6) - 0.4).abs() < 1e-9);
         assert_eq!(causes[1].2, 0.0);
         assert_eq!(causes[0].2, 0.2, "the lock keeps its share");
         // Little stolen: it takes only part of the unlabelled time.
         let mut causes = vec![(Cause::Unlabelled, Phase::Steady, 0.1, 1)];
-        assert!((stolen(&mut causes, 0.04, 0.3) - 0.04).abs() < 1e-9 && (causes[0].2 - 0.06).abs() < 1e-9);
+        assert!(
+            (stolen(&mut causes, 0.04, 0.3) - 0.04).abs() < 1e-9
+                && (causes[0].2 - 0.06).abs() < 1e-9
+        );
     }
 
     #[test]
@@ -518,7 +540,8 @@ mod tests {
         let load = items.iter().find(|i| i.cause == Cause::OtherLoad).unwrap();
         assert_eq!(load.core_s, 0.05, "not a wait: nothing added");
         // No wait caught anywhere: it stays unlabelled.
-        let mut alone = vec![item(Cause::Unlabelled, 0.2, vec![0.8]), item(Cause::OtherLoad, 0.05, vec![0.1])];
+        let mut alone =
+            vec![item(Cause::Unlabelled, 0.2, vec![0.8]), item(Cause::OtherLoad, 0.05, vec![0.1])];
         pool_unlabelled(&mut alone);
         assert!(alone.iter().any(|i| i.cause == Cause::Unlabelled));
     }

@@ -23,7 +23,8 @@ pub fn rules(doc: &Results, a: &Analysis, out: &mut Vec<Finding>) {
 }
 
 fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Option<Finding> {
-    let (lo, hi) = s.points.iter().fold((f64::MAX, 0.0f64), |(l, h), p| (l.min(p.count), h.max(p.count)));
+    let (lo, hi) =
+        s.points.iter().fold((f64::MAX, 0.0f64), |(l, h), p| (l.min(p.count), h.max(p.count)));
     let usable = m.usable_bytes as f64;
     let measured: Vec<(f64, f64)> = s
         .points
@@ -42,7 +43,11 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
     // A count measured over the memory is said as measured, and high, whatever the line predicts
     // beyond it (with --predict 64, it had read `[medium] … at 64 threads … would be`).
     let over = measured.iter().any(|&(_, pss)| pss > usable);
-    if over || !m.grows() || m.per_count_bytes * (hi - lo) < MIN_GROWTH_BYTES || m.pss_at(m.horizon) <= usable {
+    if over
+        || !m.grows()
+        || m.per_count_bytes * (hi - lo) < MIN_GROWTH_BYTES
+        || m.pss_at(m.horizon) <= usable
+    {
         return already_over(param, &measured, m, peaks);
     }
     let fits = m.fits_up_to.unwrap_or(0.0);
@@ -54,14 +59,18 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
         format!("not even {} fits", count_label(1.0, param))
     };
     let mut evidence = vec![peaks];
-    let ci = m.per_count_ci90.map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
+    let ci = m
+        .per_count_ci90
+        .map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
     evidence.push(format!(
         "fitted over {} runs: fixed {} + {} per {unit}{ci}",
         m.runs,
         fixed(m.fixed_bytes),
         size(m.per_count_bytes)
     ));
-    let at_ci = m.at_horizon_ci90.map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
+    let at_ci = m
+        .at_horizon_ci90
+        .map_or(String::new(), |[l, h]| format!(" (± {}, 90%)", size((h - l) / 2.0)));
     evidence.push(format!(
         "at {}, {}: {}{at_ci}",
         count_label(m.horizon, param),
@@ -98,15 +107,24 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
 /// The finding for a tree whose measured peak PSS already exceeds the usable memory at some count,
 /// whatever the line: memory that does not grow with the count (a large input every copy maps)
 /// is no less over the limit. `None` when every count measured fits.
-fn already_over(param: &str, measured: &[(f64, f64)], m: &MemoryFit, peaks: String) -> Option<Finding> {
+fn already_over(
+    param: &str,
+    measured: &[(f64, f64)],
+    m: &MemoryFit,
+    peaks: String,
+) -> Option<Finding> {
     let usable = m.usable_bytes as f64;
-    let &(count, pss) = measured.iter().filter(|(_, pss)| *pss > usable).min_by(|a, b| a.0.total_cmp(&b.0))?;
+    let &(count, pss) =
+        measured.iter().filter(|(_, pss)| *pss > usable).min_by(|a, b| a.0.total_cmp(&b.0))?;
     // Memory that grows with the count: the line says where it stops fitting, between the counts.
     let by_line = m.fits_up_to.filter(|f| m.grows() && *f >= 1.0 && *f < count);
-    let measured_fit = measured.iter().filter(|&&(c, p)| c < count && p <= usable).map(|p| p.0).reduce(f64::max);
+    let measured_fit =
+        measured.iter().filter(|&&(c, p)| c < count && p <= usable).map(|p| p.0).reduce(f64::max);
     let within = match (by_line, measured_fit) {
         (Some(f), _) => format!("it fits up to {}", count_label(f, param)),
-        (None, Some(c)) => format!("of the counts measured, it fits up to {}", count_label(c, param)),
+        (None, Some(c)) => {
+            format!("of the counts measured, it fits up to {}", count_label(c, param))
+        }
         (None, None) => format!("not even {} fits", count_label(count, param)),
     };
     Some(Finding {
@@ -176,7 +194,8 @@ mod tests {
     #[test]
     fn memory_that_does_not_grow_but_is_already_over_the_limit_is_a_finding() {
         let measured = [(1.0, 210e6), (2.0, 210e6), (4.0, 210e6)];
-        let f = already_over("copies", &measured, &flat(100_000_000), "peaks".into()).expect("a finding");
+        let f = already_over("copies", &measured, &flat(100_000_000), "peaks".into())
+            .expect("a finding");
         assert_eq!(f.at, Some(1.0));
         assert!(
             f.summary.starts_with(
@@ -188,8 +207,15 @@ mod tests {
         assert!(f.summary.ends_with("not even 1 copy fits"), "{}", f.summary);
         let rising = [(1.0, 60e6), (2.0, 90e6), (4.0, 150e6)];
         let f = already_over("threads", &rising, &flat(100_000_000), "peaks".into()).unwrap();
-        assert!(f.summary.ends_with("of the counts measured, it fits up to 2 threads"), "{}", f.summary);
-        assert!(already_over("copies", &measured, &flat(300_000_000), "peaks".into()).is_none(), "all fit");
+        assert!(
+            f.summary.ends_with("of the counts measured, it fits up to 2 threads"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            already_over("copies", &measured, &flat(300_000_000), "peaks".into()).is_none(),
+            "all fit"
+        );
     }
 
     #[test]
@@ -202,6 +228,9 @@ mod tests {
 
     #[test]
     fn a_fixed_part_fitted_below_zero_reads_as_about_nothing() {
-        assert_eq!((fixed(-2.5e5), fixed(0.0), fixed(152e3)), ("≈ 0".into(), "≈ 0".into(), "148 KiB".into()));
+        assert_eq!(
+            (fixed(-2.5e5), fixed(0.0), fixed(152e3)),
+            ("≈ 0".into(), "≈ 0".into(), "148 KiB".into())
+        );
     }
 }

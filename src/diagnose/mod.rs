@@ -27,7 +27,11 @@ pub use speedup_stack::stacks;
 pub use undecided::{Question, questions};
 
 /// Analyses `doc` along `axis` (no analysis without one) and diagnoses it, storing both in it.
-pub fn analyse(doc: &mut Results, axis: Option<&Axis>, opts: &Options) -> Result<(), AnalysisError> {
+pub fn analyse(
+    doc: &mut Results,
+    axis: Option<&Axis>,
+    opts: &Options,
+) -> Result<(), AnalysisError> {
     doc.analysis = axis.map(|a| analyze_results(doc, a, opts)).transpose()?;
     doc.findings = diagnose(doc, doc.analysis.as_ref());
     doc.stacks = doc.analysis.as_ref().map(|a| speedup_stack::stacks(doc, a)).unwrap_or_default();
@@ -74,7 +78,9 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
         .collect();
     let mut order: Vec<(bool, Finding)> = leads.into_iter().zip(out).collect();
     order.sort_by(|(lx, x), (ly, y)| {
-        ly.cmp(lx).then(y.severity.cmp(&x.severity)).then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
+        ly.cmp(lx)
+            .then(y.severity.cmp(&x.severity))
+            .then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
     });
     order.into_iter().map(|(_, f)| f).collect()
 }
@@ -110,7 +116,9 @@ pub fn window(report: &crate::results::ThreadReport) -> Vec<Finding> {
 /// that other processes held the CPUs, and the sweep's steal time joins the first finding that the
 /// hypervisor took a count's capacity.
 fn merge_noise(out: &mut Vec<Finding>) {
-    let about = |f: &Finding, source: NoiseSource| f.kind == Kind::NoisyMeasurement && f.noise == Some(source);
+    let about = |f: &Finding, source: NoiseSource| {
+        f.kind == Kind::NoisyMeasurement && f.noise == Some(source)
+    };
     // The spread and the steal time are said of the whole sweep (no count); a cause's share is
     // said at a count.
     let sweep_wide = |f: &Finding| f.cost_pct.is_none() && f.at.is_none();
@@ -125,7 +133,8 @@ fn merge_noise(out: &mut Vec<Finding>) {
     }
     // Steal time is said on its own: it explains the noise, the machine's load does not.
     let spread = out.iter().position(|f| about(f, NoiseSource::Spread) && sweep_wide(f));
-    let load = out.iter().position(|f| about(f, NoiseSource::OtherProcesses) && f.cost_pct.is_some());
+    let load =
+        out.iter().position(|f| about(f, NoiseSource::OtherProcesses) && f.cost_pct.is_some());
     if let (Some(s), Some(l)) = (spread, load) {
         let lines = out[s].evidence.join(", ");
         out[l].evidence.push(format!("run-to-run variation of the wall time: {lines}"));

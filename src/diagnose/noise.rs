@@ -127,10 +127,15 @@ pub fn of(doc: &Results) -> Option<Noise> {
             100.0 * ((0.1 * slope).exp() - 1.0)
         ),
     }));
-    consider(regression(&points, |r| r.stolen).filter(|(_, slope)| *slope > 0.0).map(|(r2, _)| Noise {
-        cause: Cause::Steal,
-        explains: r2,
-        evidence: format!("the hypervisor's steal time explains {:.0}% of the variation within points", 100.0 * r2),
+    consider(regression(&points, |r| r.stolen).filter(|(_, slope)| *slope > 0.0).map(|(r2, _)| {
+        Noise {
+            cause: Cause::Steal,
+            explains: r2,
+            evidence: format!(
+                "the hypervisor's steal time explains {:.0}% of the variation within points",
+                100.0 * r2
+            ),
+        }
     }));
     // A lower clock makes a run slower: a slope of the other sign is not the clock's doing.
     consider(regression(&points, |r| r.mhz).filter(|(_, slope)| *slope < 0.0).map(|(r2, slope)| Noise {
@@ -173,7 +178,8 @@ pub fn of(doc: &Results) -> Option<Noise> {
 
 /// Seconds from the first to the last of some instants.
 fn span(instants: impl Iterator<Item = f64>) -> f64 {
-    let (lo, hi) = instants.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    let (lo, hi) =
+        instants.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| (lo.min(t), hi.max(t)));
     (hi - lo).max(0.0)
 }
 
@@ -181,8 +187,10 @@ fn span(instants: impl Iterator<Item = f64>) -> f64 {
 /// variation it explains and the slope, when the slope is significant at 5%; `None` when a run
 /// lacks `x`.
 fn regression(points: &[Vec<Run>], x: impl Fn(&Run) -> Option<f64>) -> Option<(f64, f64)> {
-    let groups: Option<Vec<Vec<(f64, f64)>>> =
-        points.iter().map(|runs| runs.iter().map(|r| Some((x(r)?, r.log_wall))).collect()).collect();
+    let groups: Option<Vec<Vec<(f64, f64)>>> = points
+        .iter()
+        .map(|runs| runs.iter().map(|r| Some((x(r)?, r.log_wall))).collect())
+        .collect();
     within_groups(&groups?, 2)
 }
 
@@ -193,7 +201,8 @@ fn regression(points: &[Vec<Run>], x: impl Fn(&Run) -> Option<f64>) -> Option<(f
 fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
     let (mut between, mut total) = (0.0, 0.0);
     let mut lines = Vec::new();
-    let labels: Vec<String> = doc.points.iter().filter(|p| runs(p).len() >= 3).map(|p| p.label()).collect();
+    let labels: Vec<String> =
+        doc.points.iter().filter(|p| runs(p).len() >= 3).map(|p| p.label()).collect();
     for (runs, label) in points.iter().zip(&labels) {
         let mut v: Vec<f64> = runs.iter().map(|r| r.log_wall).collect();
         v.sort_by(f64::total_cmp);
@@ -211,7 +220,10 @@ fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
         let (fast, slow) = (mean(&v[..k]).exp(), mean(&v[k..]).exp());
         if all > 0.0 && within <= SPLIT_LEAVES * all && slow >= GROUPS_APART * fast {
             between += all - within;
-            lines.push(format!("{label}: {k} runs near {fast:.3} s, {} near {slow:.3} s", v.len() - k));
+            lines.push(format!(
+                "{label}: {k} runs near {fast:.3} s, {} near {slow:.3} s",
+                v.len() - k
+            ));
         }
     }
     (total > 0.0 && !lines.is_empty()).then(|| Noise {
@@ -230,7 +242,10 @@ mod tests {
         let plan = crate::plan::build(
             &crate::plan::Request {
                 command: vec!["prog".into(), "{t}".into()],
-                params: vec![format!("t={}", (1..=points.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(","))],
+                params: vec![format!(
+                    "t={}",
+                    (1..=points.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+                )],
                 ..Default::default()
             },
             4,
@@ -240,7 +255,10 @@ mod tests {
         for (p, runs) in points.iter().enumerate() {
             for (i, &(wall_s, others_cpu, started)) in runs.iter().enumerate() {
                 let threads = ThreadReport {
-                    machine_cpu: Some(MachineCpu { busy_s: wall_s + others_cpu, ..Default::default() }),
+                    machine_cpu: Some(MachineCpu {
+                        busy_s: wall_s + others_cpu,
+                        ..Default::default()
+                    }),
                     ..Default::default()
                 };
                 doc.points[p].runs.push(RunRecord {
@@ -261,8 +279,20 @@ mod tests {
     fn the_slow_runs_that_other_processes_shared_are_put_down_to_them() {
         // Each run slower by as much as others used the CPUs: 1 s alone, +0.3 s beside 0.5 CPU.
         let d = doc(&[
-            &[(1.0, 0.0, 0.0), (1.3, 0.65, 10.0), (1.02, 0.02, 20.0), (1.28, 0.6, 30.0), (0.99, 0.0, 40.0)],
-            &[(0.5, 0.0, 5.0), (0.66, 0.33, 15.0), (0.51, 0.0, 25.0), (0.5, 0.01, 35.0), (0.64, 0.3, 45.0)],
+            &[
+                (1.0, 0.0, 0.0),
+                (1.3, 0.65, 10.0),
+                (1.02, 0.02, 20.0),
+                (1.28, 0.6, 30.0),
+                (0.99, 0.0, 40.0),
+            ],
+            &[
+                (0.5, 0.0, 5.0),
+                (0.66, 0.33, 15.0),
+                (0.51, 0.0, 25.0),
+                (0.5, 0.01, 35.0),
+                (0.64, 0.3, 45.0),
+            ],
         ]);
         let n = of(&d).expect("a cause");
         assert_eq!(n.cause, Cause::OtherProcesses, "{n:?}");
@@ -271,14 +301,16 @@ mod tests {
 
     #[test]
     fn a_machine_that_slows_over_the_sweep_is_drift_and_two_kinds_of_runs_are_groups() {
-        let drift: Vec<(f64, f64, f64)> = (0..8).map(|i| (1.0 + 0.05 * i as f64, 0.0, 30.0 * i as f64)).collect();
+        let drift: Vec<(f64, f64, f64)> =
+            (0..8).map(|i| (1.0 + 0.05 * i as f64, 0.0, 30.0 * i as f64)).collect();
         let n = of(&doc(&[&drift])).expect("drift");
         assert_eq!(n.cause, Cause::Drift, "{n:?}");
         // 35% slower over the 3.5 minutes the runs spanned, said over that span.
         assert!(n.evidence.contains("by 35% over the 4 min a point's runs spanned"), "{n:?}");
         assert!(n.evidence.contains("slower"), "{}", n.evidence);
         let two = [1.0, 1.5, 1.01, 1.49, 0.99, 1.51, 1.0, 1.5];
-        let runs: Vec<(f64, f64, f64)> = two.iter().enumerate().map(|(i, &w)| (w, 0.0, 10.0 * i as f64)).collect();
+        let runs: Vec<(f64, f64, f64)> =
+            two.iter().enumerate().map(|(i, &w)| (w, 0.0, 10.0 * i as f64)).collect();
         let n = of(&doc(&[&runs])).expect("two groups");
         assert_eq!(n.cause, Cause::TwoGroups, "{n:?}");
         assert!(n.evidence.contains("4 runs near 1.000 s, 4 near 1.500 s"), "{}", n.evidence);
@@ -288,13 +320,17 @@ mod tests {
     fn runs_at_a_lower_clock_are_put_down_to_the_clock() {
         // A governor that moved between 2.0 and 2.6 GHz: each run's time follows its clock.
         let mut d = doc(&[&[(0.0, 0.0, 0.0); 6]]);
-        for (i, (r, mhz)) in
-            d.points[0].runs.iter_mut().zip([2600.0, 2000.0, 2600.0, 2100.0, 2550.0, 2000.0]).enumerate()
+        for (i, (r, mhz)) in d.points[0]
+            .runs
+            .iter_mut()
+            .zip([2600.0, 2000.0, 2600.0, 2100.0, 2550.0, 2000.0])
+            .enumerate()
         {
             r.wall_s = 2600.0 / mhz * (1.0 + 0.005 * (i % 2) as f64);
             r.user_s = r.wall_s;
             if let Some(t) = r.threads.as_mut() {
-                t.machine_cpu = Some(MachineCpu { busy_s: r.wall_s, stolen_s: 0.0, mhz: Some(mhz) });
+                t.machine_cpu =
+                    Some(MachineCpu { busy_s: r.wall_s, stolen_s: 0.0, mhz: Some(mhz) });
             }
         }
         let n = of(&d).expect("the clock");
@@ -321,7 +357,11 @@ mod tests {
         }
         let n = of(&d).expect("the pace");
         assert_eq!(n.cause, Cause::Pace, "{n:?}");
-        assert!(n.explains > 0.9 && n.evidence.contains("the loop 1% slower went with a run 1.0% slower"), "{n:?}");
+        assert!(
+            n.explains > 0.9
+                && n.evidence.contains("the loop 1% slower went with a run 1.0% slower"),
+            "{n:?}"
+        );
         // Without the loop's times, the same runs are put down to nothing measured.
         d.points.iter_mut().flat_map(|p| &mut p.runs).for_each(|r| r.pace_ns = None);
         assert!(of(&d).is_none_or(|n| n.cause != Cause::Pace));

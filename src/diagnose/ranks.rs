@@ -15,7 +15,8 @@ const STRAGGLER_MIN_S: f64 = 0.05;
 /// Straggler and failed-rank findings over every point.
 pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
     for p in &doc.points {
-        let launched: Vec<_> = p.runs.iter().filter(|r| !r.ranks.is_empty() || !r.missing_ranks.is_empty()).collect();
+        let launched: Vec<_> =
+            p.runs.iter().filter(|r| !r.ranks.is_empty() || !r.missing_ranks.is_empty()).collect();
         if launched.is_empty() {
             continue;
         }
@@ -28,7 +29,12 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
                     (_, Some(s)) => format!("killed by {}", crate::results::signal_name(s)),
                     _ => "no exit status".into(),
                 };
-                failures.push(format!("run {}: rank {} on {} failed ({how})", i + 1, part.rank, part.node));
+                failures.push(format!(
+                    "run {}: rank {} on {} failed ({how})",
+                    i + 1,
+                    part.rank,
+                    part.node
+                ));
             }
             for m in &r.missing_ranks {
                 failures.push(format!(
@@ -48,14 +54,17 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
                     launched.len()
                 ),
                 evidence: failures.into_iter().take(8).collect(),
-                advice: "read the failed rank's output (saved with the run), and its node's logs".into(),
+                advice: "read the failed rank's output (saved with the run), and its node's logs"
+                    .into(),
                 cost_pct: None,
                 at: None,
                 what_if: None,
             });
         }
         let mut lags: Vec<(u32, String, f64, f64)> = Vec::new();
-        for r in launched.iter().filter(|r| r.ranks.len() >= 2 && r.ranks.iter().all(|x| x.succeeded())) {
+        for r in
+            launched.iter().filter(|r| r.ranks.len() >= 2 && r.ranks.iter().all(|x| x.succeeded()))
+        {
             let mut walls: Vec<f64> = r.ranks.iter().map(|x| x.wall_s).collect();
             walls.sort_by(f64::total_cmp);
             let median = crate::stats::quantile(&walls, 0.5);
@@ -92,8 +101,12 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
 
 /// Mean wall time of a point's copies (every rank of every successful run).
 fn copy_wall(doc: &Results, point: usize) -> Option<f64> {
-    let walls: Vec<f64> =
-        doc.points[point].runs.iter().filter(|r| r.counted()).flat_map(|r| r.ranks.iter().map(|x| x.wall_s)).collect();
+    let walls: Vec<f64> = doc.points[point]
+        .runs
+        .iter()
+        .filter(|r| r.counted())
+        .flat_map(|r| r.ranks.iter().map(|x| x.wall_s))
+        .collect();
     (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
 }
 
@@ -146,7 +159,11 @@ struct CopyCpus {
 impl CopyCpus {
     fn of(doc: &Results, top: &PointScaling, base: &PointScaling) -> Option<CopyCpus> {
         let (base_cpus, top_cpus) = (cpus_at(doc, base.index)?, cpus_at(doc, top.index)?);
-        Some(CopyCpus { base: base_cpus, top: top_cpus, one: base_cpus.wanted / base.count.max(1.0) })
+        Some(CopyCpus {
+            base: base_cpus,
+            top: top_cpus,
+            one: base_cpus.wanted / base.count.max(1.0),
+        })
     }
 
     /// The share of one copy's speed alone that the free CPUs allowed each copy at the top count
@@ -155,7 +172,11 @@ impl CopyCpus {
     /// leave CPUs idle.
     fn allowed(&self, top: &PointScaling, base: &PointScaling) -> f64 {
         let cap = |c: Cpus, k: f64| {
-            if c.wanted - c.used < CPU_BOUND * c.wanted { 1.0 } else { (c.free / (k * self.one).max(1e-6)).min(1.0) }
+            if c.wanted - c.used < CPU_BOUND * c.wanted {
+                1.0
+            } else {
+                (c.free / (k * self.one).max(1e-6)).min(1.0)
+            }
         };
         cap(self.top, top.count) / cap(self.base, base.count)
     }
@@ -167,7 +188,15 @@ const CPU_BOUND: f64 = 0.2;
 
 /// Copies slowed as much as the CPUs explain: when they want more CPUs than the job may use, a
 /// finding says so (other processes' share is said by the causes).
-fn too_many(doc: &Results, n: f64, one: f64, eff: f64, each: &str, label: &str, out: &mut Vec<Finding>) {
+fn too_many(
+    doc: &Results,
+    n: f64,
+    one: f64,
+    eff: f64,
+    each: &str,
+    label: &str,
+    out: &mut Vec<Finding>,
+) {
     let cpus = doc.machine.allowed_cpus as f64;
     let wanted = n * one;
     if wanted < 1.1 * cpus {
@@ -202,7 +231,10 @@ pub fn copies(
     label: &str,
     out: &mut Vec<Finding>,
 ) {
-    let (Some(alone), Some(together)) = (copy_wall(doc, base.index), copy_wall(doc, top.index)) else { return };
+    let (Some(alone), Some(together)) = (copy_wall(doc, base.index), copy_wall(doc, top.index))
+    else {
+        return;
+    };
     let eff = alone / together;
     let n = top.count;
     let each = format!("each of {n} copies runs at {:.0}% of one copy's speed", 100.0 * eff);
@@ -212,7 +244,10 @@ pub fn copies(
             kind: Kind::CopiesIndependent,
             severity: Severity::Info,
             summary: format!("{each}: they do not slow each other{label}"),
-            evidence: vec![format!("a copy takes {together:.3} s with {n} running, {alone:.3} s with {}", base.count)],
+            evidence: vec![format!(
+                "a copy takes {together:.3} s with {n} running, {alone:.3} s with {}",
+                base.count
+            )],
             advice: "the machine has room for this many concurrent users of this job".into(),
             cost_pct: None,
             at: Some(n),
@@ -233,18 +268,37 @@ pub fn copies(
         }
         return;
     }
-    let mut grew: Vec<(f64, String)> =
-        [Class::Io, Class::KernelLock, Class::Lock, Class::Runqueue, Class::Other, Class::Ipc, Class::Sleep]
-            .into_iter()
-            .filter_map(|c| {
-                let d = moved(c);
-                let top_wait = et.and_then(|e| top_wait(e, c)).map(|w| format!(": {w}")).unwrap_or_default();
-                (d >= 0.05)
-                    .then(|| (d, format!("{} wait grew by {:.0} points of thread time{top_wait}", c.name(), 100.0 * d)))
-            })
-            .collect();
+    let mut grew: Vec<(f64, String)> = [
+        Class::Io,
+        Class::KernelLock,
+        Class::Lock,
+        Class::Runqueue,
+        Class::Other,
+        Class::Ipc,
+        Class::Sleep,
+    ]
+    .into_iter()
+    .filter_map(|c| {
+        let d = moved(c);
+        let top_wait =
+            et.and_then(|e| top_wait(e, c)).map(|w| format!(": {w}")).unwrap_or_default();
+        (d >= 0.05).then(|| {
+            (
+                d,
+                format!(
+                    "{} wait grew by {:.0} points of thread time{top_wait}",
+                    c.name(),
+                    100.0 * d
+                ),
+            )
+        })
+    })
+    .collect();
     grew.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut evidence = vec![format!("a copy takes {together:.3} s with {n} running, {alone:.3} s with {}", base.count)];
+    let mut evidence = vec![format!(
+        "a copy takes {together:.3} s with {n} running, {alone:.3} s with {}",
+        base.count
+    )];
     evidence.extend(grew.into_iter().take(3).map(|g| g.1));
     if evidence.len() == 1 {
         evidence.push(

@@ -27,7 +27,9 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         return each_point(doc, s, name, &sampled, &shares, out);
     }
     let cpus = doc.machine.allowed_cpus as f64;
-    let Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline }) = Pair::of(doc, a, s) else {
+    let Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline }) =
+        Pair::of(doc, a, s)
+    else {
         return;
     };
     // A baseline that kept more CPUs busy than its count, and a count that did as well as its CPU
@@ -40,10 +42,11 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
         out.push(curve::parameter_unused(top, name, &label));
         return;
     }
-    let oversubscribed = lt.as_ref().filter(|l| local && top.count <= cpus && l.demand > cpus + 0.5).and_then(|l| {
-        let runq = sampled[top.index].as_ref().map_or(0.0, |t| curve::own_runq(t, l));
-        (runq >= 0.1).then_some((l.demand.round() as usize, runq))
-    });
+    let oversubscribed =
+        lt.as_ref().filter(|l| local && top.count <= cpus && l.demand > cpus + 0.5).and_then(|l| {
+            let runq = sampled[top.index].as_ref().map_or(0.0, |t| curve::own_runq(t, l));
+            (runq >= 0.1).then_some((l.demand.round() as usize, runq))
+        });
     let mut feeder_binds = false;
     if let Some(l) = &lt {
         let scope = Scope {
@@ -58,12 +61,21 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
             waits: waits_of(&sampled, top.index),
             hot: hot_of(&sampled, top.index),
             oversubscribed,
-            cpu_within_noise: cpu_within_noise(&doc.points[base.index], &doc.points[top.index], ratio),
-            cpu_ratio_lo: cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).map(|(r, _)| r.interval[0]),
+            cpu_within_noise: cpu_within_noise(
+                &doc.points[base.index],
+                &doc.points[top.index],
+                ratio,
+            ),
+            cpu_ratio_lo: cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio)
+                .map(|(r, _)| r.interval[0]),
             shares: &shares,
             strong_ratio: ((ratio - 1.0).abs() <= SAME_WORK).then(|| top.count / base.count),
             one_at_a_time: one_at_a_time(&doc.points[top.index]),
-            measured: Some(Measured { at: top.count, speedup: top.speedup, ci95: top.speedup_ci95 }),
+            measured: Some(Measured {
+                at: top.count,
+                speedup: top.speedup,
+                ci95: top.speedup_ci95,
+            }),
         };
         feeder_binds = causes::findings(&scope, l, out);
     }
@@ -105,9 +117,12 @@ fn shares_by_count(
             let t = sampled[p.index].as_ref()?;
             let total: f64 = t.classes.values().sum();
             let v = match pick {
-                Some(pick) => {
-                    t.waits.iter().filter(|w| w.class == Some(class) && pick(w, &t.waits)).map(|w| w.seconds).sum()
-                }
+                Some(pick) => t
+                    .waits
+                    .iter()
+                    .filter(|w| w.class == Some(class) && pick(w, &t.waits))
+                    .map(|w| w.seconds)
+                    .sum(),
                 None => t.classes.get(&class).copied().unwrap_or(0.0),
             };
             // An empty sum of floats is -0.0: "-0%" would read oddly.
@@ -218,8 +233,15 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
     });
     out.extend(retro);
     if t.local {
-        out.extend(curve::oversubscription(t.doc, t.s, (t.name, t.cpus, t.label), t.a.axis.scaling == Scaling::Weak));
-        let said = out.iter().any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count));
+        out.extend(curve::oversubscription(
+            t.doc,
+            t.s,
+            (t.name, t.cpus, t.label),
+            t.a.axis.scaling == Scaling::Weak,
+        ));
+        let said = out
+            .iter()
+            .any(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count));
         if let (Some(l), false, false) = (&t.pair.lt, said, loaded) {
             out.extend(curve::busy_threads_beyond_cpus(
                 t.doc,
@@ -234,17 +256,33 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
     // more CPUs than the machine has: the count oversubscribes the CPUs by design, and that is
     // what to read first (a Java stream whose caller works beside `parallelism` workers).
     if let Some(b) = t.pair.busy_baseline {
-        let line = curve::busy_baseline_line(t.pair.base, t.pair.top, (b.busy, b.possible), b.eff, (t.name, t.cpus));
+        let line = curve::busy_baseline_line(
+            t.pair.base,
+            t.pair.top,
+            (b.busy, b.possible),
+            b.eff,
+            (t.name, t.cpus),
+        );
         // A feeder that ran while the workers waited, or any high cause, binds before the CPUs
         // do (it would hold the speed-up down on any number of CPUs): the CPUs' share of the gap
         // is then not raised.
         let bound_first = !feeder_binds && !high_cause_at(out, Some(t.pair.top.count));
         let share = curve::busy_baseline_share(t.pair.base, t.pair.top, b.possible);
-        let severity = if bound_first { curve::busy_baseline_severity(share, 1.0 - t.pair.eff) } else { Severity::Low };
-        match out.iter_mut().find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count)) {
+        let severity = if bound_first {
+            curve::busy_baseline_severity(share, 1.0 - t.pair.eff)
+        } else {
+            Severity::Low
+        };
+        match out
+            .iter_mut()
+            .find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count))
+        {
             Some(f) => {
                 f.severity = f.severity.max(severity);
-                f.evidence.splice(0..0, [line, curve::busy_baseline_gap_line(t.pair.base, t.pair.top, share)]);
+                f.evidence.splice(
+                    0..0,
+                    [line, curve::busy_baseline_gap_line(t.pair.base, t.pair.top, share)],
+                );
             }
             None => {
                 let mut f = curve::busy_baseline(
@@ -298,11 +336,15 @@ fn verdict(t: &Top, (loaded, load_said): (bool, bool), out: &mut Vec<Finding>) {
     // and read as a medium serial-fraction); with a gap above a fifth, that is the finding.
     let tiny = curve::tiny_runs(t.doc, t.pair.top);
     if tiny {
-        for x in out.iter_mut().filter(|x| x.at == Some(t.pair.top.count) && x.severity > Severity::Low) {
+        for x in
+            out.iter_mut().filter(|x| x.at == Some(t.pair.top.count) && x.severity > Severity::Low)
+        {
             x.severity = Severity::Info;
         }
     }
-    if let Some(f) = curve::startup_dominated(t.doc, t.pair.base, t.pair.top, 1.0 - t.pair.eff, t.name, t.label) {
+    if let Some(f) =
+        curve::startup_dominated(t.doc, t.pair.base, t.pair.top, 1.0 - t.pair.eff, t.name, t.label)
+    {
         // Nor is a count slower by a fraction of a millisecond.
         demote_retrograde(
             out,
@@ -313,7 +355,9 @@ fn verdict(t: &Top, (loaded, load_said): (bool, bool), out: &mut Vec<Finding>) {
     let explained = tiny
         || loaded
         || out.iter().any(|f| {
-            f.at == Some(t.pair.top.count) && f.severity >= Severity::Medium && f.kind != Kind::NoisyMeasurement
+            f.at == Some(t.pair.top.count)
+                && f.severity >= Severity::Medium
+                && f.kind != Kind::NoisyMeasurement
         });
     // Amdahl's fit on the counts means nothing when the baseline's CPU use is not its count.
     if t.gated
@@ -325,14 +369,31 @@ fn verdict(t: &Top, (loaded, load_said): (bool, bool), out: &mut Vec<Finding>) {
     }
     // An interval reaching both below a poor efficiency and up to a good one cannot tell either
     // way, whichever side the measured value fell on.
-    let undecided = t.pair.eff_lo < curve::UNDECIDED_BELOW && t.pair.eff_hi >= curve::GOOD_EFFICIENCY;
+    let undecided =
+        t.pair.eff_lo < curve::UNDECIDED_BELOW && t.pair.eff_hi >= curve::GOOD_EFFICIENCY;
     if !t.gated && !explained && undecided {
-        let causes = out.iter().any(|f| f.at == Some(t.pair.top.count) && !f.kind.describes_curve());
-        out.push(curve::undecided(t.doc, t.pair.top, t.name, [t.pair.eff_lo, t.pair.eff_hi], causes, t.label));
+        let causes =
+            out.iter().any(|f| f.at == Some(t.pair.top.count) && !f.kind.describes_curve());
+        out.push(curve::undecided(
+            t.doc,
+            t.pair.top,
+            t.name,
+            [t.pair.eff_lo, t.pair.eff_hi],
+            causes,
+            t.label,
+        ));
     } else if t.pair.busy_baseline.is_some() {
         // Said by the oversubscription finding, with the baseline's CPU use.
     } else if let Some(f) = (t.pair.eff_lo > SUPERLINEAR)
-        .then(|| superlinear(t.doc, (t.pair.base, t.pair.top), (t.pair.ratio, t.pair.lb.as_ref()), t.name, t.label))
+        .then(|| {
+            superlinear(
+                t.doc,
+                (t.pair.base, t.pair.top),
+                (t.pair.ratio, t.pair.lb.as_ref()),
+                t.name,
+                t.label,
+            )
+        })
         .flatten()
     {
         out.push(f);
@@ -353,7 +414,10 @@ fn verdict(t: &Top, (loaded, load_said): (bool, bool), out: &mut Vec<Finding>) {
 /// stands at count `at`: it binds before a baseline that filled the CPUs does.
 pub fn high_cause_at(out: &[Finding], at: Option<f64>) -> bool {
     out.iter().any(|g| {
-        g.at == at && g.severity == Severity::High && !g.kind.describes_curve() && g.kind != Kind::CpuOversubscription
+        g.at == at
+            && g.severity == Severity::High
+            && !g.kind.describes_curve()
+            && g.kind != Kind::CpuOversubscription
     })
 }
 
@@ -406,7 +470,8 @@ impl<'a> Pair<'a> {
     /// The pair of series `s`, when it has a count above its baseline.
     pub fn of(doc: &Results, a: &Analysis, s: &'a SeriesAnalysis) -> Option<Pair<'a>> {
         let base = s.points.iter().find(|p| p.count == s.baseline)?;
-        let top = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to && p.count > s.baseline)?;
+        let top =
+            s.points.iter().rev().find(|p| p.count <= s.fitted_up_to && p.count > s.baseline)?;
         // The work the top count did against the baseline's: measured where every run has a
         // throughput (a fixed-time benchmark does more work at more threads); else, under weak
         // scaling (copies always) each count does proportionally more work.
@@ -428,8 +493,9 @@ impl<'a> Pair<'a> {
             .filter(|(_, possible)| *possible < rel);
         let eff = top.efficiency.unwrap_or(1.0);
         // No run can be more efficient than the work's CPU time allows: the interval stops there.
-        let bound =
-            lt.as_ref().and_then(|l| cpu_bound(&doc.points[base.index], &doc.points[top.index], ratio, l.capacity));
+        let bound = lt.as_ref().and_then(|l| {
+            cpu_bound(&doc.points[base.index], &doc.points[top.index], ratio, l.capacity)
+        });
         let interval = curve::efficiency_interval(top, base.count);
         let eff_hi = interval.map_or(eff, |c| c[1]).min(bound.unwrap_or(f64::INFINITY));
         let eff_lo = interval.map_or(eff, |c| c[0]).min(eff);
@@ -438,7 +504,8 @@ impl<'a> Pair<'a> {
             busy,
             possible,
             eff: eff * rel / possible,
-            eff_hi: (interval.map_or(eff, |c| c[1]) * rel / possible).min(bound.unwrap_or(f64::INFINITY)),
+            eff_hi: (interval.map_or(eff, |c| c[1]) * rel / possible)
+                .min(bound.unwrap_or(f64::INFINITY)),
         });
         Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline })
     }
@@ -467,8 +534,8 @@ fn superlinear(
         top.speedup,
         100.0 * top.efficiency.unwrap_or(1.0)
     );
-    if let Some((n, _)) =
-        cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio).filter(|(n, _)| n.interval[1] < CHEAPER)
+    if let Some((n, _)) = cpu_ratio(&doc.points[base.index], &doc.points[top.index], ratio)
+        .filter(|(n, _)| n.interval[1] < CHEAPER)
     {
         return Some(Finding {
             noise: None,
@@ -498,7 +565,10 @@ fn superlinear(
     f.severity = Severity::Low;
     f.evidence.insert(
         0,
-        format!("{lead}: at {b} the job left {:.0}% of its CPU idle, waits that more threads overlap", 100.0 * idle),
+        format!(
+            "{lead}: at {b} the job left {:.0}% of its CPU idle, waits that more threads overlap",
+            100.0 * idle
+        ),
     );
     f.at = Some(top.count);
     Some(f)
@@ -604,8 +674,11 @@ pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let crowded = threads::of_point(p).and_then(|t| curve::crowded_window(&t, &l, cpus));
     // What the machine's other load, the hypervisor and watching took is not the job's loss.
-    let held: f64 =
-        [Cause::OtherLoad, Cause::Stolen, Cause::Observer].iter().filter_map(|c| l.item(c)).map(|i| i.core_s).sum();
+    let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer]
+        .iter()
+        .filter_map(|c| l.item(c))
+        .map(|i| i.core_s)
+        .sum();
     let own_gap = l.gap - held / (l.capacity * l.wall_s).max(1e-12);
     match crowded {
         Some(f) => out.push(f),
@@ -646,7 +719,8 @@ mod tests {
 
     #[test]
     fn a_gap_is_real_by_its_interval_or_by_the_idle_capacity_the_point_measured() {
-        let idle = |shares: &[f64]| ledger::Ledger { idle_shares: shares.to_vec(), ..Default::default() };
+        let idle =
+            |shares: &[f64]| ledger::Ledger { idle_shares: shares.to_vec(), ..Default::default() };
         assert!(gap_is_real(0.80, 0.88, None));
         assert!(!gap_is_real(0.85, 0.93, None));
         // A serial decode idles 11% of the capacity in every run: 85% is real.
@@ -660,7 +734,12 @@ mod tests {
     fn point(cpu: &[f64]) -> PointResult {
         let runs = cpu
             .iter()
-            .map(|&c| crate::results::RunRecord { wall_s: c, user_s: c, exit_code: Some(0), ..Default::default() })
+            .map(|&c| crate::results::RunRecord {
+                wall_s: c,
+                user_s: c,
+                exit_code: Some(0),
+                ..Default::default()
+            })
             .collect();
         PointResult { params: Default::default(), command: vec![], target_runs: None, runs }
     }
@@ -694,17 +773,26 @@ mod tests {
     #[test]
     fn extra_cpu_is_noise_when_its_interval_reaches_one_or_the_fastest_runs_agree() {
         // Every run 20% dearer: the program's.
-        assert_eq!(cpu_within_noise(&point(&[1.0, 1.01, 0.99]), &point(&[1.2, 1.21, 1.19]), 1.0), None);
+        assert_eq!(
+            cpu_within_noise(&point(&[1.0, 1.01, 0.99]), &point(&[1.2, 1.21, 1.19]), 1.0),
+            None
+        );
         // A machine that ran the top's runs slow but one: its interval is above 1, its fastest run
         // costs what the baseline's do.
         let slow = [0.79, 0.78, 0.79, 0.78, 0.79, 0.78, 0.79, 0.78, 0.79, 0.48];
-        let n = cpu_within_noise(&point(&[0.48, 0.47, 0.48, 0.47, 0.48]), &point(&slow), 1.0).expect("noise");
+        let n = cpu_within_noise(&point(&[0.48, 0.47, 0.48, 0.47, 0.48]), &point(&slow), 1.0)
+            .expect("noise");
         assert!(n.interval[0] > 1.0 && (n.fastest - 1.02).abs() < 0.01, "{n:?}");
         // Spread wide enough for the interval to reach 1.
-        assert!(cpu_within_noise(&point(&[0.5, 0.8, 0.6]), &point(&[0.7, 0.9, 0.6]), 1.0).is_some());
+        assert!(
+            cpu_within_noise(&point(&[0.5, 0.8, 0.6]), &point(&[0.7, 0.9, 0.6]), 1.0).is_some()
+        );
         // One run far dearer than the others widens the interval down to 1, but every run costs
         // twice the baseline's dearest: not noise.
-        assert_eq!(cpu_within_noise(&point(&[0.168, 0.173, 0.173]), &point(&[0.351, 0.464, 1.136]), 1.0), None);
+        assert_eq!(
+            cpu_within_noise(&point(&[0.168, 0.173, 0.173]), &point(&[0.351, 0.464, 1.136]), 1.0),
+            None
+        );
         // Under weak scaling the top does twice the work.
         assert!(cpu_within_noise(&point(&[1.0, 1.0]), &point(&[2.0, 2.02]), 2.0).is_some());
     }

@@ -25,7 +25,11 @@ pub fn stacks(doc: &Results, a: &Analysis) -> Vec<SpeedupStack> {
 
 fn series(doc: &Results, s: &SeriesAnalysis, weak: bool) -> Vec<SpeedupStack> {
     let Some(base) = s.points.iter().find(|p| p.count == s.baseline) else { return Vec::new() };
-    s.points.iter().filter(|p| p.count > base.count).filter_map(|p| stack(doc, s, (base, p), weak)).collect()
+    s.points
+        .iter()
+        .filter(|p| p.count > base.count)
+        .filter_map(|p| stack(doc, s, (base, p), weak))
+        .collect()
 }
 
 /// The stack of `top` against `base`, when the count's efficiency and ledger are known.
@@ -41,7 +45,8 @@ fn stack(
     if l.wall_s <= 0.0 {
         return None;
     }
-    let mut parts: Vec<StackPart> = per_object(&l.items).iter().map(|(c, s)| part(c, s / l.wall_s)).collect();
+    let mut parts: Vec<StackPart> =
+        per_object(&l.items).iter().map(|(c, s)| part(c, s / l.wall_s)).collect();
     let no_cpu = top.count - l.capacity;
     if no_cpu > SMALL {
         parts.push(StackPart { cause: "no CPU".into(), object: None, cores: no_cpu });
@@ -59,8 +64,14 @@ fn stack(
         cores: speedup * (b - 1.0),
     }));
     parts.sort_by(|a, b| b.cores.total_cmp(&a.cores));
-    let mut st =
-        SpeedupStack { series: s.label.clone(), point: top.index, count: top.count, speedup, parts, unexplained: 0.0 };
+    let mut st = SpeedupStack {
+        series: s.label.clone(),
+        point: top.index,
+        count: top.count,
+        speedup,
+        parts,
+        unexplained: 0.0,
+    };
     st.unexplained = st.count - st.speedup - st.lost();
     Some(st)
 }
@@ -75,9 +86,12 @@ fn per_object(items: &[Item]) -> Vec<(Cause, f64)> {
     let mut out: Vec<(Cause, f64, Vec<bool>)> = Vec::new();
     for i in sorted {
         let runs: Vec<bool> = i.per_run.iter().map(|&s| s > 0.0).collect();
-        let on_heap = |c: &Cause| matches!(c, Cause::Wait { object, .. } if object.starts_with("heap"));
+        let on_heap =
+            |c: &Cause| matches!(c, Cause::Wait { object, .. } if object.starts_with("heap"));
         let same = |c: &Cause| match (c, &i.cause) {
-            (Cause::Wait { class: a, .. }, Cause::Wait { class: b, .. }) => a == b && on_heap(c) && on_heap(&i.cause),
+            (Cause::Wait { class: a, .. }, Cause::Wait { class: b, .. }) => {
+                a == b && on_heap(c) && on_heap(&i.cause)
+            }
             _ => false,
         };
         let apart = |seen: &[bool]| seen.iter().zip(&runs).all(|(a, b)| !(*a && *b));
@@ -139,7 +153,11 @@ mod tests {
 
     #[test]
     fn small_and_many_parts_fold_into_their_cause_and_nothing_is_lost() {
-        let mut parts = vec![p("lock", Some("m"), 0.3), p("lock", Some("m"), 0.1), p("io", Some("read"), 0.002)];
+        let mut parts = vec![
+            p("lock", Some("m"), 0.3),
+            p("lock", Some("m"), 0.1),
+            p("io", Some("read"), 0.002),
+        ];
         parts.extend((0..8).map(|k| p("ipc", Some(&format!("fd{k}")), 0.01 * (k + 1) as f64)));
         let before: f64 = parts.iter().map(|p| p.cores).sum();
         let out = fold(parts);

@@ -43,7 +43,10 @@ pub fn questions(doc: &Results, next: Confidence, max: u32) -> Vec<Question> {
             && let Some(p) = Pair::of(doc, a, s)
         {
             let conf = (a.confidence, next);
-            out.extend(efficiency(&p, &a.axis.param, conf, max).or_else(|| superlinear(&p, &a.axis.param, conf, max)));
+            out.extend(
+                efficiency(&p, &a.axis.param, conf, max)
+                    .or_else(|| superlinear(&p, &a.axis.param, conf, max)),
+            );
         }
         if let Some(o) = obs.series.iter().find(|o| o.label == s.label) {
             out.extend(slower(&obs, &o.points, s, &a.axis.param, (a.confidence, next), max));
@@ -55,7 +58,12 @@ pub fn questions(doc: &Results, next: Confidence, max: u32) -> Vec<Question> {
 /// Whether the judged count scales: its efficiency's interval straddles 90% and reaches beyond
 /// the band where either answer reads the same. Not asked when the point's own runs already show
 /// a real gap (a tenth of its capacity idle in every run).
-fn efficiency(p: &Pair, name: &str, (now, next): (Confidence, Confidence), max: u32) -> Option<Question> {
+fn efficiency(
+    p: &Pair,
+    name: &str,
+    (now, next): (Confidence, Confidence),
+    max: u32,
+) -> Option<Question> {
     let (lo, hi) = (p.eff_lo, p.eff_hi);
     let decided = hi < GOOD_EFFICIENCY
         || lo >= GOOD_EFFICIENCY
@@ -67,9 +75,16 @@ fn efficiency(p: &Pair, name: &str, (now, next): (Confidence, Confidence), max: 
     // inside the band around it, from the interval's own centre (the paired rounds' ratio: the
     // ratio of mean times, 95% where the rounds said 93%, projected 12 runs where 36 were needed).
     let c = log_centre(p);
-    let band = ((GOOD_EFFICIENCY + INDIFFERENT).ln() - c).min(c - (GOOD_EFFICIENCY - INDIFFERENT).ln());
+    let band =
+        ((GOOD_EFFICIENCY + INDIFFERENT).ln() - c).min(c - (GOOD_EFFICIENCY - INDIFFERENT).ln());
     let wanted = (c - GOOD_EFFICIENCY.ln()).abs().max(band);
-    about_efficiency(p, format!("whether it scales at {}", count_label(p.top.count, name)), wanted, (now, next), max)
+    about_efficiency(
+        p,
+        format!("whether it scales at {}", count_label(p.top.count, name)),
+        wanted,
+        (now, next),
+        max,
+    )
 }
 
 /// The centre of the efficiency's interval on the log scale.
@@ -79,7 +94,13 @@ fn log_centre(p: &Pair) -> f64 {
 
 /// A question on the judged count's efficiency, decided when its interval's half-width on the
 /// log scale is `wanted`.
-fn about_efficiency(p: &Pair, what: String, wanted: f64, conf: (Confidence, Confidence), max: u32) -> Option<Question> {
+fn about_efficiency(
+    p: &Pair,
+    what: String,
+    wanted: f64,
+    conf: (Confidence, Confidence),
+    max: u32,
+) -> Option<Question> {
     let interval = speedup_interval(p.top, p.base)?;
     let runs = runs_words(p.top.runs.min(p.base.runs));
     Some(Question {
@@ -98,7 +119,8 @@ fn superlinear(p: &Pair, name: &str, conf: (Confidence, Confidence), max: u32) -
     if p.eff_lo > SUPERLINEAR || c <= SUPERLINEAR.ln() {
         return None;
     }
-    let what = format!("whether {} are faster than their count allows", count_label(p.top.count, name));
+    let what =
+        format!("whether {} are faster than their count allows", count_label(p.top.count, name));
     about_efficiency(p, what, c - SUPERLINEAR.ln(), conf, max)
 }
 
@@ -118,7 +140,11 @@ fn slower(
     let (low, what) = match (&s.best, s.retrograde.is_some()) {
         (Some(b), _) if b.no_better.is_some() => (
             points.iter().find(|o| o.count == b.count)?,
-            format!("whether {} are faster than {}", count_label(fastest.count, name), count_label(b.count, name)),
+            format!(
+                "whether {} are faster than {}",
+                count_label(fastest.count, name),
+                count_label(b.count, name)
+            ),
         ),
         (_, false) => {
             let last = points.last()?;
@@ -144,7 +170,12 @@ fn slower(
     Some(Question {
         points: vec![low.index, fastest.index],
         what,
-        now: format!("{:.2}–{:.2}× after {}", lo, hi, runs_words(low.values.len().min(fastest.values.len()))),
+        now: format!(
+            "{:.2}–{:.2}× after {}",
+            lo,
+            hi,
+            runs_words(low.values.len().min(fastest.values.len()))
+        ),
         runs_needed: needed(&r, r.centre, (now, next), max),
     })
 }
@@ -163,7 +194,12 @@ fn speedup_interval(top: &PointScaling, base: &PointScaling) -> Option<LogRatio>
 
 /// The fewest runs (or paired rounds) whose interval, by the spread so far, would be no wider
 /// than `wanted` on the log scale at the next look; `None` beyond `max`.
-fn needed(r: &LogRatio, wanted: f64, (now, next): (Confidence, Confidence), max: u32) -> Option<u32> {
+fn needed(
+    r: &LogRatio,
+    wanted: f64,
+    (now, next): (Confidence, Confidence),
+    max: u32,
+) -> Option<u32> {
     (r.n as u32 + 1..=max).find(|&n| r.projected(n as usize, next, now) <= wanted)
 }
 
@@ -182,8 +218,15 @@ mod tests {
         // A ratio known to ±20% from 3 paired rounds: ±5% takes many more.
         let r = LogRatio { centre: 0.0, half: 0.2, df: 2.0, n: 3, paired: true };
         let n = needed(&r, 0.05, (now, next), 100).expect("within 100 runs");
-        assert!(r.projected(n as usize, next, now) <= 0.05 && r.projected(n as usize - 1, next, now) > 0.05);
+        assert!(
+            r.projected(n as usize, next, now) <= 0.05
+                && r.projected(n as usize - 1, next, now) > 0.05
+        );
         assert!(n > 6, "{n}");
-        assert_eq!(needed(&r, 0.001, (now, next), 100), None, "no number of runs within 100 tells 0.1%");
+        assert_eq!(
+            needed(&r, 0.001, (now, next), 100),
+            None,
+            "no number of runs within 100 tells 0.1%"
+        );
     }
 }

@@ -43,9 +43,11 @@ pub struct Measured {
 /// (`feeder`).
 fn sooner(items: &[&Item], l: &Ledger, k: usize, cpus: f64, feeder: bool) -> f64 {
     let cpus = cpus.max(1.0);
-    let waits: Vec<&&Item> = items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).collect();
+    let waits: Vec<&&Item> =
+        items.iter().filter(|i| matches!(i.cause, Cause::Wait { .. })).collect();
     let idle: f64 = waits.iter().map(|i| i.per_run.get(k).copied().unwrap_or(0.0)).sum();
-    let each: Option<f64> = waits.iter().filter_map(|i| i.sooner.get(k).copied().flatten()).reduce(|a, b| a + b);
+    let each: Option<f64> =
+        waits.iter().filter_map(|i| i.sooner.get(k).copied().flatten()).reduce(|a, b| a + b);
     let path = match (each, together(items, l, k)) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
@@ -73,7 +75,10 @@ fn together(items: &[&Item], l: &Ledger, k: usize) -> Option<f64> {
     // the ledger's waits less the finding's.
     let waits = |items: &mut dyn Iterator<Item = &Item>| {
         items.filter(|i| matches!(i.cause, Cause::Wait { .. })).fold((0.0, 0.0), |(c, s), i| {
-            (c + i.per_run.get(k).copied().unwrap_or(0.0), s + i.sooner.get(k).copied().flatten().unwrap_or(0.0))
+            (
+                c + i.per_run.get(k).copied().unwrap_or(0.0),
+                s + i.sooner.get(k).copied().flatten().unwrap_or(0.0),
+            )
         })
     };
     let (all_idle, all_each) = waits(&mut l.items.iter());
@@ -89,7 +94,10 @@ fn together(items: &[&Item], l: &Ledger, k: usize) -> Option<f64> {
 /// sampler's share, other processes' and the hypervisor's, and the steady phase's idle moments.
 /// A shorter run has less of them; a start-up or a tail keeps its length.
 fn goes_with_the_wall(cause: &Cause) -> bool {
-    matches!(cause, Cause::Observer | Cause::OtherLoad | Cause::Stolen | Cause::NoWork(Phase::Steady))
+    matches!(
+        cause,
+        Cause::Observer | Cause::OtherLoad | Cause::Stolen | Cause::NoWork(Phase::Steady)
+    )
 }
 
 /// Run `k`'s wall time without `items`: `sooner` shortens it, and the other causes whose idle
@@ -102,7 +110,14 @@ fn shortened(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), fe
 
 /// [`shortened`], with the causes that go with the wall time shrinking with it (`shrink`) or
 /// keeping their core-seconds: the machine's load and the watching may stay as long as they were.
-fn shortened_as(items: &[&Item], l: &Ledger, k: usize, (wall, cpus): (f64, f64), feeder: bool, shrink: bool) -> f64 {
+fn shortened_as(
+    items: &[&Item],
+    l: &Ledger,
+    k: usize,
+    (wall, cpus): (f64, f64),
+    feeder: bool,
+    shrink: bool,
+) -> f64 {
     let c = cpus.max(1.0);
     let w1 = wall - sooner(items, l, k, cpus, feeder);
     let p: f64 = l
@@ -162,15 +177,13 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
         .map(|(k, &(wall, cpus))| (wall, shortened(items, l, k, (wall, cpus), feeder)))
         .collect();
     let most = m.at.max(m.speedup);
-    let upper = m.speedup * ratio(runs.iter().zip(at_most(items, l, feeder)).map(|(r, s)| (r.0, s)));
+    let upper =
+        m.speedup * ratio(runs.iter().zip(at_most(items, l, feeder)).map(|(r, s)| (r.0, s)));
     // The least it could buy: the machine's load and the watching keep their core-seconds.
     let lower = m.speedup
-        * ratio(
-            l.walls
-                .iter()
-                .enumerate()
-                .map(|(k, &(wall, cpus))| (wall, shortened_as(items, l, k, (wall, cpus), feeder, false))),
-        );
+        * ratio(l.walls.iter().enumerate().map(|(k, &(wall, cpus))| {
+            (wall, shortened_as(items, l, k, (wall, cpus), feeder, false))
+        }));
     let f = ratio(runs.iter().copied());
     // Removing a cause cannot take the speed-up past the count itself: a program that mostly
     // waits on purpose (sleeps, paced input) has little CPU work to bound the run below.
@@ -179,8 +192,9 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
     let sooner_s = runs.iter().map(|r| r.0 - r.1).sum::<f64>() / n;
     let ci = (runs.len() >= 2).then(|| {
         let mut rng = Rng::new(0x005c_a1e5_c09e);
-        let mut draws: Vec<f64> =
-            (0..DRAWS).map(|_| ratio((0..runs.len()).map(|_| runs[rng.below(runs.len())]))).collect();
+        let mut draws: Vec<f64> = (0..DRAWS)
+            .map(|_| ratio((0..runs.len()).map(|_| runs[rng.below(runs.len())])))
+            .collect();
         draws.sort_by(f64::total_cmp);
         let (lo, hi) = (quantile(&draws, 0.025), quantile(&draws, 0.975));
         // The interval is for what a sweep without the cause will measure: the factor's spread,
@@ -235,19 +249,32 @@ mod tests {
         // Two runs of 0.5 s on 2 CPUs: the lock idled 0.2 core-s and delayed the last thread 0.1 s.
         let on = item(lock.clone(), vec![0.2, 0.2], vec![Some(0.1), Some(0.1)]);
         let w = of(&[&on], &ledger(vec![(0.5, 2.0), (0.5, 2.0)]), AT_2, false).unwrap();
-        assert!((w.without - 1.6 * 0.5 / 0.4).abs() < 1e-9 && (w.sooner_s - 0.1).abs() < 1e-9, "{w:?}");
+        assert!(
+            (w.without - 1.6 * 0.5 / 0.4).abs() < 1e-9 && (w.sooner_s - 0.1).abs() < 1e-9,
+            "{w:?}"
+        );
         let ci = w.without_ci95.unwrap();
         assert!(ci[0] <= w.without && w.without <= ci[1]);
         // The same idle capacity off the critical path: nothing.
         let off = item(lock.clone(), vec![0.2, 0.2], vec![Some(0.0), Some(0.0)]);
-        assert_eq!(of(&[&off], &ledger(vec![(0.5, 2.0), (0.5, 2.0)]), AT_2, false).unwrap().without, 1.6);
+        assert_eq!(
+            of(&[&off], &ledger(vec![(0.5, 2.0), (0.5, 2.0)]), AT_2, false).unwrap().without,
+            1.6
+        );
         // A long delay that left little idle capacity (others ran meanwhile): the capacity bounds it.
         let filled = item(lock, vec![0.02, 0.02], vec![Some(0.3), Some(0.3)]);
         let filled = of(&[&filled], &ledger(vec![(0.5, 2.0), (0.5, 2.0)]), AT_2, false).unwrap();
         assert!((filled.sooner_s - 0.01).abs() < 1e-9);
         // Waits for a feeder that is itself the critical path: a faster feeder fills their capacity.
-        let starved = item(Cause::Wait { class: Class::WaitForWork, object: "q".into() }, vec![0.2], vec![Some(0.0)]);
-        assert!((of(&[&starved], &ledger(vec![(0.5, 2.0)]), AT_2, true).unwrap().sooner_s - 0.1).abs() < 1e-9);
+        let starved = item(
+            Cause::Wait { class: Class::WaitForWork, object: "q".into() },
+            vec![0.2],
+            vec![Some(0.0)],
+        );
+        assert!(
+            (of(&[&starved], &ledger(vec![(0.5, 2.0)]), AT_2, true).unwrap().sooner_s - 0.1).abs()
+                < 1e-9
+        );
     }
 
     #[test]
@@ -255,7 +282,11 @@ mod tests {
         let lock = Cause::Wait { class: Class::Lock, object: "m".into() };
         let on = item(lock, vec![0.2, 0.2], vec![Some(0.1), Some(0.1)]);
         let with = |other: Item| {
-            let l = Ledger { items: vec![on.clone(), other], useful_s: 0.5, ..ledger(vec![(0.5, 2.0), (0.5, 2.0)]) };
+            let l = Ledger {
+                items: vec![on.clone(), other],
+                useful_s: 0.5,
+                ..ledger(vec![(0.5, 2.0), (0.5, 2.0)])
+            };
             of(&[&l.items[0]], &l, Measured { at: 2.0, speedup: 1.2, ci95: None }, false).unwrap()
         };
         // The sampler's 0.1 core-s of a 0.5 s run: at 0.4 s, 0.08 of it is left, 10 ms sooner.
@@ -282,9 +313,21 @@ mod tests {
     fn a_finding_of_nearly_every_wait_buys_the_critical_path_without_them_all() {
         // A lock built of a mutex and a condition variable: threads wait on each in turn, so each
         // alone is off the critical path (0.02 s), and both together end the run 0.15 s sooner.
-        let mutex = item(Cause::Wait { class: Class::Lock, object: "m".into() }, vec![0.1], vec![Some(0.02)]);
-        let cv = item(Cause::Wait { class: Class::WaitForWork, object: "c".into() }, vec![0.2], vec![Some(0.02)]);
-        let small = item(Cause::Wait { class: Class::Io, object: "read".into() }, vec![0.02], vec![Some(0.01)]);
+        let mutex = item(
+            Cause::Wait { class: Class::Lock, object: "m".into() },
+            vec![0.1],
+            vec![Some(0.02)],
+        );
+        let cv = item(
+            Cause::Wait { class: Class::WaitForWork, object: "c".into() },
+            vec![0.2],
+            vec![Some(0.02)],
+        );
+        let small = item(
+            Cause::Wait { class: Class::Io, object: "read".into() },
+            vec![0.02],
+            vec![Some(0.01)],
+        );
         let l = Ledger {
             items: vec![mutex, cv, small],
             sooner_all: vec![Some(0.16)],

@@ -119,7 +119,11 @@ impl Context<'_> {
             1 => "1 work thread".into(),
             n => format!("{n} work threads"),
         };
-        format!("{:.3} core-seconds per run idle while {who} waited{}{carried}", i.core_s, self.span())
+        format!(
+            "{:.3} core-seconds per run idle while {who} waited{}{carried}",
+            i.core_s,
+            self.span()
+        )
     }
 
     /// The objects, joined by `sep`.
@@ -130,8 +134,10 @@ impl Context<'_> {
     /// `1 thread: 0%, 2 threads: 33%`: a share of thread time (percent) by count, when a series
     /// has several points.
     fn shares(&self, by_count: &[(f64, f64)]) -> Option<String> {
-        let parts: Vec<String> =
-            by_count.iter().map(|(n, p)| format!("{}: {p:.0}%", count_label(*n, self.at.param()))).collect();
+        let parts: Vec<String> = by_count
+            .iter()
+            .map(|(n, p)| format!("{}: {p:.0}%", count_label(*n, self.at.param())))
+            .collect();
         (parts.len() > 1).then(|| parts.join(", "))
     }
 
@@ -139,7 +145,10 @@ impl Context<'_> {
     fn cpu_line(&self, l: &Ledger) -> String {
         let at = self.at.words();
         let at = if at.is_empty() { String::new() } else { format!(" {at}") };
-        format!("the same work took {:.3} s of CPU{at} against {:.3} s at the baseline", l.cpu_s, l.useful_s)
+        format!(
+            "the same work took {:.3} s of CPU{at} against {:.3} s at the baseline",
+            l.cpu_s, l.useful_s
+        )
     }
 
     /// Extra CPU (`extra` seconds) that a wait on a lock or a queue cost beside it.
@@ -226,14 +235,22 @@ pub fn buys_too_little(gain: f64, error: f64) -> String {
 
 /// Advice for extra CPU that may be work growing with the count.
 pub fn or_weak(advice: &str) -> String {
-    format!("if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}")
+    format!(
+        "if each thread or process does a fixed amount of work, sweep again with --weak; otherwise {advice}"
+    )
 }
 
 /// `at 2 threads: 0.61 of 2.000 core-seconds per run lost (31% of the capacity of 2 CPUs) — lock
 /// 55%, …, unexplained 25%`: `causes` the first causes' kinds and shares, `smaller` the share of
 /// those too small to be reported. Two causes of one kind are told apart by their order
 /// (`lock-contention (1st) 83%, lock-contention (2nd) 13%`).
-pub fn ledger_line(at: At, series_label: &str, l: &Ledger, causes: &[(Kind, f64)], smaller: Option<f64>) -> String {
+pub fn ledger_line(
+    at: At,
+    series_label: &str,
+    l: &Ledger,
+    causes: &[(Kind, f64)],
+    smaller: Option<f64>,
+) -> String {
     let mut parts: Vec<String> = causes
         .iter()
         .enumerate()
@@ -338,7 +355,9 @@ pub fn lock(
     } else if serialised {
         format!("{at_}threads are serialised on one lock while CPUs are idle{phase}: {what}")
     } else {
-        format!("{at_}threads wait on a lock held by other threads while CPUs are idle{phase}: {what}")
+        format!(
+            "{at_}threads wait on a lock held by other threads while CPUs are idle{phase}: {what}"
+        )
     };
     let advice = match (known, interpreter) {
         (Some(k), _) => k.advice,
@@ -362,7 +381,8 @@ pub fn starved(c: &Context, f: &Feeder, shares: &[(f64, f64)]) -> Words {
             f.waits.as_ref().map(|w| format!("; otherwise it waits ({w})")).unwrap_or_default()
         ),
     ];
-    evidence.extend(c.shares(shares).map(|s| format!("waiting for work, share of thread time: {s}")));
+    evidence
+        .extend(c.shares(shares).map(|s| format!("waiting for work, share of thread time: {s}")));
     Words {
         summary: format!(
             "{}work threads wait for work on {} while CPUs are idle, and thread {} that feeds them runs meanwhile: the feeder is the bottleneck",
@@ -628,7 +648,11 @@ pub fn load(c: &Context, source: NoiseSource, capacity: f64, mostly: bool) -> Wo
         format!("the figures include {host}")
     };
     Words {
-        summary: format!("{}{what} ({} of the capacity{detail}): {verdict}", c.at_(), pct(capacity)),
+        summary: format!(
+            "{}{what} ({} of the capacity{detail}): {verdict}",
+            c.at_(),
+            pct(capacity)
+        ),
         evidence: Vec::new(),
         advice: advice.into(),
     }
@@ -640,8 +664,15 @@ mod tests {
 
     #[test]
     fn two_causes_of_one_kind_are_told_apart_on_the_ledger_line() {
-        let l = Ledger { capacity: 2.0, lost_s: 0.6, cpu_s: 1.4, unexplained: 0.04, ..Ledger::default() };
-        let causes = [(Kind::LockContention, 0.83), (Kind::SerialPhase, 0.05), (Kind::LockContention, 0.08)];
+        let l = Ledger {
+            capacity: 2.0,
+            lost_s: 0.6,
+            cpu_s: 1.4,
+            unexplained: 0.04,
+            ..Ledger::default()
+        };
+        let causes =
+            [(Kind::LockContention, 0.83), (Kind::SerialPhase, 0.05), (Kind::LockContention, 0.08)];
         let line = ledger_line(At::Count(2.0, "threads"), "", &l, &causes, None);
         assert!(
             line.contains("lock-contention (1st) 83%, serial-phase 5%, lock-contention (2nd) 8%, unexplained 4%"),

@@ -43,7 +43,9 @@ impl Captured {
         let mut out = self.head.clone();
         if self.truncated() {
             let dropped = self.total - (self.head.len() + self.tail().len()) as u64;
-            out.extend_from_slice(format!("\n[… scalescope dropped {dropped} bytes here …]\n").as_bytes());
+            out.extend_from_slice(
+                format!("\n[… scalescope dropped {dropped} bytes here …]\n").as_bytes(),
+            );
         }
         out.extend_from_slice(self.tail());
         out
@@ -113,7 +115,11 @@ impl Capture {
 
 /// Reads `src` to its end; where it goes: kept, scanned, and echoed to `echo` when given.
 #[cfg(test)]
-pub fn drain(mut src: impl Read, scanner: Arc<Scanner>, echo: Option<Box<dyn Write + Send>>) -> Captured {
+pub fn drain(
+    mut src: impl Read,
+    scanner: Arc<Scanner>,
+    echo: Option<Box<dyn Write + Send>>,
+) -> Captured {
     let mut c = Capture::new(scanner, echo);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -153,7 +159,11 @@ impl Streams {
     }
 
     /// Captures output until `other` is readable, `deadline` passes, or both streams close.
-    pub fn until(&mut self, other: Option<RawFd>, deadline: Option<Instant>) -> std::io::Result<Wake> {
+    pub fn until(
+        &mut self,
+        other: Option<RawFd>,
+        deadline: Option<Instant>,
+    ) -> std::io::Result<Wake> {
         loop {
             let mut fds: Vec<libc::pollfd> = other
                 .into_iter()
@@ -168,7 +178,9 @@ impl Streams {
             let timeout = left.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
             // SAFETY: `fds` is a valid array of pollfd, and `timeout` null or a valid timespec, for
             // the duration of the call.
-            let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout, std::ptr::null()) };
+            let n = unsafe {
+                libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout, std::ptr::null())
+            };
             if n < 0 {
                 match std::io::Error::last_os_error() {
                     e if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -218,7 +230,10 @@ pub(crate) fn readable_within(fd: RawFd, wait: Duration) -> bool {
 
 /// A timeout for `ppoll`.
 fn timespec(d: Duration) -> libc::timespec {
-    libc::timespec { tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t, tv_nsec: d.subsec_nanos().into() }
+    libc::timespec {
+        tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos().into(),
+    }
 }
 
 fn keep(cap: &mut Captured, chunk: &[u8]) {

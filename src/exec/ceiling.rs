@@ -59,11 +59,31 @@ struct Way {
 /// mapping copies nothing; `O_DIRECT` goes to the device without the cache, in large blocks or
 /// many at once.
 const WAYS: [Way; 5] = [
-    Way { args: ["--mode", "pread", "--block", "128KiB", "--chunk", "1MiB"], cold_only: false, in_flight: 1 },
-    Way { args: ["--mode", "pread", "--block", "1MiB", "--chunk", "8MiB"], cold_only: false, in_flight: 1 },
-    Way { args: ["--mode", "mmap", "--block", "1MiB", "--chunk", "8MiB"], cold_only: true, in_flight: 1 },
-    Way { args: ["--mode", "direct", "--block", "4MiB", "--chunk", "8MiB"], cold_only: true, in_flight: 1 },
-    Way { args: ["--mode", "direct", "--block", "1MiB", "--chunk", "1MiB"], cold_only: true, in_flight: 16 },
+    Way {
+        args: ["--mode", "pread", "--block", "128KiB", "--chunk", "1MiB"],
+        cold_only: false,
+        in_flight: 1,
+    },
+    Way {
+        args: ["--mode", "pread", "--block", "1MiB", "--chunk", "8MiB"],
+        cold_only: false,
+        in_flight: 1,
+    },
+    Way {
+        args: ["--mode", "mmap", "--block", "1MiB", "--chunk", "8MiB"],
+        cold_only: true,
+        in_flight: 1,
+    },
+    Way {
+        args: ["--mode", "direct", "--block", "4MiB", "--chunk", "8MiB"],
+        cold_only: true,
+        in_flight: 1,
+    },
+    Way {
+        args: ["--mode", "direct", "--block", "1MiB", "--chunk", "1MiB"],
+        cold_only: true,
+        in_flight: 16,
+    },
 ];
 
 impl Way {
@@ -72,7 +92,11 @@ impl Way {
             "mmap" => "mmap".to_string(),
             mode => format!("{mode} {} blocks", self.args[3]),
         };
-        if self.in_flight > threads { format!("{what}, {} in flight", self.in_flight) } else { what }
+        if self.in_flight > threads {
+            format!("{what}, {} in flight", self.in_flight)
+        } else {
+            what
+        }
     }
 }
 
@@ -86,11 +110,17 @@ pub fn measure(
     cold: bool,
     mut report: impl FnMut(&CeilingPoint),
 ) -> Result<Ceiling, CeilingError> {
-    let exe = std::env::current_exe()
-        .map_err(|source| SpawnError::System { program: "scalescope probe readspeed".into(), source })?;
+    let exe = std::env::current_exe().map_err(|source| SpawnError::System {
+        program: "scalescope probe readspeed".into(),
+        source,
+    })?;
     let mut exec = Processes::new();
     let scanner = Arc::new(Scanner::new(&[]).expect("no extractors"));
-    let mut ceiling = Ceiling { files: files.iter().map(|f| f.display().to_string()).collect(), cold, points: vec![] };
+    let mut ceiling = Ceiling {
+        files: files.iter().map(|f| f.display().to_string()).collect(),
+        cold,
+        points: vec![],
+    };
     let ways: Vec<&Way> = WAYS.iter().filter(|w| cold || !w.cold_only).collect();
     let mut refused = vec![false; ways.len()];
     for &threads in counts {
@@ -129,7 +159,8 @@ pub fn measure(
                 return Ok(ceiling);
             }
             // The rate over readspeed's reading time: what the files deliver, its start-up left out.
-            let rate = o.stdout.found.iter().rev().find(|f| f.name == "throughput").map(|f| f.value);
+            let rate =
+                o.stdout.found.iter().rev().find(|f| f.name == "throughput").map(|f| f.value);
             match (o.exit_code, rate) {
                 (Some(0), Some(r)) if r > 0.0 => {
                     if recorded {
@@ -138,11 +169,15 @@ pub fn measure(
                 }
                 // A file system without O_DIRECT (tmpfs): the other ways remain.
                 _ if ways[w].cold_only => refused[w] = true,
-                _ => return Err(CeilingError::Failed { printed: Printed::of(&o.stdout, &o.stderr) }),
+                _ => {
+                    return Err(CeilingError::Failed { printed: Printed::of(&o.stdout, &o.stderr) });
+                }
             }
         }
         let most = |r: &Vec<f64>| r.iter().copied().fold(0.0, f64::max);
-        let best = (0..ways.len()).max_by(|&a, &b| most(&rates[a]).total_cmp(&most(&rates[b]))).unwrap_or(0);
+        let best = (0..ways.len())
+            .max_by(|&a, &b| most(&rates[a]).total_cmp(&most(&rates[b])))
+            .unwrap_or(0);
         let mut point = CeilingPoint {
             threads,
             how: ways[best].describe(threads),
@@ -152,8 +187,12 @@ pub fn measure(
         // A job with more threads can always read as a job with fewer would.
         if let Some(fewer) = ceiling.points.last().filter(|p| p.bytes_per_s > point.bytes_per_s) {
             point.bytes_per_s = fewer.bytes_per_s;
-            point.how =
-                format!("{} with {} thread{}", fewer.how, fewer.threads, if fewer.threads == 1 { "" } else { "s" });
+            point.how = format!(
+                "{} with {} thread{}",
+                fewer.how,
+                fewer.threads,
+                if fewer.threads == 1 { "" } else { "s" }
+            );
         }
         report(&point);
         ceiling.points.push(point);

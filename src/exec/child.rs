@@ -145,7 +145,9 @@ impl SpawnError {
     pub fn is_user_mistake(&self) -> bool {
         matches!(
             self,
-            SpawnError::NotFound { .. } | SpawnError::PermissionDenied { .. } | SpawnError::NotExecutable { .. }
+            SpawnError::NotFound { .. }
+                | SpawnError::PermissionDenied { .. }
+                | SpawnError::NotExecutable { .. }
         )
     }
 
@@ -167,7 +169,8 @@ impl SpawnError {
 
 /// Whether a file of that name is in a folder on PATH.
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).exists()))
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).exists()))
 }
 
 /// Runs processes and measures them: the sweep's one way to the system, so that it can be
@@ -270,14 +273,22 @@ impl Executor for Processes {
         let mut streams = streams(spec, out_r, err_r);
         let pid = match reply {
             Ok(Ok(pid)) => pid,
-            Ok(Err(Refused(errno))) => return Err(SpawnError::of(program, std::io::Error::from_raw_os_error(errno))),
+            Ok(Err(Refused(errno))) => {
+                return Err(SpawnError::of(program, std::io::Error::from_raw_os_error(errno)));
+            }
             Err(e) => return Err(self.helper_failed(e)),
         };
         // The helper holds its own copies now: the streams end when the run's tree exits.
         drop((out_w, err_w));
         signals::set_current_group(pid);
         let again = spec.again && spec.kill_leftovers;
-        let running = Running { spec, path: &path, pid, started: early_at.unwrap_or_else(Instant::now), again };
+        let running = Running {
+            spec,
+            path: &path,
+            pid,
+            started: early_at.unwrap_or_else(Instant::now),
+            again,
+        };
         let watched = watch(spawner, &mut streams, &mut self.armed, &running);
         // The sampler builds its report while the run's leftovers are killed and its output read.
         if let Some(s) = &watched.sampler {
@@ -286,7 +297,9 @@ impl Executor for Processes {
         signals::set_current_group(0);
         let finished = watched.finished.map_err(|e| self.helper_failed(e));
         let strays = self.end_strays(spec, earlier);
-        let succeeded = finished.as_ref().is_ok_and(|f| libc::WIFEXITED(f.status) && libc::WEXITSTATUS(f.status) == 0);
+        let succeeded = finished
+            .as_ref()
+            .is_ok_and(|f| libc::WIFEXITED(f.status) && libc::WEXITSTATUS(f.status) == 0);
         if again && succeeded && !watched.timed_out {
             self.start_next(spec, &path);
         }
@@ -333,7 +346,9 @@ fn begin(
         return Ok((pipes, spawner.started(), Some(at)));
     }
     let armed = armed.take().filter(|a| a.runs(spec));
-    match armed.and_then(|a| spawner.go().map(|sent| (a.pipes, sent.and_then(|()| spawner.started())))) {
+    match armed
+        .and_then(|a| spawner.go().map(|sent| (a.pipes, sent.and_then(|()| spawner.started()))))
+    {
         Some((pipes, reply)) => Ok((pipes, reply, None)),
         None => {
             let pipes = Pipes::new().map_err(|e| SpawnError::of(&spec.argv[0], e))?;
@@ -350,7 +365,12 @@ type Begun = (Pipes, std::io::Result<Result<i32, Refused>>, Option<Instant>);
 /// The deadline loop: reads the run's output until the helper says the run has ended, and at
 /// their instants starts the sampler, sets the next run up and stops the run at its timeout
 /// (SIGTERM, then SIGKILL after a grace).
-fn watch(spawner: &mut Spawner, streams: &mut Streams, armed: &mut Option<Armed>, run: &Running) -> Watched {
+fn watch(
+    spawner: &mut Spawner,
+    streams: &mut Streams,
+    armed: &mut Option<Armed>,
+    run: &Running,
+) -> Watched {
     let mut sampler = None;
     let mut sample_at = run.spec.sample.map(|c| (run.started + SAMPLE_AFTER, c));
     // The next run is set up once this one is old enough for the set-up not to share its first
@@ -359,7 +379,10 @@ fn watch(spawner: &mut Spawner, streams: &mut Streams, armed: &mut Option<Armed>
     let mut timed_out = false;
     let mut kill_at = run.spec.timeout.map(|t| (run.started + t, libc::SIGTERM));
     let finished = loop {
-        let deadline = [kill_at.map(|(at, _)| at), sample_at.map(|(at, _)| at), arm_at].into_iter().flatten().min();
+        let deadline = [kill_at.map(|(at, _)| at), sample_at.map(|(at, _)| at), arm_at]
+            .into_iter()
+            .flatten()
+            .min();
         match streams.until(Some(spawner.reply_fd()), deadline) {
             Ok(Wake::Deadline) => {
                 let now = Instant::now();
@@ -394,7 +417,10 @@ fn watch(spawner: &mut Spawner, streams: &mut Streams, armed: &mut Option<Armed>
 fn streams(spec: &Spec, out: std::io::PipeReader, err: std::io::PipeReader) -> Streams {
     let echo_out = spec.show_output.then(|| Box::new(std::io::stdout()) as _);
     let echo_err = spec.show_output.then(|| Box::new(std::io::stderr()) as _);
-    let captures = [Capture::new(spec.scanner.clone(), echo_out), Capture::new(spec.scanner.clone(), echo_err)];
+    let captures = [
+        Capture::new(spec.scanner.clone(), echo_out),
+        Capture::new(spec.scanner.clone(), echo_err),
+    ];
     Streams::new([File::from(OwnedFd::from(out)), File::from(OwnedFd::from(err))], captures)
 }
 
@@ -430,7 +456,8 @@ fn outcome(
     Outcome {
         wall_s: finished.wall_ns as f64 * 1e-9,
         exit_code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
-        signal: (!libc::WIFEXITED(status) && libc::WIFSIGNALED(status)).then(|| libc::WTERMSIG(status)),
+        signal: (!libc::WIFEXITED(status) && libc::WIFSIGNALED(status))
+            .then(|| libc::WTERMSIG(status)),
         timed_out,
         interrupted: signals::interrupted(),
         usage: Usage::from(finished.usage),
@@ -490,7 +517,8 @@ impl Processes {
             return;
         }
         if let Some(spawner) = self.spawner.as_mut()
-            && let Some(next) = self.armed.take().filter(|a| a.runs(spec)).or_else(|| arm(spawner, spec, path))
+            && let Some(next) =
+                self.armed.take().filter(|a| a.runs(spec)).or_else(|| arm(spawner, spec, path))
             && let Some(Ok(())) = spawner.go()
         {
             self.started = Some((next, Instant::now()));
@@ -561,7 +589,9 @@ pub fn resolve(program: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
         .unwrap_or_else(|| program.into())
 }
 
@@ -572,7 +602,10 @@ mod tests {
     #[test]
     fn a_program_on_no_folder_of_path_is_missing_even_when_exec_says_permission() {
         let eacces = || std::io::Error::from_raw_os_error(libc::EACCES);
-        assert!(matches!(SpawnError::of("no-such-program-xyz", eacces()), SpawnError::NotFound { .. }));
+        assert!(matches!(
+            SpawnError::of("no-such-program-xyz", eacces()),
+            SpawnError::NotFound { .. }
+        ));
         assert!(matches!(SpawnError::of("sh", eacces()), SpawnError::PermissionDenied { .. }));
         assert!(matches!(SpawnError::of("./x", eacces()), SpawnError::PermissionDenied { .. }));
     }

@@ -17,7 +17,9 @@
 
 use super::capture::readable_within;
 use super::shed::{self, Shed};
-use super::spawner::{self, HELPER_NAME, RunUsage, put_i64, receive, send, take_bytes, take_i64, take_u8, torn};
+use super::spawner::{
+    self, HELPER_NAME, RunUsage, put_i64, receive, send, take_bytes, take_i64, take_u8, torn,
+};
 use crate::sample::monotonic_ns;
 use crate::sample::procfs::ProcFile;
 use std::ffi::{CString, OsStr};
@@ -61,7 +63,8 @@ fn serve(parent: i32) -> io::Result<()> {
     if unsafe { libc::getppid() } != parent {
         return Ok(());
     }
-    let null = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_CLOEXEC).open("/dev/null")?;
+    let null =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_CLOEXEC).open("/dev/null")?;
     let base: Vec<Vec<u8>> = std::env::vars_os()
         .map(|(k, v)| {
             let mut e = k.into_vec();
@@ -269,8 +272,14 @@ fn child(helper: i32, m: &Making, mut report: File) -> ! {
 fn warm_up(base: &[Vec<u8>]) {
     let argv = ["scalescope-warm-up".to_string()];
     let env = [("SCALESCOPE_WARM_UP".to_string(), "1".to_string())];
-    let r =
-        spawner::Request { program: OsStr::new("/"), argv: &argv, env: &env, stdout: 1, stderr: 2, kill_group: false };
+    let r = spawner::Request {
+        program: OsStr::new("/"),
+        argv: &argv,
+        env: &env,
+        stdout: 1,
+        stderr: 2,
+        kill_group: false,
+    };
     let m = r.encode(spawner::RUN);
     if let Ok(r) = Request::read(&m[1..]) {
         std::hint::black_box(prepare(&r, base).is_ok());
@@ -417,13 +426,17 @@ fn become_run(m: &Making, report: &mut File, mut shed: Option<Shed>) -> Stop {
     exec.put(Exec::READ + 8, (Exec::LEN as u64 + shed.as_ref().map_or(0, |s| s.written())) as i64);
     // One write below PIPE_BUF: whole or not at all.
     // SAFETY: writes the message's bytes to a descriptor this process holds.
-    let sent = unsafe { libc::syscall(libc::SYS_write, report.as_raw_fd(), exec.0.as_ptr(), exec.0.len()) };
+    let sent = unsafe {
+        libc::syscall(libc::SYS_write, report.as_raw_fd(), exec.0.as_ptr(), exec.0.len())
+    };
     if sent != exec.0.len() as i64 {
         return Stop::Quiet;
     }
     // SAFETY: every pointer is to a NUL-terminated string that outlives the call, and both arrays
     // end in a null pointer.
-    let errno = unsafe { libc::syscall(libc::SYS_execve, run.program.as_ptr(), run.argp.as_ptr(), run.envp.as_ptr()) };
+    let errno = unsafe {
+        libc::syscall(libc::SYS_execve, run.program.as_ptr(), run.argp.as_ptr(), run.envp.as_ptr())
+    };
     Stop::Refused(if errno < 0 {
         io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOEXEC)
     } else {
@@ -439,7 +452,9 @@ fn receive_raw(from: &mut File, into: &mut Vec<u8>) -> io::Result<()> {
         let mut at = 0;
         while at < buf.len() {
             // SAFETY: reads into the rest of a buffer of the length given.
-            let n = unsafe { libc::syscall(libc::SYS_read, fd, buf[at..].as_mut_ptr(), buf.len() - at) };
+            let n = unsafe {
+                libc::syscall(libc::SYS_read, fd, buf[at..].as_mut_ptr(), buf.len() - at)
+            };
             match n {
                 0 => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
                 n if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
@@ -477,7 +492,8 @@ fn set_up(m: &Making, r: &Request) -> Result<SetUp, i32> {
     };
     // SAFETY: plain system calls on descriptors this process holds.
     unsafe {
-        for (i, fd) in [m.null, files[0].as_raw_fd(), files[1].as_raw_fd()].into_iter().enumerate() {
+        for (i, fd) in [m.null, files[0].as_raw_fd(), files[1].as_raw_fd()].into_iter().enumerate()
+        {
             if libc::dup2(fd, i as libc::c_int) < 0 {
                 return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF));
             }
@@ -516,15 +532,20 @@ impl<'a> Request<'a> {
         let kill_group = take_u8(&mut at)? == 1;
         let (out, err) = (take_i64(&mut at)?, take_i64(&mut at)?);
         let program = take_bytes(&mut at)?;
-        let argv = (0..take_i64(&mut at)?).map(|_| take_bytes(&mut at)).collect::<io::Result<Vec<_>>>()?;
-        let extra = (0..take_i64(&mut at)?).map(|_| take_bytes(&mut at)).collect::<io::Result<Vec<_>>>()?;
+        let argv =
+            (0..take_i64(&mut at)?).map(|_| take_bytes(&mut at)).collect::<io::Result<Vec<_>>>()?;
+        let extra =
+            (0..take_i64(&mut at)?).map(|_| take_bytes(&mut at)).collect::<io::Result<Vec<_>>>()?;
         Ok(Request { kill_group, out, err, program, argv, extra })
     }
 }
 
 /// Opens the write end of one of scalescope's output pipes (its descriptor `fd`).
 fn open_output(parent: i32, fd: i64) -> io::Result<File> {
-    std::fs::OpenOptions::new().write(true).custom_flags(libc::O_CLOEXEC).open(format!("/proc/{parent}/fd/{fd}"))
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(format!("/proc/{parent}/fd/{fd}"))
 }
 
 fn refuse(to: &mut File, errno: i32) -> io::Result<()> {
@@ -574,7 +595,9 @@ fn close_range(from: RawFd, to: RawFd) {
 /// `rchar` and `wchar` of an open `/proc/<pid>/io`.
 fn read_io(f: &mut ProcFile) -> Option<(u64, u64)> {
     let text = f.read()?;
-    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok());
+    let field = |key: &str| {
+        text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok())
+    };
     Some((field("rchar:")?, field("wchar:")?))
 }
 
@@ -586,18 +609,30 @@ fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
 /// Waits for the run to exit, stops the clock, reads its I/O while it is a zombie, kills what is
 /// left of its group when asked, reaps it; returns the `Finished` message. `own_usage` and `own`
 /// are what the ready child used, read and wrote itself before the clock, taken out of the run's.
-fn wait(run: &mut Ready, t0: u64, kill_group: bool, own_usage: RunUsage, own: (u64, u64)) -> Vec<u8> {
+fn wait(
+    run: &mut Ready,
+    t0: u64,
+    kill_group: bool,
+    own_usage: RunUsage,
+    own: (u64, u64),
+) -> Vec<u8> {
     let pid = run.pid;
     loop {
         // SAFETY: siginfo_t is plain data filled by waitid.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        let rc = unsafe {
+            libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT)
+        };
         if rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             break;
         }
     }
     let wall_ns = monotonic_ns() - t0;
-    let io = run.io.as_mut().and_then(read_io).map(|(r, w)| (r.saturating_sub(own.0), w.saturating_sub(own.1)));
+    let io = run
+        .io
+        .as_mut()
+        .and_then(read_io)
+        .map(|(r, w)| (r.saturating_sub(own.0), w.saturating_sub(own.1)));
     if kill_group {
         // SAFETY: the group's leader is a zombie not yet reaped, so its id is still this group's.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
@@ -629,7 +664,8 @@ mod tests {
 
     #[test]
     fn extra_variables_replace_those_of_the_same_name() {
-        let base: Vec<Vec<u8>> = ["A=1", "AB=2", "C=3"].iter().map(|e| e.as_bytes().to_vec()).collect();
+        let base: Vec<Vec<u8>> =
+            ["A=1", "AB=2", "C=3"].iter().map(|e| e.as_bytes().to_vec()).collect();
         let env = environment(&base, &[b"A=9", b"D=4"]).unwrap();
         let env: Vec<&str> = env.iter().map(|c| c.to_str().unwrap()).collect();
         assert_eq!(env, ["AB=2", "C=3", "A=9", "D=4"]);

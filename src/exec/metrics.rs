@@ -23,7 +23,10 @@ pub fn json_number(v: f64) -> serde_json::Value {
 }
 
 /// The metrics of both output streams as a JSON map, stdout's value first when both have one.
-pub fn to_map<'a>(stdout: &'a [Found], stderr: &'a [Found]) -> serde_json::Map<String, serde_json::Value> {
+pub fn to_map<'a>(
+    stdout: &'a [Found],
+    stderr: &'a [Found],
+) -> serde_json::Map<String, serde_json::Value> {
     let mut metrics = serde_json::Map::new();
     for f in stdout.iter().chain(stderr) {
         metrics.entry(f.name.clone()).or_insert_with(|| json_number(f.value));
@@ -40,7 +43,10 @@ pub struct Scanner {
 impl Scanner {
     /// Compiles the extractors; the plan has already checked that they compile.
     pub fn new(specs: &[MetricSpec]) -> Result<Scanner, regex::Error> {
-        let specs = specs.iter().map(|m| Ok((m.name.clone(), Regex::new(&m.regex)?))).collect::<Result<_, _>>()?;
+        let specs = specs
+            .iter()
+            .map(|m| Ok((m.name.clone(), Regex::new(&m.regex)?)))
+            .collect::<Result<_, _>>()?;
         Ok(Scanner { specs })
     }
 
@@ -57,7 +63,8 @@ impl Scanner {
         }
         for (name, re) in &self.specs {
             if let Some(text) = re.captures(line).and_then(|c| c.get(1))
-                && let Some((value, unit)) = quantity::parse(&String::from_utf8_lossy(text.as_bytes()))
+                && let Some((value, unit)) =
+                    quantity::parse(&String::from_utf8_lossy(text.as_bytes()))
             {
                 put(found, Found { name: name.clone(), value, unit: unit.to_string() });
             }
@@ -78,7 +85,8 @@ mod tests {
 
     #[test]
     fn reads_builtin_lines_and_regexes_with_units() {
-        let spec = MetricSpec { name: "tp".into(), regex: r"Throughput \(MB/s\): ([0-9.]+)".into() };
+        let spec =
+            MetricSpec { name: "tp".into(), regex: r"Throughput \(MB/s\): ([0-9.]+)".into() };
         let s = Scanner::new(&[spec]).unwrap();
         let mut found = Vec::new();
         s.scan_line(b"scalescope-metric throughput 1.5e6 ops/s", &mut found);
@@ -86,7 +94,10 @@ mod tests {
         s.scan_line(b"\xff\xfe binary \x00 Throughput (MB/s): 13.5", &mut found);
         s.scan_line(b"scalescope-metric broken x", &mut found);
         assert_eq!(found.len(), 2);
-        assert_eq!(found[0], Found { name: "throughput".into(), value: 1.5e6, unit: "ops/s".into() });
+        assert_eq!(
+            found[0],
+            Found { name: "throughput".into(), value: 1.5e6, unit: "ops/s".into() }
+        );
         assert_eq!(found[1].value, 13.5, "the last match wins");
     }
 }

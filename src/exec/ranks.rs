@@ -45,11 +45,13 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
     if !parts.is_empty() {
         run.user_s = parts.iter().map(|p| p.user_s).sum();
         run.sys_s = parts.iter().map(|p| p.sys_s).sum();
-        run.cpu_pct = if run.wall_s > 0.0 { 100.0 * (run.user_s + run.sys_s) / run.wall_s } else { 0.0 };
+        run.cpu_pct =
+            if run.wall_s > 0.0 { 100.0 * (run.user_s + run.sys_s) / run.wall_s } else { 0.0 };
         run.max_rss_bytes = parts.iter().map(|p| p.max_rss_bytes).max().unwrap_or(0);
         run.storage_read_bytes = parts.iter().map(|p| p.storage_read_bytes).sum();
         run.syscall_read_bytes = parts.iter().map(|p| p.syscall_read_bytes).sum();
-        let tps: Option<Vec<f64>> = parts.iter().map(|p| p.metrics.get("throughput").and_then(Value::as_f64)).collect();
+        let tps: Option<Vec<f64>> =
+            parts.iter().map(|p| p.metrics.get("throughput").and_then(Value::as_f64)).collect();
         match tps.filter(|_| parts.len() as u32 == expected) {
             Some(tps) => {
                 let sum: f64 = tps.iter().sum();
@@ -72,7 +74,9 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
             parts.iter().filter_map(|p| Some((p.threads.as_ref()?, start(p)))).collect();
         if let Some(mut first) = crate::sample::report_of_parts(&reports) {
             // Copies on one node share its CPUs: their capacity is at most those.
-            if let Some(c) = first.capacity.as_mut().filter(|_| parts.iter().all(|p| p.node == parts[0].node)) {
+            if let Some(c) =
+                first.capacity.as_mut().filter(|_| parts.iter().all(|p| p.node == parts[0].node))
+            {
                 c.cpus = c.cpus.min(crate::machine::allowed_cpus().max(1) as f64);
             }
             run.threads = Some(Box::new(first));
@@ -81,7 +85,8 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
     let failed = parts.iter().find(|p| !p.succeeded());
     // The launcher passes a failed copy's end on as an exit code (139 for SIGSEGV): the copy's
     // own status says what happened.
-    let passed_on = |f: &RankPart| run.exit_code == Some(0) || run.exit_code == Some(f.agent_exit_code());
+    let passed_on =
+        |f: &RankPart| run.exit_code == Some(0) || run.exit_code == Some(f.agent_exit_code());
     if let Some(f) = failed.filter(|f| passed_on(f)) {
         run.exit_code = f.exit_code;
         run.signal = f.signal;
@@ -122,11 +127,17 @@ mod tests {
         assert_eq!(parts.iter().map(|p| p.rank).collect::<Vec<_>>(), [0, 1]);
         let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
         merge(&mut run, parts.clone(), 2, false);
-        assert_eq!((run.user_s, run.cpu_pct, run.throughput, run.max_rss_bytes), (3.0, 150.0, Some(40.0), 20));
+        assert_eq!(
+            (run.user_s, run.cpu_pct, run.throughput, run.max_rss_bytes),
+            (3.0, 150.0, Some(40.0), 20)
+        );
         assert!(run.succeeded() && run.missing_ranks.is_empty());
         let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
         merge(&mut run, parts.clone(), 3, false);
-        assert_eq!((run.missing_ranks.clone(), run.succeeded(), run.throughput), (vec![2], false, None));
+        assert_eq!(
+            (run.missing_ranks.clone(), run.succeeded(), run.throughput),
+            (vec![2], false, None)
+        );
         let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
         merge(&mut run, vec![part(0, 1.0, 10.0, 0), part(1, 1.0, 10.0, 3)], 2, false);
         assert_eq!((run.exit_code, run.ranks.len()), (Some(3), 2));

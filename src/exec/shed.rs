@@ -28,7 +28,8 @@ impl Shed {
     /// In the ready child: opens its `/proc/self/clear_refs`; `None` where /proc does not allow it
     /// (the run's peak then counts the child's code).
     pub fn open(ranges: &[(usize, usize)]) -> Option<Shed> {
-        let clear_refs = std::fs::OpenOptions::new().write(true).open("/proc/self/clear_refs").ok()?;
+        let clear_refs =
+            std::fs::OpenOptions::new().write(true).open("/proc/self/clear_refs").ok()?;
         (!ranges.is_empty()).then(|| Shed { ranges: ranges.to_vec(), clear_refs, written: 0 })
     }
 
@@ -47,7 +48,9 @@ impl Shed {
         // "5" resets the peak resident size (proc(5), /proc/pid/clear_refs). A raw system call:
         // what runs after the pages were dropped counts in the run's peak.
         // SAFETY: writes one byte from a constant to a descriptor this process holds.
-        if unsafe { libc::syscall(libc::SYS_write, self.clear_refs.as_raw_fd(), b"5".as_ptr(), 1) } == 1 {
+        if unsafe { libc::syscall(libc::SYS_write, self.clear_refs.as_raw_fd(), b"5".as_ptr(), 1) }
+            == 1
+        {
             self.written += 1;
         }
     }

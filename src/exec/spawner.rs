@@ -310,7 +310,10 @@ pub(super) fn take_bytes<'a>(at: &mut &'a [u8]) -> io::Result<&'a [u8]> {
 }
 
 pub(super) fn torn() -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, "a torn message between scalescope and its spawn helper")
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a torn message between scalescope and its spawn helper",
+    )
 }
 
 /// Writes one message: its length, then its bytes, in one write.

@@ -18,7 +18,8 @@ pub fn become_subreaper() {
 pub fn kill_strays(children: &mut Children, earlier: &[i32]) -> u32 {
     let mut killed = 0;
     for _ in 0..16 {
-        let children: Vec<i32> = children.list().into_iter().filter(|c| !earlier.contains(c)).collect();
+        let children: Vec<i32> =
+            children.list().into_iter().filter(|c| !earlier.contains(c)).collect();
         if children.is_empty() {
             break;
         }
@@ -50,7 +51,10 @@ pub(crate) struct Children(Option<ProcFile>);
 impl Children {
     /// Opens the main thread's `children` file (none to read where /proc lacks it).
     pub fn open() -> Children {
-        Children(ProcFile::open(std::path::Path::new(&format!("/proc/self/task/{}/children", std::process::id()))))
+        Children(ProcFile::open(std::path::Path::new(&format!(
+            "/proc/self/task/{}/children",
+            std::process::id()
+        ))))
     }
 
     /// The children now.

@@ -22,7 +22,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Receives what the sweep produces; implemented by the results store (and progress display).
 pub trait Sink {
     /// A measured run finished; store it now. `units` gives the unit of each metric it carries.
-    fn record(&mut self, point: usize, run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError>;
+    fn record(
+        &mut self,
+        point: usize,
+        run: RunRecord,
+        units: &[(String, String)],
+    ) -> Result<(), WriteError>;
     /// A point's number of runs became known.
     fn target(&mut self, point: usize, runs: u32);
     /// Something to show the user: a run starting, or a warning.
@@ -79,8 +84,10 @@ pub fn run(
     show_output: bool,
 ) -> Result<Stop, ExecError> {
     signals::install();
-    let scanner = Arc::new(Scanner::new(&plan.metrics).map_err(|e| PlanError::Invalid(e.to_string()))?);
-    let sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed).from_round(first_round);
+    let scanner =
+        Arc::new(Scanner::new(&plan.metrics).map_err(|e| PlanError::Invalid(e.to_string()))?);
+    let sched = Scheduler::new(plan.order, plan.warmup, plan.runs, progress, plan.seed)
+        .from_round(first_round);
     for (i, p) in sched.progress().iter().enumerate() {
         if let Some(t) = p.target {
             sink.target(i, t);
@@ -164,7 +171,8 @@ impl Sweep<'_> {
         if outcome.interrupted {
             return Ok(Some(Stop::Interrupted));
         }
-        Hooks { exec: &mut *exec, point, show_output: self.show_output }.run("conclude", &point.hooks.conclude)?;
+        Hooks { exec: &mut *exec, point, show_output: self.show_output }
+            .run("conclude", &point.hooks.conclude)?;
         let run = RunOf { point, warmup, index, stem, parts };
         let mut record = self.record(&mut outcome, &run, started, eviction, sink);
         record.pace_ns = Some(pace_ns);
@@ -185,7 +193,9 @@ impl Sweep<'_> {
             }
         }
         let copy = failed_copy(&record);
-        let printed = copy.as_ref().map_or_else(|| Printed::of(&outcome.stdout, &outcome.stderr), |c| c.1.clone());
+        let printed = copy
+            .as_ref()
+            .map_or_else(|| Printed::of(&outcome.stdout, &outcome.stderr), |c| c.1.clone());
         let saved = match printed.stream() {
             Some("stderr") => record.stderr.as_ref(),
             _ => record.stdout.as_ref(),
@@ -203,7 +213,8 @@ impl Sweep<'_> {
             return Ok(Some(Stop::Failed { point: p, outcome: outcome_text, printed, saved }));
         }
         if !warmup && self.sched.point_complete(p) {
-            Hooks { exec: &mut *exec, point, show_output: self.show_output }.run("cleanup", &point.hooks.cleanup)?;
+            Hooks { exec: &mut *exec, point, show_output: self.show_output }
+                .run("cleanup", &point.hooks.cleanup)?;
         }
         Ok(None)
     }
@@ -223,7 +234,8 @@ impl Sweep<'_> {
             self.set_up[p] = true;
         }
         hooks.run("prepare", &point.hooks.prepare)?;
-        let eviction = if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict)?) };
+        let eviction =
+            if point.evict.is_empty() { None } else { Some(pagecache::evict(&point.evict)?) };
         self.warnings.eviction(sink, eviction.as_ref());
         Ok(eviction)
     }
@@ -364,20 +376,31 @@ fn left_running(point: &Point, strays: u32) -> String {
 /// its own lines (nothing when it printed none), not the run's output, which mixes every copy's.
 fn failed_copy(record: &RunRecord) -> Option<(String, Printed)> {
     let f = record.ranks.iter().find(|p| !p.succeeded())?;
-    let ended = RunRecord { exit_code: f.exit_code, signal: f.signal, ..Default::default() }.outcome();
-    let printed = f.printed.clone().map_or(Printed::Nothing, |lines| Printed::Text { stream: "stdout", lines });
+    let ended =
+        RunRecord { exit_code: f.exit_code, signal: f.signal, ..Default::default() }.outcome();
+    let printed = f
+        .printed
+        .clone()
+        .map_or(Printed::Nothing, |lines| Printed::Text { stream: "stdout", lines });
     Some((format!("rank {}: {ended}", f.rank), printed))
 }
 
 /// Builds the run record from what the child run measured.
-fn measure(o: &Outcome, point: &Point, index: u32, started_unix_s: f64, scanner: &Scanner) -> RunRecord {
+fn measure(
+    o: &Outcome,
+    point: &Point,
+    index: u32,
+    started_unix_s: f64,
+    scanner: &Scanner,
+) -> RunRecord {
     let u = &o.usage;
     let metrics = metrics::to_map(&o.stdout.found, &o.stderr.found);
     let throughput = match &point.work {
         Some(w) if o.wall_s > 0.0 => Some(w.amount / o.wall_s),
         _ => metrics.get("throughput").and_then(Value::as_f64),
     };
-    let missing_metrics = scanner.expected().filter(|n| !metrics.contains_key(*n)).map(String::from).collect();
+    let missing_metrics =
+        scanner.expected().filter(|n| !metrics.contains_key(*n)).map(String::from).collect();
     RunRecord {
         index,
         round: None,
@@ -440,11 +463,23 @@ fn parts_dir(sink: &dyn Sink, stem: &str) -> PathBuf {
 
 /// The launcher's argv, then `scalescope agent` with the parts folder, sampling and metrics, then
 /// the command.
-fn agent_argv(l: &Launch, dir: &Path, plan: &Plan, command: &[String]) -> Result<Vec<String>, ExecError> {
-    let exe = std::env::current_exe()
-        .map_err(|source| child::SpawnError::System { program: "scalescope agent".into(), source })?;
+fn agent_argv(
+    l: &Launch,
+    dir: &Path,
+    plan: &Plan,
+    command: &[String],
+) -> Result<Vec<String>, ExecError> {
+    let exe = std::env::current_exe().map_err(|source| child::SpawnError::System {
+        program: "scalescope agent".into(),
+        source,
+    })?;
     let mut argv = l.prefix.clone();
-    argv.extend([exe.display().to_string(), "agent".into(), "--parts".into(), dir.display().to_string()]);
+    argv.extend([
+        exe.display().to_string(),
+        "agent".into(),
+        "--parts".into(),
+        dir.display().to_string(),
+    ]);
     if l.copies > 0 {
         argv.extend(["--copies".into(), l.copies.to_string()]);
     }
@@ -475,7 +510,11 @@ fn save_output(sink: &dyn Sink, stem: &str, stream: &str, cap: &Captured) -> Opt
     std::fs::create_dir_all(&dir).ok()?;
     let name = format!("{stem}.{stream}");
     files::write(&dir.join(&name), &cap.bytes()).ok()?;
-    Some(OutputFile { path: format!("output/{name}"), bytes: cap.total, truncated: cap.truncated() })
+    Some(OutputFile {
+        path: format!("output/{name}"),
+        bytes: cap.total,
+        truncated: cap.truncated(),
+    })
 }
 
 /// Runs a point's hooks through `sh -c`, each in its own process group; a non-zero exit stops
@@ -558,7 +597,12 @@ mod tests {
     }
 
     impl Sink for Memory {
-        fn record(&mut self, point: usize, run: RunRecord, _: &[(String, String)]) -> Result<(), WriteError> {
+        fn record(
+            &mut self,
+            point: usize,
+            run: RunRecord,
+            _: &[(String, String)],
+        ) -> Result<(), WriteError> {
             self.runs.push((point, run));
             Ok(())
         }
@@ -585,7 +629,11 @@ mod tests {
         build(&r, 4).unwrap()
     }
 
-    fn sweep(plan: &Plan, exit: fn(&str) -> i32, wall_s: f64) -> (Result<Stop, ExecError>, Vec<String>, Memory) {
+    fn sweep(
+        plan: &Plan,
+        exit: fn(&str) -> i32,
+        wall_s: f64,
+    ) -> (Result<Stop, ExecError>, Vec<String>, Memory) {
         let mut exec = Scripted { log: Vec::new(), wall_s, exit };
         let mut sink = Memory::default();
         let progress = vec![PointProgress::default(); plan.len()];
@@ -603,8 +651,11 @@ mod tests {
         });
         let (stop, log, sink) = sweep(&p, |_| 0, 0.1);
         assert_eq!(stop.unwrap(), Stop::Complete);
-        let runs: Vec<&str> =
-            log.iter().map(|l| l.strip_prefix("sh -c ").unwrap_or(l)).filter(|l| *l != "prepare").collect();
+        let runs: Vec<&str> = log
+            .iter()
+            .map(|l| l.strip_prefix("sh -c ").unwrap_or(l))
+            .filter(|l| *l != "prepare")
+            .collect();
         assert_eq!(
             runs,
             [
@@ -620,9 +671,16 @@ mod tests {
                 "cleanup 2"
             ]
         );
-        assert_eq!(log.iter().filter(|l| l.ends_with("prepare")).count(), 6, "before every run, warm-ups included");
+        assert_eq!(
+            log.iter().filter(|l| l.ends_with("prepare")).count(),
+            6,
+            "before every run, warm-ups included"
+        );
         assert_eq!(sink.runs.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [0, 1, 0, 1]);
-        assert_eq!(sink.runs.iter().map(|(_, r)| r.round).collect::<Vec<_>>(), [Some(0), Some(0), Some(1), Some(1)]);
+        assert_eq!(
+            sink.runs.iter().map(|(_, r)| r.round).collect::<Vec<_>>(),
+            [Some(0), Some(0), Some(1), Some(1)]
+        );
     }
 
     #[test]
@@ -652,7 +710,10 @@ mod tests {
         let p = plan(|r| r.hooks.setup = Some("make -j{t}".into()));
         let (stop, log, _) = sweep(&p, |l| if l.contains("make") { 2 } else { 0 }, 0.1);
         let e = stop.unwrap_err();
-        assert_eq!(e.to_string(), "the setup hook `make -j1` exited with code 2 at t=1; it printed, at the end:\nboom");
+        assert_eq!(
+            e.to_string(),
+            "the setup hook `make -j1` exited with code 2 at t=1; it printed, at the end:\nboom"
+        );
         assert!(!e.is_user_mistake());
         assert_eq!(log.len(), 1, "nothing ran after it");
     }

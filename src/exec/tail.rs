@@ -61,7 +61,10 @@ impl fmt::Display for Printed {
             Printed::Nothing => Ok(()),
             Printed::Text { lines, .. } => write!(f, "it printed, at the end:\n{lines}"),
             Printed::Binary { stream, total, kept } => {
-                write!(f, "it printed {total} bytes of binary output on {stream} ({kept} of them kept)")
+                write!(
+                    f,
+                    "it printed {total} bytes of binary output on {stream} ({kept} of them kept)"
+                )
             }
         }
     }
@@ -80,9 +83,12 @@ pub(crate) fn said(p: &Printed) -> String {
 /// control character other than the escapes of coloured output).
 pub fn text_tail(bytes: &[u8], n: usize) -> Option<String> {
     let text = String::from_utf8_lossy(bytes);
-    let odd =
-        |c: char| c == char::REPLACEMENT_CHARACTER || (c.is_control() && !matches!(c, '\n' | '\t' | '\r' | '\x1b'));
-    let (chars, odd_chars) = text.chars().fold((0usize, 0usize), |(a, b), c| (a + 1, b + usize::from(odd(c))));
+    let odd = |c: char| {
+        c == char::REPLACEMENT_CHARACTER
+            || (c.is_control() && !matches!(c, '\n' | '\t' | '\r' | '\x1b'))
+    };
+    let (chars, odd_chars) =
+        text.chars().fold((0usize, 0usize), |(a, b), c| (a + 1, b + usize::from(odd(c))));
     if bytes.contains(&0) || odd_chars * 10 > chars {
         return None;
     }
@@ -127,7 +133,8 @@ mod tests {
 
     #[test]
     fn text_keeps_its_last_lines_without_escape_sequences() {
-        let t = text_tail(b"a\nb\n\x1b[31merror\x1b[0m: \x1b]0;owned\x07bad\x08\nd\ne\n", 3).unwrap();
+        let t =
+            text_tail(b"a\nb\n\x1b[31merror\x1b[0m: \x1b]0;owned\x07bad\x08\nd\ne\n", 3).unwrap();
         assert_eq!(t, "error: bad\nd\ne");
     }
 
@@ -142,7 +149,8 @@ mod tests {
     #[test]
     fn a_binary_tail_says_how_much_and_on_which_stream() {
         let scanner = std::sync::Arc::new(super::super::metrics::Scanner::new(&[]).unwrap());
-        let cap = super::super::capture::drain(&[0xfdu8, 0x37, 0x7a, 0x58, 0x5a, 0][..], scanner, None);
+        let cap =
+            super::super::capture::drain(&[0xfdu8, 0x37, 0x7a, 0x58, 0x5a, 0][..], scanner, None);
         let p = Printed::of(&cap, &Captured::default());
         assert_eq!(p, Printed::Binary { stream: "stdout", total: 6, kept: 6 });
         assert_eq!(p.to_string(), "it printed 6 bytes of binary output on stdout (6 of them kept)");

@@ -15,8 +15,10 @@ use crate::results::Results;
 pub fn previous(h: &History, doc: &Results, n: usize) -> Result<Vec<Sweep>, HistoryError> {
     let own = Sweep::of_results(doc, "");
     let filter = Filter { series: Some(own.series.clone()), ..Filter::default() };
-    let mut found: Vec<Sweep> =
-        query::sweeps(h, &filter)?.into_iter().filter(|s| s.uid != own.uid && s.created <= own.created).collect();
+    let mut found: Vec<Sweep> = query::sweeps(h, &filter)?
+        .into_iter()
+        .filter(|s| s.uid != own.uid && s.created <= own.created)
+        .collect();
     let drop = found.len().saturating_sub(n);
     found.drain(..drop);
     if found.is_empty() {
@@ -51,8 +53,9 @@ pub fn set(s: &Sweep) -> Set {
                 params.iter().map(|(k, v)| (k.clone(), crate::results::value_text(v))).collect();
             key.sort();
             let ok: Vec<_> = p.runs.iter().filter(|r| r.ok).collect();
-            let all =
-                |f: fn(&super::record::RunRow) -> Option<f64>| ok.iter().map(|r| f(r)).collect::<Option<Vec<f64>>>();
+            let all = |f: fn(&super::record::RunRow) -> Option<f64>| {
+                ok.iter().map(|r| f(r)).collect::<Option<Vec<f64>>>()
+            };
             let values = (!ok.is_empty()).then(|| Values {
                 time: all(|r| r.wall_s),
                 throughput: all(|r| r.throughput),
@@ -63,5 +66,12 @@ pub fn set(s: &Sweep) -> Set {
             Measured { key, label: p.label.clone(), values }
         })
         .collect();
-    Set { label, path: format!("{} (from the history)", s.source), points, unit: None, analysis: None, doc: None }
+    Set {
+        label,
+        path: format!("{} (from the history)", s.source),
+        points,
+        unit: None,
+        analysis: None,
+        doc: None,
+    }
 }

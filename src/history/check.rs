@@ -73,7 +73,11 @@ impl Step {
 
 /// The values present, with their positions.
 fn present(t: &Track) -> Vec<(usize, f64)> {
-    t.entries.iter().enumerate().filter_map(|(i, e)| e.value.filter(|v| v.is_finite()).map(|v| (i, v))).collect()
+    t.entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.value.filter(|v| v.is_finite()).map(|v| (i, v)))
+        .collect()
 }
 
 /// The change from `before` to `after` as judged against the threshold.
@@ -89,7 +93,9 @@ fn change(t: &Track, before: f64, after: f64) -> f64 {
 /// threshold and significant on the runs.
 fn judge(t: &Track, a: &[usize], b: &[usize], at: usize, o: &Options) -> Option<Step> {
     let values = |idx: &[usize]| idx.iter().filter_map(|&i| t.entries[i].value).collect::<Vec<_>>();
-    let samples = |idx: &[usize]| idx.iter().flat_map(|&i| t.entries[i].samples.iter().copied()).collect::<Vec<_>>();
+    let samples = |idx: &[usize]| {
+        idx.iter().flat_map(|&i| t.entries[i].samples.iter().copied()).collect::<Vec<_>>()
+    };
     let (va, vb) = (values(a), values(b));
     if va.is_empty() || vb.is_empty() {
         return None;
@@ -135,7 +141,8 @@ pub fn newest(t: &Track, o: &Options) -> Option<Step> {
 
 /// The entries with a value before entry `n` since the level they settled on last began.
 fn current_level(t: &Track, n: usize, o: &Options) -> Vec<usize> {
-    let mut before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
+    let mut before: Vec<usize> =
+        present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
     let regime = regime_start(t, &before, o);
     before.drain(..regime);
     before
@@ -159,7 +166,9 @@ pub struct Level {
 
 /// The [`Level`] of the newest entry of `t`.
 pub fn level(t: &Track, o: &Options) -> Level {
-    let Some(n) = t.entries.len().checked_sub(1) else { return Level { sweeps: 0, restarted: false } };
+    let Some(n) = t.entries.len().checked_sub(1) else {
+        return Level { sweeps: 0, restarted: false };
+    };
     let before: Vec<usize> = present(t).into_iter().map(|(i, _)| i).filter(|&i| i < n).collect();
     let start = regime_start(t, &before, o);
     Level { sweeps: (before.len() - start).min(WINDOW), restarted: start > 0 }
@@ -288,12 +297,26 @@ mod tests {
             .map(|(i, &l)| {
                 // Three runs around the level, a little different each sweep.
                 let wobble = [0.0, 0.004, -0.003, 0.002, -0.001][i % 5];
-                let samples: Vec<f64> = [0.99, 1.0, 1.01].iter().map(|f| l * (f + wobble)).collect();
+                let samples: Vec<f64> =
+                    [0.99, 1.0, 1.01].iter().map(|f| l * (f + wobble)).collect();
                 let value = samples.iter().sum::<f64>() / 3.0;
-                Entry { sweep: i, value: Some(value), interval: None, samples, text: None, left_out: 0 }
+                Entry {
+                    sweep: i,
+                    value: Some(value),
+                    interval: None,
+                    samples,
+                    text: None,
+                    left_out: 0,
+                }
             })
             .collect();
-        Track { name: "time at 2 threads".into(), worse: Worse::Higher, unit: "s", entries, felt_at: None }
+        Track {
+            name: "time at 2 threads".into(),
+            worse: Worse::Higher,
+            unit: "s",
+            entries,
+            felt_at: None,
+        }
     }
 
     #[test]
@@ -304,7 +327,10 @@ mod tests {
         assert_eq!(found.iter().map(|s| s.at).collect::<Vec<_>>(), vec![12], "{found:?}");
         let mut blip = levels.clone();
         blip[5] = 1.5;
-        assert!(all(&track(&blip), &Options::default()).iter().all(|s| s.at == 12), "one odd sweep is no step");
+        assert!(
+            all(&track(&blip), &Options::default()).iter().all(|s| s.at == 12),
+            "one odd sweep is no step"
+        );
         assert!(found[0].regression);
         for n in 2..20 {
             let prefix = track(&levels[..=n]);
@@ -324,7 +350,10 @@ mod tests {
             assert_eq!(l.sweeps, n.min(WINDOW), "entry {n}");
         }
         for n in 13..20 {
-            assert!(level(&track(&levels[..=n]), &o).restarted, "entry {n}: judged since the step at 12");
+            assert!(
+                level(&track(&levels[..=n]), &o).restarted,
+                "entry {n}: judged since the step at 12"
+            );
         }
     }
 
@@ -339,14 +368,18 @@ mod tests {
     #[test]
     fn a_sweep_a_few_percent_off_a_level_that_happens_to_agree_is_no_regression() {
         // Sweeps that stray by ~2.5% one from the next, a step, then five that agree within 0.3%.
-        let mut levels: Vec<f64> = [1.0, 1.03, 0.99, 1.025, 0.98, 1.02, 0.975, 1.015, 0.985, 1.03, 1.0, 0.97]
-            .iter()
-            .map(|v| v * 0.96)
-            .collect();
+        let mut levels: Vec<f64> =
+            [1.0, 1.03, 0.99, 1.025, 0.98, 1.02, 0.975, 1.015, 0.985, 1.03, 1.0, 0.97]
+                .iter()
+                .map(|v| v * 0.96)
+                .collect();
         levels.extend([0.414, 0.415, 0.414, 0.413, 0.414]);
         let mut off = levels.clone();
         off.push(0.392);
-        assert!(newest(&track(&off), &Options::default()).is_none(), "-5% within the host's wander");
+        assert!(
+            newest(&track(&off), &Options::default()).is_none(),
+            "-5% within the host's wander"
+        );
         let mut step = levels.clone();
         step.push(0.30);
         assert!(newest(&track(&step), &Options::default()).is_some(), "-27% is a step");

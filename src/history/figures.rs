@@ -142,7 +142,9 @@ impl Usual {
         }
         Usual(
             keys.into_iter()
-                .map(|(series, count)| (series.to_string(), count, Self::load(sweeps, series, count)))
+                .map(|(series, count)| {
+                    (series.to_string(), count, Self::load(sweeps, series, count))
+                })
                 .collect(),
         )
     }
@@ -171,7 +173,10 @@ impl Usual {
 
     /// The usual load at point `p`'s count.
     pub fn at(&self, p: &PointRow) -> f64 {
-        self.0.iter().find(|(series, count, _)| *series == p.series && *count == p.count).map_or(0.0, |k| k.2)
+        self.0
+            .iter()
+            .find(|(series, count, _)| *series == p.series && *count == p.count)
+            .map_or(0.0, |k| k.2)
     }
 }
 
@@ -185,7 +190,9 @@ pub fn disturbed(p: &PointRow, m: &crate::machine::Machine, background: f64) -> 
     p.runs
         .iter()
         .map(|r| {
-            let (Some(others), Some(wall)) = (r.others_cpus, r.wall_s.filter(|w| *w > 0.0)) else { return false };
+            let (Some(others), Some(wall)) = (r.others_cpus, r.wall_s.filter(|w| *w > 0.0)) else {
+                return false;
+            };
             let resolution = 2.0 * (m.logical_cpus.max(1) as f64).sqrt() * TICK_S / wall;
             r.ok && others - background > (DISTURBED * allowed).max(resolution)
         })
@@ -242,7 +249,11 @@ fn best_case_time(sweeps: &[Sweep], count: f64, axis: &str, sub: &str) -> Option
 pub fn best_case_times(sweeps: &[Sweep], axis: &str) -> Vec<Track> {
     let subs = subseries(sweeps);
     subs.iter()
-        .flat_map(|sub| counts(sweeps, sub).into_iter().filter_map(move |c| best_case_time(sweeps, c, axis, sub)))
+        .flat_map(|sub| {
+            counts(sweeps, sub)
+                .into_iter()
+                .filter_map(move |c| best_case_time(sweeps, c, axis, sub))
+        })
         .collect()
 }
 
@@ -266,12 +277,18 @@ impl Pace {
             p.runs
                 .iter()
                 .filter(|r| r.ok)
-                .filter_map(|r| Some((r.pace_ns.filter(|x| *x > 0.0)?.ln(), r.wall_s.filter(|w| *w > 0.0)?.ln())))
+                .filter_map(|r| {
+                    Some((
+                        r.pace_ns.filter(|x| *x > 0.0)?.ln(),
+                        r.wall_s.filter(|w| *w > 0.0)?.ln(),
+                    ))
+                })
                 .collect()
         };
         let groups: Vec<Vec<(f64, f64)>> =
             sweeps.iter().flat_map(|s| &s.points).map(runs).filter(|v| v.len() >= 2).collect();
-        let (_, slope) = crate::stats::within_groups(&groups, 4).filter(|(_, slope)| *slope > 0.0)?;
+        let (_, slope) =
+            crate::stats::within_groups(&groups, 4).filter(|(_, slope)| *slope > 0.0)?;
         let all: Vec<f64> = groups.iter().flatten().map(|(x, _)| x.exp()).collect();
         Some(Pace { usual_ns: median(&all)?, slope: slope.min(1.0) })
     }
@@ -288,14 +305,16 @@ impl Pace {
 /// run at its usual speed (a run without one is kept as measured).
 fn timelike(usual: &Usual, pace: Option<Pace>, s: &Sweep, p: &PointRow) -> (Vec<f64>, bool, usize) {
     let d = disturbed(p, &s.machine, usual.at(p));
-    let kept: Vec<&RunRow> = p.runs.iter().zip(d).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
+    let kept: Vec<&RunRow> =
+        p.runs.iter().zip(d).filter(|(r, d)| r.ok && !d).map(|(r, _)| r).collect();
     let left_out = p.runs.iter().filter(|r| r.ok).count() - kept.len();
     let scale = |r: &RunRow| pace.map_or(1.0, |p| p.scale(r));
     let walls: Vec<f64> = kept.iter().filter_map(|r| r.wall_s.map(|w| w * scale(r))).collect();
     if !walls.is_empty() || !p.walls().is_empty() {
         return (walls, true, left_out);
     }
-    let tp: Vec<&RunRow> = kept.into_iter().filter(|r| r.throughput.is_some_and(|t| t > 0.0)).collect();
+    let tp: Vec<&RunRow> =
+        kept.into_iter().filter(|r| r.throughput.is_some_and(|t| t > 0.0)).collect();
     (tp.iter().filter_map(|r| r.throughput.map(|t| scale(r) / t)).collect(), false, left_out)
 }
 
@@ -305,8 +324,12 @@ fn mean(v: &[f64]) -> Option<f64> {
 
 /// The counts of a sub-series, ascending.
 fn counts(sweeps: &[Sweep], sub: &str) -> Vec<f64> {
-    let mut c: Vec<f64> =
-        sweeps.iter().flat_map(|s| &s.points).filter(|p| p.series == sub).filter_map(|p| p.count).collect();
+    let mut c: Vec<f64> = sweeps
+        .iter()
+        .flat_map(|s| &s.points)
+        .filter(|p| p.series == sub)
+        .filter_map(|p| p.count)
+        .collect();
     c.sort_by(f64::total_cmp);
     c.dedup();
     c
@@ -339,22 +362,32 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str, paced: bool) -
     let baseline = counts[0];
     let at = |c: f64| count_label(c, axis);
     let entries = |f: &dyn Fn(&Sweep) -> Entry| sweeps.iter().map(f).collect::<Vec<_>>();
-    let empty =
-        |i: usize| Entry { sweep: i, value: None, interval: None, samples: Vec::new(), text: None, left_out: 0 };
+    let empty = |i: usize| Entry {
+        sweep: i,
+        value: None,
+        interval: None,
+        samples: Vec::new(),
+        text: None,
+        left_out: 0,
+    };
     let model = |s: &Sweep| s.models.iter().find(|m| m.series == sub).cloned();
     let index = |s: &Sweep| sweeps.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0);
     // Per-run values at the largest count against the median at the baseline, and the runs left
     // out at either.
     let per_run = |s: &Sweep, f: &dyn Fn(f64, f64) -> f64| -> (Vec<f64>, usize) {
-        let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else { return (Vec::new(), 0) };
-        let ((tb, _, out_b), (tl, _, out_l)) = (timelike(&usual, pace, s, b), timelike(&usual, pace, s, l));
+        let (Some(b), Some(l)) = (point(s, sub, baseline), point(s, sub, largest)) else {
+            return (Vec::new(), 0);
+        };
+        let ((tb, _, out_b), (tl, _, out_l)) =
+            (timelike(&usual, pace, s, b), timelike(&usual, pace, s, l));
         let Some(tb) = median(&tb) else { return (Vec::new(), out_b + out_l) };
         (tl.iter().map(|t| f(tb / t, largest / baseline)).collect(), out_b + out_l)
     };
     let t = match figure {
         Figure::Time(c) => {
             let c = c.unwrap_or(largest);
-            let times = sweeps.iter().filter_map(|s| point(s, sub, c)).any(|p| !p.walls().is_empty());
+            let times =
+                sweeps.iter().filter_map(|s| point(s, sub, c)).any(|p| !p.walls().is_empty());
             Track {
                 name: format!(
                     "{} at {}{suffix}{}",
@@ -388,7 +421,14 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str, paced: bool) -
             felt_at: None,
             entries: entries(&|s| {
                 let (samples, left_out) = per_run(s, &|speedup, p| speedup / p);
-                Entry { sweep: index(s), value: median(&samples), interval: None, samples, text: None, left_out }
+                Entry {
+                    sweep: index(s),
+                    value: median(&samples),
+                    interval: None,
+                    samples,
+                    text: None,
+                    left_out,
+                }
             }),
         },
         Figure::SerialFraction => Track {
@@ -397,7 +437,8 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str, paced: bool) -
             unit: "%",
             felt_at: Some(largest / baseline),
             entries: entries(&|s| {
-                let (samples, left_out) = per_run(s, &|speedup, p| (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p));
+                let (samples, left_out) =
+                    per_run(s, &|speedup, p| (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p));
                 // The model was fitted on every run: with some left out, its value is the machine's too.
                 let m = model(s).and_then(|m| m.serial_fraction).filter(|_| left_out == 0);
                 Entry {
@@ -484,7 +525,10 @@ mod tests {
 
     #[test]
     fn the_usual_load_is_that_of_the_quieter_sweeps_at_the_count() {
-        let sweep = |others: f64| Sweep { points: vec![point(&[(1.0, others), (1.0, others)])], ..Sweep::default() };
+        let sweep = |others: f64| Sweep {
+            points: vec![point(&[(1.0, others), (1.0, others)])],
+            ..Sweep::default()
+        };
         // Three quiet sweeps, then five beside other work: the quiet ones stay the measure.
         let mut g: Vec<Sweep> = [0.0, 0.02, 0.01].iter().map(|&o| sweep(o)).collect();
         g.extend((0..5).map(|_| sweep(1.0)));
@@ -527,7 +571,11 @@ mod tests {
         };
         let host = history(1.08, 1.0);
         assert_eq!(steps(&host, false).len(), 1, "as measured, the host's step is a step");
-        assert!(steps(&host, true).is_empty(), "at its usual pace, it is none: {:?}", steps(&host, true));
+        assert!(
+            steps(&host, true).is_empty(),
+            "at its usual pace, it is none: {:?}",
+            steps(&host, true)
+        );
         let program = history(1.0, 1.08);
         let found = steps(&program, true);
         assert!(found.len() == 1 && found[0].at == 12 && found[0].regression, "{found:?}");

@@ -69,11 +69,18 @@ pub struct TableSpec<'a> {
 pub fn table_sweeps(path: &Path, spec: &TableSpec) -> Result<Vec<Sweep>, HistoryError> {
     let err = |m: String| HistoryError::Import(format!("{}: {m}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    let mut reader =
-        csv::ReaderBuilder::new().comment(Some(b'#')).trim(csv::Trim::All).flexible(true).from_reader(text.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes());
     let header = reader.headers().map_err(|e| err(e.to_string()))?.clone();
     let col = header.iter().position(|h| h == spec.label).ok_or_else(|| {
-        err(format!("no column named '{}' (columns: {})", spec.label, header.iter().collect::<Vec<_>>().join(", ")))
+        err(format!(
+            "no column named '{}' (columns: {})",
+            spec.label,
+            header.iter().collect::<Vec<_>>().join(", ")
+        ))
     })?;
     let mut groups: Vec<(String, Vec<csv::StringRecord>)> = Vec::new();
     for row in reader.records() {
@@ -88,7 +95,9 @@ pub fn table_sweeps(path: &Path, spec: &TableSpec) -> Result<Vec<Sweep>, History
         return Err(err("the table has a header but no rows".into()));
     }
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     let mut out = Vec::new();
     for (i, (label, rows)) in groups.iter().enumerate() {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -102,14 +111,22 @@ pub fn table_sweeps(path: &Path, spec: &TableSpec) -> Result<Vec<Sweep>, History
         .map_err(|e| err(e.to_string()))?;
         let piece = String::from_utf8_lossy(&piece).into_owned();
         let shown = format!("{} ({}={label})", path.display(), spec.label);
-        let obs = table_csv::parse(&piece, &shown, &spec.columns, &spec.ask).map_err(|e| err(e.to_string()))?;
+        let obs = table_csv::parse(&piece, &shown, &spec.columns, &spec.ask)
+            .map_err(|e| err(e.to_string()))?;
         out.push(table_sweep(&obs, &canonical, &name, spec, label, i));
     }
     Ok(out)
 }
 
 /// A table's rows for one label as a sweep: one point per row, its single value a run.
-fn table_sweep(obs: &Observations, path: &Path, name: &str, spec: &TableSpec, label: &str, order: usize) -> Sweep {
+fn table_sweep(
+    obs: &Observations,
+    path: &Path,
+    name: &str,
+    spec: &TableSpec,
+    label: &str,
+    order: usize,
+) -> Sweep {
     let analysis = crate::analysis::analyze(obs, &Default::default()).ok();
     let command = format!(
         "table {name} ({} by {})",
@@ -117,8 +134,12 @@ fn table_sweep(obs: &Observations, path: &Path, name: &str, spec: &TableSpec, la
         spec.columns.count
     );
     let axis = obs.axis.param.clone();
-    let counts: Vec<String> =
-        obs.series.iter().flat_map(|s| &s.points).map(|p| crate::report::model::count(p.count)).collect();
+    let counts: Vec<String> = obs
+        .series
+        .iter()
+        .flat_map(|s| &s.points)
+        .map(|p| crate::report::model::count(p.count))
+        .collect();
     let params = serde_json::json!({ axis.clone(): counts }).to_string();
     let times = spec.columns.time.is_some() && spec.columns.throughput.is_none();
     let points: Vec<PointRow> = obs
@@ -155,7 +176,11 @@ fn table_sweep(obs: &Observations, path: &Path, name: &str, spec: &TableSpec, la
     let created = format!("0000-table-{order:06}");
     let machine = crate::machine::Machine::default();
     Sweep {
-        uid: super::hash(&format!("table\u{1f}{}\u{1f}{}\u{1f}{label}", path.display(), spec.label)),
+        uid: super::hash(&format!(
+            "table\u{1f}{}\u{1f}{}\u{1f}{label}",
+            path.display(),
+            spec.label
+        )),
         series: record::series_key("table", &command, &params, &machine),
         kind: "table".into(),
         created,

@@ -41,7 +41,9 @@ pub enum HistoryError {
         path: String,
     },
     /// The path names a folder.
-    #[error("the history {path} is a folder: give a file in it, e.g. --history {path}/history.sqlite")]
+    #[error(
+        "the history {path} is a folder: give a file in it, e.g. --history {path}/history.sqlite"
+    )]
     Folder {
         /// The folder.
         path: String,

@@ -29,8 +29,15 @@ pub struct Filter {
 pub fn check_date(text: &str) -> Result<String, String> {
     let b = text.as_bytes();
     let ok = b.len() >= 10
-        && b[..10].iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
-    if ok { Ok(text.to_string()) } else { Err(format!("--since {text}: give a date as YYYY-MM-DD, e.g. 2026-11-30")) }
+        && b[..10]
+            .iter()
+            .enumerate()
+            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err(format!("--since {text}: give a date as YYYY-MM-DD, e.g. 2026-11-30"))
+    }
 }
 
 const COLUMNS: &str = "id, uid, series, kind, created, recorded, source, status, command, params, axis, basis,
@@ -51,7 +58,9 @@ pub fn sweeps(h: &History, f: &Filter) -> Result<Vec<Sweep>, HistoryError> {
         args.push(Value::Text(v.clone()));
     }
     if let Some(m) = &f.machine {
-        sql.push_str(" AND (instr(host, ?1m) > 0 OR instr(cpu_model, ?1m) > 0 OR instr(kernel, ?1m) > 0)");
+        sql.push_str(
+            " AND (instr(host, ?1m) > 0 OR instr(cpu_model, ?1m) > 0 OR instr(kernel, ?1m) > 0)",
+        );
         sql = sql.replace("?1m", "?");
         for _ in 0..3 {
             args.push(Value::Text(m.clone()));
@@ -70,8 +79,11 @@ pub fn sweeps(h: &History, f: &Filter) -> Result<Vec<Sweep>, HistoryError> {
     let fail = |e| error(&path, e);
     let conn = h.conn();
     let mut stmt = conn.prepare(&sql).map_err(fail)?;
-    let mut out: Vec<Sweep> =
-        stmt.query_map(params_from_iter(args), sweep_row).map_err(fail)?.collect::<Result<_, _>>().map_err(fail)?;
+    let mut out: Vec<Sweep> = stmt
+        .query_map(params_from_iter(args), sweep_row)
+        .map_err(fail)?
+        .collect::<Result<_, _>>()
+        .map_err(fail)?;
     if let Some(n) = f.last {
         let drop = out.len().saturating_sub(n);
         out.drain(..drop);
@@ -85,14 +97,15 @@ pub fn sweeps(h: &History, f: &Filter) -> Result<Vec<Sweep>, HistoryError> {
 /// One sweep by its row number.
 pub fn by_id(h: &History, id: i64) -> Result<Sweep, HistoryError> {
     let path = h.path().display().to_string();
-    let mut s = h.conn().query_row(&format!("SELECT {COLUMNS} FROM sweeps WHERE id = ?1"), [id], sweep_row).map_err(
-        |e| match e {
+    let mut s = h
+        .conn()
+        .query_row(&format!("SELECT {COLUMNS} FROM sweeps WHERE id = ?1"), [id], sweep_row)
+        .map_err(|e| match e {
             rusqlite::Error::QueryReturnedNoRows => {
                 HistoryError::Missing(format!("there is no sweep #{id} in the history {path}"))
             }
             e => error(&path, e),
-        },
-    )?;
+        })?;
     details(h, &mut s)?;
     Ok(s)
 }
@@ -137,9 +150,13 @@ fn details(h: &History, s: &mut Sweep) -> Result<(), HistoryError> {
     let path = h.path().display().to_string();
     let fail = |e| error(&path, e);
     let c = h.conn();
-    let mut st = c.prepare("SELECT key, value FROM tags WHERE sweep = ?1 ORDER BY key").map_err(fail)?;
-    s.tags =
-        st.query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?))).map_err(fail)?.collect::<Result<_, _>>().map_err(fail)?;
+    let mut st =
+        c.prepare("SELECT key, value FROM tags WHERE sweep = ?1 ORDER BY key").map_err(fail)?;
+    s.tags = st
+        .query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(fail)?
+        .collect::<Result<_, _>>()
+        .map_err(fail)?;
     let mut st = c
         .prepare(
             "SELECT series, baseline, largest, efficiency_at_largest, serial_fraction, serial_fraction_low,

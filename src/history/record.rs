@@ -158,13 +158,20 @@ impl Sweep {
             doc
         };
         let plan = &doc.plan;
-        let command =
-            if plan.shell { plan.command.join(" ") } else { crate::report::format::command_line(&plan.command) };
+        let command = if plan.shell {
+            plan.command.join(" ")
+        } else {
+            crate::report::format::command_line(&plan.command)
+        };
         let params: serde_json::Map<String, serde_json::Value> =
             plan.params.iter().map(|p| (p.name.clone(), serde_json::json!(p.values))).collect();
         let params = serde_json::Value::Object(params).to_string();
-        let first_start =
-            doc.points.iter().flat_map(|p| &p.runs).map(|r| r.started_unix_s).fold(f64::INFINITY, f64::min);
+        let first_start = doc
+            .points
+            .iter()
+            .flat_map(|p| &p.runs)
+            .map(|r| r.started_unix_s)
+            .fold(f64::INFINITY, f64::min);
         let uid = super::hash(&format!(
             "sweep\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
             doc.created,
@@ -225,7 +232,12 @@ pub fn machine_kind(m: &Machine) -> String {
     if m.cpu_model.is_empty() && m.allowed_cpus == 0 {
         return String::new();
     }
-    format!("{} / {} CPUs / {} GiB", m.cpu_model, m.allowed_cpus, (m.memory_bytes as f64 / (1u64 << 30) as f64).round())
+    format!(
+        "{} / {} CPUs / {} GiB",
+        m.cpu_model,
+        m.allowed_cpus,
+        (m.memory_bytes as f64 / (1u64 << 30) as f64).round()
+    )
 }
 
 /// The key of comparable sweeps: the kind, the command, the parameters and the kind of machine.
@@ -337,7 +349,8 @@ pub fn insert(h: &mut History, sweep: &Sweep) -> Result<i64, HistoryError> {
 /// Writes one sweep inside a transaction.
 pub fn write(tx: &Transaction, s: &Sweep) -> rusqlite::Result<i64> {
     // The same sweep again (imported twice, resumed) keeps its place: its row number.
-    let old: Option<i64> = tx.query_row("SELECT id FROM sweeps WHERE uid = ?1", [&s.uid], |r| r.get(0)).optional()?;
+    let old: Option<i64> =
+        tx.query_row("SELECT id FROM sweeps WHERE uid = ?1", [&s.uid], |r| r.get(0)).optional()?;
     tx.execute("DELETE FROM sweeps WHERE uid = ?1", [&s.uid])?;
     let m = &s.machine;
     tx.execute(

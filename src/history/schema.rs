@@ -126,18 +126,26 @@ pub enum State {
 
 /// Reads the file's state; fails as SQLite does on a file that is not a database.
 pub fn state(conn: &Connection) -> rusqlite::Result<State> {
-    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))?;
+    let tables: i64 =
+        conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| {
+            r.get(0)
+        })?;
     if tables == 0 {
         return Ok(State::Empty);
     }
     let has_version: bool = conn
-        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'", [], |_| Ok(true))
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
+            [],
+            |_| Ok(true),
+        )
         .optional()?
         .unwrap_or(false);
     if !has_version {
         return Ok(State::Foreign);
     }
-    let v: Option<i64> = conn.query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))?;
+    let v: Option<i64> =
+        conn.query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))?;
     Ok(State::Version(v.unwrap_or(0)))
 }
 
@@ -172,7 +180,8 @@ mod tests {
         migrate(&mut c).unwrap();
         assert_eq!(state(&c).unwrap(), State::Version(current()));
         migrate(&mut c).unwrap();
-        let rows: i64 = c.query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0)).unwrap();
+        let rows: i64 =
+            c.query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0)).unwrap();
         assert_eq!(rows, current());
     }
 
@@ -193,8 +202,9 @@ mod tests {
         assert_eq!(state(&c).unwrap(), State::Version(1));
         migrate(&mut c).unwrap();
         assert_eq!(state(&c).unwrap(), State::Version(current()));
-        let (wall, pace): (f64, Option<f64>) =
-            c.query_row("SELECT wall_s, pace_ns FROM runs", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        let (wall, pace): (f64, Option<f64>) = c
+            .query_row("SELECT wall_s, pace_ns FROM runs", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
         assert_eq!((wall, pace), (1.5, None));
     }
 

@@ -43,7 +43,8 @@ impl History {
                 _ => HistoryError::CannotOpen { path: shown.clone(), reason: e.to_string() },
             })?;
         }
-        let network = path.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
+        let network =
+            path.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
         let network = network.and_then(fsinfo::network_fs);
         if let Some(fs) = network {
             crate::fmt::say!(
@@ -51,7 +52,9 @@ impl History {
                 super::ENV
             );
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         Self::open_with(path, flags, network.is_none())
     }
 
@@ -96,22 +99,35 @@ impl History {
         let state = h.retry(|c| schema::state(c))?;
         match state {
             State::Foreign => {
-                return Err(HistoryError::Corrupt { path: shown, reason: "it holds another program's tables".into() });
+                return Err(HistoryError::Corrupt {
+                    path: shown,
+                    reason: "it holds another program's tables".into(),
+                });
             }
             State::Version(v) if v > schema::current() => {
-                return Err(HistoryError::TooNew { path: shown, found: v, ours: schema::current() });
+                return Err(HistoryError::TooNew {
+                    path: shown,
+                    found: v,
+                    ours: schema::current(),
+                });
             }
             State::Version(v) if v == schema::current() => {}
             _ if flags.contains(OpenFlags::SQLITE_OPEN_READ_ONLY) => {
                 return Err(HistoryError::ReadOnly {
                     path: shown,
-                    reason: "its layout is older than this scalescope's and the file cannot be written".into(),
+                    reason:
+                        "its layout is older than this scalescope's and the file cannot be written"
+                            .into(),
                 });
             }
             _ => {
                 if wal {
                     // WAL: readers and the writer do not block each other. Kept by the file.
-                    h.retry(|c| c.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get::<_, String>(0)))?;
+                    h.retry(|c| {
+                        c.pragma_update_and_check(None, "journal_mode", "wal", |r| {
+                            r.get::<_, String>(0)
+                        })
+                    })?;
                 }
                 h.retry(schema::migrate)?;
             }
@@ -132,7 +148,10 @@ impl History {
 
     /// Runs `f` in a write transaction (taken at once, so that two writers queue rather than
     /// deadlock), committed when it returns; retried while another writer holds the file.
-    pub fn write<T>(&mut self, mut f: impl FnMut(&Transaction) -> rusqlite::Result<T>) -> Result<T, HistoryError> {
+    pub fn write<T>(
+        &mut self,
+        mut f: impl FnMut(&Transaction) -> rusqlite::Result<T>,
+    ) -> Result<T, HistoryError> {
         self.retry(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let out = f(&tx)?;
@@ -142,7 +161,10 @@ impl History {
     }
 
     /// Runs `f` again, after a growing pause, while it fails because the file is locked.
-    fn retry<T>(&mut self, mut f: impl FnMut(&mut Connection) -> rusqlite::Result<T>) -> Result<T, HistoryError> {
+    fn retry<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, HistoryError> {
         let start = Instant::now();
         let mut pause = Duration::from_millis(20);
         loop {
@@ -167,7 +189,8 @@ impl History {
 /// `file:PATH?immutable=1`, the path's `?`, `#` and `%` escaped.
 fn immutable_uri(path: &Path) -> String {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let text = abs.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+    let text =
+        abs.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
     format!("file:{text}?immutable=1")
 }
 
@@ -184,11 +207,17 @@ pub fn error(path: &str, e: rusqlite::Error) -> HistoryError {
         other => other.to_string(),
     };
     match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => HistoryError::Corrupt { path, reason },
-        Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => HistoryError::ReadOnly { path, reason },
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            HistoryError::Corrupt { path, reason }
+        }
+        Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
+            HistoryError::ReadOnly { path, reason }
+        }
         Some(ErrorCode::CannotOpen) => HistoryError::CannotOpen { path, reason },
         Some(ErrorCode::DiskFull) => HistoryError::Full { path },
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => HistoryError::Busy { path, seconds: 0 },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            HistoryError::Busy { path, seconds: 0 }
+        }
         _ => HistoryError::Failed { path, reason },
     }
 }
@@ -201,7 +230,11 @@ mod tests {
     fn a_file_that_is_not_a_database_is_refused_and_left_as_it_was() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("h.sqlite");
-        std::fs::write(&p, "not a database, not at all, but long enough to be read as a header....").unwrap();
+        std::fs::write(
+            &p,
+            "not a database, not at all, but long enough to be read as a header....",
+        )
+        .unwrap();
         let before = std::fs::read(&p).unwrap();
         let e = History::create(&p).unwrap_err();
         assert!(matches!(e, HistoryError::Corrupt { .. }), "{e}");

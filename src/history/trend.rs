@@ -29,9 +29,19 @@ pub fn table(sweeps: &[Sweep], t: &Track, steps: &[Step]) -> Table {
             (None, Some(text)) => text.clone(),
             _ => NONE.to_string(),
         };
-        let interval = e.interval.map_or_else(String::new, |[lo, hi]| format!("{} – {}", t.show(lo), t.show(hi)));
+        let interval = e
+            .interval
+            .map_or_else(String::new, |[lo, hi]| format!("{} – {}", t.show(lo), t.show(hi)));
         let step = steps.iter().find(|st| st.at == i).map_or_else(String::new, step_text);
-        rows.push(vec![format!("#{}", s.id), when(&s.created), s.label(), tags(s), value, interval, step]);
+        rows.push(vec![
+            format!("#{}", s.id),
+            when(&s.created),
+            s.label(),
+            tags(s),
+            value,
+            interval,
+            step,
+        ]);
     }
     Table {
         headers: ["sweep", "started (UTC)", "commit", "tags", &t.name, "95% interval", "step"]
@@ -64,16 +74,25 @@ pub fn p_text(p: f64) -> String {
 pub fn chart(title: &str, sweeps: &[Sweep], t: &Track, steps: &[Step]) -> String {
     let scale = if t.unit == "%" { 100.0 } else { 1.0 };
     let number = |i: usize| sweeps[t.entries[i].sweep].id as f64;
-    let points: Vec<(usize, f64, Option<[f64; 2]>)> =
-        t.entries.iter().enumerate().filter_map(|(i, e)| Some((i, e.value? * scale, e.interval))).collect();
+    let points: Vec<(usize, f64, Option<[f64; 2]>)> = t
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some((i, e.value? * scale, e.interval)))
+        .collect();
     let mut series = vec![Series {
         name: t.name.clone(),
         points: points.iter().map(|&(i, v, _)| (number(i), v)).collect(),
-        errors: points.iter().map(|&(_, _, ci)| ci.map(|[lo, hi]| (lo * scale, hi * scale))).collect(),
+        errors: points
+            .iter()
+            .map(|&(_, _, ci)| ci.map(|[lo, hi]| (lo * scale, hi * scale)))
+            .collect(),
         style: Style::Measured,
         colour: svg::PALETTE[0].into(),
     }];
-    let (lo, hi) = points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.1), h.max(p.1)));
+    let (lo, hi) = points
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.1), h.max(p.1)));
     for (k, s) in steps.iter().enumerate() {
         let x = number(s.at) - 0.5;
         series.push(Series {

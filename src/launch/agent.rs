@@ -70,7 +70,9 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         return fan_out(o);
     }
     let rank = super::rank_from_env().unwrap_or(0);
-    let scanner = Arc::new(Scanner::new(&o.metrics).map_err(|e| AgentError::Metric(last_line(&e.to_string())))?);
+    let scanner = Arc::new(
+        Scanner::new(&o.metrics).map_err(|e| AgentError::Metric(last_line(&e.to_string())))?,
+    );
     let env = vec![("SCALESCOPE_RANK".to_string(), rank.to_string())];
     let spec = Spec {
         argv: &o.command,
@@ -86,7 +88,10 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         kill_leftovers: true,
         again: false,
     };
-    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).ok();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .ok();
     let out = Processes::new().run(&spec)?;
     let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);
     let part = RankPart {
@@ -108,7 +113,8 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
             _ => None,
         },
     };
-    ranks::write(&o.parts, &part).map_err(|source| AgentError::Part { path: o.parts.clone(), source })?;
+    ranks::write(&o.parts, &part)
+        .map_err(|source| AgentError::Part { path: o.parts.clone(), source })?;
     Ok(part.agent_exit_code())
 }
 
@@ -118,14 +124,20 @@ fn fan_out(o: &Options) -> Result<i32, AgentError> {
     let exe = std::env::current_exe().map_err(|e| AgentError::Copy("find", e))?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let children = (0..o.copies)
-        .map(|i| std::process::Command::new(&exe).args(&args).env("SCALESCOPE_RANK", i.to_string()).spawn())
+        .map(|i| {
+            std::process::Command::new(&exe)
+                .args(&args)
+                .env("SCALESCOPE_RANK", i.to_string())
+                .spawn()
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| AgentError::Copy("start", e))?;
     let mut code = 0;
     for mut c in children {
         let status = c.wait().map_err(|e| AgentError::Copy("wait for", e))?;
-        let this =
-            status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0));
+        let this = status.code().unwrap_or_else(|| {
+            128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)
+        });
         if code == 0 {
             code = this;
         }

@@ -118,7 +118,10 @@ impl Axis {
         let lower = name.to_ascii_lowercase();
         let counts = if lower == COPIES {
             if ask.launcher == LauncherKind::Local { Counts::Copies } else { Counts::Ranks }
-        } else if lower == NODES || TASKS.contains(&lower.as_str()) || RANKS.contains(&lower.as_str()) {
+        } else if lower == NODES
+            || TASKS.contains(&lower.as_str())
+            || RANKS.contains(&lower.as_str())
+        {
             Counts::Ranks
         } else if ask.workers
             || WORKERS.contains(&lower.as_str())
@@ -130,8 +133,14 @@ impl Axis {
             Counts::Other
         };
         // Each copy does the whole work: K copies do K times as much.
-        let grows = ask.weak || counts == Counts::Copies || ask.work.is_some_and(|w| placeholders(w).contains(&name));
-        Axis { param: name.to_string(), counts, scaling: if grows { Scaling::Weak } else { Scaling::Strong } }
+        let grows = ask.weak
+            || counts == Counts::Copies
+            || ask.work.is_some_and(|w| placeholders(w).contains(&name));
+        Axis {
+            param: name.to_string(),
+            counts,
+            scaling: if grows { Scaling::Weak } else { Scaling::Strong },
+        }
     }
 
     /// Whether the count is a number of parallel workers of some kind (threads, copies, ranks),
@@ -154,7 +163,12 @@ impl Axis {
 impl Plan {
     /// The axis this plan's flags give, with `scale`, `workers` and `weak` asked on top of them
     /// (as `show` and `analyze` may).
-    pub fn axis_with(&self, scale: Option<&str>, workers: bool, weak: bool) -> Result<Option<Axis>, PlanError> {
+    pub fn axis_with(
+        &self,
+        scale: Option<&str>,
+        workers: bool,
+        weak: bool,
+    ) -> Result<Option<Axis>, PlanError> {
         let ask = Ask {
             scale: scale.or(self.scale.as_deref()),
             workers: workers || self.workers,
@@ -179,7 +193,10 @@ mod tests {
     fn params(pairs: &[(&str, &[&str])]) -> Vec<Param> {
         pairs
             .iter()
-            .map(|(n, v)| Param { name: n.to_string(), values: v.iter().map(|s| s.to_string()).collect() })
+            .map(|(n, v)| Param {
+                name: n.to_string(),
+                values: v.iter().map(|s| s.to_string()).collect(),
+            })
             .collect()
     }
 
@@ -189,15 +206,25 @@ mod tests {
 
     #[test]
     fn the_first_numeric_parameter_counts_unless_scale_or_copies_say_otherwise() {
-        let a = axis(&[("size", &["big"]), ("threads", &["1", "2"]), ("files", &["1", "4"])], Ask::default()).unwrap();
-        assert_eq!(a, Axis { param: "threads".into(), counts: Counts::Workers, scaling: Scaling::Strong });
+        let a = axis(
+            &[("size", &["big"]), ("threads", &["1", "2"]), ("files", &["1", "4"])],
+            Ask::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            a,
+            Axis { param: "threads".into(), counts: Counts::Workers, scaling: Scaling::Strong }
+        );
         let a = axis(&[("files", &["1", "4"])], Ask { scale: None, ..Ask::default() }).unwrap();
         assert_eq!((a.counts, a.parallel(), a.local()), (Counts::Other, false, false));
         let ask = Ask { scale: Some("files"), workers: true, ..Ask::default() };
         let a = axis(&[("threads", &["1", "2"]), ("files", &["1", "4"])], ask).unwrap();
         assert_eq!((a.param.as_str(), a.counts), ("files", Counts::Workers));
         let a = axis(&[("threads", &["1", "2"]), ("copies", &["1", "4"])], Ask::default()).unwrap();
-        assert_eq!((a.param.as_str(), a.counts, a.scaling), ("copies", Counts::Copies, Scaling::Weak));
+        assert_eq!(
+            (a.param.as_str(), a.counts, a.scaling),
+            ("copies", Counts::Copies, Scaling::Weak)
+        );
         assert_eq!(axis(&[("cc", &["gcc", "clang"])], Ask::default()), None);
     }
 
@@ -224,9 +251,12 @@ mod tests {
     #[test]
     fn a_scale_that_cannot_count_is_one_sentence() {
         let p = params(&[("threads", &["1", "2"]), ("cc", &["gcc", "clang"])]);
-        let e = Axis::choose(&p, &Ask { scale: Some("nope"), ..Ask::default() }).unwrap_err().to_string();
+        let e = Axis::choose(&p, &Ask { scale: Some("nope"), ..Ask::default() })
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "--scale nope: no such parameter (parameters: threads, cc)");
-        let e = Axis::choose(&p, &Ask { scale: Some("cc"), ..Ask::default() }).unwrap_err().to_string();
+        let e =
+            Axis::choose(&p, &Ask { scale: Some("cc"), ..Ask::default() }).unwrap_err().to_string();
         assert!(e.contains("not all numbers"), "{e}");
     }
 }

@@ -94,14 +94,15 @@ pub const WORKERS: &str = "workers";
 pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
     let mut params = Vec::new();
     for item in &r.params {
-        let (name, spec) = item
-            .split_once('=')
-            .ok_or_else(|| invalid!("--param {item}: write NAME=VALUES, e.g. --param threads=1,2,4"))?;
+        let (name, spec) = item.split_once('=').ok_or_else(|| {
+            invalid!("--param {item}: write NAME=VALUES, e.g. --param threads=1,2,4")
+        })?;
         values::check_name(name)?;
         let values = values::expand(spec, nproc).map_err(|e| invalid!("--param {name}: {e}"))?;
         // `threads=1-4` is one value of text: as a count of workers it is surely meant as a range.
         if Axis::along(name, &Ask::default()).parallel()
-            && let Some((v, a, b)) = values.iter().find_map(|v| values::dash_range(v).map(|(a, b)| (v, a, b)))
+            && let Some((v, a, b)) =
+                values.iter().find_map(|v| values::dash_range(v).map(|(a, b)| (v, a, b)))
         {
             return Err(invalid!(
                 "--param {name}={spec}: '{v}' would be one value, not the {name} from {a} to {b}: write {a}..{b} for every count between them, or {a}..{b}:x2 to double"
@@ -113,7 +114,8 @@ pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
         if k == 0 || params.iter().any(|p| p.name == launcher::COPIES) {
             return Err(invalid!("--copies K needs K ≥ 1 and no parameter named copies"));
         }
-        let values = if k == 1 { vec!["1".to_string()] } else { vec!["1".to_string(), k.to_string()] };
+        let values =
+            if k == 1 { vec!["1".to_string()] } else { vec!["1".to_string(), k.to_string()] };
         params.push(Param { name: launcher::COPIES.into(), values });
     }
     let mut scale = r.scale.clone();
@@ -172,7 +174,8 @@ pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
     plan.check()?;
     plan.decide_axis()?;
     check_baseline(&plan)?;
-    plan.order = r.order.unwrap_or(if plan.len() > 1 { Order::Interleaved } else { Order::Sequential });
+    plan.order =
+        r.order.unwrap_or(if plan.len() > 1 { Order::Interleaved } else { Order::Sequential });
     plan.check_inputs()?;
     Ok(plan)
 }
@@ -196,13 +199,20 @@ fn check_baseline(plan: &Plan) -> Result<(), PlanError> {
 /// Under `--zip` with two or more numeric parameters of equal length, `workers` = their product at
 /// each position (the count that speed-up refers to), unless a parameter already has that name.
 fn workers(params: &[Param]) -> Option<Param> {
-    let numeric: Vec<&Param> = params.iter().filter(|p| p.values.iter().all(|v| v.parse::<f64>().is_ok())).collect();
+    let numeric: Vec<&Param> =
+        params.iter().filter(|p| p.values.iter().all(|v| v.parse::<f64>().is_ok())).collect();
     let same_len = params.iter().all(|p| p.values.len() == params[0].values.len());
     if numeric.len() < 2 || !same_len || params.iter().any(|p| p.name == WORKERS) {
         return None;
     }
     let values = (0..numeric[0].values.len())
-        .map(|i| numeric.iter().map(|p| p.values[i].parse::<f64>().unwrap_or(1.0)).product::<f64>().to_string())
+        .map(|i| {
+            numeric
+                .iter()
+                .map(|p| p.values[i].parse::<f64>().unwrap_or(1.0))
+                .product::<f64>()
+                .to_string()
+        })
         .collect();
     Some(Param { name: WORKERS.into(), values })
 }
@@ -263,15 +273,21 @@ mod tests {
 
     #[test]
     fn a_count_written_as_a_dash_range_is_said_not_swept_as_text() {
-        let e = build(&request(&["threads=1-4"], &["prog", "{threads}"]), 4).unwrap_err().to_string();
+        let e =
+            build(&request(&["threads=1-4"], &["prog", "{threads}"]), 4).unwrap_err().to_string();
         assert!(e.contains("write 1..4") && !e.contains('\n'), "{e}");
         // A CPU list for taskset is text, and meant as such.
-        assert!(build(&request(&["cpus_list=0-3,0-1"], &["taskset", "-c", "{cpus_list}", "prog"]), 4).is_ok());
+        assert!(
+            build(&request(&["cpus_list=0-3,0-1"], &["taskset", "-c", "{cpus_list}", "prog"]), 4)
+                .is_ok()
+        );
     }
 
     #[test]
     fn malformed_items_are_one_sentence_each() {
-        for (params, env, metric) in [(&["t"][..], &[][..], &[][..]), (&[], &["=x"], &[]), (&[], &[], &["x"])] {
+        for (params, env, metric) in
+            [(&["t"][..], &[][..], &[][..]), (&[], &["=x"], &[]), (&[], &[], &["x"])]
+        {
             let mut r = request(params, &["prog"]);
             r.env = env.iter().map(|s: &&str| s.to_string()).collect();
             r.metrics = metric.iter().map(|s: &&str| s.to_string()).collect();

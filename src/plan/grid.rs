@@ -41,24 +41,39 @@ impl Plan {
     pub fn point(&self, i: usize) -> Result<Point, PlanError> {
         let params = self.params_at(i);
         let plain = |t: &str| substitute(t, &params, Quote::None);
-        let shell = |t: &Option<String>| t.as_deref().map(|t| substitute(t, &params, Quote::Shell)).transpose();
+        let shell = |t: &Option<String>| {
+            t.as_deref().map(|t| substitute(t, &params, Quote::Shell)).transpose()
+        };
         let argv = if self.shell {
-            vec!["sh".into(), "-c".into(), substitute(&self.command.join(" "), &params, Quote::Shell)?]
+            vec![
+                "sh".into(),
+                "-c".into(),
+                substitute(&self.command.join(" "), &params, Quote::Shell)?,
+            ]
         } else {
             self.command.iter().map(|a| plain(a)).collect::<Result<_, _>>()?
         };
-        let env = self.env.iter().map(|(n, v)| Ok((n.clone(), plain(v)?))).collect::<Result<_, PlanError>>()?;
+        let env = self
+            .env
+            .iter()
+            .map(|(n, v)| Ok((n.clone(), plain(v)?)))
+            .collect::<Result<_, PlanError>>()?;
         let hooks = Hooks {
             setup: shell(&self.hooks.setup)?,
             prepare: shell(&self.hooks.prepare)?,
             conclude: shell(&self.hooks.conclude)?,
             cleanup: shell(&self.hooks.cleanup)?,
         };
-        let evict = self.evict.iter().map(|e| plain(e).map(PathBuf::from)).collect::<Result<_, _>>()?;
-        let mut work = self.work.as_deref().map(|w| plain(w).and_then(|w| work::evaluate(&w))).transpose()?;
+        let evict =
+            self.evict.iter().map(|e| plain(e).map(PathBuf::from)).collect::<Result<_, _>>()?;
+        let mut work =
+            self.work.as_deref().map(|w| plain(w).and_then(|w| work::evaluate(&w))).transpose()?;
         // Copies each run the whole command: a run's work is theirs summed, unless `--work` counts
         // the copies itself.
-        let copies = params.iter().find(|(n, _)| n == launcher::COPIES).and_then(|(_, v)| v.parse::<f64>().ok());
+        let copies = params
+            .iter()
+            .find(|(n, _)| n == launcher::COPIES)
+            .and_then(|(_, v)| v.parse::<f64>().ok());
         if let (Some(w), Some(k)) = (work.as_mut(), copies)
             && !self.work.as_deref().is_some_and(|t| placeholders(t).contains(&launcher::COPIES))
         {
@@ -87,7 +102,10 @@ mod tests {
             shell: false,
             params: params
                 .iter()
-                .map(|(n, v)| Param { name: n.to_string(), values: v.iter().map(|s| s.to_string()).collect() })
+                .map(|(n, v)| Param {
+                    name: n.to_string(),
+                    values: v.iter().map(|s| s.to_string()).collect(),
+                })
                 .collect(),
             runs: Runs::fixed(1),
             warmup: 0,

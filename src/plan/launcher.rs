@@ -58,24 +58,32 @@ pub const CPUS: &str = "cpus";
 pub const COPIES: &str = "copies";
 
 /// The launch of the point with these parameter values, or `None` to run directly.
-pub fn launch_for(l: &Launcher, params: &[(String, String)], root: bool) -> Result<Option<Launch>, PlanError> {
-    let number =
-        |names: &[&str]| -> Result<Option<u32>, PlanError> {
-            match params.iter().find(|(n, _)| names.contains(&n.as_str())) {
-                None => Ok(None),
-                Some((n, v)) => v.parse::<u32>().ok().filter(|&x| x >= 1).map(Some).ok_or_else(|| {
-                    PlanError::Invalid(format!("{n}={v}: a launcher count must be a whole number from 1"))
-                }),
-            }
-        };
-    let (nodes, tasks, cpus, copies) = (number(&[NODES])?, number(&TASKS)?, number(&[CPUS])?, number(&[COPIES])?);
+pub fn launch_for(
+    l: &Launcher,
+    params: &[(String, String)],
+    root: bool,
+) -> Result<Option<Launch>, PlanError> {
+    let number = |names: &[&str]| -> Result<Option<u32>, PlanError> {
+        match params.iter().find(|(n, _)| names.contains(&n.as_str())) {
+            None => Ok(None),
+            Some((n, v)) => v.parse::<u32>().ok().filter(|&x| x >= 1).map(Some).ok_or_else(|| {
+                PlanError::Invalid(format!(
+                    "{n}={v}: a launcher count must be a whole number from 1"
+                ))
+            }),
+        }
+    };
+    let (nodes, tasks, cpus, copies) =
+        (number(&[NODES])?, number(&TASKS)?, number(&[CPUS])?, number(&[COPIES])?);
     match l.kind {
         LauncherKind::Local => {
             if let Some(k) = copies {
                 return Ok(Some(Launch { prefix: Vec::new(), ranks: k, copies: k }));
             }
             if !l.args.is_empty() {
-                return Err(PlanError::Invalid("--launcher-args needs --launcher srun or mpirun".into()));
+                return Err(PlanError::Invalid(
+                    "--launcher-args needs --launcher srun or mpirun".into(),
+                ));
             }
             Ok(None)
         }
@@ -97,7 +105,8 @@ pub fn launch_for(l: &Launcher, params: &[(String, String)], root: bool) -> Resu
                 ));
             }
             let np = tasks.or(copies).unwrap_or(1);
-            let mut prefix = vec!["mpirun".to_string(), "-np".into(), np.to_string(), "--oversubscribe".into()];
+            let mut prefix =
+                vec!["mpirun".to_string(), "-np".into(), np.to_string(), "--oversubscribe".into()];
             if root {
                 prefix.push("--allow-run-as-root".into());
             }
@@ -118,9 +127,13 @@ mod tests {
     #[test]
     fn parameters_map_to_the_launchers_flags() {
         let srun = Launcher { kind: LauncherKind::Srun, args: vec!["--overcommit".into()] };
-        let l = launch_for(&srun, &p(&[("nodes", "1"), ("ntasks", "4"), ("cpus", "2"), ("x", "y")]), false)
-            .unwrap()
-            .unwrap();
+        let l = launch_for(
+            &srun,
+            &p(&[("nodes", "1"), ("ntasks", "4"), ("cpus", "2"), ("x", "y")]),
+            false,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(l.prefix, ["srun", "-N", "1", "-n", "4", "-c", "2", "--overcommit"]);
         assert_eq!((l.ranks, l.copies), (4, 0));
         let mpi = Launcher { kind: LauncherKind::Mpirun, args: vec![] };

@@ -57,7 +57,8 @@ impl Runs {
     /// The default: at least 3 runs, more while runs are short (up to 30 or about 3 s per point),
     /// then more where the verdict is undecided, for up to the first pass's time again (a sweep
     /// takes at most twice its first pass).
-    pub const AUTO: Runs = Runs { min: 3, max: 100, min_time_s: 3.0, budget: Some(Budget::Multiple(1.0)) };
+    pub const AUTO: Runs =
+        Runs { min: 3, max: 100, min_time_s: 3.0, budget: Some(Budget::Multiple(1.0)) };
 
     /// Most runs per point of the first pass, however short its runs.
     pub const FIRST_PASS_MOST: u32 = 30;
@@ -256,7 +257,8 @@ impl Plan {
     /// The counted parameter's distinct values as thread counts, smallest first; empty when
     /// they are not all whole numbers from 1.
     pub fn thread_counts(&self) -> Vec<u32> {
-        let counted = self.axis.as_ref().and_then(|a| self.params.iter().find(|p| p.name == a.param));
+        let counted =
+            self.axis.as_ref().and_then(|a| self.params.iter().find(|p| p.name == a.param));
         let mut v = counted.and_then(counts).unwrap_or_default();
         v.sort_unstable();
         v.dedup();

@@ -13,7 +13,10 @@ pub fn parse(text: &str) -> Option<(f64, &str)> {
             let end = number_end(t);
             // `12,5`: a decimal comma, or a thousands separator misplaced; either way not a
             // number to guess at.
-            if t[end..].strip_prefix(',').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())) {
+            if t[end..]
+                .strip_prefix(',')
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            {
                 return None;
             }
             (t[..end].parse().ok()?, end)
@@ -35,7 +38,10 @@ fn grouped(t: &str) -> Option<(f64, usize)> {
     }
     i += lead;
     let mut groups = 0;
-    while b.get(i) == Some(&b',') && b.len() >= i + 4 && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
+    while b.get(i) == Some(&b',')
+        && b.len() >= i + 4
+        && b[i + 1..i + 4].iter().all(u8::is_ascii_digit)
+    {
         i += 4;
         groups += 1;
     }

@@ -67,14 +67,28 @@ pub struct Scheduler {
 
 impl Scheduler {
     /// A scheduler over points with the given progress (all zero for a new sweep).
-    pub fn new(order: Order, warmup: u32, runs: Runs, points: Vec<PointProgress>, seed: u64) -> Scheduler {
+    pub fn new(
+        order: Order,
+        warmup: u32,
+        runs: Runs,
+        points: Vec<PointProgress>,
+        seed: u64,
+    ) -> Scheduler {
         let mut points = points;
         for p in &mut points {
             if runs.min == runs.max {
                 p.target = Some(runs.min);
             }
         }
-        Scheduler { order, warmup, runs, points, queue: VecDeque::new(), rng: Rng::new(seed), round: 0 }
+        Scheduler {
+            order,
+            warmup,
+            runs,
+            points,
+            queue: VecDeque::new(),
+            rng: Rng::new(seed),
+            round: 0,
+        }
     }
 
     /// Numbers the rounds from `first` (after those a resumed sweep already ran).
@@ -120,8 +134,8 @@ impl Scheduler {
         };
         // Sequential order takes the first point that needs runs, and those before this one have
         // theirs; a round of the other orders is this point alone once the others have theirs.
-        let alone =
-            self.order == Order::Sequential || self.points.iter().enumerate().all(|(q, pp)| q == p || !pp.needs_runs());
+        let alone = self.order == Order::Sequential
+            || self.points.iter().enumerate().all(|(q, pp)| q == p || !pp.needs_runs());
         (needs && alone).then_some(Task::Measure(p))
     }
 
@@ -161,7 +175,8 @@ impl Scheduler {
     }
 
     fn refill(&mut self) {
-        let need: Vec<usize> = (0..self.points.len()).filter(|&p| self.points[p].needs_runs()).collect();
+        let need: Vec<usize> =
+            (0..self.points.len()).filter(|&p| self.points[p].needs_runs()).collect();
         match self.order {
             Order::Sequential => {
                 if let Some(&p) = need.first() {
@@ -214,7 +229,8 @@ mod tests {
 
     #[test]
     fn a_point_whose_first_run_fails_gets_the_fewest_runs() {
-        let mut s = Scheduler::new(Order::Interleaved, 0, Runs::AUTO, vec![PointProgress::default(); 2], 1);
+        let mut s =
+            Scheduler::new(Order::Interleaved, 0, Runs::AUTO, vec![PointProgress::default(); 2], 1);
         let mut runs = [0, 0];
         while let Some(t) = s.next_task() {
             if let Task::Measure(p) = t {
@@ -228,17 +244,31 @@ mod tests {
 
     #[test]
     fn sequential_runs_each_point_in_turn_after_its_warmup() {
-        let mut s = Scheduler::new(Order::Sequential, 1, FIXED2, vec![PointProgress::default(); 2], 1);
+        let mut s =
+            Scheduler::new(Order::Sequential, 1, FIXED2, vec![PointProgress::default(); 2], 1);
         use Task::*;
-        assert_eq!(drain(&mut s, 1.0), [Warmup(0), Measure(0), Measure(0), Warmup(1), Measure(1), Measure(1)]);
+        assert_eq!(
+            drain(&mut s, 1.0),
+            [Warmup(0), Measure(0), Measure(0), Warmup(1), Measure(1), Measure(1)]
+        );
     }
 
     #[test]
     fn interleaved_runs_rounds_over_all_points() {
-        let mut s = Scheduler::new(Order::Interleaved, 1, FIXED2, vec![PointProgress::default(); 3], 1);
+        let mut s =
+            Scheduler::new(Order::Interleaved, 1, FIXED2, vec![PointProgress::default(); 3], 1);
         use Task::*;
-        let expect =
-            [Warmup(0), Warmup(1), Warmup(2), Measure(0), Measure(1), Measure(2), Measure(0), Measure(1), Measure(2)];
+        let expect = [
+            Warmup(0),
+            Warmup(1),
+            Warmup(2),
+            Measure(0),
+            Measure(1),
+            Measure(2),
+            Measure(0),
+            Measure(1),
+            Measure(2),
+        ];
         assert_eq!(drain(&mut s, 1.0), expect);
     }
 
@@ -285,7 +315,9 @@ mod tests {
 
     #[test]
     fn the_task_after_a_success_is_foreseen_only_when_certain() {
-        let new = |order, warmup, runs, n| Scheduler::new(order, warmup, runs, vec![PointProgress::default(); n], 3);
+        let new = |order, warmup, runs, n| {
+            Scheduler::new(order, warmup, runs, vec![PointProgress::default(); n], 3)
+        };
         // One point, 1 warm-up and 2 runs: known after the warm-up and after the first run.
         assert_eq!(foreseen(new(Order::Sequential, 1, FIXED2, 1), 1.0), 2);
         assert_eq!(foreseen(new(Order::Interleaved, 1, FIXED2, 1), 1.0), 2);
@@ -304,7 +336,9 @@ mod tests {
 
     #[test]
     fn interleaved_runs_carry_their_round_and_continue_from_the_first_given() {
-        let mut s = Scheduler::new(Order::Interleaved, 1, FIXED2, vec![PointProgress::default(); 2], 1).from_round(4);
+        let mut s =
+            Scheduler::new(Order::Interleaved, 1, FIXED2, vec![PointProgress::default(); 2], 1)
+                .from_round(4);
         let mut rounds = Vec::new();
         while let Some(t) = s.next_task() {
             if let Task::Measure(p) = t {
@@ -316,7 +350,13 @@ mod tests {
         let s = Scheduler::new(Order::Sequential, 0, FIXED2, vec![PointProgress::default(); 2], 1);
         assert_eq!(s.round(), None);
         // Points continued warm get no warm-up.
-        let mut s = Scheduler::new(Order::Interleaved, 1, Runs::AUTO, vec![PointProgress::warm(3, 4); 2], 1);
+        let mut s = Scheduler::new(
+            Order::Interleaved,
+            1,
+            Runs::AUTO,
+            vec![PointProgress::warm(3, 4); 2],
+            1,
+        );
         assert_eq!(drain(&mut s, 1.0), [Task::Measure(0), Task::Measure(1)]);
     }
 

@@ -14,7 +14,11 @@ pub enum Quote {
 }
 
 /// Substitutes every `{name}` in `text` with its value from `values`.
-pub fn substitute(text: &str, values: &[(String, String)], quote: Quote) -> Result<String, PlanError> {
+pub fn substitute(
+    text: &str,
+    values: &[(String, String)],
+    quote: Quote,
+) -> Result<String, PlanError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find(['{', '}']) {
@@ -101,7 +105,10 @@ mod tests {
     fn substitutes_known_placeholders_and_keeps_other_braces() {
         let v = vals();
         assert_eq!(substitute("-T{threads}", &v, Quote::None).unwrap(), "-T4");
-        assert_eq!(substitute("awk '{print $1}' {{threads}}", &v, Quote::None).unwrap(), "awk '{print $1}' {threads}");
+        assert_eq!(
+            substitute("awk '{print $1}' {{threads}}", &v, Quote::None).unwrap(),
+            "awk '{print $1}' {threads}"
+        );
         assert_eq!(substitute("${HOME} {} }", &v, Quote::None).unwrap(), "${HOME} {} }");
         assert_eq!(placeholders("x{threads}{{y}}{name}{ }${HOME}"), ["threads", "name"]);
     }

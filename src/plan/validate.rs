@@ -29,7 +29,8 @@ impl Plan {
             seen.push(&p.name);
         }
         if self.zip && self.params.iter().any(|p| p.values.len() != self.params[0].values.len()) {
-            let lens: Vec<String> = self.params.iter().map(|p| format!("{} has {}", p.name, p.values.len())).collect();
+            let lens: Vec<String> =
+                self.params.iter().map(|p| format!("{} has {}", p.name, p.values.len())).collect();
             return Err(invalid!(
                 "--zip pairs values position by position, so every parameter needs as many ({})",
                 lens.join(", ")
@@ -38,7 +39,11 @@ impl Plan {
         if self.len() > MAX_POINTS {
             return Err(invalid!(
                 "the grid has {} points; that is not a sweep anyone can wait for (at most {MAX_POINTS})",
-                self.params.iter().map(|p| p.values.len().to_string()).collect::<Vec<_>>().join(" × ")
+                self.params
+                    .iter()
+                    .map(|p| p.values.len().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" × ")
             ));
         }
         if let Some(hz) = self.sample_rate_hz
@@ -47,21 +52,34 @@ impl Plan {
             return Err(invalid!("--sample-rate {hz}: give a rate between 0.1 and 10000 Hz"));
         }
         if self.runs.min == 0 || self.runs.min > self.runs.max {
-            return Err(invalid!("the number of runs must be at least 1 (and --min-runs at most --max-runs)"));
+            return Err(invalid!(
+                "the number of runs must be at least 1 (and --min-runs at most --max-runs)"
+            ));
         }
         for m in &self.metrics {
-            values::check_name(&m.name)
-                .map_err(|_| invalid!("'{}' is not a metric name: use letters, digits and _", m.name))?;
+            values::check_name(&m.name).map_err(|_| {
+                invalid!("'{}' is not a metric name: use letters, digits and _", m.name)
+            })?;
             let re = regex::Regex::new(&m.regex).map_err(|e| {
-                invalid!("the regex of metric '{}' does not compile: {}", m.name, last_line(&e.to_string()))
+                invalid!(
+                    "the regex of metric '{}' does not compile: {}",
+                    m.name,
+                    last_line(&e.to_string())
+                )
             })?;
             if re.captures_len() < 2 {
-                return Err(invalid!("the regex of metric '{}' has no capture group: wrap the number in ( )", m.name));
+                return Err(invalid!(
+                    "the regex of metric '{}' has no capture group: wrap the number in ( )",
+                    m.name
+                ));
             }
         }
         // Placeholders fail alike at every point; work amounts and launcher counts may fail at some.
         self.point(0)?;
-        if self.work.is_some() || !self.launcher.is_local() || self.params.iter().any(|p| p.name == launcher::COPIES) {
+        if self.work.is_some()
+            || !self.launcher.is_local()
+            || self.params.iter().any(|p| p.name == launcher::COPIES)
+        {
             for p in self.points() {
                 p?;
             }
@@ -83,7 +101,8 @@ impl Plan {
             }
         }
         for f in &self.ceiling {
-            std::fs::metadata(f).map_err(|source| PlanError::Ceiling { path: PathBuf::from(f), source })?;
+            std::fs::metadata(f)
+                .map_err(|source| PlanError::Ceiling { path: PathBuf::from(f), source })?;
         }
         Ok(())
     }
@@ -94,7 +113,10 @@ impl Plan {
         let launched = self.launcher.kind != LauncherKind::Local;
         let read_by_launcher = |n: &str| {
             n == launcher::COPIES
-                || (launched && (n == launcher::NODES || n == launcher::CPUS || launcher::TASKS.contains(&n)))
+                || (launched
+                    && (n == launcher::NODES
+                        || n == launcher::CPUS
+                        || launcher::TASKS.contains(&n)))
         };
         let derived = |n: &str| self.zip && n == super::build::WORKERS;
         self.params
@@ -115,7 +137,12 @@ impl Plan {
             .filter(|p| super::axis::Axis::along(&p.name, &ask).parallel())
             .filter(|p| self.axis.as_ref().is_none_or(|a| a.param != p.name))
             .filter(|p| !p.values.iter().all(|v| values::is_number(v)))
-            .map(|p| (p.name.as_str(), p.values.iter().filter(|v| !values::is_number(v)).map(String::as_str).collect()))
+            .map(|p| {
+                (
+                    p.name.as_str(),
+                    p.values.iter().filter(|v| !values::is_number(v)).map(String::as_str).collect(),
+                )
+            })
             .collect()
     }
 }
@@ -132,9 +159,13 @@ mod tests {
 
     #[test]
     fn a_count_of_workers_whose_values_are_not_numbers_is_pointed_out() {
-        let plan = build(&request(&["threads=a,2", "mode=x,y"], &["prog", "{threads}", "{mode}"]), 4).unwrap();
+        let plan =
+            build(&request(&["threads=a,2", "mode=x,y"], &["prog", "{threads}", "{mode}"]), 4)
+                .unwrap();
         assert_eq!(plan.uncounted_params(), [("threads", vec!["a"])]);
-        let plan = build(&request(&["threads=1,2", "mode=x,y"], &["prog", "{threads}", "{mode}"]), 4).unwrap();
+        let plan =
+            build(&request(&["threads=1,2", "mode=x,y"], &["prog", "{threads}", "{mode}"]), 4)
+                .unwrap();
         assert!(plan.uncounted_params().is_empty());
     }
 
@@ -149,7 +180,9 @@ mod tests {
         assert!(build(&r, 4).unwrap_err().to_string().contains("does not compile"));
         r.metrics = vec!["x=[0-9]+".into()];
         assert!(build(&r, 4).unwrap_err().to_string().contains("capture group"));
-        let e = build(&request(&["a=1..1000", "b=1..1000", "c=1,2"], &["prog"]), 4).unwrap_err().to_string();
+        let e = build(&request(&["a=1..1000", "b=1..1000", "c=1,2"], &["prog"]), 4)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("1000 × 1000 × 2"), "{e}");
     }
 

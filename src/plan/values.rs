@@ -13,7 +13,9 @@ pub fn expand(spec: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
     for item in spec.split(',') {
         let item = item.trim();
         if item.is_empty() {
-            return Err(invalid!("empty value in the list '{spec}' (two commas in a row, or a trailing comma?)"));
+            return Err(invalid!(
+                "empty value in the list '{spec}' (two commas in a row, or a trailing comma?)"
+            ));
         }
         for v in expand_item(item, nproc)? {
             if seen.insert(v.clone()) {
@@ -31,7 +33,9 @@ pub fn expand(spec: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
 const MAX_VALUES: usize = 100_000;
 
 fn too_many(what: &str, n: u64) -> PlanError {
-    invalid!("'{what}' has {n} values; that is not a sweep anyone can wait for (at most {MAX_VALUES})")
+    invalid!(
+        "'{what}' has {n} values; that is not a sweep anyone can wait for (at most {MAX_VALUES})"
+    )
 }
 
 fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
@@ -60,10 +64,14 @@ fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
     }
     let mut values = Vec::new();
     match step.map(str::trim) {
-        None if b - a >= MAX_VALUES as u64 => return Err(too_many(item, (b - a).saturating_add(1))),
+        None if b - a >= MAX_VALUES as u64 => {
+            return Err(too_many(item, (b - a).saturating_add(1)));
+        }
         None => values.extend(a..=b),
         Some(s) if s.starts_with(['x', '*']) => {
-            let k: u64 = s[1..].parse().map_err(|_| invalid!("bad step '{s}' in '{item}': use :x2 to double"))?;
+            let k: u64 = s[1..]
+                .parse()
+                .map_err(|_| invalid!("bad step '{s}' in '{item}': use :x2 to double"))?;
             if k < 2 || a == 0 {
                 return Err(invalid!(
                     "the range '{item}' never grows: a multiplying range needs a start above 0 and a factor of 2 or more"
@@ -76,10 +84,9 @@ fn expand_item(item: &str, nproc: usize) -> Result<Vec<String>, PlanError> {
             }
         }
         Some(s) => {
-            let k: u64 = s
-                .trim_start_matches('+')
-                .parse()
-                .map_err(|_| invalid!("bad step '{s}' in '{item}': use :+2 to add 2, or :x2 to double"))?;
+            let k: u64 = s.trim_start_matches('+').parse().map_err(|_| {
+                invalid!("bad step '{s}' in '{item}': use :+2 to add 2, or :x2 to double")
+            })?;
             if k == 0 {
                 return Err(invalid!("the step of '{item}' is 0"));
             }

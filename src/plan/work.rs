@@ -16,7 +16,8 @@ pub struct Work {
 pub fn evaluate(text: &str) -> Result<Work, PlanError> {
     let (named, expr) = match text.split_once('=') {
         Some((unit, expr))
-            if !unit.trim().is_empty() && unit.trim().chars().all(|c| c.is_alphanumeric() || c == '_') =>
+            if !unit.trim().is_empty()
+                && unit.trim().chars().all(|c| c.is_alphanumeric() || c == '_') =>
         {
             (Some(unit.trim().to_string()), expr)
         }
@@ -80,7 +81,10 @@ impl Parser<'_> {
                 self.i += 1;
                 let v = self.sum()?;
                 if self.peek() != Some(b')') {
-                    return Err(invalid!("unbalanced parenthesis in the work amount '{}'", self.text));
+                    return Err(invalid!(
+                        "unbalanced parenthesis in the work amount '{}'",
+                        self.text
+                    ));
                 }
                 self.i += 1;
                 Ok(v)
@@ -92,20 +96,25 @@ impl Parser<'_> {
 
     fn number(&mut self) -> Result<f64, PlanError> {
         let start = self.i;
-        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.') {
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.')
+        {
             let c = self.s[self.i];
             // An `x` right after a digit is multiplication (`2x3`), not part of the number.
             if c == b'x' {
                 break;
             }
-            if (c == b'e' || c == b'E') && self.s.get(self.i + 1).is_some_and(|d| matches!(d, b'+' | b'-')) {
+            if (c == b'e' || c == b'E')
+                && self.s.get(self.i + 1).is_some_and(|d| matches!(d, b'+' | b'-'))
+            {
                 self.i += 1;
             }
             self.i += 1;
         }
         let word = std::str::from_utf8(&self.s[start..self.i]).unwrap_or_default();
-        let (value, unit) = super::quantity::parse(word)
-            .ok_or_else(|| invalid!("'{word}' in the work amount '{}' is not a number", self.text))?;
+        let (value, unit) = super::quantity::parse(word).ok_or_else(|| {
+            invalid!("'{word}' in the work amount '{}' is not a number", self.text)
+        })?;
         match unit {
             "" => {}
             "B" => self.bytes = true,
@@ -127,7 +136,10 @@ mod tests {
     #[test]
     fn evaluates_arithmetic_with_units() {
         assert_eq!(evaluate("1.7GB*4").unwrap(), Work { amount: 6.8e9, unit: "bytes".into() });
-        assert_eq!(evaluate("events=10000403").unwrap(), Work { amount: 10000403.0, unit: "events".into() });
+        assert_eq!(
+            evaluate("events=10000403").unwrap(),
+            Work { amount: 10000403.0, unit: "events".into() }
+        );
         assert_eq!(evaluate("(1+3) * 2k / 4").unwrap().amount, 2000.0);
         assert_eq!(evaluate("2x3").unwrap().amount, 6.0);
         assert_eq!(evaluate("1MiB").unwrap(), Work { amount: 1048576.0, unit: "bytes".into() });

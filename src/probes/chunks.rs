@@ -36,13 +36,18 @@ pub fn open_all(files: &[PathBuf], flags: i32) -> Result<Vec<(File, u64)>, Probe
     files
         .iter()
         .map(|p| {
-            let f = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(p).map_err(|e| {
-                match e.raw_os_error() {
-                    Some(libc::EINVAL) if flags & libc::O_DIRECT != 0 => ProbeError::NoDirect(p.clone()),
+            let f = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(p).map_err(
+                |e| match e.raw_os_error() {
+                    Some(libc::EINVAL) if flags & libc::O_DIRECT != 0 => {
+                        ProbeError::NoDirect(p.clone())
+                    }
                     _ => ProbeError::Open { what: "open", path: p.clone(), source: e },
-                }
-            })?;
-            let len = f.metadata().map_err(|e| ProbeError::Open { what: "measure", path: p.clone(), source: e })?.len();
+                },
+            )?;
+            let len = f
+                .metadata()
+                .map_err(|e| ProbeError::Open { what: "measure", path: p.clone(), source: e })?
+                .len();
             Ok((f, len))
         })
         .collect()

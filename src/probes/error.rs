@@ -19,7 +19,9 @@ pub enum ProbeError {
         unit: String,
     },
     /// The filesystem refuses `O_DIRECT`.
-    #[error("the filesystem holding {0} refuses O_DIRECT (tmpfs does); use --mode pread or --mode mmap")]
+    #[error(
+        "the filesystem holding {0} refuses O_DIRECT (tmpfs does); use --mode pread or --mode mmap"
+    )]
     NoDirect(PathBuf),
     /// A file could not be opened, measured or mapped.
     #[error("cannot {what} {path}")]
@@ -42,7 +44,9 @@ pub enum ProbeError {
         source: io::Error,
     },
     /// `overlap` met bytes that are not events.
-    #[error("{path} at byte {at}: not an event file (make some with: scalescope gen files --dir DIR)")]
+    #[error(
+        "{path} at byte {at}: not an event file (make some with: scalescope gen files --dir DIR)"
+    )]
     NotEvents {
         /// The file.
         path: PathBuf,
@@ -66,7 +70,9 @@ impl ProbeError {
             ProbeError::Open { source, .. } => {
                 matches!(
                     source.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied | io::ErrorKind::IsADirectory
+                    io::ErrorKind::NotFound
+                        | io::ErrorKind::PermissionDenied
+                        | io::ErrorKind::IsADirectory
                 )
             }
             ProbeError::Read { .. } | ProbeError::Panicked(_) => false,

@@ -34,7 +34,8 @@ pub fn for_each(data: &[u8], mut f: impl FnMut(Event)) -> Result<u64, usize> {
             if magic == 0 {
                 break;
             }
-            let len = u32::from_le_bytes(block[at + 4..at + 8].try_into().unwrap_or_default()) as usize;
+            let len =
+                u32::from_le_bytes(block[at + 4..at + 8].try_into().unwrap_or_default()) as usize;
             let end = at + HEADER + len;
             if magic != MAGIC || end > block.len() {
                 return Err(b * BLOCK + at);
@@ -85,7 +86,8 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             x >> 11
         };
-        let per_block: Vec<usize> = data.chunks_mut(BLOCK).map(|b| fill_block(b, &mut id, &mut next)).collect();
+        let per_block: Vec<usize> =
+            data.chunks_mut(BLOCK).map(|b| fill_block(b, &mut id, &mut next)).collect();
         let written: usize = per_block.iter().sum();
         let mut ids = Vec::new();
         let n = for_each(&data, |e| {

@@ -41,7 +41,8 @@ mod tests {
         assert_eq!(std::fs::read(&a[1]).unwrap(), std::fs::read(&b[1]).unwrap());
         assert_ne!(std::fs::read(&a[0]).unwrap(), std::fs::read(&c[0]).unwrap());
         assert_eq!(std::fs::metadata(&a[0]).unwrap().len(), 3000);
-        let events = super::super::events::for_each(&std::fs::read(&a[0]).unwrap(), |_| ()).unwrap();
+        let events =
+            super::super::events::for_each(&std::fs::read(&a[0]).unwrap(), |_| ()).unwrap();
         assert!(events >= 1, "{events}");
     }
 }

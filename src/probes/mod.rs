@@ -20,10 +20,19 @@ use crate::metric_line;
 use std::io::Write;
 
 /// Prints a probe's result: one line for people, one for the harness.
-pub fn print_result(name: &str, threads: usize, seconds: f64, work: f64, unit: &str) -> std::io::Result<()> {
+pub fn print_result(
+    name: &str,
+    threads: usize,
+    seconds: f64,
+    work: f64,
+    unit: &str,
+) -> std::io::Result<()> {
     let throughput = if seconds > 0.0 { work / seconds } else { 0.0 };
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{name}: {threads} threads, {seconds:.3} s, {work:.4e} {unit}, {throughput:.4e} {unit}/s")?;
+    writeln!(
+        out,
+        "{name}: {threads} threads, {seconds:.3} s, {work:.4e} {unit}, {throughput:.4e} {unit}/s"
+    )?;
     metric_line::write(&mut out, "throughput", throughput, &format!("{unit}/s"))?;
     out.flush()
 }

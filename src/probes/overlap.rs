@@ -45,7 +45,10 @@ type Chunk = (usize, u64);
 /// Reads and builds every event of `files`.
 pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
     if o.chunk == 0 || !o.chunk.is_multiple_of(events::BLOCK) {
-        return Err(ProbeError::Chunk { chunk: o.chunk as u64, unit: "the 1 MiB event block, e.g. 4MiB".into() });
+        return Err(ProbeError::Chunk {
+            chunk: o.chunk as u64,
+            unit: "the 1 MiB event block, e.g. 4MiB".into(),
+        });
     }
     let opened = open_all(files, 0)?;
     let chunks = Chunks::new(opened.iter().map(|(_, len)| *len), o.chunk as u64);
@@ -54,7 +57,10 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
     let read = |(i, at): Chunk, buf: &mut Vec<u8>| -> Result<(), ProbeError> {
         let len = (opened[i].1 - at).min(o.chunk as u64) as usize;
         buf.resize(len, 0);
-        opened[i].0.read_exact_at(buf, at).map_err(|e| ProbeError::Read { path: files[i].clone(), source: e })
+        opened[i]
+            .0
+            .read_exact_at(buf, at)
+            .map_err(|e| ProbeError::Read { path: files[i].clone(), source: e })
     };
     let build = |(i, at): Chunk, buf: &[u8], acc: &mut Outcome| -> Result<(), ProbeError> {
         let mut sum = 0u64;
@@ -87,7 +93,8 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
                         }
                         return Ok(acc);
                     }
-                    let (full_tx, full_rx) = sync_channel::<Result<(Chunk, Vec<u8>), ProbeError>>(1);
+                    let (full_tx, full_rx) =
+                        sync_channel::<Result<(Chunk, Vec<u8>), ProbeError>>(1);
                     let (free_tx, free_rx) = sync_channel::<Vec<u8>>(2);
                     let (take, read) = (&take, &read);
                     free_tx.send(Vec::new()).ok();
@@ -116,9 +123,13 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(Err(ProbeError::Panicked("builder")))).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(ProbeError::Panicked("builder"))))
+            .collect()
     });
-    let mut total = Outcome { events: 0, bytes: 0, checksum: 0, seconds: start.elapsed().as_secs_f64() };
+    let mut total =
+        Outcome { events: 0, bytes: 0, checksum: 0, seconds: start.elapsed().as_secs_f64() };
     for p in parts {
         let p = p?;
         total.events += p.events;
@@ -159,10 +170,13 @@ mod tests {
     #[test]
     fn both_modes_build_the_same_events() {
         let d = tempfile::tempdir().unwrap();
-        let files = super::super::inputs::files(d.path(), 3, 3 * events::BLOCK as u64 + 777, 4).unwrap();
+        let files =
+            super::super::inputs::files(d.path(), 3, 3 * events::BLOCK as u64 + 777, 4).unwrap();
         let mut seen = Vec::new();
         for (threads, overlap) in [(1, false), (1, true), (3, false), (2, true)] {
-            let o = run(&files, &Options { threads, chunk: 2 * events::BLOCK, cost_ns: 10.0, overlap }).unwrap();
+            let o =
+                run(&files, &Options { threads, chunk: 2 * events::BLOCK, cost_ns: 10.0, overlap })
+                    .unwrap();
             seen.push((o.events, o.bytes, o.checksum));
         }
         assert!(seen[0].0 > 1000 && seen[0].1 == 3 * (3 * events::BLOCK as u64 + 777));
@@ -173,10 +187,14 @@ mod tests {
     fn a_file_that_is_not_events_is_named() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("text");
-        std::fs::write(&p, "hello world, this is not an event file at all ".repeat(100_000)).unwrap();
+        std::fs::write(&p, "hello world, this is not an event file at all ".repeat(100_000))
+            .unwrap();
         for overlap in [false, true] {
-            let e = run(std::slice::from_ref(&p), &Options { threads: 1, chunk: events::BLOCK, cost_ns: 0.0, overlap })
-                .unwrap_err();
+            let e = run(
+                std::slice::from_ref(&p),
+                &Options { threads: 1, chunk: events::BLOCK, cost_ns: 0.0, overlap },
+            )
+            .unwrap_err();
             assert!(matches!(&e, ProbeError::NotEvents { path, at: 0 } if *path == p), "{e}");
         }
     }

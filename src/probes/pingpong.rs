@@ -78,7 +78,8 @@ pub fn print(o: &Options, r: &Outcome) -> std::io::Result<()> {
         lo.min(hi) / 1e6,
         hi / 1e6
     )?;
-    let rt_mean = r.workers.iter().map(|w| w.round_trip_ns.0).sum::<f64>() / r.workers.len().max(1) as f64;
+    let rt_mean =
+        r.workers.iter().map(|w| w.round_trip_ns.0).sum::<f64>() / r.workers.len().max(1) as f64;
     let rt_max = r.workers.iter().map(|w| w.round_trip_ns.1).fold(0.0, f64::max);
     let per_actor = if rt_mean > 0.0 { 1e9 / rt_mean } else { 0.0 };
     writeln!(
@@ -134,7 +135,13 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(me: usize, workers: usize, actors: usize, messages: u64, rings: &'a [Ring]) -> Worker<'a> {
+    fn new(
+        me: usize,
+        workers: usize,
+        actors: usize,
+        messages: u64,
+        rings: &'a [Ring],
+    ) -> Worker<'a> {
         Worker {
             me,
             workers,
@@ -188,13 +195,17 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        let rt: Vec<f64> = self.done_at.iter().map(|t| t * 1e9 / self.messages.max(1) as f64).collect();
+        let rt: Vec<f64> =
+            self.done_at.iter().map(|t| t * 1e9 / self.messages.max(1) as f64).collect();
         WorkerOutcome {
             sent: self.sent.iter().sum(),
             replies: self.replies.iter().sum(),
             answered: self.answered,
             seconds,
-            round_trip_ns: (rt.iter().sum::<f64>() / rt.len() as f64, rt.iter().fold(0.0, |a: f64, &b| a.max(b))),
+            round_trip_ns: (
+                rt.iter().sum::<f64>() / rt.len() as f64,
+                rt.iter().fold(0.0, |a: f64, &b| a.max(b)),
+            ),
         }
     }
 
@@ -247,7 +258,9 @@ impl<'a> Worker<'a> {
 mod tests {
     #[test]
     fn every_message_is_answered_once() {
-        for (workers, actors, messages) in [(1, 1, 50), (1, 3, 100), (2, 2, 1000), (3, 5, 300), (4, 1, 10), (2, 3, 0)] {
+        for (workers, actors, messages) in
+            [(1, 1, 50), (1, 3, 100), (2, 2, 1000), (3, 5, 300), (4, 1, 10), (2, 3, 0)]
+        {
             let o = super::run(&super::Options { workers, actors, messages });
             let sent = o.sent();
             assert_eq!(sent, (workers * actors) as u64 * messages);

@@ -90,9 +90,14 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
                     while let Some((i, at)) = chunks.take() {
                         let end = (at + o.chunk).min(opened[i].1);
                         let (b, c) = match o.mode {
-                            Mode::Mmap => touch(&maps[i].bytes()[at as usize..end as usize], i, at, o, spin),
+                            Mode::Mmap => {
+                                touch(&maps[i].bytes()[at as usize..end as usize], i, at, o, spin)
+                            }
                             _ => read_range(&opened[i].0, buf.as_mut(), i, at, end, o, spin)
-                                .map_err(|e| ProbeError::Read { path: files[i].clone(), source: e })?,
+                                .map_err(|e| ProbeError::Read {
+                                    path: files[i].clone(),
+                                    source: e,
+                                })?,
                         };
                         bytes += b;
                         sum = sum.wrapping_add(c);
@@ -101,7 +106,10 @@ pub fn run(files: &[PathBuf], o: &Options) -> Result<Outcome, ProbeError> {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(Err(ProbeError::Panicked("reader")))).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(ProbeError::Panicked("reader"))))
+            .collect()
     });
     let seconds = start.elapsed().as_secs_f64();
     let (mut bytes, mut sum) = (0u64, 0u64);
@@ -203,7 +211,8 @@ pub fn checksum(data: &[u8], file: usize, at: u64) -> u64 {
     let tail = words.remainder();
     let mut k = weight(at + head as u64);
     for w in words {
-        sum = sum.wrapping_add(u64::from_le_bytes(w.try_into().unwrap_or_default()).wrapping_mul(k));
+        sum =
+            sum.wrapping_add(u64::from_le_bytes(w.try_into().unwrap_or_default()).wrapping_mul(k));
         k = k.wrapping_add(2);
     }
     let tail_at = at + (data.len() - tail.len()) as u64;
@@ -225,7 +234,8 @@ impl AlignedBuf {
         if len == 0 {
             return AlignedBuf { ptr: std::ptr::null_mut(), len: 0 };
         }
-        let layout = std::alloc::Layout::from_size_align(len, 4096).unwrap_or_else(|_| std::process::abort());
+        let layout = std::alloc::Layout::from_size_align(len, 4096)
+            .unwrap_or_else(|_| std::process::abort());
         // SAFETY: a non-zero-sized layout; a null result is handled by `handle_alloc_error`.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
@@ -247,7 +257,12 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         if self.len > 0 {
             // SAFETY: frees the allocation made in `new` with the same layout.
-            unsafe { std::alloc::dealloc(self.ptr, std::alloc::Layout::from_size_align_unchecked(self.len, 4096)) };
+            unsafe {
+                std::alloc::dealloc(
+                    self.ptr,
+                    std::alloc::Layout::from_size_align_unchecked(self.len, 4096),
+                )
+            };
         }
     }
 }
@@ -257,7 +272,14 @@ mod tests {
     use super::*;
 
     fn options(mode: Mode, threads: usize) -> Options {
-        Options { threads, mode, block: 8192, chunk: 16384, compute_ns_per_kib: 0.0, checksum: true }
+        Options {
+            threads,
+            mode,
+            block: 8192,
+            chunk: 16384,
+            compute_ns_per_kib: 0.0,
+            checksum: true,
+        }
     }
 
     #[test]
@@ -274,7 +296,11 @@ mod tests {
         for mode in [Mode::Pread, Mode::Mmap, Mode::Direct] {
             for threads in [1, 3] {
                 match run(&files, &options(mode, threads)) {
-                    Ok(o) => assert_eq!((o.bytes, o.checksum), (300_009, Some(want)), "{mode:?} {threads}"),
+                    Ok(o) => assert_eq!(
+                        (o.bytes, o.checksum),
+                        (300_009, Some(want)),
+                        "{mode:?} {threads}"
+                    ),
                     Err(ProbeError::NoDirect(_)) if mode == Mode::Direct => {}
                     Err(e) => panic!("{mode:?}: {e}"),
                 }
@@ -287,7 +313,10 @@ mod tests {
         let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
         let whole = checksum(&data, 2, 0);
         for cut in [1, 7, 8, 9, 500, 999] {
-            assert_eq!(checksum(&data[..cut], 2, 0).wrapping_add(checksum(&data[cut..], 2, cut as u64)), whole);
+            assert_eq!(
+                checksum(&data[..cut], 2, 0).wrapping_add(checksum(&data[cut..], 2, cut as u64)),
+                whole
+            );
         }
         assert_ne!(checksum(&data, 1, 0), whole);
     }

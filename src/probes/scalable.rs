@@ -40,7 +40,9 @@ pub fn run(threads: usize, amount: Amount) -> Outcome {
             .map(|t| {
                 let stop = &stop;
                 let quota = match amount {
-                    Amount::Ops(total) => Some(total / threads as u64 + u64::from((t as u64) < total % threads as u64)),
+                    Amount::Ops(total) => Some(
+                        total / threads as u64 + u64::from((t as u64) < total % threads as u64),
+                    ),
                     Amount::Seconds(_) => None,
                 };
                 s.spawn(move || work(t as u64, quota, stop))

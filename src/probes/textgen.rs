@@ -76,7 +76,8 @@ impl Alias {
         let total: f64 = (1..=n).map(|r| 1.0 / r as f64).sum();
         let mut scaled: Vec<f64> = (1..=n).map(|r| n as f64 / r as f64 / total).collect();
         let mut alias = vec![0u32; n];
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| scaled[i] < 1.0);
+        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+            (0..n).partition(|&i| scaled[i] < 1.0);
         while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
             alias[s] = l as u32;
             scaled[l] -= 1.0 - scaled[s];

@@ -38,7 +38,10 @@ pub struct Outcome {
 
 /// Counts the words of `files`.
 pub fn run(files: &[PathBuf], o: &Options) -> std::io::Result<Outcome> {
-    let maps = files.iter().map(|p| Mapped::open(p).map(Mapped::sequential)).collect::<std::io::Result<Vec<_>>>()?;
+    let maps = files
+        .iter()
+        .map(|p| Mapped::open(p).map(Mapped::sequential))
+        .collect::<std::io::Result<Vec<_>>>()?;
     let inputs: Vec<&[u8]> = maps.iter().map(Mapped::bytes).collect();
     Ok(count(&inputs, o))
 }
@@ -69,7 +72,8 @@ pub fn count(inputs: &[&[u8]], o: &Options) -> Outcome {
     });
     let parts: Vec<(u64, Vec<(String, u64)>)> = std::thread::scope(|s| {
         let tables = &tables;
-        let handles: Vec<_> = (0..threads).map(|p| s.spawn(move || reduce(tables, p, threads, o.top))).collect();
+        let handles: Vec<_> =
+            (0..threads).map(|p| s.spawn(move || reduce(tables, p, threads, o.top))).collect();
         handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
     });
     let distinct = parts.iter().map(|(n, _)| n).sum();
@@ -104,7 +108,11 @@ pub fn print(o: &Options, r: &Outcome) -> std::io::Result<()> {
     }
     super::print_metrics(
         &mut out,
-        &[("throughput", rate, "B/s"), ("words", r.words as f64, ""), ("distinct", r.distinct as f64, "")],
+        &[
+            ("throughput", rate, "B/s"),
+            ("words", r.words as f64, ""),
+            ("distinct", r.distinct as f64, ""),
+        ],
     )?;
     out.flush()
 }
@@ -201,7 +209,8 @@ fn key(data: &[u8], w: usize, e: usize) -> Key {
     let lower = 0x2020_2020_2020_2020u64;
     let first = u64::MAX >> (64 - 8 * len.min(8));
     let second = if len > 8 { u64::MAX >> (64 - 8 * (len - 8).min(8)) } else { 0 };
-    let mut k = Key { len, head: [(load(0) | lower) & first, (load(8) | lower) & second], tail_hash: 0 };
+    let mut k =
+        Key { len, head: [(load(0) | lower) & first, (load(8) | lower) & second], tail_hash: 0 };
     if len > 16 {
         for (n, &b) in data[w + 16..e].iter().enumerate() {
             k.push(16 + n, FOLD[b as usize]);
@@ -222,7 +231,10 @@ fn letters(block: &[u8; 64]) -> u64 {
             let bits = unsafe {
                 let v = _mm_loadu_si128(part.as_ptr() as *const __m128i);
                 let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
-                let off = _mm_xor_si128(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), _mm_set1_epi8(-128));
+                let off = _mm_xor_si128(
+                    _mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)),
+                    _mm_set1_epi8(-128),
+                );
                 _mm_movemask_epi8(_mm_cmplt_epi8(off, _mm_set1_epi8(-128 + 26))) as u16
             };
             m |= u64::from(bits) << (16 * i);
@@ -244,7 +256,8 @@ fn reduce(tables: &[Table], part: usize, parts: usize, k: usize) -> (u64, Vec<(S
             }
         }
     }
-    let mut top: Vec<(String, u64)> = merged.entries().map(|(k, r, c)| (Table::word(k, r), c)).collect();
+    let mut top: Vec<(String, u64)> =
+        merged.entries().map(|(k, r, c)| (Table::word(k, r), c)).collect();
     rank(&mut top, k);
     (merged.len() as u64, top)
 }
@@ -280,8 +293,13 @@ mod tests {
     fn check(inputs: &[&[u8]], threads: usize, chunk: usize) {
         let (words, m) = reference(inputs);
         let got = count(inputs, &Options { threads, chunk, top: 5 });
-        assert_eq!((got.words, got.distinct), (words, m.len() as u64), "threads {threads} chunk {chunk}");
-        let mut want: Vec<(String, u64)> = m.iter().map(|(w, c)| (String::from_utf8(w.clone()).unwrap(), *c)).collect();
+        assert_eq!(
+            (got.words, got.distinct),
+            (words, m.len() as u64),
+            "threads {threads} chunk {chunk}"
+        );
+        let mut want: Vec<(String, u64)> =
+            m.iter().map(|(w, c)| (String::from_utf8(w.clone()).unwrap(), *c)).collect();
         rank(&mut want, 5);
         assert_eq!(got.top, want);
     }

@@ -118,7 +118,10 @@ impl Table {
             }
             if slot >> 32 == tag {
                 let e = &mut self.entries[(slot as u32 - 1) as usize];
-                if e.key == *key && (key.len <= 16 || folded_eq(&self.arena[e.rest..e.rest + key.len - 16], rest)) {
+                if e.key == *key
+                    && (key.len <= 16
+                        || folded_eq(&self.arena[e.rest..e.rest + key.len - 16], rest))
+                {
                     e.count += count;
                     return;
                 }
@@ -143,12 +146,15 @@ impl Table {
 
     /// Every (key, folded letters after the 16th, count).
     pub fn entries(&self) -> impl Iterator<Item = (&Key, &[u8], u64)> {
-        self.entries.iter().map(|e| (&e.key, &self.arena[e.rest..e.rest + e.key.len.saturating_sub(16)], e.count))
+        self.entries
+            .iter()
+            .map(|e| (&e.key, &self.arena[e.rest..e.rest + e.key.len.saturating_sub(16)], e.count))
     }
 
     /// The word of a key and its rest, as text.
     pub fn word(key: &Key, rest: &[u8]) -> String {
-        let head: Vec<u8> = key.head.iter().flat_map(|w| w.to_le_bytes()).take(key.len.min(16)).collect();
+        let head: Vec<u8> =
+            key.head.iter().flat_map(|w| w.to_le_bytes()).take(key.len.min(16)).collect();
         String::from_utf8_lossy(&[head.as_slice(), rest].concat()).into_owned()
     }
 
@@ -200,11 +206,16 @@ mod tests {
         for w in [&a[..], b, c, b"Short", b"short"] {
             t.add(&Key::of(w), w.get(16..).unwrap_or(&[]), 1);
         }
-        let mut got: Vec<(String, u64)> = t.entries().map(|(k, r, n)| (Table::word(k, r), n)).collect();
+        let mut got: Vec<(String, u64)> =
+            t.entries().map(|(k, r, n)| (Table::word(k, r), n)).collect();
         got.sort();
         assert_eq!(
             got,
-            [("abcdefghijklmnopqrstuvwxya".into(), 1), ("abcdefghijklmnopqrstuvwxyz".into(), 2), ("short".into(), 2)]
+            [
+                ("abcdefghijklmnopqrstuvwxya".into(), 1),
+                ("abcdefghijklmnopqrstuvwxyz".into(), 2),
+                ("short".into(), 2)
+            ]
         );
     }
 }

@@ -27,7 +27,11 @@ fn parallel(n: usize, f: impl Fn(usize) -> u64 + Sync) -> (u64, f64) {
     let ops = std::thread::scope(|s| {
         let f = &f;
         let handles: Vec<_> = (0..n)
-            .map(|t| std::thread::Builder::new().name(format!("worker-{t}")).spawn_scoped(s, move || f(t)))
+            .map(|t| {
+                std::thread::Builder::new()
+                    .name(format!("worker-{t}"))
+                    .spawn_scoped(s, move || f(t))
+            })
             .collect();
         handles.into_iter().map(|h| h.ok().and_then(|h| h.join().ok()).unwrap_or(0)).sum()
     });
@@ -101,7 +105,9 @@ pub fn yield_inside(threads: usize, ops: u64) -> (u64, f64) {
         let mut x = t as u64 + 1;
         for i in 0..share {
             x = mix(x, ROUNDS);
-            let mut g = YIELD_LOCKS[i as usize % YIELD_LOCKS.len()].lock().unwrap_or_else(|e| e.into_inner());
+            let mut g = YIELD_LOCKS[i as usize % YIELD_LOCKS.len()]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             *g ^= x;
             // SAFETY: sched_yield takes no arguments and cannot fail on Linux.
             unsafe { libc::sched_yield() };
@@ -316,11 +322,18 @@ pub fn mmap_churn_processes(workers: usize, ops: u64) -> std::io::Result<(u64, f
 
 /// `io`: threads read random 4 KiB blocks of files dropped from the page cache first (`warm`:
 /// left cached, which removes the problem). Returns (bytes, seconds).
-pub fn io(threads: usize, files: &[std::path::PathBuf], reads: u64, warm: bool) -> std::io::Result<(u64, f64)> {
+pub fn io(
+    threads: usize,
+    files: &[std::path::PathBuf],
+    reads: u64,
+    warm: bool,
+) -> std::io::Result<(u64, f64)> {
     use std::os::unix::fs::FileExt;
     let files = pagecache::files_under(files)?;
     if files.is_empty() {
-        return Err(std::io::Error::other("no files to read (make some with: scalescope gen files --dir DIR)"));
+        return Err(std::io::Error::other(
+            "no files to read (make some with: scalescope gen files --dir DIR)",
+        ));
     }
     if !warm {
         pagecache::evict(&files).map_err(std::io::Error::other)?;
@@ -392,7 +405,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let files = super::super::inputs::files(d.path(), 2, 1 << 20, 1).unwrap();
         assert_eq!(io(2, &files, 100, false).unwrap().0, 100 * 4096);
-        assert_eq!(io(2, &[d.path().to_path_buf()], 100, true).unwrap().0, 100 * 4096, "folders are read file by file");
+        assert_eq!(
+            io(2, &[d.path().to_path_buf()], 100, true).unwrap().0,
+            100 * 4096,
+            "folders are read file by file"
+        );
         let tiny = d.path().join("tiny");
         std::fs::write(&tiny, b"x").unwrap();
         assert!(io(1, &[tiny], 10, true).is_err());

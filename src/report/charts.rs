@@ -32,7 +32,8 @@ pub fn class_colour(c: Class) -> &'static str {
 }
 
 fn series_name(d: &Drawn, s: &SeriesAnalysis, what: &str) -> String {
-    let parts: Vec<&str> = [d.label.as_str(), s.label.as_str(), what].into_iter().filter(|p| !p.is_empty()).collect();
+    let parts: Vec<&str> =
+        [d.label.as_str(), s.label.as_str(), what].into_iter().filter(|p| !p.is_empty()).collect();
     parts.join(" ")
 }
 
@@ -83,12 +84,18 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
                     style: Style::Measured,
                     colour: c.clone(),
                 });
-                let base_rate = s.points.iter().find(|p| p.count == s.baseline).map(|p| p.rate).unwrap_or(0.0);
-                let (lo, hi) = s.points.iter().fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p.count), b.max(p.count)));
-                let grid: Vec<f64> = (0..=60).map(|i| lo * (hi / lo).powf(i as f64 / 60.0)).collect();
+                let base_rate =
+                    s.points.iter().find(|p| p.count == s.baseline).map(|p| p.rate).unwrap_or(0.0);
+                let (lo, hi) = s
+                    .points
+                    .iter()
+                    .fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p.count), b.max(p.count)));
+                let grid: Vec<f64> =
+                    (0..=60).map(|i| lo * (hi / lo).powf(i as f64 / 60.0)).collect();
                 let mut curve = |name: &str, rates: Option<Vec<f64>>| {
                     if let (Some(rates), true) = (rates, base_rate > 0.0 && hi > lo) {
-                        let pts = grid.iter().zip(rates).map(|(&n, r)| (n, r / base_rate)).collect();
+                        let pts =
+                            grid.iter().zip(rates).map(|(&n, r)| (n, r / base_rate)).collect();
                         speed.push(Series {
                             name: series_name(d, s, name),
                             points: pts,
@@ -98,10 +105,19 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
                         });
                     }
                 };
-                curve("Amdahl fit", s.amdahl.as_ref().map(|m| grid.iter().map(|&n| m.rate_at(n)).collect()));
-                curve("USL fit", s.usl.as_ref().map(|m| grid.iter().map(|&n| m.rate_at(n)).collect()));
-                let e: Vec<(f64, f64)> =
-                    s.points.iter().filter_map(|p| Some((p.count, 100.0 * p.efficiency?))).collect();
+                curve(
+                    "Amdahl fit",
+                    s.amdahl.as_ref().map(|m| grid.iter().map(|&n| m.rate_at(n)).collect()),
+                );
+                curve(
+                    "USL fit",
+                    s.usl.as_ref().map(|m| grid.iter().map(|&n| m.rate_at(n)).collect()),
+                );
+                let e: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .filter_map(|p| Some((p.count, 100.0 * p.efficiency?)))
+                    .collect();
                 eff.push(Series {
                     name: series_name(d, s, ""),
                     points: e,
@@ -115,10 +131,14 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
             speed.iter().flat_map(|s| s.points.iter().map(|p| p.0)).reduce(f64::min),
             speed.iter().flat_map(|s| s.points.iter().map(|p| p.0)).reduce(f64::max),
         ) {
-            let base =
-                sets.iter().find_map(|d| d.doc.analysis.as_ref()?.series.first().map(|s| s.baseline)).unwrap_or(lo);
-            let grid: Vec<(f64, f64)> =
-                (0..=20).map(|i| lo * (hi / lo).powf(i as f64 / 20.0)).map(|n| (n, n / base)).collect();
+            let base = sets
+                .iter()
+                .find_map(|d| d.doc.analysis.as_ref()?.series.first().map(|s| s.baseline))
+                .unwrap_or(lo);
+            let grid: Vec<(f64, f64)> = (0..=20)
+                .map(|i| lo * (hi / lo).powf(i as f64 / 20.0))
+                .map(|n| (n, n / base))
+                .collect();
             speed.insert(
                 0,
                 Series {
@@ -133,12 +153,29 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
         let unit = a0.unit.clone();
         let mut push = |id: &str, title: &str, y: &str, series: Vec<Series>, caption: &str| {
             if series.iter().any(|s| !s.points.is_empty()) {
-                let chart = Chart { title: title.into(), x_label: x.clone(), y_label: y.into(), series };
-                out.push(Figure { id: id.into(), caption: caption.into(), svg: svg::line_chart(&chart) });
+                let chart =
+                    Chart { title: title.into(), x_label: x.clone(), y_label: y.into(), series };
+                out.push(Figure {
+                    id: id.into(),
+                    caption: caption.into(),
+                    svg: svg::line_chart(&chart),
+                });
             }
         };
-        push("throughput", "Throughput", &unit, tp, "mean throughput per point; bars: 95% interval of the mean");
-        push("time", "Wall time per run", "seconds", time, "mean wall time per run; bars: 95% interval of the mean");
+        push(
+            "throughput",
+            "Throughput",
+            &unit,
+            tp,
+            "mean throughput per point; bars: 95% interval of the mean",
+        );
+        push(
+            "time",
+            "Wall time per run",
+            "seconds",
+            time,
+            "mean wall time per run; bars: 95% interval of the mean",
+        );
         push(
             "speedup",
             "Speed-up",
@@ -146,8 +183,20 @@ pub fn figures(sets: &[Drawn], timeline_run: Option<(usize, usize)>) -> Vec<Figu
             speed,
             "measured speed-up (bars: 95% bootstrap interval), the ideal line and the fitted models",
         );
-        push("efficiency", "Parallel efficiency", "%", eff, "speed-up divided by the count relative to the baseline");
-        push("cpu", "CPU utilisation", "% of one CPU", cpu, "user + system CPU time over wall time");
+        push(
+            "efficiency",
+            "Parallel efficiency",
+            "%",
+            eff,
+            "speed-up divided by the count relative to the baseline",
+        );
+        push(
+            "cpu",
+            "CPU utilisation",
+            "% of one CPU",
+            cpu,
+            "user + system CPU time over wall time",
+        );
     }
     out.extend(super::memory::sweep_figures(sets));
     if let [d] = sets {
@@ -185,16 +234,24 @@ fn thread_bars(d: &Drawn) -> Option<Figure> {
     if categories.is_empty() {
         return None;
     }
-    let stacks =
-        Class::ALL.iter().zip(shares).map(|(c, v)| (c.name().to_string(), class_colour(*c).to_string(), v)).collect();
+    let stacks = Class::ALL
+        .iter()
+        .zip(shares)
+        .map(|(c, v)| (c.name().to_string(), class_colour(*c).to_string(), v))
+        .collect();
     let title = if d.label.is_empty() {
         "Where thread time went".to_string()
     } else {
         format!("Where thread time went: {}", d.label)
     };
     Some(Figure {
-        id: if d.label.is_empty() { "threads".into() } else { format!("threads-{}", file_safe(&d.label)) },
-        caption: "share of all threads' time per point, by state (from the thread-state sampler)".into(),
+        id: if d.label.is_empty() {
+            "threads".into()
+        } else {
+            format!("threads-{}", file_safe(&d.label))
+        },
+        caption: "share of all threads' time per point, by state (from the thread-state sampler)"
+            .into(),
         svg: svg::stacked_bars(&Bars { title, categories, stacks }),
     })
 }
@@ -238,7 +295,11 @@ fn stack_bars(d: &Drawn) -> Option<Figure> {
     let mut categories = Vec::new();
     for st in stacks {
         let point = &d.doc.points[st.point];
-        categories.push(if st.series.is_empty() { point.label() } else { format!("{} {}", st.series, point.label()) });
+        categories.push(if st.series.is_empty() {
+            point.label()
+        } else {
+            format!("{} {}", st.series, point.label())
+        });
         // A negative remainder (a speed-up beyond the capacity's account) is drawn as none, the
         // rest scaled to fill the bar.
         let shown = st.speedup + st.lost() + st.unexplained.max(0.0);
@@ -251,9 +312,16 @@ fn stack_bars(d: &Drawn) -> Option<Figure> {
             layers[k].push(100.0 * cores / shown.max(1e-12));
         }
     }
-    let stacks = names.iter().zip(layers).map(|(n, v)| (n.clone(), stack_colour(n).to_string(), v)).collect();
-    let title =
-        if d.label.is_empty() { "Speed-up stacks".to_string() } else { format!("Speed-up stacks: {}", d.label) };
+    let stacks = names
+        .iter()
+        .zip(layers)
+        .map(|(n, v)| (n.clone(), stack_colour(n).to_string(), v))
+        .collect();
+    let title = if d.label.is_empty() {
+        "Speed-up stacks".to_string()
+    } else {
+        format!("Speed-up stacks: {}", d.label)
+    };
     Some(Figure {
         id: if d.label.is_empty() { "stacks".into() } else { format!("stacks-{}", file_safe(&d.label)) },
         caption: "each count split into the measured speed-up, the cores each cause of lost capacity took and \
@@ -270,7 +338,9 @@ fn timeline(d: &Drawn, chosen: Option<(usize, usize)>) -> Option<Figure> {
         None => d.doc.points.iter().enumerate().rev().find_map(|(pi, p)| {
             p.runs
                 .iter()
-                .position(|r| r.counted() && r.threads.as_ref().is_some_and(|t| t.timeline.is_some()))
+                .position(|r| {
+                    r.counted() && r.threads.as_ref().is_some_and(|t| t.timeline.is_some())
+                })
                 .map(|ri| (pi, ri))
         })?,
     };

@@ -34,11 +34,13 @@ pub fn render(doc: &Results, analysis: Option<&Analysis>) -> String {
     let rows = rows(doc, analysis);
     let columns = columns(doc);
     let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
-    let written = w
-        .write_record(columns.iter().map(|c| c.header.as_str()))
-        .and_then(|()| rows.iter().try_for_each(|r| w.serialize(Record(columns.iter().map(|c| c.cell(r)).collect()))));
+    let written = w.write_record(columns.iter().map(|c| c.header.as_str())).and_then(|()| {
+        rows.iter()
+            .try_for_each(|r| w.serialize(Record(columns.iter().map(|c| c.cell(r)).collect())))
+    });
     written.expect("CSV into memory cannot fail");
-    String::from_utf8(w.into_inner().expect("a writer into memory flushes")).expect("every field is UTF-8")
+    String::from_utf8(w.into_inner().expect("a writer into memory flushes"))
+        .expect("every field is UTF-8")
 }
 
 fn number<'a>(name: impl Into<String>, f: impl Fn(&PointRow) -> Option<f64> + 'a) -> CsvColumn<'a> {
@@ -56,7 +58,9 @@ fn columns(doc: &Results) -> Vec<CsvColumn<'_>> {
         .iter()
         .map(|p| {
             let name = p.name.as_str();
-            Column::text(name, move |r: &PointRow| r.point.params.get(name).map(|v| Value::Text(value_text(v))))
+            Column::text(name, move |r: &PointRow| {
+                r.point.params.get(name).map(|v| Value::Text(value_text(v)))
+            })
         })
         .collect();
     cols.push(count("runs", |r| r.point.runs.len()));
@@ -70,20 +74,35 @@ fn columns(doc: &Results) -> Vec<CsvColumn<'_>> {
         ("wall_ci95_low_s", |s| s.ci95.map(|c| c[0])),
         ("wall_ci95_high_s", |s| s.ci95.map(|c| c[1])),
     ];
-    cols.extend(parts.map(|(name, part)| number(name, move |r| r.stats.wall_s.as_ref().and_then(part))));
+    cols.extend(
+        parts.map(|(name, part)| number(name, move |r| r.stats.wall_s.as_ref().and_then(part))),
+    );
     cols.push(number("speedup", |r| r.scaling.map(|x| x.speedup)));
     cols.push(number("speedup_ci95_low", |r| r.scaling.and_then(|x| x.speedup_ci95).map(|c| c[0])));
-    cols.push(number("speedup_ci95_high", |r| r.scaling.and_then(|x| x.speedup_ci95).map(|c| c[1])));
+    cols.push(number("speedup_ci95_high", |r| {
+        r.scaling.and_then(|x| x.speedup_ci95).map(|c| c[1])
+    }));
     cols.push(number("efficiency", |r| r.scaling.and_then(|x| x.efficiency)));
     cols.push(number("karp_flatt", |r| r.scaling.and_then(|x| x.karp_flatt)));
     cols.push(number("cpu_pct_mean", |r| r.stats.cpu_pct.as_ref().map(|s| s.mean)));
     cols.push(number("user_mean_s", |r| r.stats.user_s.as_ref().map(|s| s.mean)));
     cols.push(number("sys_mean_s", |r| r.stats.sys_s.as_ref().map(|s| s.mean)));
     cols.push(number("max_rss_bytes", |r| r.stats.max_rss_bytes.as_ref().map(|s| s.max)));
-    if doc.points.iter().flat_map(|p| &p.runs).any(|r| r.threads.as_ref().is_some_and(|t| t.memory.is_some())) {
-        cols.push(number("peak_pss_mean_bytes", |r| r.stats.peak_pss_bytes.as_ref().map(|s| s.mean)));
-        cols.push(number("mean_pss_mean_bytes", |r| r.stats.mean_pss_bytes.as_ref().map(|s| s.mean)));
-        cols.push(number("peak_rss_sum_mean_bytes", |r| r.stats.peak_rss_sum_bytes.as_ref().map(|s| s.mean)));
+    if doc
+        .points
+        .iter()
+        .flat_map(|p| &p.runs)
+        .any(|r| r.threads.as_ref().is_some_and(|t| t.memory.is_some()))
+    {
+        cols.push(number("peak_pss_mean_bytes", |r| {
+            r.stats.peak_pss_bytes.as_ref().map(|s| s.mean)
+        }));
+        cols.push(number("mean_pss_mean_bytes", |r| {
+            r.stats.mean_pss_bytes.as_ref().map(|s| s.mean)
+        }));
+        cols.push(number("peak_rss_sum_mean_bytes", |r| {
+            r.stats.peak_rss_sum_bytes.as_ref().map(|s| s.mean)
+        }));
     }
     cols.push(number("throughput_mean", |r| r.stats.throughput.as_ref().map(|s| s.mean)));
     cols.push(number("throughput_stddev", |r| r.stats.throughput.as_ref().map(|s| s.stddev)));
@@ -93,8 +112,12 @@ fn columns(doc: &Results) -> Vec<CsvColumn<'_>> {
     }));
     for name in metric_names(doc) {
         let m = name.clone();
-        cols.push(number(format!("metric_{name}_mean"), move |r| r.stats.metrics.get(&m).map(|s| s.mean)));
-        cols.push(number(format!("metric_{name}_stddev"), move |r| r.stats.metrics.get(&name).map(|s| s.stddev)));
+        cols.push(number(format!("metric_{name}_mean"), move |r| {
+            r.stats.metrics.get(&m).map(|s| s.mean)
+        }));
+        cols.push(number(format!("metric_{name}_stddev"), move |r| {
+            r.stats.metrics.get(&name).map(|s| s.stddev)
+        }));
     }
     cols
 }
@@ -107,8 +130,12 @@ mod tests {
     fn fields_are_quoted_only_when_needed_and_numbers_read_back_exactly() {
         let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
         let x = 0.1 + 0.2;
-        let record =
-            Record(vec![Some(Value::Text("a,\"b\"".into())), None, Some(Value::Count(3)), Some(Value::Number(x))]);
+        let record = Record(vec![
+            Some(Value::Text("a,\"b\"".into())),
+            None,
+            Some(Value::Count(3)),
+            Some(Value::Number(x)),
+        ]);
         w.serialize(record).unwrap();
         let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
         assert_eq!(text, "\"a,\"\"b\"\"\",,3,0.30000000000000004\n");

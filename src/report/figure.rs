@@ -23,8 +23,10 @@ pub struct Drawn<'a> {
 
 /// A label made safe for a file name.
 pub fn file_safe(s: &str) -> String {
-    let safe: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+    let safe: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect();
     // `(single point)` reads `single_point`, not `_single_point_`.
     safe.trim_matches('_').to_string()
 }

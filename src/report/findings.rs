@@ -13,7 +13,11 @@ pub fn lines(findings: &[Finding], colour: bool, at: &dyn Fn(f64) -> String) -> 
 }
 
 fn block(f: &Finding, colour: bool, at: &dyn Fn(f64) -> String) -> String {
-    let sev = terminal::paint(&format!("[{}]", f.severity.name()), terminal::severity(f.severity), colour);
+    let sev = terminal::paint(
+        &format!("[{}]", f.severity.name()),
+        terminal::severity(f.severity),
+        colour,
+    );
     let (kind, cost) = (f.kind_name(), f.cost_text());
     let mut line = format!("{sev} {kind}: {}{cost}", f.summary);
     if let Some(w) = f.what_if_text(at) {

@@ -73,16 +73,26 @@ fn label(f: &crate::results::StackFrame) -> String {
 }
 
 /// The weighted stacks of one kind and phase (all phases for `None`), outermost frame first.
-fn weighted(p: &StackProfile, kind: Kind, phase: Option<Phase>) -> Vec<(Vec<String>, f64, Option<Class>)> {
+fn weighted(
+    p: &StackProfile,
+    kind: Kind,
+    phase: Option<Phase>,
+) -> Vec<(Vec<String>, f64, Option<Class>)> {
     let path = |s: u32| p.frames_of(s).map(label).collect::<Vec<_>>();
     let keep = |ph: Phase| phase.is_none_or(|x| x == ph);
     match kind {
-        Kind::OnCpu => {
-            p.on_cpu.iter().filter(|s| keep(s.phase)).map(|s| (path(s.stack), s.samples as f64, None)).collect()
-        }
-        Kind::OffCpu => {
-            p.off_cpu.iter().filter(|s| keep(s.phase)).map(|s| (path(s.stack), s.seconds, Some(s.class))).collect()
-        }
+        Kind::OnCpu => p
+            .on_cpu
+            .iter()
+            .filter(|s| keep(s.phase))
+            .map(|s| (path(s.stack), s.samples as f64, None))
+            .collect(),
+        Kind::OffCpu => p
+            .off_cpu
+            .iter()
+            .filter(|s| keep(s.phase))
+            .map(|s| (path(s.stack), s.seconds, Some(s.class)))
+            .collect(),
     }
 }
 
@@ -100,7 +110,11 @@ pub fn folded(p: &StackProfile, root: &str) -> Vec<String> {
         let key = format!("{root};off-CPU {cause};{}", path.join(";"));
         *lines.entry(key).or_default() += secs * 1e6;
     }
-    lines.into_iter().filter(|(_, v)| v.round() >= 1.0).map(|(k, v)| format!("{k} {}", v.round() as u64)).collect()
+    lines
+        .into_iter()
+        .filter(|(_, v)| v.round() >= 1.0)
+        .map(|(k, v)| format!("{k} {}", v.round() as u64))
+        .collect()
 }
 
 /// The folded stacks of every point of a results document (one root frame per point).
@@ -142,7 +156,8 @@ pub fn differential(before: &StackProfile, after: &StackProfile, title: &str) ->
     for (path, v, _) in weighted(before, Kind::OnCpu, None) {
         root.add(&path, v / tb, None, true);
     }
-    render(&root, title, Unit::Share, Kind::OnCpu).map(|s| s.replace("data-kind=\"on\"", "data-kind=\"diff\""))
+    render(&root, title, Unit::Share, Kind::OnCpu)
+        .map(|s| s.replace("data-kind=\"on\"", "data-kind=\"diff\""))
 }
 
 #[derive(Clone, Copy)]
@@ -158,7 +173,11 @@ impl Unit {
         match self {
             Unit::Samples(ms) => {
                 let n = v as u64;
-                format!("{n} sample{}, ~{:.3} s of CPU, {pct:.1}%", if n == 1 { "" } else { "s" }, v * ms * 1e-3)
+                format!(
+                    "{n} sample{}, ~{:.3} s of CPU, {pct:.1}%",
+                    if n == 1 { "" } else { "s" },
+                    v * ms * 1e-3
+                )
             }
             Unit::Seconds => format!("{v:.3} thread seconds, {pct:.1}%"),
             Unit::Share => format!("{pct:.1}% of samples"),
@@ -204,7 +223,11 @@ fn frame(
     let fill = if diff {
         diff_colour(n.value, n.before)
     } else if kind == Kind::OffCpu {
-        n.causes.iter().max_by(|a, b| a.1.total_cmp(b.1)).map_or("#ccc", |(c, _)| class_colour(*c)).to_string()
+        n.causes
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map_or("#ccc", |(c, _)| class_colour(*c))
+            .to_string()
     } else {
         warm(name)
     };
@@ -213,7 +236,8 @@ fn frame(
         tip.push_str(&format!(" (before {:.1}%)", 100.0 * n.before));
     }
     if kind == Kind::OffCpu && n.causes.len() > 1 {
-        let causes: Vec<String> = n.causes.iter().map(|(c, s)| format!("{} {:.3} s", c.name(), s)).collect();
+        let causes: Vec<String> =
+            n.causes.iter().map(|(c, s)| format!("{} {:.3} s", c.name(), s)).collect();
         tip.push_str(&format!(" ({})", causes.join(", ")));
     }
     let chars = ((w - 6.0) / 6.3).max(0.0) as usize;
@@ -281,7 +305,8 @@ pub fn section(doc: &Results) -> String {
         let Some(p) = point_profile(point) else { continue };
         let label = point.label();
         let mut graphs = String::new();
-        for (kind, what) in [(Kind::OnCpu, "on-CPU"), (Kind::OffCpu, "off-CPU, coloured by cause")] {
+        for (kind, what) in [(Kind::OnCpu, "on-CPU"), (Kind::OffCpu, "off-CPU, coloured by cause")]
+        {
             if let Some(svg) = graph(&p, kind, None, &format!("{label}: {what}")) {
                 graphs.push_str(&format!("<figure>{svg}</figure>"));
             }
@@ -289,7 +314,9 @@ pub fn section(doc: &Results) -> String {
         let mut phases = String::new();
         for phase in Phase::ALL {
             for (kind, what) in [(Kind::OnCpu, "on-CPU"), (Kind::OffCpu, "off-CPU")] {
-                if let Some(svg) = graph(&p, kind, Some(phase), &format!("{label}, {}: {what}", phase.name())) {
+                if let Some(svg) =
+                    graph(&p, kind, Some(phase), &format!("{label}, {}: {what}", phase.name()))
+                {
                     phases.push_str(&format!("<figure>{svg}</figure>"));
                 }
             }
@@ -350,14 +377,25 @@ mod tests {
     fn profile() -> StackProfile {
         let f = |n: &str| StackFrame { function: n.into(), module: "prog".into() };
         StackProfile {
-            frames: vec![f("main"), f("worker"), f("update_histogram"), f("pthread_mutex_lock"), f("a;b")],
+            frames: vec![
+                f("main"),
+                f("worker"),
+                f("update_histogram"),
+                f("pthread_mutex_lock"),
+                f("a;b"),
+            ],
             stacks: vec![vec![0, 1, 2], vec![0, 1, 2, 3], vec![0, 4]],
             on_cpu: vec![
                 OnCpuStack { stack: 0, phase: Phase::Steady, samples: 30 },
                 OnCpuStack { stack: 2, phase: Phase::Startup, samples: 10 },
             ],
             sample_period_ms: 10.0,
-            off_cpu: vec![OffCpuStack { stack: 1, phase: Phase::Steady, class: Class::Lock, seconds: 1.5 }],
+            off_cpu: vec![OffCpuStack {
+                stack: 1,
+                phase: Phase::Steady,
+                class: Class::Lock,
+                seconds: 1.5,
+            }],
             phases: Phases { startup_end_s: 0.1, tail_start_s: 2.0 },
         }
     }
@@ -365,11 +403,15 @@ mod tests {
     #[test]
     fn folded_lines_carry_microseconds_of_thread_time() {
         let lines = folded(&profile(), "threads=4");
-        assert!(lines.contains(&"threads=4;on-CPU;main;worker;update_histogram 300000".to_string()), "{lines:?}");
+        assert!(
+            lines.contains(&"threads=4;on-CPU;main;worker;update_histogram 300000".to_string()),
+            "{lines:?}"
+        );
         assert!(lines.contains(&"threads=4;on-CPU;main;a:b 100000".to_string()), "{lines:?}");
         assert!(
             lines.contains(
-                &"threads=4;off-CPU lock;main;worker;update_histogram;pthread_mutex_lock 1500000".to_string()
+                &"threads=4;off-CPU lock;main;worker;update_histogram;pthread_mutex_lock 1500000"
+                    .to_string()
             ),
             "{lines:?}"
         );
@@ -380,12 +422,16 @@ mod tests {
         let p = profile();
         let on = graph(&p, Kind::OnCpu, None, "on <cpu>").unwrap();
         assert!(
-            on.contains("data-n=\"update_histogram\"") && on.contains("30 samples, ~0.300 s of CPU, 75.0%"),
+            on.contains("data-n=\"update_histogram\"")
+                && on.contains("30 samples, ~0.300 s of CPU, 75.0%"),
             "{on}"
         );
         assert!(on.contains("on &lt;cpu&gt;"));
         let off = graph(&p, Kind::OffCpu, None, "off").unwrap();
-        assert!(off.contains(class_colour(Class::Lock)) && off.contains("1.500 thread seconds"), "{off}");
+        assert!(
+            off.contains(class_colour(Class::Lock)) && off.contains("1.500 thread seconds"),
+            "{off}"
+        );
         assert!(graph(&p, Kind::OffCpu, Some(Phase::Tail), "none").is_none());
         let startup = graph(&p, Kind::OnCpu, Some(Phase::Startup), "s").unwrap();
         assert!(!startup.contains("update_histogram"));
@@ -402,6 +448,9 @@ mod tests {
             svg[at..].split("fill=\"").nth(1).unwrap().split('"').next().unwrap().to_string()
         };
         assert!(colour_of("update_histogram").starts_with("rgb(255,"), "{svg}");
-        assert!(colour_of("a:b").starts_with("rgb(") && colour_of("a:b").ends_with(",255)"), "{svg}");
+        assert!(
+            colour_of("a:b").starts_with("rgb(") && colour_of("a:b").ends_with(",255)"),
+            "{svg}"
+        );
     }
 }

@@ -19,7 +19,11 @@ pub fn num(x: f64) -> String {
 /// `1.234 ± 0.012`: the mean and σ at the same precision.
 pub fn mean_pm(s: &Summary) -> String {
     let d = decimals(s.mean);
-    if s.n < 2 { format!("{:.*}", d, s.mean) } else { format!("{:.*} ± {:.*}", d, s.mean, d, s.stddev) }
+    if s.n < 2 {
+        format!("{:.*}", d, s.mean)
+    } else {
+        format!("{:.*} ± {:.*}", d, s.mean, d, s.stddev)
+    }
 }
 
 /// `12.3 MiB`.
@@ -83,6 +87,9 @@ mod tests {
         assert_eq!(throughput_scale("B/s", 1.0).1, "MB/s");
         assert_eq!(scale("B", 2e7), (1e6, "MB".to_string()));
         assert_eq!(scale("", 3e4), (1e3, "k".to_string()));
-        assert_eq!(command_line(&["xz".into(), "-T{threads}".into(), "a b".into()]), "xz -T{threads} 'a b'");
+        assert_eq!(
+            command_line(&["xz".into(), "-T{threads}".into(), "a b".into()]),
+            "xz -T{threads} 'a b'"
+        );
     }
 }

@@ -42,7 +42,8 @@ pub fn table(t: &Table) -> String {
     for r in &t.rows {
         out.push_str("<tr>");
         for (i, c) in r.iter().enumerate() {
-            let class = if t.numeric.get(i).copied().unwrap_or(false) { " class=\"n\"" } else { "" };
+            let class =
+                if t.numeric.get(i).copied().unwrap_or(false) { " class=\"n\"" } else { "" };
             out.push_str(&format!("<td{class}>{}</td>", escape(c)));
         }
         out.push_str("</tr>");
@@ -95,9 +96,12 @@ pub fn findings(list: &[Finding], measured: bool, at: &dyn Fn(f64) -> String) ->
     for f in list {
         let (sev, kind) = (f.severity.name(), f.kind_name());
         let cost = f.cost_text();
-        let what_if = f.what_if_text(at).map(|w| format!("<li class=\"what-if\">{}</li>", escape(&w)));
-        let evidence: String =
-            what_if.into_iter().chain(f.evidence.iter().map(|e| format!("<li>{}</li>", escape(e)))).collect();
+        let what_if =
+            f.what_if_text(at).map(|w| format!("<li class=\"what-if\">{}</li>", escape(&w)));
+        let evidence: String = what_if
+            .into_iter()
+            .chain(f.evidence.iter().map(|e| format!("<li>{}</li>", escape(e))))
+            .collect();
         out.push_str(&format!(
             "<div class=\"finding {sev}\"><p><b>[{sev}] {}</b>: {}{}</p><ul>{evidence}</ul><p class=\"advice\">→ {}</p></div>",
             escape(&kind),
@@ -119,14 +123,18 @@ pub fn provenance(doc: &Results) -> String {
         ("machine", format!("{} · {}", m.host, m.cpu_model)),
         (
             "CPUs",
-            format!("{} logical ({} allowed), {} physical cores", m.logical_cpus, m.allowed_cpus, m.physical_cores),
+            format!(
+                "{} logical ({} allowed), {} physical cores",
+                m.logical_cpus, m.allowed_cpus, m.physical_cores
+            ),
         ),
         ("memory", format!("{:.1} GiB", m.memory_bytes as f64 / (1u64 << 30) as f64)),
         ("system", format!("{} {} ({})", m.os, m.kernel, m.arch)),
         ("when", format!("{} to {} ({:?})", doc.created, doc.updated, doc.status)),
         ("scalescope version", doc.scalescope_version.clone()),
     ];
-    let dl: String = rows.iter().map(|(k, v)| format!("<dt>{k}</dt><dd>{}</dd>", escape(v))).collect();
+    let dl: String =
+        rows.iter().map(|(k, v)| format!("<dt>{k}</dt><dd>{}</dd>", escape(v))).collect();
     format!("<h2>Machine and commands</h2><dl>{dl}</dl>\n")
 }
 

@@ -33,10 +33,15 @@ pub fn stacks(doc: &Results) -> Vec<String> {
             let mut terms = vec![format!("{:.2} speed-up", st.speedup)];
             let shown: Vec<_> = st.parts.iter().filter(|p| p.cores >= 0.005).collect();
             for p in shown.iter().take(STACK_PARTS) {
-                let object = p.object.as_deref().map(|o| format!(" ({})", object_name(o))).unwrap_or_default();
+                let object = p
+                    .object
+                    .as_deref()
+                    .map(|o| format!(" ({})", object_name(o)))
+                    .unwrap_or_default();
                 terms.push(format!("+ {:.2} {}{object}", p.cores, p.cause));
             }
-            let rest: f64 = st.lost() - shown.iter().take(STACK_PARTS).map(|p| p.cores).sum::<f64>();
+            let rest: f64 =
+                st.lost() - shown.iter().take(STACK_PARTS).map(|p| p.cores).sum::<f64>();
             if rest >= 0.005 {
                 terms.push(format!("+ {rest:.2} other causes"));
             }
@@ -58,8 +63,11 @@ fn object_name(o: &str) -> String {
 
 /// Warnings of every point, as `label: warning` lines.
 pub fn notes(doc: &Results) -> Vec<String> {
-    let mut out: Vec<String> =
-        doc.points.iter().flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label()))).collect();
+    let mut out: Vec<String> = doc
+        .points
+        .iter()
+        .flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label())))
+        .collect();
     out.extend(added(doc));
     out.extend(doc.points.iter().filter_map(memory_gap));
     out.extend(doc.points.iter().filter_map(memory_missed));
@@ -81,7 +89,8 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
             let m = r.threads.as_ref()?.memory?;
             let seen = m.peak_rss_swept_bytes.max(r.max_rss_bytes);
             let short = seen.saturating_sub(m.peak_rss_bytes);
-            (short >= RAISED_BYTES && short as f64 >= RAISED_SHARE * seen as f64).then_some((i, seen, short, m))
+            (short >= RAISED_BYTES && short as f64 >= RAISED_SHARE * seen as f64)
+                .then_some((i, seen, short, m))
         })
         .collect();
     let &(i, seen, short, m) = missed.iter().max_by_key(|m| m.2)?;
@@ -153,7 +162,11 @@ fn added(doc: &Results) -> Vec<String> {
         .into_iter()
         .map(|(why, labels, runs)| {
             let each = if labels.len() > 1 { " each" } else { "" };
-            format!("{}: {runs} more run{}{each} to tell {why}", labels.join(", "), if runs == 1 { "" } else { "s" })
+            format!(
+                "{}: {runs} more run{}{each} to tell {why}",
+                labels.join(", "),
+                if runs == 1 { "" } else { "s" }
+            )
         })
         .collect();
     out.extend(seq.undecided.iter().map(|u| {
@@ -180,8 +193,12 @@ pub fn ceiling(doc: &Results) -> Vec<String> {
     )];
     let Some(name) = doc.plan.axis.as_ref().map(|a| a.param.clone()) else { return lines };
     for p in &doc.points {
-        let count = p.params.get(&name).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()));
-        let (Some(count), Some(rate)) = (count, crate::diagnose::evidence::read_rate(p, c.cold)) else { continue };
+        let count =
+            p.params.get(&name).and_then(|v| v.as_f64().or_else(|| v.as_str()?.parse().ok()));
+        let (Some(count), Some(rate)) = (count, crate::diagnose::evidence::read_rate(p, c.cold))
+        else {
+            continue;
+        };
         if let Some(r) = c.judge(count, rate) {
             let share = if r.above() {
                 "above the ceiling (an underestimate here)".to_string()

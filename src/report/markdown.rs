@@ -34,9 +34,12 @@ pub fn code_block(text: &str) -> String {
 
 /// Renders a table as a GitHub table.
 pub fn table(t: &Table) -> String {
-    let row = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| escape(c)).collect::<Vec<_>>().join(" | "));
+    let row = |cells: &[String]| {
+        format!("| {} |\n", cells.iter().map(|c| escape(c)).collect::<Vec<_>>().join(" | "))
+    };
     let mut out = row(&t.headers);
-    let align: Vec<String> = t.numeric.iter().map(|&n| if n { "---:".into() } else { ":---".into() }).collect();
+    let align: Vec<String> =
+        t.numeric.iter().map(|&n| if n { "---:".into() } else { ":---".into() }).collect();
     out.push_str(&format!("|{}|\n", align.join("|")));
     for r in &t.rows {
         out.push_str(&row(r));
@@ -67,7 +70,8 @@ pub fn findings(list: &[Finding], at: &dyn Fn(f64) -> String) -> String {
         out.push_str(&format!("- what to fix first: {}\n", escape(&h)));
     }
     for f in list {
-        let head = format!("[{}] {}: {}{}", f.severity.name(), f.kind_name(), f.summary, f.cost_text());
+        let head =
+            format!("[{}] {}: {}{}", f.severity.name(), f.kind_name(), f.summary, f.cost_text());
         out.push_str(&format!("- {}\n", escape(&head)));
         if let Some(w) = f.what_if_text(at) {
             out.push_str(&format!("  - {}\n", escape(&w)));

@@ -32,20 +32,36 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
         for s in &a.series {
             let c = PALETTE[colour % PALETTE.len()].to_string();
             colour += 1;
-            let name =
-                [d.label.as_str(), s.label.as_str()].iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>();
+            let name = [d.label.as_str(), s.label.as_str()]
+                .iter()
+                .filter(|p| !p.is_empty())
+                .copied()
+                .collect::<Vec<_>>();
             let name = name.join(" ");
-            let line = |suffix: &str, style: Style, points: Vec<(f64, f64)>, errors: Vec<Option<(f64, f64)>>| Series {
-                name: [name.as_str(), suffix].iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join(" "),
+            let line = |suffix: &str,
+                        style: Style,
+                        points: Vec<(f64, f64)>,
+                        errors: Vec<Option<(f64, f64)>>| Series {
+                name: [name.as_str(), suffix]
+                    .iter()
+                    .filter(|p| !p.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 points,
                 errors,
                 style,
                 colour: c.clone(),
             };
-            let stats: Vec<(f64, crate::results::PointStats)> =
-                s.points.iter().filter_map(|p| Some((p.count, d.doc.points.get(p.index)?.stats()))).collect();
-            let peak: Vec<(f64, &crate::stats::Summary)> =
-                stats.iter().filter_map(|(n, st)| Some((*n, st.peak_pss_bytes.as_ref()?))).collect();
+            let stats: Vec<(f64, crate::results::PointStats)> = s
+                .points
+                .iter()
+                .filter_map(|p| Some((p.count, d.doc.points.get(p.index)?.stats())))
+                .collect();
+            let peak: Vec<(f64, &crate::stats::Summary)> = stats
+                .iter()
+                .filter_map(|(n, st)| Some((*n, st.peak_pss_bytes.as_ref()?)))
+                .collect();
             if peak.is_empty() {
                 continue;
             }
@@ -55,10 +71,16 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
             if let Some(m) = &s.memory {
                 let lo = peak.iter().map(|p| p.0).fold(f64::MAX, f64::min);
                 let grid = (0..=20).map(|i| lo + (m.horizon - lo) * f64::from(i) / 20.0);
-                pss.push(line("fitted line", Style::Model, grid.map(|n| (n, m.pss_at(n) / MIB)).collect(), vec![]));
+                pss.push(line(
+                    "fitted line",
+                    Style::Model,
+                    grid.map(|n| (n, m.pss_at(n) / MIB)).collect(),
+                    vec![],
+                ));
                 // The usable memory, drawn when the line comes near it, so that the points stay readable.
                 if m.at_horizon_bytes >= 0.5 * m.usable_bytes as f64 {
-                    let flat = [lo, m.horizon].iter().map(|&n| (n, m.usable_bytes as f64 / MIB)).collect();
+                    let flat =
+                        [lo, m.horizon].iter().map(|&n| (n, m.usable_bytes as f64 / MIB)).collect();
                     pss.push(Series {
                         name: format!("memory the job may use ({})", m.usable_source),
                         points: flat,
@@ -69,13 +91,22 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
                 }
             }
             if a.axis.parallel() {
-                let pts = peak.iter().filter(|(n, _)| *n > 0.0).map(|(n, m)| (*n, m.mean / n / MIB)).collect();
+                let pts = peak
+                    .iter()
+                    .filter(|(n, _)| *n > 0.0)
+                    .map(|(n, m)| (*n, m.mean / n / MIB))
+                    .collect();
                 per_worker.push(line("", Style::Measured, pts, vec![]));
             }
             let pts: Vec<(f64, f64)> = stats
                 .iter()
                 .filter_map(|(n, st)| {
-                    Some((*n, st.throughput.as_ref()?.mean / per / (st.peak_pss_bytes.as_ref()?.mean / 1e9)))
+                    Some((
+                        *n,
+                        st.throughput.as_ref()?.mean
+                            / per
+                            / (st.peak_pss_bytes.as_ref()?.mean / 1e9),
+                    ))
                 })
                 .collect();
             per_gb.push(line("", Style::Measured, pts, vec![]));
@@ -86,7 +117,11 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
     let mut push = |id: &str, title: &str, y: String, series: Vec<Series>, caption: &str| {
         if series.iter().any(|s| s.style == Style::Measured && !s.points.is_empty()) {
             let chart = Chart { title: title.into(), x_label: x_label.clone(), y_label: y, series };
-            out.push(Figure { id: id.into(), caption: caption.into(), svg: svg::line_chart(&chart) });
+            out.push(Figure {
+                id: id.into(),
+                caption: caption.into(),
+                svg: svg::line_chart(&chart),
+            });
         }
     };
     push(
@@ -103,7 +138,11 @@ pub fn sweep_figures(sets: &[Drawn]) -> Vec<Figure> {
         per_worker,
         "the tree's peak PSS divided by the count: falls when workers share their memory, flat when each needs its own",
     );
-    let y = if unit.is_empty() { "throughput per GB".to_string() } else { format!("{unit} per GB of PSS") };
+    let y = if unit.is_empty() {
+        "throughput per GB".to_string()
+    } else {
+        format!("{unit} per GB of PSS")
+    };
     push(
         "throughput-per-gb",
         "Throughput per GB of PSS",
@@ -119,7 +158,8 @@ const MAX_POINTS: usize = 8;
 
 /// The memory and I/O charts of every chosen point with time series.
 pub fn figures(d: &Drawn) -> Vec<Figure> {
-    let with: Vec<&PointResult> = d.doc.points.iter().filter(|p| p.runs.iter().any(|r| series(r).is_some())).collect();
+    let with: Vec<&PointResult> =
+        d.doc.points.iter().filter(|p| p.runs.iter().any(|r| series(r).is_some())).collect();
     let chosen: Vec<&PointResult> = if with.len() <= MAX_POINTS {
         with
     } else {
@@ -174,7 +214,9 @@ pub fn figures(d: &Drawn) -> Vec<Figure> {
         if io.iter().any(|s| s.points.iter().any(|p| p.1 > 0.0)) {
             out.push(Figure {
                 id: format!("io-{safe}"),
-                caption: format!("{label}: bytes through read and write calls per second, between readings"),
+                caption: format!(
+                    "{label}: bytes through read and write calls per second, between readings"
+                ),
                 svg: svg::line_chart(&Chart {
                     title: format!("I/O rate over the run: {label}"),
                     x_label: "seconds into the run".into(),
@@ -201,11 +243,21 @@ fn ends(p: &PointResult) -> String {
         return String::new();
     }
     let span = |v: &[f64]| {
-        let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
-        if v.len() == 1 || hi - lo < 0.005 { format!("{hi:.2} s") } else { format!("{lo:.2}–{hi:.2} s") }
+        let (lo, hi) =
+            v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
+        if v.len() == 1 || hi - lo < 0.005 {
+            format!("{hi:.2} s")
+        } else {
+            format!("{lo:.2}–{hi:.2} s")
+        }
     };
-    let (one, runs) = if last.len() == 1 { ("reading came", "a run") } else { ("readings came", "runs") };
-    format!("; the last {one} {} into {runs} of {}, each held from there to its run's end", span(&last), span(&wall))
+    let (one, runs) =
+        if last.len() == 1 { ("reading came", "a run") } else { ("readings came", "runs") };
+    format!(
+        "; the last {one} {} into {runs} of {}, each held from there to its run's end",
+        span(&last),
+        span(&wall)
+    )
 }
 
 fn series(r: &crate::results::RunRecord) -> Option<&RunSeries> {

@@ -5,7 +5,9 @@
 use super::format::{decimals, num, throughput_scale};
 pub use super::rates::{count, count_text, rate_interval, rate_text, sig};
 use super::table::{Column, NONE, Table};
-use crate::results::analysis::{Analysis, Basis, Estimate, IntervalMethod, JudgedBy, PointScaling, SeriesAnalysis};
+use crate::results::analysis::{
+    Analysis, Basis, Estimate, IntervalMethod, JudgedBy, PointScaling, SeriesAnalysis,
+};
 
 /// `0.0052 [0.0047, 0.0058]`.
 pub fn estimate(e: &Estimate, f: impl Fn(f64) -> String) -> String {
@@ -42,7 +44,8 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     };
     let headline = s.points.iter().rev().find(|p| p.count <= s.fitted_up_to).or(s.points.last());
     if let Some(last) = headline.filter(|p| p.count != s.baseline) {
-        let eff = last.efficiency.map(|e| format!(", efficiency {:.0}%", 100.0 * e)).unwrap_or_default();
+        let eff =
+            last.efficiency.map(|e| format!(", efficiency {:.0}%", 100.0 * e)).unwrap_or_default();
         let ci = last.speedup_ci95.map(|[l, h]| format!(" [{l:.2}, {h:.2}]")).unwrap_or_default();
         let kind = if a.axis.weak() { "scaled speed-up" } else { "speed-up" };
         let mut line = format!(
@@ -52,23 +55,34 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             count_text(a, s.baseline)
         );
         if let Some(p) = last.amdahl_parallel_pct {
-            line.push_str(&format!(": as if {p:.1}% of the work were parallel (Amdahl at this point)"));
+            line.push_str(&format!(
+                ": as if {p:.1}% of the work were parallel (Amdahl at this point)"
+            ));
         }
         out.push(line);
     }
-    let kf: Vec<String> =
-        s.points.iter().filter_map(|p| p.karp_flatt.map(|e| format!("{}: {}", count(p.count), sig(e)))).collect();
+    let kf: Vec<String> = s
+        .points
+        .iter()
+        .filter_map(|p| p.karp_flatt.map(|e| format!("{}: {}", count(p.count), sig(e))))
+        .collect();
     if kf.len() > 1 {
         let above = s.points.iter().any(|p| p.karp_flatt.is_some_and(|e| e > 1.0));
         out.push(format!(
             "Karp–Flatt serial fraction by {}: {}{}",
             a.axis.param,
             kf.join(", "),
-            if above { " (above 1: slower than the baseline, which no serial fraction explains)" } else { "" }
+            if above {
+                " (above 1: slower than the baseline, which no serial fraction explains)"
+            } else {
+                ""
+            }
         ));
     }
     let how = |m: IntervalMethod| match m {
-        IntervalMethod::Bootstrap => " (95% intervals: bootstrap over runs, widened to Student's t)",
+        IntervalMethod::Bootstrap => {
+            " (95% intervals: bootstrap over runs, widened to Student's t)"
+        }
         IntervalMethod::Asymptotic => " (95% intervals from the fit's residuals)",
         IntervalMethod::None => " (too few points for intervals)",
     };
@@ -96,12 +110,18 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
     if let Some(u) = &s.usl {
         let peak = match (&u.peak_count, &u.peak_rate) {
             (Some(n), Some(x)) => {
-                format!("; peak at N* = {} ({})", estimate(n, |v| format!("{v:.0}")), rate_text(a, n.value, x.value))
+                format!(
+                    "; peak at N* = {} ({})",
+                    estimate(n, |v| format!("{v:.0}")),
+                    rate_text(a, n.value, x.value)
+                )
             }
             _ => "; no peak (κ = 0: throughput levels off instead of falling)".into(),
         };
         let resid = match (a.basis, u.fit.residual_stddev, u.fit.residual_pct) {
-            (Basis::Throughput, Some(r), Some(pct)) => format!("; residual σ {} ({pct:.1}%)", rate_text(a, 1.0, r)),
+            (Basis::Throughput, Some(r), Some(pct)) => {
+                format!("; residual σ {} ({pct:.1}%)", rate_text(a, 1.0, r))
+            }
             (_, _, Some(pct)) => format!("; residual σ {pct:.1}% of the fitted rate"),
             _ => String::new(),
         };
@@ -134,7 +154,11 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
                 )
             })
             .unwrap_or_default();
-        out.push(format!("best: {} ({}){near}{more}", count_text(a, b.count), rate_text(a, b.count, b.rate)));
+        out.push(format!(
+            "best: {} ({}){near}{more}",
+            count_text(a, b.count),
+            rate_text(a, b.count, b.rate)
+        ));
     }
     if let Some(r) = &s.retrograde {
         let how = if r.judged_by == JudgedBy::Runs {
@@ -192,8 +216,12 @@ pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
         vec![Column::number(a.axis.param.as_str(), |p: &PointScaling| count(p.count))];
     cols.push(match a.basis {
         Basis::Throughput => {
-            let (div, unit) = throughput_scale(&a.unit, s.points.iter().map(|p| p.rate).fold(0.0, f64::max));
-            Column::number(format!("throughput ({unit})"), move |p: &PointScaling| num(p.rate / div))
+            let (div, unit) =
+                throughput_scale(&a.unit, s.points.iter().map(|p| p.rate).fold(0.0, f64::max));
+            Column::number(
+                format!("throughput ({unit})"),
+                move |p: &PointScaling| num(p.rate / div),
+            )
         }
         // Under weak scaling the rate is count / time.
         Basis::Time => {
@@ -209,13 +237,17 @@ pub fn points_table(a: &Analysis, s: &SeriesAnalysis) -> Table {
         cols.push(Column::number("efficiency", |p: &PointScaling| {
             p.efficiency.map_or(NONE.into(), |e| format!("{:.0}%", 100.0 * e))
         }));
-        cols.push(Column::number("Karp–Flatt", |p: &PointScaling| p.karp_flatt.map_or(NONE.into(), sig)));
+        cols.push(Column::number("Karp–Flatt", |p: &PointScaling| {
+            p.karp_flatt.map_or(NONE.into(), sig)
+        }));
         cols.push(Column::number("as if parallel", |p: &PointScaling| {
             p.amdahl_parallel_pct.map_or(NONE.into(), |x| format!("{x:.1}%"))
         }));
     }
     if s.points.iter().any(|p| p.cpu_pct.is_some()) {
-        cols.push(Column::number("%CPU", |p: &PointScaling| p.cpu_pct.map_or(NONE.into(), |c| format!("{c:.0}"))));
+        cols.push(Column::number("%CPU", |p: &PointScaling| {
+            p.cpu_pct.map_or(NONE.into(), |c| format!("{c:.0}"))
+        }));
     }
     Table::of(&cols, &s.points)
 }

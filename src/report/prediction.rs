@@ -13,13 +13,22 @@ pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
         None => "no interval (two counts of one run each leave nothing to resample)".into(),
     };
     let cv = match f.cv_error_pct {
-        Some(e) => format!("chosen by leave-one-out cross-validation, {e:.1}% off on the counts it left out"),
+        Some(e) => format!(
+            "chosen by leave-one-out cross-validation, {e:.1}% off on the counts it left out"
+        ),
         None => "two counts: no choice of model".into(),
     };
     let runner = f
         .runner_up
         .as_ref()
-        .map(|r| format!("; runner-up {}: {} ({:.1}% off)", r.model, rate_text(a, count, r.rate), r.cv_error_pct))
+        .map(|r| {
+            format!(
+                "; runner-up {}: {} ({:.1}% off)",
+                r.model,
+                rate_text(a, count, r.rate),
+                r.cv_error_pct
+            )
+        })
         .unwrap_or_default();
     // Weak scaling on wall time fits the time per unit of work, a run's time over the count.
     let per_unit = if a.axis.weak() && a.basis == Basis::Time && f.model.contains("T =") {
@@ -38,7 +47,8 @@ fn ends(a: &Analysis, f: &Forecast) -> String {
             count_text(a, c)
         )
     });
-    let fast = f.linear_from.map(|c| format!("fast end: perfect scaling from {}", count_text(a, c)));
+    let fast =
+        f.linear_from.map(|c| format!("fast end: perfect scaling from {}", count_text(a, c)));
     let said: Vec<String> = slow.into_iter().chain(fast).collect();
     if said.is_empty() { String::new() } else { format!(" ({})", said.join("; ")) }
 }
@@ -88,7 +98,8 @@ pub fn next_count(a: &Analysis, n: &NextCount) -> String {
         .options
         .iter()
         .map(|o| {
-            let cost = o.core_seconds.map(|c| format!(", {} a run", core_time(c))).unwrap_or_default();
+            let cost =
+                o.core_seconds.map(|c| format!(", {} a run", core_time(c))).unwrap_or_default();
             format!("{} would leave {:.0}%{cost}", count_text(a, o.count), o.width_pct)
         })
         .collect();
@@ -102,5 +113,9 @@ pub fn next_count(a: &Analysis, n: &NextCount) -> String {
 
 /// Core-seconds in the largest unit that keeps them above one.
 fn core_time(s: f64) -> String {
-    if s >= 3600.0 { format!("{} core-hours", num(s / 3600.0)) } else { format!("{} core-seconds", num(s)) }
+    if s >= 3600.0 {
+        format!("{} core-hours", num(s / 3600.0))
+    } else {
+        format!("{} core-seconds", num(s))
+    }
 }

@@ -59,18 +59,35 @@ pub fn exports(doc: &Results) -> Vec<Export> {
     for p in &doc.points {
         let label = file_safe(&p.label());
         for (i, r) in p.runs.iter().enumerate() {
-            let mut push = |name: String, (wall_s, user_s, sys_s): (f64, f64, f64), t: Option<&ThreadReport>| {
+            let mut push = |name: String,
+                            (wall_s, user_s, sys_s): (f64, f64, f64),
+                            t: Option<&ThreadReport>| {
                 let Some(t) = t else { return };
                 let Some(series) = t.series.as_ref().filter(|s| !s.is_empty()) else { return };
-                let w = Watched { started_unix_s: r.started_unix_s, wall_s, user_s, sys_s, memory: t.memory, series };
+                let w = Watched {
+                    started_unix_s: r.started_unix_s,
+                    wall_s,
+                    user_s,
+                    sys_s,
+                    memory: t.memory,
+                    series,
+                };
                 out.push(Export { name, tsv: table(&w), json: summary(doc, &w) });
             };
             if r.ranks.is_empty() {
-                push(format!("{label}-run{}", i + 1), (r.wall_s, r.user_s, r.sys_s), r.threads.as_deref());
+                push(
+                    format!("{label}-run{}", i + 1),
+                    (r.wall_s, r.user_s, r.sys_s),
+                    r.threads.as_deref(),
+                );
             }
             for part in &r.ranks {
                 let totals = (part.wall_s, part.user_s, part.sys_s);
-                push(format!("{label}-run{}-rank{}", i + 1, part.rank), totals, part.threads.as_ref());
+                push(
+                    format!("{label}-run{}-rank{}", i + 1, part.rank),
+                    totals,
+                    part.threads.as_ref(),
+                );
             }
         }
     }
@@ -129,7 +146,8 @@ fn table(w: &Watched) -> String {
 /// The mean of a column over the run, each sample held until the next, the last until `end_s`.
 fn time_mean(s: &RunSeries, end_s: f64, v: impl Fn(usize) -> f64) -> f64 {
     let n = s.len();
-    let until = |i: usize| if i + 1 < n { f64::from(s.t_s[i + 1]) } else { end_s.max(f64::from(s.t_s[i])) };
+    let until =
+        |i: usize| if i + 1 < n { f64::from(s.t_s[i + 1]) } else { end_s.max(f64::from(s.t_s[i])) };
     let span = until(n - 1) - f64::from(s.t_s[0]);
     if span <= 0.0 {
         return (0..n).map(&v).sum::<f64>() / n as f64;
@@ -257,7 +275,11 @@ mod tests {
     fn the_totals_are_the_runs_own_and_the_table_ends_at_the_runs_end() {
         let e = exports(&short_run()).pop().unwrap();
         let json: Value = serde_json::from_str(&e.json).unwrap();
-        assert_eq!((json["Max"]["utime"].as_f64(), json["Max"]["stime"].as_f64()), (Some(2.86), Some(0.2)), "{json}");
+        assert_eq!(
+            (json["Max"]["utime"].as_f64(), json["Max"]["stime"].as_f64()),
+            (Some(2.86), Some(0.2)),
+            "{json}"
+        );
         assert_eq!(json["Max"]["wtime"].as_f64(), Some(1.75));
         assert_eq!(json["HW"]["cpu"]["ThreadsPerCore"], 2);
         assert_eq!(json["scalescope"]["Version"], env!("CARGO_PKG_VERSION"));

@@ -18,7 +18,9 @@ pub fn rate_interval(a: &Analysis, count: f64, [lo, hi]: [f64; 2]) -> String {
             let (div, label) = throughput_scale(&a.unit, hi);
             format!("{}–{} {label}", num(lo / div), num(hi / div))
         }
-        Basis::Time => format!("{}–{} s per run", num(seconds(a, count, lo)), num(seconds(a, count, hi))),
+        Basis::Time => {
+            format!("{}–{} s per run", num(seconds(a, count, lo)), num(seconds(a, count, hi)))
+        }
     }
 }
 

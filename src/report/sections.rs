@@ -51,14 +51,19 @@ impl Sections {
 
     /// The text printed on a terminal; unless `all`, long tables and lists show their ends only.
     pub fn terminal(&self, colour: bool, all: bool) -> String {
-        let shorten = |lines: &[String]| if all { lines.to_vec() } else { terminal::ends_of_lines(lines) };
+        let shorten =
+            |lines: &[String]| if all { lines.to_vec() } else { terminal::ends_of_lines(lines) };
         let table = if all { self.table.clone() } else { terminal::ends(&self.table) };
         let mut text = terminal::render(&table, colour);
         text.push_str(&terminal::render_section("waits", &shorten(&self.waits), colour));
         text.push_str(&terminal::render_section("ranks", &shorten(&self.ranks), colour));
         text.push_str(&terminal::render_section("I/O ceiling", &shorten(&self.ceiling), colour));
         text.push_str(&terminal::render_section("model", &self.model, colour));
-        text.push_str(&terminal::render_section("speed-up stacks (cores)", &shorten(&self.stacks), colour));
+        text.push_str(&terminal::render_section(
+            "speed-up stacks (cores)",
+            &shorten(&self.stacks),
+            colour,
+        ));
         text.push_str(&terminal::render_section(
             "findings",
             &finding_lines::lines(&self.findings, colour, &|n| self.count_words(n)),

@@ -39,7 +39,8 @@ pub fn rows<'a>(doc: &'a Results, analysis: Option<&'a Analysis>) -> Vec<PointRo
 /// then by name, but for `throughput` when the throughput column is read from it.
 pub fn metric_names(doc: &Results) -> Vec<String> {
     let mut names: Vec<String> = doc.plan.metrics.iter().map(|m| m.name.clone()).collect();
-    let mut found: Vec<String> = doc.points.iter().flat_map(|p| p.stats().metrics.into_keys()).collect();
+    let mut found: Vec<String> =
+        doc.points.iter().flat_map(|p| p.stats().metrics.into_keys()).collect();
     found.sort();
     for n in found {
         if !names.contains(&n) {
@@ -75,21 +76,30 @@ fn columns<'a>(doc: &'a Results, rows: &[PointRow]) -> Vec<Column<'a, PointRow<'
         cols.push(if numeric { Column::number(name, cell) } else { Column::text(name, cell) });
     }
     cols.push(Column::number("runs", |r: &PointRow| runs_text(r.point)));
-    cols.push(Column::number("time (s)", |r: &PointRow| r.stats.wall_s.as_ref().map_or(NONE.into(), mean_pm)));
+    cols.push(Column::number("time (s)", |r: &PointRow| {
+        r.stats.wall_s.as_ref().map_or(NONE.into(), mean_pm)
+    }));
     cols.push(Column::number("speed-up", |r: &PointRow| {
         r.scaling.map_or(NONE.into(), |x| format!("{:.2}×", x.speedup))
     }));
     if rows.iter().any(|r| r.scaling.is_some_and(|x| x.efficiency.is_some())) {
         cols.push(Column::number("efficiency", |r: &PointRow| {
-            r.scaling.and_then(|x| x.efficiency).map_or(NONE.into(), |e| format!("{:.0}%", 100.0 * e))
+            r.scaling
+                .and_then(|x| x.efficiency)
+                .map_or(NONE.into(), |e| format!("{:.0}%", 100.0 * e))
         }));
     }
     cols.push(Column::number("%CPU", |r: &PointRow| {
         r.stats.cpu_pct.as_ref().map_or(NONE.into(), |c| format!("{:.0}", c.mean))
     }));
     if rows.iter().any(|r| r.stats.throughput.is_some()) {
-        let largest = rows.iter().filter_map(|r| r.stats.throughput.as_ref()).map(|t| t.mean).fold(0.0, f64::max);
-        let (div, label) = throughput_scale(doc.throughput_unit.as_deref().unwrap_or_default(), largest);
+        let largest = rows
+            .iter()
+            .filter_map(|r| r.stats.throughput.as_ref())
+            .map(|t| t.mean)
+            .fold(0.0, f64::max);
+        let (div, label) =
+            throughput_scale(doc.throughput_unit.as_deref().unwrap_or_default(), largest);
         cols.push(Column::number(format!("throughput ({label})"), move |r: &PointRow| {
             scaled(r.stats.throughput.as_ref(), div)
         }));
@@ -99,10 +109,16 @@ fn columns<'a>(doc: &'a Results, rows: &[PointRow]) -> Vec<Column<'a, PointRow<'
         let largest = rows.iter().filter_map(of).fold(0.0, f64::max);
         let (div, label) = scale(doc.metric_units.get(&name).map_or("", String::as_str), largest);
         let header = if label.is_empty() { name.clone() } else { format!("{name} ({label})") };
-        cols.push(Column::number(header, move |r: &PointRow| scaled(r.stats.metrics.get(&name), div)));
+        cols.push(Column::number(header, move |r: &PointRow| {
+            scaled(r.stats.metrics.get(&name), div)
+        }));
     }
-    cols.push(Column::number("user (s)", |r: &PointRow| r.stats.user_s.as_ref().map_or(NONE.into(), |x| num(x.mean))));
-    cols.push(Column::number("sys (s)", |r: &PointRow| r.stats.sys_s.as_ref().map_or(NONE.into(), |x| num(x.mean))));
+    cols.push(Column::number("user (s)", |r: &PointRow| {
+        r.stats.user_s.as_ref().map_or(NONE.into(), |x| num(x.mean))
+    }));
+    cols.push(Column::number("sys (s)", |r: &PointRow| {
+        r.stats.sys_s.as_ref().map_or(NONE.into(), |x| num(x.mean))
+    }));
     cols.push(Column::number("max RSS", |r: &PointRow| {
         r.stats.max_rss_bytes.as_ref().map_or(NONE.into(), |x| bytes(x.max))
     }));
@@ -119,7 +135,11 @@ fn columns<'a>(doc: &'a Results, rows: &[PointRow]) -> Vec<Column<'a, PointRow<'
 /// The tree's memory, when the sampler read it: its peak PSS (mean over the runs), per worker
 /// when the count is one of workers, and the throughput per GB of it (how much work a gigabyte of
 /// the node's memory buys at each count: threads against copies).
-fn memory_columns<'a>(doc: &'a Results, rows: &[PointRow], cols: &mut Vec<Column<'a, PointRow<'a>>>) {
+fn memory_columns<'a>(
+    doc: &'a Results,
+    rows: &[PointRow],
+    cols: &mut Vec<Column<'a, PointRow<'a>>>,
+) {
     if !rows.iter().any(|r| r.stats.peak_pss_bytes.is_some()) {
         return;
     }
@@ -128,16 +148,22 @@ fn memory_columns<'a>(doc: &'a Results, rows: &[PointRow], cols: &mut Vec<Column
     }));
     if rows.iter().any(|r| r.scaling.is_some_and(|x| x.efficiency.is_some())) {
         cols.push(Column::number("PSS/worker", |r: &PointRow| {
-            match (r.stats.peak_pss_bytes.as_ref(), r.scaling.filter(|x| x.efficiency.is_some() && x.count > 0.0)) {
+            match (
+                r.stats.peak_pss_bytes.as_ref(),
+                r.scaling.filter(|x| x.efficiency.is_some() && x.count > 0.0),
+            ) {
                 (Some(p), Some(x)) => bytes(p.mean / x.count),
                 _ => NONE.into(),
             }
         }));
     }
-    let per_gb = |r: &PointRow| Some(r.stats.throughput.as_ref()?.mean / (r.stats.peak_pss_bytes.as_ref()?.mean / 1e9));
+    let per_gb = |r: &PointRow| {
+        Some(r.stats.throughput.as_ref()?.mean / (r.stats.peak_pss_bytes.as_ref()?.mean / 1e9))
+    };
     if rows.iter().any(|r| per_gb(r).is_some()) {
         let largest = rows.iter().filter_map(per_gb).fold(0.0, f64::max);
-        let (div, label) = throughput_scale(doc.throughput_unit.as_deref().unwrap_or_default(), largest);
+        let (div, label) =
+            throughput_scale(doc.throughput_unit.as_deref().unwrap_or_default(), largest);
         cols.push(Column::number(format!("{label} per GB PSS"), move |r: &PointRow| {
             per_gb(r).map_or(NONE.into(), |v| num(v / div))
         }));

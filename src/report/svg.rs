@@ -5,8 +5,10 @@
 use std::fmt::Write;
 
 /// Colours that stay distinct for colour-blind readers (Okabe–Ito), then greys.
-pub const PALETTE: [&str; 10] =
-    ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#999999", "#666666"];
+pub const PALETTE: [&str; 10] = [
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+    "#999999", "#666666",
+];
 
 /// How a series is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +92,11 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
     }
     let raw = (hi - lo) / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
     let first = (lo / step).ceil() * step;
     (0..).map(|i| first + i as f64 * step).take_while(|v| *v <= hi + step * 1e-9).collect()
 }
@@ -99,8 +105,10 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
 fn label(v: f64) -> String {
     let a = v.abs();
     if a >= 1e4 {
-        let (div, suffix) =
-            [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")].into_iter().find(|(d, _)| a >= *d).unwrap_or((1.0, ""));
+        let (div, suffix) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+            .into_iter()
+            .find(|(d, _)| a >= *d)
+            .unwrap_or((1.0, ""));
         return format!("{}{suffix}", label(v / div));
     }
     let s = if a < 1e-3 && a > 0.0 {
@@ -112,7 +120,11 @@ fn label(v: f64) -> String {
     } else {
         format!("{v:.3}")
     };
-    if s.contains('.') && !s.contains('e') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 fn header(out: &mut String, title: &str) {
@@ -176,7 +188,12 @@ fn layer_legend(out: &mut String, layers: &[(String, String, Vec<f64>)]) {
 
 /// Renders a line chart. X is on a log2 scale when all x are positive and span a factor of 8.
 pub fn line_chart(c: &Chart) -> String {
-    let xs: Vec<f64> = c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| x.is_finite()).collect();
+    let xs: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .filter(|x| x.is_finite())
+        .collect();
     let ys: Vec<f64> = c
         .series
         .iter()
@@ -192,14 +209,20 @@ pub fn line_chart(c: &Chart) -> String {
     let (xmin, xmax) = xs.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
     let log = xmin > 0.0 && xmax / xmin >= 8.0;
     let fx = |x: f64| if log { x.log2() } else { x };
-    let (lo, hi) = if fx(xmax) > fx(xmin) { (fx(xmin), fx(xmax)) } else { (fx(xmin) - 1.0, fx(xmax) + 1.0) };
+    let (lo, hi) =
+        if fx(xmax) > fx(xmin) { (fx(xmin), fx(xmax)) } else { (fx(xmin) - 1.0, fx(xmax) + 1.0) };
     let ymax = ys.iter().cloned().fold(0.0, f64::max) * 1.08;
     let ymax = if ymax > 0.0 { ymax } else { 1.0 };
     let px = |x: f64| LEFT + (fx(x) - lo) / (hi - lo) * (W - LEFT - RIGHT);
     let py = |y: f64| H - BOTTOM - y / ymax * (H - TOP - BOTTOM);
     let _ = write!(out, r##"<g stroke="#ddd">"##);
     for t in ticks(0.0, ymax) {
-        let _ = write!(out, r#"<line x1="{LEFT}" y1="{y}" x2="{x2}" y2="{y}"/>"#, y = py(t), x2 = W - RIGHT);
+        let _ = write!(
+            out,
+            r#"<line x1="{LEFT}" y1="{y}" x2="{x2}" y2="{y}"/>"#,
+            y = py(t),
+            x2 = W - RIGHT
+        );
     }
     out.push_str("</g>");
     let mut distinct: Vec<f64> = c
@@ -249,8 +272,12 @@ pub fn line_chart(c: &Chart) -> String {
         yl = escape(&c.y_label)
     );
     for s in &c.series {
-        let pts: Vec<String> =
-            s.points.iter().filter(|p| p.1.is_finite()).map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1))).collect();
+        let pts: Vec<String> = s
+            .points
+            .iter()
+            .filter(|p| p.1.is_finite())
+            .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1)))
+            .collect();
         let (width, dash) = match s.style {
             Style::Measured => (2.0, ""),
             Style::Trace => (1.5, ""),
@@ -339,11 +366,18 @@ pub fn stacked_bars(b: &Bars) -> String {
 }
 
 /// Renders stacked areas over time: `layers` are (name, colour, value per bin), bins `bin_s` wide.
-pub fn stacked_areas(title: &str, y_label: &str, bin_s: f64, layers: &[(String, String, Vec<f64>)]) -> String {
+pub fn stacked_areas(
+    title: &str,
+    y_label: &str,
+    bin_s: f64,
+    layers: &[(String, String, Vec<f64>)],
+) -> String {
     let mut out = String::new();
     header(&mut out, title);
     let bins = layers.iter().map(|l| l.2.len()).max().unwrap_or(0);
-    let totals: Vec<f64> = (0..bins).map(|i| layers.iter().map(|l| l.2.get(i).copied().unwrap_or(0.0)).sum()).collect();
+    let totals: Vec<f64> = (0..bins)
+        .map(|i| layers.iter().map(|l| l.2.get(i).copied().unwrap_or(0.0)).sum())
+        .collect();
     let ymax = totals.iter().cloned().fold(0.0, f64::max).max(1.0) * 1.1;
     let tmax = bins as f64 * bin_s;
     let px = |t: f64| LEFT + t / tmax.max(1e-9) * (W - LEFT - RIGHT);
@@ -363,7 +397,8 @@ pub fn stacked_areas(title: &str, y_label: &str, bin_s: f64, layers: &[(String, 
         if values.iter().all(|v| *v <= 0.0) {
             continue;
         }
-        let top: Vec<f64> = (0..bins).map(|i| base[i] + values.get(i).copied().unwrap_or(0.0)).collect();
+        let top: Vec<f64> =
+            (0..bins).map(|i| base[i] + values.get(i).copied().unwrap_or(0.0)).collect();
         let mut pts: Vec<String> = (0..bins)
             .flat_map(|i| [(i as f64 * bin_s, top[i]), ((i + 1) as f64 * bin_s, top[i])])
             .map(|(t, v)| format!("{:.1},{:.1}", px(t), py(v)))
@@ -432,6 +467,9 @@ mod tests {
             }],
         };
         let s = line_chart(&c);
-        assert!(s.contains("&quot;&#39;&amp; (log scale)") && s.matches("<circle").count() == 3, "{s}");
+        assert!(
+            s.contains("&quot;&#39;&amp; (log scale)") && s.matches("<circle").count() == 3,
+            "{s}"
+        );
     }
 }

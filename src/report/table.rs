@@ -60,8 +60,10 @@ mod tests {
     #[test]
     fn every_row_has_one_cell_per_header() {
         type Row = (u32, &'static str);
-        let cols: Vec<Column<Row>> =
-            vec![Column::number("n", |r: &Row| r.0.to_string()), Column::text("name", |r: &Row| r.1.to_string())];
+        let cols: Vec<Column<Row>> = vec![
+            Column::number("n", |r: &Row| r.0.to_string()),
+            Column::text("name", |r: &Row| r.1.to_string()),
+        ];
         let t = Table::of(&cols, &[(1, "a"), (22, "b")]);
         assert_eq!(t.headers, ["n", "name"]);
         assert_eq!(t.numeric, [true, false]);

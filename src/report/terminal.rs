@@ -48,12 +48,17 @@ pub fn render(table: &Table, colour: bool) -> String {
 }
 
 /// Renders the table; `paint_cell(row, column)` gives a cell its style.
-pub fn render_painted(table: &Table, colour: bool, paint_cell: &dyn Fn(usize, usize) -> Option<Style>) -> String {
+pub fn render_painted(
+    table: &Table,
+    colour: bool,
+    paint_cell: &dyn Fn(usize, usize) -> Option<Style>,
+) -> String {
     let width = |s: &str| s.chars().count();
     // A row wider than the table (the note of rows left out) does not widen its first column.
     let widths: Vec<usize> = (0..table.headers.len())
         .map(|c| {
-            let cells = table.rows.iter().filter(|r| !r[1..].iter().all(String::is_empty) || r.len() == 1);
+            let cells =
+                table.rows.iter().filter(|r| !r[1..].iter().all(String::is_empty) || r.len() == 1);
             cells.map(|r| width(&r[c])).chain([width(&table.headers[c])]).max().unwrap_or(0)
         })
         .collect();
@@ -148,7 +153,8 @@ mod tests {
         let plain = render(&t, false);
         let painted = render_painted(&t, true, &|r, c| (r == 0 && c == 1).then_some(BETTER));
         assert!(painted.contains("\x1b[32mfaster\x1b[0m"), "{painted:?}");
-        let stripped = painted.replace("\x1b[32m", "").replace("\x1b[0m", "").replace("\x1b[1m", "");
+        let stripped =
+            painted.replace("\x1b[32m", "").replace("\x1b[0m", "").replace("\x1b[1m", "");
         assert_eq!(stripped, plain);
         assert!(!render_painted(&t, false, &|_, _| Some(WORSE)).contains('\x1b'));
     }
@@ -157,6 +163,9 @@ mod tests {
     fn a_leading_warning_is_painted_and_nothing_else() {
         let lines = vec!["warning: few runs".to_string(), "a warning: inside".to_string()];
         let s = render_section("model", &lines, true);
-        assert!(s.contains("\x1b[33mwarning:\x1b[0m few runs") && s.contains("  - a warning: inside\n"), "{s:?}");
+        assert!(
+            s.contains("\x1b[33mwarning:\x1b[0m few runs") && s.contains("  - a warning: inside\n"),
+            "{s:?}"
+        );
     }
 }

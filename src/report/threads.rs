@@ -73,7 +73,8 @@ pub fn thread_time(t: &PointThreads) -> String {
     } else {
         format!("run {run:.0}%")
     }];
-    for c in Class::ALL.iter().copied().filter(|c| !matches!(c, Class::CpuUser | Class::CpuKernel)) {
+    for c in Class::ALL.iter().copied().filter(|c| !matches!(c, Class::CpuUser | Class::CpuKernel))
+    {
         let p = pct(c);
         if p < 1.0 {
             continue;
@@ -101,7 +102,8 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
         .filter(|h| h.share >= 0.1)
         .map(|h| format!("{} {:.0}%", h.name, 100.0 * h.share));
     let hot: Vec<String> = hot.collect();
-    let on_cpu = (!hot.is_empty()).then(|| format!("{label}: on a CPU in {} (of CPU samples)", hot.join(", ")));
+    let on_cpu = (!hot.is_empty())
+        .then(|| format!("{label}: on a CPU in {} (of CPU samples)", hot.join(", ")));
     let mut time = format!("{label}: thread time: {}", thread_time(t));
     if let Some((work, helpers)) = t.work_helpers {
         time.push_str(&format!(
@@ -110,7 +112,11 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
             if work == 1.0 { "" } else { "s" },
             tenths(helpers),
             // Runs that differ give a mean count.
-            if work.fract() != 0.0 || helpers.fract() != 0.0 { " on average over the runs" } else { "" }
+            if work.fract() != 0.0 || helpers.fract() != 0.0 {
+                " on average over the runs"
+            } else {
+                ""
+            }
         ));
         let on = |c: Class| t.classes.get(&c).copied().unwrap_or(0.0);
         let off_cpu = total - on(Class::CpuUser) - on(Class::CpuKernel) - on(Class::Runqueue);
@@ -124,7 +130,9 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
         .chain(
             t.waits
                 .iter()
-                .filter(|w| total > 0.0 && w.seconds / total >= 0.01 && w.class != Some(Class::Join))
+                .filter(|w| {
+                    total > 0.0 && w.seconds / total >= 0.01 && w.class != Some(Class::Join)
+                })
                 .take(3)
                 .map(|w| {
                     let class = w.class.map_or("wait", |c| c.short());
@@ -157,17 +165,29 @@ pub fn rank_lines(doc: &crate::results::Results) -> Vec<String> {
     let mut out = Vec::new();
     for p in &doc.points {
         let runs: Vec<_> = p.runs.iter().filter(|r| r.counted() && !r.ranks.is_empty()).collect();
-        let Some(last) = runs.iter().map(|r| r.ranks.iter().map(|x| x.rank).max().unwrap_or(0)).max() else { continue };
+        let Some(last) =
+            runs.iter().map(|r| r.ranks.iter().map(|x| x.rank).max().unwrap_or(0)).max()
+        else {
+            continue;
+        };
         for rank in 0..=last {
-            let parts: Vec<_> = runs.iter().filter_map(|r| r.ranks.iter().find(|x| x.rank == rank)).collect();
+            let parts: Vec<_> =
+                runs.iter().filter_map(|r| r.ranks.iter().find(|x| x.rank == rank)).collect();
             let Some(first) = parts.first() else { continue };
             let n = parts.len() as f64;
             let wall = parts.iter().map(|x| x.wall_s).sum::<f64>() / n;
             let cpu = parts.iter().map(|x| x.user_s + x.sys_s).sum::<f64>() / n;
             let reports: Vec<_> = parts.iter().filter_map(|x| x.threads.as_ref()).collect();
-            let went =
-                crate::analysis::threads::merge(&reports).map(|t| format!(": {}", thread_time(&t))).unwrap_or_default();
-            out.push(format!("{} rank {rank} on {}: {:.3} s, {:.3} s CPU{went}", p.label(), first.node, wall, cpu));
+            let went = crate::analysis::threads::merge(&reports)
+                .map(|t| format!(": {}", thread_time(&t)))
+                .unwrap_or_default();
+            out.push(format!(
+                "{} rank {rank} on {}: {:.3} s, {:.3} s CPU{went}",
+                p.label(),
+                first.node,
+                wall,
+                cpu
+            ));
         }
     }
     out
@@ -202,8 +222,10 @@ mod tests {
             coverage: None,
             work_helpers: None,
         };
-        let lines: Vec<String> =
-            super::wait_lines("n=4", &t, false).into_iter().filter(|l| l.contains("waiting thread")).collect();
+        let lines: Vec<String> = super::wait_lines("n=4", &t, false)
+            .into_iter()
+            .filter(|l| l.contains("waiting thread"))
+            .collect();
         assert_eq!(
             lines[0],
             "n=4: lock at pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0): 50% of thread time, 4 waiting threads"

@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What a finding is about.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Efficiency stays high at the largest count.
@@ -77,12 +79,17 @@ impl Kind {
 
     /// Findings that describe the shape of the curve or the measurement rather than a cause.
     pub fn describes_curve(self) -> bool {
-        matches!(self, Kind::Retrograde | Kind::SerialFraction | Kind::ScalesWell | Kind::NoisyMeasurement)
+        matches!(
+            self,
+            Kind::Retrograde | Kind::SerialFraction | Kind::ScalesWell | Kind::NoisyMeasurement
+        )
     }
 }
 
 /// How much a finding matters.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Good to know.
@@ -182,7 +189,9 @@ pub enum NoiseSource {
 impl Finding {
     /// ` (explains ~40% of the lost CPU capacity)`, or nothing without a cost.
     pub fn cost_text(&self) -> String {
-        self.cost_pct.map(|c| format!(" (explains ~{c:.0}% of the lost CPU capacity)")).unwrap_or_default()
+        self.cost_pct
+            .map(|c| format!(" (explains ~{c:.0}% of the lost CPU capacity)"))
+            .unwrap_or_default()
     }
 
     /// `what fixing it buys: without these waits, 1.41× → 1.83× [1.72, 1.95] at 2 threads (+0.42×,
@@ -254,7 +263,9 @@ pub fn fixes(findings: &[Finding]) -> Vec<(&Finding, &WhatIf)> {
 pub fn fix_name(findings: &[Finding], f: &Finding) -> String {
     let same: Vec<&Finding> = findings.iter().filter(|g| is_fix(g) && g.kind == f.kind).collect();
     match same.iter().position(|g| std::ptr::eq(*g, f)) {
-        Some(i) if same.len() > 1 => format!("{} ({} of {})", f.kind.name(), crate::fmt::ordinal(i + 1), same.len()),
+        Some(i) if same.len() > 1 => {
+            format!("{} ({} of {})", f.kind.name(), crate::fmt::ordinal(i + 1), same.len())
+        }
         _ => f.kind.name().to_string(),
     }
 }
@@ -279,7 +290,13 @@ mod tests {
             cost_pct: Some(50.0),
             at: Some(2.0),
             noise: None,
-            what_if: Some(WhatIf { at: 2.0, speedup: 0.69, without, without_ci95: None, sooner_s: 0.1 }),
+            what_if: Some(WhatIf {
+                at: 2.0,
+                speedup: 0.69,
+                without,
+                without_ci95: None,
+                sooner_s: 0.1,
+            }),
         }
     }
 

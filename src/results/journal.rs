@@ -48,7 +48,13 @@ impl Journal {
 
     /// Appends a run to the journal in `dir` with one write, and has it made durable in the
     /// background; the error of an earlier `fsync` is returned here.
-    pub fn append(&mut self, dir: &Path, point: usize, run: &RunRecord, units: &[(String, String)]) -> io::Result<()> {
+    pub fn append(
+        &mut self,
+        dir: &Path,
+        point: usize,
+        run: &RunRecord,
+        units: &[(String, String)],
+    ) -> io::Result<()> {
         let mut line = serde_json::to_vec(&EntryOut { point, run, units })?;
         line.push(b'\n');
         let file = match &self.file {

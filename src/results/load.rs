@@ -57,15 +57,30 @@ pub const OLDEST_SCHEMA: u64 = 1;
 pub fn load(path: &Path) -> Result<(PathBuf, Results), LoadError> {
     let file = if path.is_dir() { path.join(FILE_NAME) } else { path.to_path_buf() };
     let shown = file.display().to_string();
-    let bytes = std::fs::read(&file).map_err(|source| LoadError::Unreadable { path: shown.clone(), source })?;
-    let invalid = |e: serde_json::Error| LoadError::Invalid { path: shown.clone(), reason: e.to_string() };
+    let bytes = std::fs::read(&file)
+        .map_err(|source| LoadError::Unreadable { path: shown.clone(), source })?;
+    let invalid =
+        |e: serde_json::Error| LoadError::Invalid { path: shown.clone(), reason: e.to_string() };
     // The version first, without building the document: a large file is read into its types once.
     let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    let version = if object { serde_json::from_slice::<Head>(&bytes).map_err(invalid)?.schema_version } else { None };
+    let version = if object {
+        serde_json::from_slice::<Head>(&bytes).map_err(invalid)?.schema_version
+    } else {
+        None
+    };
     match version {
-        None => return Err(LoadError::Invalid { path: shown, reason: "it has no schema_version".into() }),
+        None => {
+            return Err(LoadError::Invalid {
+                path: shown,
+                reason: "it has no schema_version".into(),
+            });
+        }
         Some(v) if v > SCHEMA_VERSION as u64 => {
-            return Err(LoadError::TooNew { path: shown, found: v, ours: env!("CARGO_PKG_VERSION") });
+            return Err(LoadError::TooNew {
+                path: shown,
+                found: v,
+                ours: env!("CARGO_PKG_VERSION"),
+            });
         }
         Some(v) if v < OLDEST_SCHEMA => return Err(LoadError::TooOld { path: shown, found: v }),
         _ => {}

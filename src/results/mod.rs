@@ -50,7 +50,9 @@ pub use speedup_stack::{SpeedupStack, StackPart};
 pub use stack_profile::{OffCpuStack, OnCpuStack, StackFrame, StackProfile};
 use std::collections::BTreeMap;
 pub use store::{Store, StoreError};
-pub use thread_report::{Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait};
+pub use thread_report::{
+    Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait,
+};
 pub use time_series::RunSeries;
 pub use tracer_report::{TracedThread, TracerReport};
 pub use trust::{Untrusted, check_owned};
@@ -251,7 +253,10 @@ impl Results {
     /// A new document for a plan about to run, with every point of its grid.
     pub fn new(plan: Plan, command_line: Vec<String>) -> Result<Results, PlanError> {
         let now = time::iso_utc(time::unix_now());
-        let points = plan.points().map(|p| p.map(|p| PointResult::new(&p))).collect::<Result<Vec<_>, _>>()?;
+        let points = plan
+            .points()
+            .map(|p| p.map(|p| PointResult::new(&p)))
+            .collect::<Result<Vec<_>, _>>()?;
         let throughput_unit = plan.point(0)?.work.map(|w| throughput_unit(&w.unit));
         Ok(Results {
             schema_version: SCHEMA_VERSION,

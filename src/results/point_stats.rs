@@ -133,7 +133,9 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
         .outliers
         .iter()
         .filter(|&&i| (ok[i].wall_s - wall.median).abs() > OUTLIER_WORTH * wall.median)
-        .map(|&i| format!("#{} ({:+.0}%)", ok[i].index + 1, 100.0 * (ok[i].wall_s / wall.median - 1.0)))
+        .map(|&i| {
+            format!("#{} ({:+.0}%)", ok[i].index + 1, 100.0 * (ok[i].wall_s / wall.median - 1.0))
+        })
         .collect();
     if !far.is_empty() {
         w.push(format!("outlier runs by Tukey's fences, kept: {}", far.join(", ")));

@@ -53,7 +53,8 @@ pub fn git_state(dir: &Path) -> Option<Git> {
         o.status.success().then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = run(&["rev-parse", "--verify", "-q", "HEAD"]).filter(|c| !c.is_empty())?;
-    let dirty = run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let dirty =
+        run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     let branch = run(&["symbolic-ref", "-q", "--short", "HEAD"]).filter(|b| !b.is_empty());
     Some(Git { commit, dirty, branch })
 }
@@ -65,7 +66,10 @@ pub fn parse_tags(items: &[String]) -> Result<BTreeMap<String, String>, String> 
         match t.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
                 if let Some(old) = tags.insert(k.trim().to_string(), v.trim().to_string()) {
-                    return Err(format!("--tag {t}: the tag {} was given twice (first {old}): keep one", k.trim()));
+                    return Err(format!(
+                        "--tag {t}: the tag {} was given twice (first {old}): keep one",
+                        k.trim()
+                    ));
                 }
             }
             _ => return Err(format!("--tag {t}: write a tag as KEY=VALUE, e.g. --tag kernel=6.6")),
@@ -82,7 +86,9 @@ mod tests {
         assert_eq!(t["kernel"], "6.6");
         assert_eq!(t["branch"], "main");
         assert!(super::parse_tags(&["kernel".into()]).unwrap_err().contains("KEY=VALUE"));
-        assert!(super::parse_tags(&["a=b".into(), "a=c".into()]).unwrap_err().contains("given twice"));
+        assert!(
+            super::parse_tags(&["a=b".into(), "a=c".into()]).unwrap_err().contains("given twice")
+        );
         assert!(super::parse_tags(&["=x".into()]).is_err());
     }
 

@@ -55,7 +55,8 @@ impl RunMemory {
         let shared = self.peak_rss_bytes.saturating_sub(self.peak_pss_bytes);
         let floor = max_rss_bytes.saturating_sub(shared);
         let above = floor.saturating_sub(self.peak_pss_bytes);
-        if self.readings > 0 && above >= RAISED_BYTES && above as f64 >= RAISED_SHARE * floor as f64 {
+        if self.readings > 0 && above >= RAISED_BYTES && above as f64 >= RAISED_SHARE * floor as f64
+        {
             self.peak_pss_read_bytes.get_or_insert(self.peak_pss_bytes);
             self.peak_pss_bytes = floor;
         }

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// A frame: function and module.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct StackFrame {
     /// Demangled function, or `module+0x…` without a symbol.
     pub function: String,
@@ -62,7 +64,11 @@ pub struct StackProfile {
 impl StackProfile {
     /// The frames of stack `i`, outermost first.
     pub fn frames_of(&self, i: u32) -> impl Iterator<Item = &StackFrame> {
-        self.stacks.get(i as usize).into_iter().flatten().filter_map(|&f| self.frames.get(f as usize))
+        self.stacks
+            .get(i as usize)
+            .into_iter()
+            .flatten()
+            .filter_map(|&f| self.frames.get(f as usize))
     }
 
     /// Adds another profile (another rank or run), re-indexing its frames and stacks.
@@ -101,7 +107,11 @@ impl StackProfile {
         }
         for s in &o.off_cpu {
             let Some(&stack) = smap.get(s.stack as usize) else { continue };
-            match self.off_cpu.iter_mut().find(|m| m.stack == stack && m.phase == s.phase && m.class == s.class) {
+            match self
+                .off_cpu
+                .iter_mut()
+                .find(|m| m.stack == stack && m.phase == s.phase && m.class == s.class)
+            {
                 Some(m) => m.seconds += s.seconds,
                 None => self.off_cpu.push(OffCpuStack { stack, ..s.clone() }),
             }

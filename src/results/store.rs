@@ -74,7 +74,9 @@ impl StoreError {
     /// disk failing under a sweep (exit code 1).
     pub fn is_user_mistake(&self) -> bool {
         match self {
-            StoreError::NotAFolder { .. } | StoreError::HoldsResults { .. } | StoreError::Load(_) => true,
+            StoreError::NotAFolder { .. }
+            | StoreError::HoldsResults { .. }
+            | StoreError::Load(_) => true,
             StoreError::Create { .. } | StoreError::Write(_) => false,
         }
     }
@@ -86,7 +88,8 @@ impl Store {
         if dir.exists() && !dir.is_dir() {
             return Err(StoreError::NotAFolder { path: dir.to_path_buf() });
         }
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::Create { path: dir.to_path_buf(), source })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|source| StoreError::Create { path: dir.to_path_buf(), source })?;
         if dir.join(FILE_NAME).exists() {
             return Err(StoreError::HoldsResults { path: dir.to_path_buf() });
         }
@@ -201,9 +204,15 @@ impl Store {
     /// Keeps a measured run of `point`, numbered after the runs it already has: into results.json
     /// when a rewrite is due (or the folder had to be made again), else appended to the journal.
     /// `units` gives the unit of each metric it carries.
-    pub fn record(&mut self, point: usize, mut run: RunRecord, units: &[(String, String)]) -> Result<(), WriteError> {
+    pub fn record(
+        &mut self,
+        point: usize,
+        mut run: RunRecord,
+        units: &[(String, String)],
+    ) -> Result<(), WriteError> {
         run.index = self.doc.points[point].runs.len() as u32;
-        let due = self.save_cost.as_secs_f64() <= SAVE_SHARE * self.last_save.elapsed().as_secs_f64();
+        let due =
+            self.save_cost.as_secs_f64() <= SAVE_SHARE * self.last_save.elapsed().as_secs_f64();
         if due || self.ensure_dir() {
             self.doc.add_run(point, run, units);
             self.doc.updated = time::iso_utc(time::unix_now());

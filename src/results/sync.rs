@@ -58,8 +58,11 @@ impl Syncer {
     pub fn sync(&mut self, file: Arc<File>) -> io::Result<()> {
         if self.thread.is_none() {
             let shared = self.shared.clone();
-            self.thread =
-                Some(std::thread::Builder::new().name("scalescope-fsync".into()).spawn(move || run(&shared))?);
+            self.thread = Some(
+                std::thread::Builder::new()
+                    .name("scalescope-fsync".into())
+                    .spawn(move || run(&shared))?,
+            );
         }
         let mut st = self.shared.lock();
         if let Some(e) = st.failed.take() {

@@ -135,8 +135,9 @@ impl ThreadReport {
         self.write_bytes += o.write_bytes;
         self.scalescope_cpu_s += o.scalescope_cpu_s;
         // Another rank's machine (or the same one, seen again): the larger account stands.
-        if o.machine_cpu.is_some_and(|m| self.machine_cpu.is_none_or(|s| m.busy_s + m.stolen_s > s.busy_s + s.stolen_s))
-        {
+        if o.machine_cpu.is_some_and(|m| {
+            self.machine_cpu.is_none_or(|s| m.busy_s + m.stolen_s > s.busy_s + s.stolen_s)
+        }) {
             self.machine_cpu = o.machine_cpu;
         }
         match (&mut self.capacity, &o.capacity) {

@@ -80,10 +80,14 @@ fn private_group(gid: u32) -> bool {
         let (mut pwp, mut grp) = (std::ptr::null_mut(), std::ptr::null_mut());
         let half = buf.len() / 2;
         let (user_buf, group_buf) = buf.split_at_mut(half);
-        if libc::getpwuid_r(libc::geteuid(), &mut pw, user_buf.as_mut_ptr(), half, &mut pwp) != 0 || pwp.is_null() {
+        if libc::getpwuid_r(libc::geteuid(), &mut pw, user_buf.as_mut_ptr(), half, &mut pwp) != 0
+            || pwp.is_null()
+        {
             return false;
         }
-        if libc::getgrgid_r(gid, &mut gr, group_buf.as_mut_ptr(), half, &mut grp) != 0 || grp.is_null() {
+        if libc::getgrgid_r(gid, &mut gr, group_buf.as_mut_ptr(), half, &mut grp) != 0
+            || grp.is_null()
+        {
             return false;
         }
         let no_members = gr.gr_mem.is_null() || (*gr.gr_mem).is_null();

@@ -4,7 +4,9 @@
 
 use super::account::{self, History, Interval, Label, Recording, Switches};
 use super::proc::procfs::{self, ProcFile};
-use super::proc::{self, Counts, CpuSampler, Pause, Recorder, Site, Thread, Tree, TreeMemory, Woken};
+use super::proc::{
+    self, Counts, CpuSampler, Pause, Recorder, Site, Thread, Tree, TreeMemory, Woken,
+};
 use super::trace::{self, Evidence, TracerConfig};
 use super::unwind::{self, Place};
 use crate::results::{Class, ThreadReport};
@@ -350,7 +352,9 @@ impl State {
             // The pause at most doubles from one sweep to the next: one dear sweep (a stack
             // unwound through a large binary's tables for the first time) had set it to 1 s at
             // once, and a 0.6 s run got no sweep but its first and last, after its threads ended.
-            let paced = (cost_avg.unwrap_or(0.0) / budget).min(MAX_INTERVAL_S.max(wanted)).min(2.0 * last_interval);
+            let paced = (cost_avg.unwrap_or(0.0) / budget)
+                .min(MAX_INTERVAL_S.max(wanted))
+                .min(2.0 * last_interval);
             let mut interval = wanted.max(paced);
             // Every thread ran through the last sweeps and the tracer keeps their switches: the
             // pause doubles, up to QUIET_MAX_S; a sweep that finds a wait brings the rate back.
@@ -389,7 +393,11 @@ impl State {
         self.drain_cpu();
         let wall_s = self.started.elapsed().as_secs_f64();
         proc::set_live_pss_kb(0);
-        let _ = report.send(Ended { recording: self.recording(), wall_s, cpu_s: procfs::thread_cpu_s() });
+        let _ = report.send(Ended {
+            recording: self.recording(),
+            wall_s,
+            cpu_s: procfs::thread_cpu_s(),
+        });
     }
 
     /// Hands what the report is made of over to a [`Recording`].
@@ -436,10 +444,9 @@ impl State {
         self.rss_pages.retain(|pid, _| pids.contains(pid));
         let swept_kb = self.rss_pages.values().sum::<u64>() * proc::page_kb();
         self.memory_seen.swept(now, swept_kb, self.rss_pages.len());
-        let grown = self
-            .memory_seen
-            .peak_rss_kb()
-            .is_some_and(|kb| swept_kb as f64 > kb as f64 * (1.0 + MEMORY_GROWN) && swept_kb >= kb + MEMORY_GROWN_KB);
+        let grown = self.memory_seen.peak_rss_kb().is_some_and(|kb| {
+            swept_kb as f64 > kb as f64 * (1.0 + MEMORY_GROWN) && swept_kb >= kb + MEMORY_GROWN_KB
+        });
         let early = grown && self.memory_cpu_s <= MEMORY_GROWN_BUDGET * now;
         if now < self.memory_at && !early {
             return;
@@ -460,9 +467,13 @@ impl State {
         let Some(r) = reading else { return };
         proc::set_live_pss_kb(r.mem.pss_kb);
         self.memory_seen.add(now, &r);
-        let (user, system) = self.threads.values().fold((0u64, 0u64), |(u, s), t| (u + t.utime, s + t.stime));
-        let counts =
-            Counts { utime_s: user as f64 / self.tick, stime_s: system as f64 / self.tick, threads: self.alive };
+        let (user, system) =
+            self.threads.values().fold((0u64, 0u64), |(u, s), t| (u + t.utime, s + t.stime));
+        let counts = Counts {
+            utime_s: user as f64 / self.tick,
+            stime_s: system as f64 / self.tick,
+            threads: self.alive,
+        };
         self.series.offer(now, &r, counts);
     }
 
@@ -476,7 +487,11 @@ impl State {
         if self.trace_at.is_some_and(|at| self.started.elapsed().as_secs_f64() >= at) {
             self.trace_at = None;
             let t0 = procfs::thread_cpu_s();
-            self.evidence = Some(Evidence::start(self.root, &TracerConfig::default(), self.switches.origin_ns()));
+            self.evidence = Some(Evidence::start(
+                self.root,
+                &TracerConfig::default(),
+                self.switches.origin_ns(),
+            ));
             // Threads already blocked are classified again at the next sweep, for their stacks:
             // a main thread that waits in pthread_join from the first millisecond otherwise stays
             // in the wait it was found in, without one.
@@ -554,13 +569,15 @@ impl State {
         let small = self.threads.len() <= SMALL_TREE && proc::children_listed();
         // While the tree grows, new processes are looked for at every sweep: a shell that starts
         // a hundred short jobs has them all exit before a fifth sweep at a few sweeps a second.
-        let walked = if small || (self.growing && proc::children_listed()) || self.samples.is_multiple_of(5) {
-            self.tree.scan(self.threads.len(), BIG_TREE)
-        } else if self.threads.len() >= BIG_TREE && !self.growing {
-            return;
-        } else {
-            None
-        };
+        let walked =
+            if small || (self.growing && proc::children_listed()) || self.samples.is_multiple_of(5)
+            {
+                self.tree.scan(self.threads.len(), BIG_TREE)
+            } else if self.threads.len() >= BIG_TREE && !self.growing {
+                return;
+            } else {
+                None
+            };
         self.growing = false;
         let full = walked.is_some();
         let mut unannounced = false;
@@ -598,7 +615,8 @@ impl State {
     fn open_late_cpu(&mut self) {
         if self.cpu_late.is_some_and(|at| self.started.elapsed().as_secs_f64() >= at) {
             self.cpu_late = None;
-            let waiting: Vec<i32> = self.threads.iter().filter(|(_, t)| t.cpu.is_none()).map(|(&tid, _)| tid).collect();
+            let waiting: Vec<i32> =
+                self.threads.iter().filter(|(_, t)| t.cpu.is_none()).map(|(&tid, _)| tid).collect();
             for tid in waiting {
                 let cpu = self.open_cpu(tid);
                 if let Some(t) = self.threads.get_mut(&tid) {
@@ -644,7 +662,10 @@ impl State {
     /// tracer's measure ([`trace::MAX_SWITCHES_PER_CPU_S`]): two threads passing a byte through
     /// pipes ran at half their speed beside them.
     fn stop_dear_cpu_events(&mut self) {
-        if self.cpu_refused || self.cpu_events == 0 || self.started.elapsed().as_secs_f64() < trace::JUDGE_AFTER_S {
+        if self.cpu_refused
+            || self.cpu_events == 0
+            || self.started.elapsed().as_secs_f64() < trace::JUDGE_AFTER_S
+        {
             return;
         }
         let sampled = || self.threads.values().filter(|t| t.cpu.is_some());
@@ -694,7 +715,8 @@ impl State {
     fn sweep(&mut self) {
         let now = self.started.elapsed().as_secs_f64();
         self.close_gone();
-        let tids: Vec<i32> = self.threads.iter().filter(|(_, t)| t.alive).map(|(&tid, _)| tid).collect();
+        let tids: Vec<i32> =
+            self.threads.iter().filter(|(_, t)| t.alive).map(|(&tid, _)| tid).collect();
         let mut running_sum = 0.0;
         let mut alive = 0;
         let mut refused = false;
@@ -703,7 +725,9 @@ impl State {
         // them exactly, and one that waits at its first sweep stirs below.
         self.stirred = (self.growing && !self.follows) || self.waited;
         for tid in tids {
-            let Some(seen) = self.read_thread(tid, now, &mut refused, &mut new_sites) else { continue };
+            let Some(seen) = self.read_thread(tid, now, &mut refused, &mut new_sites) else {
+                continue;
+            };
             alive += 1;
             running_sum += seen;
         }
@@ -719,7 +743,8 @@ impl State {
         }
         self.peak = self.peak.max(alive);
         self.alive = alive as u32;
-        let all_stopped = alive > 0 && self.threads.values().filter(|t| t.alive).all(|t| matches!(t.state, 'T' | 't'));
+        let all_stopped = alive > 0
+            && self.threads.values().filter(|t| t.alive).all(|t| matches!(t.state, 'T' | 't'));
         let stopped = if all_stopped { now - self.swept_at } else { 0.0 };
         self.stopped_s += stopped.max(std::mem::take(&mut self.held_s));
         self.swept_at = now;
@@ -766,7 +791,13 @@ impl State {
     }
 
     /// Reads one thread; returns the CPUs it used over the interval, `None` when it is gone.
-    fn read_thread(&mut self, tid: i32, now: f64, refused: &mut bool, new_sites: &mut Vec<(Site, i32)>) -> Option<f64> {
+    fn read_thread(
+        &mut self,
+        tid: i32,
+        now: f64,
+        refused: &mut bool,
+        new_sites: &mut Vec<(Site, i32)>,
+    ) -> Option<f64> {
         let t = self.threads.get_mut(&tid)?;
         // schedstat first: it is cheap, and a thread whose counters have not moved has not run,
         // so its state and CPU times cannot have changed either.
@@ -775,7 +806,8 @@ impl State {
             return None;
         };
         let first = t.samples == 0;
-        let (d_on, d_runq) = (ss.on_cpu_ns.saturating_sub(t.on_ns), ss.runq_ns.saturating_sub(t.runq_ns));
+        let (d_on, d_runq) =
+            (ss.on_cpu_ns.saturating_sub(t.on_ns), ss.runq_ns.saturating_sub(t.runq_ns));
         let unmoved = !first && d_on == 0 && d_runq == 0;
         t.samples += 1;
         t.on_ns = ss.on_cpu_ns;
@@ -836,7 +868,8 @@ impl State {
         let excess = on + runq - span;
         if excess > 0.0 {
             // Counters caught up with earlier intervals: give that time back to them.
-            let back = self.history.settle(track, excess * on / (on + runq), excess * runq / (on + runq));
+            let back =
+                self.history.settle(track, excess * on / (on + runq), excess * runq / (on + runq));
             let keep = ((on + runq - back) / (on + runq)).max(0.0);
             (on, runq) = (on * keep, runq * keep);
             let fit = span / (on + runq).max(span);
@@ -869,7 +902,12 @@ impl State {
 
     /// Classifies an off-CPU thread by its system call, wait channel and state; `None` when it
     /// woke between the reads (found running).
-    fn classify(&mut self, tid: i32, refused: &mut bool, new_sites: &mut Vec<(Site, i32)>) -> Option<u32> {
+    fn classify(
+        &mut self,
+        tid: i32,
+        refused: &mut bool,
+        new_sites: &mut Vec<(Site, i32)>,
+    ) -> Option<u32> {
         let t = self.threads.get_mut(&tid)?;
         if !t.opened_wait_files {
             let t0 = procfs::thread_cpu_s();
@@ -887,12 +925,17 @@ impl State {
         if syscall == Some(procfs::Syscall::Running) {
             return None;
         }
-        let wchan = t.wchan.as_mut().and_then(|f| f.read().map(|w| w.trim().to_string())).unwrap_or_default();
+        let wchan = t
+            .wchan
+            .as_mut()
+            .and_then(|f| f.read().map(|w| w.trim().to_string()))
+            .unwrap_or_default();
         let wchan = if wchan == "0" { String::new() } else { wchan };
         let (pid, state) = (t.pid, t.state);
         let threads = &self.threads;
-        let (class, site) =
-            proc::blocked(state, syscall, &wchan, pid, |v| v != tid as u64 && threads.contains_key(&(v as i32)));
+        let (class, site) = proc::blocked(state, syscall, &wchan, pid, |v| {
+            v != tid as u64 && threads.contains_key(&(v as i32))
+        });
         if let Some(s @ Site::Futex { .. }) = &site {
             new_sites.push((s.clone(), pid));
         }
@@ -901,7 +944,8 @@ impl State {
         // The first unwinding of a wait through a module's tables is a one-off; a wait found
         // again costs a lookup.
         // (Modules loaded meanwhile are counted by the loop, with the others.)
-        let (t0, loads0) = (procfs::thread_cpu_s(), self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s));
+        let (t0, loads0) =
+            (procfs::thread_cpu_s(), self.evidence.as_ref().map_or(0.0, Evidence::load_cpu_s));
         if let (Some(e), Some(text)) = (self.evidence.as_mut(), text.as_deref())
             && let Some(at) = e.blocked(pid, tid, text, class).filter(|a| !a.is_empty())
         {
@@ -920,8 +964,9 @@ impl State {
         }
         let threads = &self.threads;
         let syscall = procfs::syscall(&c.syscall);
-        let (class, site) =
-            proc::blocked(c.state, syscall, "", c.pid, |v| v != c.tid as u64 && threads.contains_key(&(v as i32)));
+        let (class, site) = proc::blocked(c.state, syscall, "", c.pid, |v| {
+            v != c.tid as u64 && threads.contains_key(&(v as i32))
+        });
         if let Some(s @ Site::Futex { addr, .. }) = &site
             && !self.places.contains_key(s)
         {
@@ -929,7 +974,9 @@ impl State {
             self.places.insert(s.clone(), place);
         }
         let label = self.label(class, site);
-        if let Some(at) = self.evidence.as_mut().and_then(|e| e.caught(c, class)).filter(|a| !a.is_empty()) {
+        if let Some(at) =
+            self.evidence.as_mut().and_then(|e| e.caught(c, class)).filter(|a| !a.is_empty())
+        {
             *self.taken_at.entry(label).or_default().entry(at).or_default() += 1;
         }
         let at = (c.time_ns.saturating_sub(self.switches.origin_ns())) as f64 * 1e-9;
@@ -940,8 +987,11 @@ impl State {
 
     /// Resolves an address of `pid` while the process is alive; maps are read once and again on a miss.
     fn place(&mut self, pid: i32, addr: u64) -> Place {
-        let read =
-            || std::fs::read_to_string(format!("/proc/{pid}/maps")).map(|t| unwind::parse_maps(&t)).unwrap_or_default();
+        let read = || {
+            std::fs::read_to_string(format!("/proc/{pid}/maps"))
+                .map(|t| unwind::parse_maps(&t))
+                .unwrap_or_default()
+        };
         let maps = self.maps.entry(pid).or_insert_with(read);
         let place = unwind::locate(maps, addr);
         if matches!(place, Place::Unknown(_)) {

@@ -96,7 +96,11 @@ impl LogRatio {
     pub fn projected(&self, n: usize, conf: Confidence, now: Confidence) -> f64 {
         let n = n.max(2);
         let se = self.half / now.t(self.df).max(1e-12);
-        let df = if self.paired { (n - 1) as f64 } else { self.df * (n - 1) as f64 / (self.n.max(2) - 1) as f64 };
+        let df = if self.paired {
+            (n - 1) as f64
+        } else {
+            self.df * (n - 1) as f64 / (self.n.max(2) - 1) as f64
+        };
         conf.t(df) * se * (self.n as f64 / n as f64).sqrt()
     }
 }
@@ -117,7 +121,13 @@ pub fn paired(a: &[(u32, f64)], b: &[(u32, f64)], conf: Confidence) -> Option<Lo
     }
     let s = Summary::of(&logs)?;
     let df = (s.n - 1) as f64;
-    Some(LogRatio { centre: s.mean, half: conf.t(df) * s.stddev / (s.n as f64).sqrt(), df, n: s.n, paired: true })
+    Some(LogRatio {
+        centre: s.mean,
+        half: conf.t(df) * s.stddev / (s.n as f64).sqrt(),
+        df,
+        n: s.n,
+        paired: true,
+    })
 }
 
 /// The interval of mean(`b`) / mean(`a`) from unpaired values by the delta method: Student's t
@@ -154,7 +164,10 @@ mod tests {
         assert_eq!(Confidence::at_look(0), Confidence::FIXED);
         let total: f64 = (1..=MAX_LOOKS).map(|k| Confidence::at_look(k).alpha).sum();
         assert!((total - ALPHA).abs() < 1e-12, "{total}");
-        assert!(Confidence::at_look(1).may_look_again() && !Confidence::at_look(MAX_LOOKS).may_look_again());
+        assert!(
+            Confidence::at_look(1).may_look_again()
+                && !Confidence::at_look(MAX_LOOKS).may_look_again()
+        );
         assert!(!Confidence::FIXED.may_look_again());
     }
 

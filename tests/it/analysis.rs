@@ -15,7 +15,10 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn analyze_csv(file: &Path, count: &str) -> (String, Analysis) {
-    analyze_columns(file, &["--count", count, "--throughput", "throughput_mb_s", "--cpu", "cpu_pct"])
+    analyze_columns(
+        file,
+        &["--count", count, "--throughput", "throughput_mb_s", "--cpu", "cpu_pct"],
+    )
 }
 
 /// `analyze --csv FILE COLUMNS…`: what it prints and the analysis it exports.
@@ -40,9 +43,16 @@ fn the_90x_dataset_gives_46x_at_64_threads_as_if_99_4_percent_parallel() {
     let p = point(&a, 64.0);
     assert!((p.speedup - 46.1).abs() < 0.06, "{p:?}");
     assert!((p.amdahl_parallel_pct.unwrap() - 99.4).abs() < 0.05, "{p:?}");
-    assert!(text.contains("46.15× at 64 threads") && text.contains("as if 99.4% of the work were parallel"), "{text}");
+    assert!(
+        text.contains("46.15× at 64 threads")
+            && text.contains("as if 99.4% of the work were parallel"),
+        "{text}"
+    );
     let s = &a.series[0];
-    assert!(s.amdahl.as_ref().unwrap().serial_fraction.ci95.is_some(), "the Amdahl fit has an interval");
+    assert!(
+        s.amdahl.as_ref().unwrap().serial_fraction.ci95.is_some(),
+        "the Amdahl fit has an interval"
+    );
     let usl = s.usl.as_ref().unwrap();
     assert!(usl.sigma.value < 0.01 && usl.kappa.value > 0.0, "{usl:?}");
     assert!(s.retrograde.is_none(), "the 90x dataset still scales");
@@ -107,7 +117,10 @@ fn predictions_come_with_intervals_and_a_warning() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(text.contains("prediction at 256 threads (extrapolated): "), "{text}");
     assert!(text.contains("the laws at 256 threads (95%): Amdahl"), "{text}");
-    assert!(text.contains("back-test: from 2–32 threads this procedure predicted 48 threads"), "{text}");
+    assert!(
+        text.contains("back-test: from 2–32 threads this procedure predicted 48 threads"),
+        "{text}"
+    );
     assert!(text.contains("are extrapolations"), "{text}");
     assert!(text.contains("against 16 threads"), "{text}");
 }
@@ -116,10 +129,16 @@ fn predictions_come_with_intervals_and_a_warning() {
 fn intervals(line: &str) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     for (i, _) in line.match_indices('–') {
-        let before: String =
-            line[..i].chars().rev().take_while(|c| c.is_ascii_digit() || *c == '.').collect::<String>();
+        let before: String = line[..i]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect::<String>();
         let lo: String = before.chars().rev().collect();
-        let hi: String = line[i + '–'.len_utf8()..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        let hi: String = line[i + '–'.len_utf8()..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
         if let (Ok(lo), Ok(hi)) = (lo.parse(), hi.parse()) {
             out.push((lo, hi));
         }
@@ -130,11 +149,15 @@ fn intervals(line: &str) -> Vec<(f64, f64)> {
 #[test]
 fn a_timed_table_predicts_in_seconds_lower_bound_first_beside_its_back_test() {
     let table = "tables/cp2k_h2o_dft_ls_nrep3_pizdaint.csv";
-    let o = in_fixtures(&argv("analyze --count processes --time time_s --predict 96,512 --csv", &[table]));
+    let o = in_fixtures(&argv(
+        "analyze --count processes --time time_s --predict 96,512 --csv",
+        &[table],
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     golden("analyze/nrep3-predict.golden.txt", &text);
-    let lines: Vec<&str> = text.lines().filter(|l| l.contains("prediction at") || l.contains("the laws at")).collect();
+    let lines: Vec<&str> =
+        text.lines().filter(|l| l.contains("prediction at") || l.contains("the laws at")).collect();
     assert_eq!(lines.len(), 4, "{text}");
     for l in &lines {
         let found = intervals(l);
@@ -142,7 +165,12 @@ fn a_timed_table_predicts_in_seconds_lower_bound_first_beside_its_back_test() {
         assert!(found.iter().all(|(lo, hi)| lo <= hi), "upper bound first in {l}");
         assert!(l.contains("s per run") && !l.contains("MB/s"), "{l}");
     }
-    assert!(text.contains("back-test: from 4–128 processes this procedure predicted 256 processes time "), "{text}");
+    assert!(
+        text.contains(
+            "back-test: from 4–128 processes this procedure predicted 256 processes time "
+        ),
+        "{text}"
+    );
     assert!(text.contains("residual σ ") && text.contains("% of the fitted rate"), "{text}");
 }
 
@@ -155,22 +183,37 @@ fn a_table_cut_before_its_collapse_holds_the_later_counts_in_its_intervals() {
     let full = std::fs::read_to_string(fixture("readspeed-original-before-patches.csv")).unwrap();
     let kept: Vec<&str> = full.lines().take_while(|l| !l.starts_with("32,")).collect();
     std::fs::write(&cut, kept.join("\n") + "\n").unwrap();
-    let (text, a) =
-        analyze_columns(&cut, &["--count", "threads", "--throughput", "throughput_mb_s", "--predict", "32,48,64"]);
+    let (text, a) = analyze_columns(
+        &cut,
+        &["--count", "threads", "--throughput", "throughput_mb_s", "--predict", "32,48,64"],
+    );
     for (count, measured) in [(32.0, 1210.60), (48.0, 1113.97), (64.0, 1069.62)] {
         let p = a.series[0].predictions.iter().find(|p| p.count == count).unwrap();
         let f = p.forecast.as_ref().unwrap();
         let [lo, hi] = f.interval90.unwrap();
-        assert!(lo <= measured && measured <= hi, "{count}: {measured} outside [{lo}, {hi}]\n{text}");
+        assert!(
+            lo <= measured && measured <= hi,
+            "{count}: {measured} outside [{lo}, {hi}]\n{text}"
+        );
         assert!(f.rate > 1181.0, "{f:?}");
     }
     assert_eq!(
-        a.series[0].predictions.iter().find(|p| p.count == 32.0).unwrap().forecast.as_ref().unwrap().plateau_from,
+        a.series[0]
+            .predictions
+            .iter()
+            .find(|p| p.count == 32.0)
+            .unwrap()
+            .forecast
+            .as_ref()
+            .unwrap()
+            .plateau_from,
         Some(16.0)
     );
     let line = text.lines().find(|l| l.contains("prediction at 32 threads")).unwrap();
     assert!(
-        line.contains("slow end: no gain past 16 threads, as a bottleneck the measured counts cannot show"),
+        line.contains(
+            "slow end: no gain past 16 threads, as a bottleneck the measured counts cannot show"
+        ),
         "{line}"
     );
 }
@@ -191,36 +234,52 @@ fn degenerate_tables_get_a_clear_sentence_not_a_made_up_number() {
         (write("cols.csv", "n,seconds\n1,2.0\n"), "no column named 'time_s' (columns: n, seconds)"),
     ];
     for (file, phrase) in &bad {
-        let o = scalescope(d.path(), &["analyze", "--csv", file, "--count", "threads", "--time", "time_s"]);
+        let o = scalescope(
+            d.path(),
+            &["analyze", "--csv", file, "--count", "threads", "--time", "time_s"],
+        );
         assert_eq!(o.status.code(), Some(2), "{file}: {}", stderr(&o));
         assert!(stderr(&o).contains(phrase), "{file}: {}", stderr(&o));
     }
     let one = write("one.csv", "threads,time_s\n4,2.0\n");
-    let o = scalescope(d.path(), &["analyze", "--csv", &one, "--count", "threads", "--time", "time_s"]);
+    let o =
+        scalescope(d.path(), &["analyze", "--csv", &one, "--count", "threads", "--time", "time_s"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("one point: there is nothing to fit"), "{}", stdout(&o));
     assert!(!stdout(&o).contains("Amdahl"), "{}", stdout(&o));
     let flat = write("flat.csv", "threads,time_s\n1,2.0\n2,2.0\n4,2.0\n8,2.0\n");
-    let o = scalescope(d.path(), &["analyze", "--csv", &flat, "--count", "threads", "--time", "time_s"]);
+    let o = scalescope(
+        d.path(),
+        &["analyze", "--csv", &flat, "--count", "threads", "--time", "time_s"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("as if 0.00 [") || stdout(&o).contains("as if 0.00%"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("as if 0.00 [") || stdout(&o).contains("as if 0.00%"),
+        "{}",
+        stdout(&o)
+    );
     let o = scalescope(d.path(), &["analyze", "--csv", &flat, "--time", "time_s"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--count"), "{}", stderr(&o));
     // A shell loop's table, a row per run: rows of one count are that point's runs, and the
     // speed-up's interval comes from them.
     let runs = write("runs.csv", "threads,time_s\n1,2.0\n2,1.1\n1,2.1\n2,1.0\n1,1.9\n2,1.05\n");
-    let o = scalescope(d.path(), &["analyze", "--csv", &runs, "--count", "threads", "--time", "time_s"]);
+    let o = scalescope(
+        d.path(),
+        &["analyze", "--csv", &runs, "--count", "threads", "--time", "time_s"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    let line = out.lines().find(|l| l.contains("speed-up 1.90× [")).unwrap_or_else(|| panic!("{out}"));
+    let line =
+        out.lines().find(|l| l.contains("speed-up 1.90× [")).unwrap_or_else(|| panic!("{out}"));
     assert!(line.contains("at 2 threads"), "{out}");
 }
 
 #[test]
 fn every_run_stores_and_prints_the_model() {
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &probe_scalable(&["--ops", "20000000"]));
+    let o =
+        sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &probe_scalable(&["--ops", "20000000"]));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("model\n") && stdout(&o).contains("Amdahl fit"), "{}", stdout(&o));
     let doc = results(&d.path().join("r"));
@@ -238,7 +297,10 @@ fn every_run_stores_and_prints_the_model() {
 #[test]
 fn analyze_prints_a_published_table_as_its_golden_file() {
     let table = "readspeed-original-before-patches.csv";
-    let o = in_fixtures(&argv("analyze --count threads --throughput throughput_mb_s --cpu cpu_pct --csv", &[table]));
+    let o = in_fixtures(&argv(
+        "analyze --count threads --throughput throughput_mb_s --cpu cpu_pct --csv",
+        &[table],
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     golden("analyze/before-patches.golden.txt", &stdout(&o));
 }
@@ -290,7 +352,8 @@ fn the_csv_export_read_back_gives_the_speedups_efficiencies_and_fits_of_show() {
 /// from the table, for a job of 1000 MB.
 fn published_sweep(dir: &Path, table: &str) -> Results {
     let template: Results =
-        serde_json::from_str(&std::fs::read_to_string(fixture("report/results.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(fixture("report/results.json")).unwrap())
+            .unwrap();
     let mut doc = template.clone();
     doc.machine.logical_cpus = 128;
     doc.machine.allowed_cpus = 128;
@@ -328,7 +391,11 @@ fn published_sweep(dir: &Path, table: &str) -> Results {
 fn a_published_table_past_its_peak_is_a_retrograde_finding() {
     let d = tempfile::tempdir().unwrap();
     let doc = published_sweep(d.path(), "readspeed-original-before-patches.csv");
-    let r = doc.findings.iter().find(|f| f.kind == Kind::Retrograde).unwrap_or_else(|| panic!("{:?}", doc.findings));
+    let r = doc
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::Retrograde)
+        .unwrap_or_else(|| panic!("{:?}", doc.findings));
     assert!(r.severity >= Severity::Medium, "{r:?}");
     assert!(r.summary.contains("32 threads") && r.summary.contains("64 threads"), "{r:?}");
     round_trip(d.path(), "doc.json", doc.analysis.as_ref().unwrap());
@@ -340,10 +407,14 @@ fn a_published_table_past_its_peak_is_a_retrograde_finding() {
 fn a_published_table_far_from_ideal_with_no_cause_is_a_serial_fraction() {
     let d = tempfile::tempdir().unwrap();
     let doc = published_sweep(d.path(), "readspeed-original-after-patches.csv");
-    let s =
-        doc.findings.iter().find(|f| f.kind == Kind::SerialFraction).unwrap_or_else(|| panic!("{:?}", doc.findings));
+    let s = doc
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::SerialFraction)
+        .unwrap_or_else(|| panic!("{:?}", doc.findings));
     assert!(s.severity >= Severity::Medium && s.at == Some(64.0), "{s:?}");
-    let serial = doc.analysis.as_ref().unwrap().series[0].amdahl.as_ref().unwrap().serial_fraction.value;
+    let serial =
+        doc.analysis.as_ref().unwrap().series[0].amdahl.as_ref().unwrap().serial_fraction.value;
     assert!(s.evidence.iter().any(|e| e.contains(&format!("{serial:.4}"))), "{s:?}");
     assert!(!doc.findings.iter().any(|f| f.kind == Kind::ScalesWell), "{:?}", doc.findings);
 }
@@ -353,14 +424,18 @@ fn show_and_the_html_report_put_the_back_test_beside_an_extrapolation() {
     // The guide's sweep of 1, 2 and 4 threads, as if taken on 4 CPUs: three counts to fit.
     let d = tempfile::tempdir().unwrap();
     let mut doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("guide/results.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(fixture("guide/results.json")).unwrap())
+            .unwrap();
     doc["machine"]["allowed_cpus"] = 4.into();
     std::fs::write(d.path().join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
     let guide = "results.json";
     let o = scalescope(d.path(), &["show", guide, "--predict", "8"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("back-test: from 1–2 threads this procedure predicted 4 threads"), "{text}");
+    assert!(
+        text.contains("back-test: from 1–2 threads this procedure predicted 4 threads"),
+        "{text}"
+    );
     assert!(text.contains("prediction at 8 threads (extrapolated): "), "{text}");
     let o = scalescope(d.path(), &["report", guide, "--predict", "8", "-o", "r.html"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -382,7 +457,9 @@ fn the_model_lines_in_analysis_md_are_what_analyze_prints() {
     let mut checked = 0;
     for block in doc.split("```console\n").skip(1) {
         let block = block.split("```").next().unwrap();
-        let Some(cmd) = block.lines().next().and_then(|l| l.strip_prefix("$ scalescope ")) else { continue };
+        let Some(cmd) = block.lines().next().and_then(|l| l.strip_prefix("$ scalescope ")) else {
+            continue;
+        };
         let args: Vec<&str> = cmd.split_whitespace().collect();
         let table = args[args.iter().position(|a| *a == "--csv").unwrap() + 1];
         let dir = ["tests/fixtures", "tests/fixtures/tables"]
@@ -408,9 +485,16 @@ fn weak_scaling_predictions_are_said_in_seconds_a_run_takes() {
     let d = tempfile::tempdir().unwrap();
     let table = d.path().join("weak.csv");
     std::fs::write(&table, "threads,time_s\n1,10.0\n2,10.5\n4,11.1\n8,12.0\n").unwrap();
-    let (text, _) = analyze_columns(&table, &["--count", "threads", "--time", "time_s", "--weak", "--predict", "16"]);
-    let line = text.lines().find(|l| l.contains("prediction at 16 threads")).unwrap_or_else(|| panic!("{text}"));
-    let secs: f64 = line.split("): ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    let (text, _) = analyze_columns(
+        &table,
+        &["--count", "threads", "--time", "time_s", "--weak", "--predict", "16"],
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("prediction at 16 threads"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let secs: f64 =
+        line.split("): ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
     assert!((12.0..16.0).contains(&secs), "a run at 16 threads takes 12-16 s, not 1/rate: {line}");
     // Karp–Flatt falls as a fixed cost is spread over growing work: no fast baseline in that.
     assert!(!text.contains("did more per core"), "{text}");

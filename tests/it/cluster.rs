@@ -24,7 +24,10 @@ fn kinds(doc: &Results) -> Vec<Kind> {
 }
 
 fn finding(doc: &Results, kind: Kind) -> &Finding {
-    doc.findings.iter().find(|f| f.kind == kind).unwrap_or_else(|| panic!("no {kind:?}: {:#?}", doc.findings))
+    doc.findings
+        .iter()
+        .find(|f| f.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind:?}: {:#?}", doc.findings))
 }
 
 /// A metric of a run or a rank.
@@ -68,7 +71,8 @@ fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
     // the machine to the test alone). What must hold: the verdict follows the figure, and no cause
     // the copies do not have (a lock, the kernel, a straggler) is named.
     let wall = |p: usize| {
-        let w: Vec<f64> = doc.points[p].runs.iter().flat_map(|r| r.ranks.iter().map(|x| x.wall_s)).collect();
+        let w: Vec<f64> =
+            doc.points[p].runs.iter().flat_map(|r| r.ranks.iter().map(|x| x.wall_s)).collect();
         w.iter().sum::<f64>() / w.len() as f64
     };
     let each = wall(0) / wall(1);
@@ -80,7 +84,9 @@ fn copies_of_a_cpu_probe_are_independent_and_their_figures_add_up() {
     if each >= 0.8 {
         assert!(!k.contains(&Kind::CopiesInterfere), "each copy at {:.0}%: {k:?}", 100.0 * each);
     }
-    for silent in [Kind::RankImbalance, Kind::FailedRanks, Kind::LockContention, Kind::KernelContention] {
+    for silent in
+        [Kind::RankImbalance, Kind::FailedRanks, Kind::LockContention, Kind::KernelContention]
+    {
         assert!(!k.contains(&silent), "{silent:?}: {k:?}");
     }
 }
@@ -126,7 +132,10 @@ fn more_copies_than_cpus_take_turns_and_the_finding_says_how_many_fit() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let f = finding(&doc, Kind::CpuOversubscription);
-    assert!(f.summary.contains("4 copies want") && f.advice.contains(&format!("at most {cpus} ")), "{f:?}");
+    assert!(
+        f.summary.contains("4 copies want") && f.advice.contains(&format!("at most {cpus} ")),
+        "{f:?}"
+    );
     assert!(!kinds(&doc).contains(&Kind::CopiesInterfere), "{:#?}", doc.findings);
 }
 
@@ -145,7 +154,10 @@ fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
     let ev = f.evidence.join("\n");
     assert!(ev.contains("a copy takes") && ev.contains("flock"), "{f:?}");
     let out = stdout(&o);
-    assert!(out.contains("copies=2 rank 1 on") && out.contains("klock"), "every rank's breakdown is shown: {out}");
+    assert!(
+        out.contains("copies=2 rank 1 on") && out.contains("klock"),
+        "every rank's breakdown is shown: {out}"
+    );
     assert!(!kinds(&doc).contains(&Kind::CopiesIndependent));
 }
 
@@ -162,8 +174,13 @@ fn a_straggler_rank_is_named_and_a_crashed_rank_is_kept_as_failed() {
     assert!(!kinds(&doc).contains(&Kind::FailedRanks));
 
     let _ = std::fs::remove_dir_all(d.path().join("r"));
-    let crash = r#"if [ "$SCALESCOPE_RANK" = 1 ]; then exit 3; fi; echo scalescope-metric throughput 5"#;
-    let o = run(d.path(), &["-r", "2", "--no-sample", "-i", "--param", "copies=2", "--shell"], &[crash]);
+    let crash =
+        r#"if [ "$SCALESCOPE_RANK" = 1 ]; then exit 3; fi; echo scalescope-metric throughput 5"#;
+    let o = run(
+        d.path(),
+        &["-r", "2", "--no-sample", "-i", "--param", "copies=2", "--shell"],
+        &[crash],
+    );
     // A run whose rank failed failed: with every run so, nothing was measured (exit code 1).
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("every run failed (the first: exit code 3)"), "{}", stderr(&o));
@@ -181,8 +198,7 @@ fn a_straggler_rank_is_named_and_a_crashed_rank_is_kept_as_failed() {
 #[test]
 fn a_crashed_copy_is_named_by_its_signal_with_its_own_output() {
     let d = tempfile::tempdir().unwrap();
-    let crash =
-        r#"if [ "$SCALESCOPE_RANK" = 1 ]; then echo copy-one-dying; kill -SEGV $$; fi; sleep 0.2; echo healthy"#;
+    let crash = r#"if [ "$SCALESCOPE_RANK" = 1 ]; then echo copy-one-dying; kill -SEGV $$; fi; sleep 0.2; echo healthy"#;
     let o = run(d.path(), &["-r", "1", "--no-sample", "--param", "copies=2", "--shell"], &[crash]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
@@ -204,11 +220,22 @@ fn a_zipped_grid_counts_workers_as_ranks_times_threads() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let labels: Vec<String> = doc.points.iter().map(|p| p.label()).collect();
-    assert_eq!(labels, ["ranks=1 threads=4 workers=4", "ranks=2 threads=2 workers=4", "ranks=4 threads=1 workers=4"]);
-    assert!(doc.points.iter().all(|p| p.params.get("workers").is_some_and(|w| w.is_number())), "a number");
+    assert_eq!(
+        labels,
+        [
+            "ranks=1 threads=4 workers=4",
+            "ranks=2 threads=2 workers=4",
+            "ranks=4 threads=1 workers=4"
+        ]
+    );
+    assert!(
+        doc.points.iter().all(|p| p.params.get("workers").is_some_and(|w| w.is_number())),
+        "a number"
+    );
     assert_eq!(doc.plan.scale.as_deref(), Some("workers"));
     assert_eq!(doc.plan.axis.as_ref().map(|a| a.param.as_str()), Some("workers"));
-    let o = run(d.path(), &["--param", "ranks=1,2", "--param", "threads=4,2,1", "--zip"], &["true"]);
+    let o =
+        run(d.path(), &["--param", "ranks=1,2", "--param", "threads=4,2,1", "--zip"], &["true"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--zip pairs values position by position"), "{}", stderr(&o));
     let o = run(d.path(), &["--launcher", "mpirun", "--param", "nodes=2"], &["true"]);
@@ -219,9 +246,13 @@ fn a_zipped_grid_counts_workers_as_ranks_times_threads() {
 /// The launcher tests are ignored unless asked for (`--include-ignored`, as .ci/run does, which
 /// starts a one-node SLURM); then the tool must be usable.
 fn require(tool: &str) {
-    let found = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
     assert!(found, "{tool} is not installed: .ci/run installs SLURM and OpenMPI");
-    assert!(tool == "mpirun" || std::env::var_os("SLURM_CONF").is_some(), "SLURM_CONF is unset: .ci/run starts SLURM");
+    assert!(
+        tool == "mpirun" || std::env::var_os("SLURM_CONF").is_some(),
+        "SLURM_CONF is unset: .ci/run starts SLURM"
+    );
 }
 
 fn two_ranks_merged(doc: &Results, point: usize) {
@@ -252,7 +283,17 @@ fn srun_launches_every_rank_through_slurm() {
     let _ = std::fs::remove_dir_all(d.path().join("r"));
     let o = run(
         d.path(),
-        &["-r", "1", "--no-sample", "--launcher", "srun", "--launcher-args", "--overcommit", "--param", "ntasks=3"],
+        &[
+            "-r",
+            "1",
+            "--no-sample",
+            "--launcher",
+            "srun",
+            "--launcher-args",
+            "--overcommit",
+            "--param",
+            "ntasks=3",
+        ],
         &cmd,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -268,7 +309,11 @@ fn mpirun_launches_every_rank() {
     let d = tempfile::tempdir().unwrap();
     let p = probe("1");
     let cmd: Vec<&str> = p.iter().map(String::as_str).collect();
-    let o = run(d.path(), &["-r", "2", "--no-sample", "--launcher", "mpirun", "--param", "ranks=1,2"], &cmd);
+    let o = run(
+        d.path(),
+        &["-r", "2", "--no-sample", "--launcher", "mpirun", "--param", "ranks=1,2"],
+        &cmd,
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     two_ranks_merged(&doc, 1);
@@ -282,14 +327,36 @@ fn sbatch_runs_a_whole_sweep_inside_one_allocation() {
     require("srun");
     let d = tempfile::tempdir().unwrap();
     let p = probe("1");
-    let mut args = vec!["sbatch", "--nodes", "1", "--ntasks", "2", "--time", "00:05:00", "-o", "sweep.sh", "--"];
-    args.extend(["--launcher", "srun", "-r", "2", "-w", "0", "--no-sample", "-o", "r", "--param", "ntasks=1,2", "--"]);
+    let mut args = vec![
+        "sbatch", "--nodes", "1", "--ntasks", "2", "--time", "00:05:00", "-o", "sweep.sh", "--",
+    ];
+    args.extend([
+        "--launcher",
+        "srun",
+        "-r",
+        "2",
+        "-w",
+        "0",
+        "--no-sample",
+        "-o",
+        "r",
+        "--param",
+        "ntasks=1,2",
+        "--",
+    ]);
     args.extend(p.iter().map(String::as_str));
     let o = scalescope(d.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let script = std::fs::read_to_string(d.path().join("sweep.sh")).unwrap();
-    assert!(script.starts_with("#!/bin/bash\n") && script.contains("#SBATCH --ntasks=2"), "{script}");
-    let job = std::process::Command::new("sbatch").args(["--wait", "sweep.sh"]).current_dir(d.path()).output().unwrap();
+    assert!(
+        script.starts_with("#!/bin/bash\n") && script.contains("#SBATCH --ntasks=2"),
+        "{script}"
+    );
+    let job = std::process::Command::new("sbatch")
+        .args(["--wait", "sweep.sh"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
     assert!(job.status.success(), "{}", String::from_utf8_lossy(&job.stderr));
     let doc = results(&d.path().join("r"));
     two_ranks_merged(&doc, 1);

@@ -12,7 +12,11 @@ const ESC: char = '\x1b';
 /// scalescope with `args` in `dir`, output piped, colour variables as given (none inherited).
 fn plain(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(bin());
-    c.args(args).current_dir(dir).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE").env_remove("CLICOLOR");
+    c.args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("CLICOLOR");
     c.envs(env.iter().copied()).output().unwrap()
 }
 
@@ -29,12 +33,17 @@ fn the_demo_prints_no_escape_codes_into_a_pipe() {
     assert!(stdout(&o).contains("findings") || stdout(&o).contains("model"), "{}", stdout(&o));
     assert!(!stdout(&o).contains(ESC) && !stderr(&o).contains(ESC), "{}", stdout(&o));
     for file in ["results.json", "summary.md", "report.html"] {
-        assert!(!std::fs::read_to_string(d.path().join("piped").join(file)).unwrap().contains(ESC), "{file}");
+        assert!(
+            !std::fs::read_to_string(d.path().join("piped").join(file)).unwrap().contains(ESC),
+            "{file}"
+        );
     }
     // The same results with colour forced: the terminal text has colour, the exports none.
     let o = plain(
         d.path(),
-        &argv_of("show piped --color always --export-markdown t.md --export-csv t.csv --export-json t.json"),
+        &argv_of(
+            "show piped --color always --export-markdown t.md --export-csv t.csv --export-json t.json",
+        ),
         &[("NO_COLOR", "1")],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -53,19 +62,33 @@ fn severities_and_verdicts_are_coloured_only_when_asked() {
     let here = fixtures();
     let show = ["report/results.json", "--color"];
     let always = plain(&here, &[&["show"][..], &show, &["always"]].concat(), &[]);
-    let never = plain(&here, &[&["show"][..], &show, &["never"]].concat(), &[("CLICOLOR_FORCE", "1")]);
+    let never =
+        plain(&here, &[&["show"][..], &show, &["never"]].concat(), &[("CLICOLOR_FORCE", "1")]);
     assert!(always.status.success() && never.status.success(), "{}", stderr(&always));
     let (a, n) = (stdout(&always), stdout(&never));
     assert!(n.contains("  - [info] scales-well") && !n.contains(ESC), "{n}");
-    assert!(a.contains("\x1b[1mfindings\x1b[0m") && a.contains("  - \x1b[2m[info]\x1b[0m scales-well"), "{a}");
+    assert!(
+        a.contains("\x1b[1mfindings\x1b[0m") && a.contains("  - \x1b[2m[info]\x1b[0m scales-well"),
+        "{a}"
+    );
     let compare = |reference: &str, other: &str| {
         let o = plain(&here, &["compare", reference, other, "--color", "always"], &[]);
         assert!(o.status.success(), "{}", stderr(&o));
         stdout(&o)
     };
-    assert!(compare("report/results.json", "compare/faster.json").contains("\x1b[32mfaster"), "green");
-    assert!(compare("compare/faster.json", "report/results.json").contains("\x1b[31mslower"), "red");
-    let forced = plain(&here, &["compare", "report/results.json", "compare/faster.json"], &[("CLICOLOR_FORCE", "1")]);
+    assert!(
+        compare("report/results.json", "compare/faster.json").contains("\x1b[32mfaster"),
+        "green"
+    );
+    assert!(
+        compare("compare/faster.json", "report/results.json").contains("\x1b[31mslower"),
+        "red"
+    );
+    let forced = plain(
+        &here,
+        &["compare", "report/results.json", "compare/faster.json"],
+        &[("CLICOLOR_FORCE", "1")],
+    );
     assert!(stdout(&forced).contains("\x1b[32mfaster"), "CLICOLOR_FORCE colours a pipe");
 }
 
@@ -81,7 +104,11 @@ fn warnings_on_stderr_follow_the_same_rule() {
     let o = plain(d.path(), &args("always", "a"), &[]);
     assert!(stderr(&o).contains("scalescope: \x1b[33mwarning:\x1b[0m"), "{}", stderr(&o));
     let o = plain(d.path(), &args("auto", "b"), &[]);
-    assert!(stderr(&o).contains("scalescope: warning:") && !stderr(&o).contains(ESC), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("scalescope: warning:") && !stderr(&o).contains(ESC),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -119,5 +146,9 @@ fn an_unknown_colour_choice_is_a_usage_error() {
     let d = tempfile::tempdir().unwrap();
     let o = plain(d.path(), &["show", "x", "--color", "sometimes"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("invalid value 'sometimes' for '--color <WHEN>'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("invalid value 'sometimes' for '--color <WHEN>'"),
+        "{}",
+        stderr(&o)
+    );
 }

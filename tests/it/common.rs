@@ -60,7 +60,8 @@ pub fn bin() -> PathBuf {
     share();
     static HISTORY: std::sync::Once = std::sync::Once::new();
     HISTORY.call_once(|| {
-        let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("history-{}.sqlite", std::process::id()));
+        let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("history-{}.sqlite", std::process::id()));
         // SAFETY: the tests read and change the environment only through std, which serialises
         // that with this write; no test calls C code that reads it meanwhile.
         unsafe { std::env::set_var("SCALESCOPE_HISTORY", file) };
@@ -70,14 +71,20 @@ pub fn bin() -> PathBuf {
 
 /// Runs scalescope with `args` in `cwd`, without a terminal.
 pub fn scalescope(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(bin()).args(args).current_dir(cwd).env("NO_COLOR", "1").output().expect("spawn scalescope")
+    Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("spawn scalescope")
 }
 
 /// Reads the results.json in `dir` through the document's types, as written (no statistics
 /// recomputed, no journal replayed).
 pub fn results(dir: &Path) -> Results {
     let text = std::fs::read_to_string(dir.join("results.json")).expect("results.json exists");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("results.json reads as a results document: {e}"))
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("results.json reads as a results document: {e}"))
 }
 
 /// The largest share of a point's capacity the hypervisor took (steal time, as the ledger and the
@@ -97,7 +104,9 @@ pub fn other_load_share(doc: &Results) -> f64 {
     doc.points
         .iter()
         .filter_map(|p| scalescope::diagnose::ledger::of(p, None))
-        .map(|l| l.item(&Cause::OtherLoad).map_or(0.0, |i| i.core_s) / (l.capacity * l.wall_s).max(1e-12))
+        .map(|l| {
+            l.item(&Cause::OtherLoad).map_or(0.0, |i| i.core_s) / (l.capacity * l.wall_s).max(1e-12)
+        })
         .fold(0.0, f64::max)
 }
 
@@ -115,7 +124,8 @@ pub fn stdout(o: &Output) -> String {
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => {
-            let state = s.rsplit_once(')').map(|(_, r)| r.trim_start().chars().next().unwrap_or('?'));
+            let state =
+                s.rsplit_once(')').map(|(_, r)| r.trim_start().chars().next().unwrap_or('?'));
             !matches!(state, Some('Z') | Some('X'))
         }
         Err(_) => false,
@@ -198,9 +208,14 @@ fn build(compiler: &str, options: &[&str], source: &str, flags: &[&str]) -> Path
     // One folder per run of the tests (two may build at the same time), source and variant; the
     // program keeps its name.
     let name = source.split_once('.').map_or(source, |(n, _)| n);
-    let variant: String =
-        [source].iter().chain(flags).flat_map(|f| f.chars()).filter(|c| c.is_ascii_alphanumeric()).collect();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{variant}-{}", std::process::id()));
+    let variant: String = [source]
+        .iter()
+        .chain(flags)
+        .flat_map(|f| f.chars())
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{variant}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a folder for the workload");
     let out = dir.join(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads").join(source);
@@ -226,7 +241,11 @@ pub fn argv<'a>(fixed: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
 pub fn chromium() -> PathBuf {
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()
-        .find_map(|n| std::env::split_paths(&std::env::var_os("PATH")?).map(|p| p.join(n)).find(|p| p.is_file()))
+        .find_map(|n| {
+            std::env::split_paths(&std::env::var_os("PATH")?)
+                .map(|p| p.join(n))
+                .find(|p| p.is_file())
+        })
         .expect("chromium is not installed (apt-get install chromium)")
 }
 

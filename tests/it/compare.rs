@@ -39,7 +39,8 @@ fn set_with(dir: &Path, doc: &Results, name: &str, times: &[&[f64]], work: Optio
         }
     }
     std::fs::create_dir_all(dir.join(name)).unwrap();
-    std::fs::write(dir.join(name).join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
+    std::fs::write(dir.join(name).join("results.json"), serde_json::to_string(&doc).unwrap())
+        .unwrap();
 }
 
 fn json(dir: &Path, args: &[&str]) -> Value {
@@ -61,7 +62,12 @@ fn real_changes_noise_and_variance_get_the_right_verdicts() {
     let doc = base(d.path());
     let a: &[f64] = &[1.00, 1.01, 0.99, 1.005, 0.995];
     set(d.path(), &doc, "a", &[a, a]);
-    set(d.path(), &doc, "faster", &[&[0.80, 0.81, 0.79, 0.805, 0.795], &[1.2, 1.21, 1.19, 1.205, 1.195]]);
+    set(
+        d.path(),
+        &doc,
+        "faster",
+        &[&[0.80, 0.81, 0.79, 0.805, 0.795], &[1.2, 1.21, 1.19, 1.205, 1.195]],
+    );
     set(d.path(), &doc, "same", &[&[1.01, 1.02, 1.0, 1.015, 1.005], a]);
     set(d.path(), &doc, "wild", &[&[0.4, 1.6, 0.6, 1.4, 0.5], &[0.5, 1.5, 0.45, 1.55, 0.6]]);
     let c = json(d.path(), &["a", "faster", "same", "wild"]);
@@ -98,8 +104,14 @@ fn time_ratios_and_throughput_ratios_are_labelled_in_a_three_way_comparison() {
     let out = stdout(&scalescope(d.path(), &["compare", "a", "b", "c"]));
     let head = out.lines().find(|l| l.starts_with("point")).unwrap();
     assert!(head.contains("b/a time") && head.contains("c/a throughput"), "{out}");
-    assert!(out.contains("throughput (above 1: faster) for c; wall time (below 1: faster) for b"), "{out}");
-    assert!(out.contains("slower (+31% time)") && out.contains("slower (−18% throughput)"), "{out}");
+    assert!(
+        out.contains("throughput (above 1: faster) for c; wall time (below 1: faster) for b"),
+        "{out}"
+    );
+    assert!(
+        out.contains("slower (+31% time)") && out.contains("slower (−18% throughput)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -128,7 +140,11 @@ fn other_commands_are_said() {
     doc.plan.command = vec!["./build-b/prog".into(), "-t".into(), "{threads}".into()];
     set(d.path(), &doc, "b", &[a, a]);
     let out = stdout(&scalescope(d.path(), &["compare", "a", "b"]));
-    let said = out.lines().skip_while(|l| !l.contains("the commands differ")).collect::<Vec<_>>().join("\n");
+    let said = out
+        .lines()
+        .skip_while(|l| !l.contains("the commands differ"))
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(said.contains("b: ./build-b/prog -t {threads}"), "{out}");
 }
 
@@ -141,7 +157,18 @@ fn a_lock_that_went_away_is_the_why_and_its_what_if_is_set_against_the_fix() {
         let args = format!("-o {name} --param threads=1,2 -r 3 -w 0");
         let mut a: Vec<&str> = vec!["run"];
         a.extend(args.split_whitespace());
-        a.extend(["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "1000000", "--critical", critical]);
+        a.extend([
+            "--",
+            &exe,
+            "probe",
+            "lock",
+            "-t",
+            "{threads}",
+            "--ops",
+            "1000000",
+            "--critical",
+            critical,
+        ]);
         let o = scalescope(d.path(), &a);
         assert!(o.status.success(), "{}", stderr(&o));
     }
@@ -149,15 +176,15 @@ fn a_lock_that_went_away_is_the_why_and_its_what_if_is_set_against_the_fix() {
     assert_eq!(verdict(&c, 1, 1), "faster", "{}", c["points"][1]);
     let why = c["why"].as_array().unwrap();
     assert!(
-        why.iter()
-            .any(|w| w.as_str().unwrap().contains("threads=2 is faster")
-                && w.as_str().unwrap().contains("lock wait fell")),
+        why.iter().any(|w| w.as_str().unwrap().contains("threads=2 is faster")
+            && w.as_str().unwrap().contains("lock wait fell")),
         "{why:?}"
     );
     assert!(c["models"][0]["name"].as_str().unwrap().contains("Amdahl"));
     // The lock's what-if, set against the speed-up the sweep without it obtained.
     let predicted = c["predicted"].as_array().unwrap();
-    let lock = predicted.iter().filter_map(|l| l.as_str()).find(|l| l.starts_with("lock-contention"));
+    let lock =
+        predicted.iter().filter_map(|l| l.as_str()).find(|l| l.starts_with("lock-contention"));
     assert!(
         lock.is_some_and(|l| l.contains("at 2 threads: locked measured")
             && l.contains("without it; free obtained")
@@ -166,7 +193,9 @@ fn a_lock_that_went_away_is_the_why_and_its_what_if_is_set_against_the_fix() {
     );
     let md = std::fs::read_to_string(d.path().join("c.md")).unwrap();
     assert!(
-        md.contains("| point |") && md.contains("### Why") && md.contains("### Predicted against obtained"),
+        md.contains("| point |")
+            && md.contains("### Why")
+            && md.contains("### Predicted against obtained"),
         "{md}"
     );
 }
@@ -180,7 +209,17 @@ fn labels_are_text_in_markdown_and_mistakes_get_one_sentence() {
     set(d.path(), &doc, "b", &[a, a]);
     let o = scalescope(
         d.path(),
-        &["compare", "a", "b", "--label", "<script>alert(1)</script>", "--label", "\"'&", "--export-markdown", "m.md"],
+        &[
+            "compare",
+            "a",
+            "b",
+            "--label",
+            "<script>alert(1)</script>",
+            "--label",
+            "\"'&",
+            "--export-markdown",
+            "m.md",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(d.path().join("m.md")).unwrap();
@@ -236,7 +275,8 @@ fn the_markdown_and_json_comparisons_match_their_golden_files_and_the_html_rende
 fn published_tables_are_compared_by_the_threshold_alone() {
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("c.json");
-    let columns = "--count threads --throughput throughput_mb_s --cpu cpu_pct --label before --label after";
+    let columns =
+        "--count threads --throughput throughput_mb_s --cpu cpu_pct --label before --label after";
     let tables = ["readspeed-original-before-patches.csv", "readspeed-original-after-patches.csv"];
     let mut args = argv("compare --csv", &tables);
     args.extend(argv(columns, &["--export-json", json.to_str().unwrap()]));
@@ -245,7 +285,11 @@ fn published_tables_are_compared_by_the_threshold_alone() {
     golden("compare/tables.golden.txt", &stdout(&o));
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let label = |i: usize| c["points"][i]["label"].as_str().unwrap().to_string();
-    assert_eq!((label(1), verdict(&c, 1, 1)), ("threads=2".into(), "no-change".into()), "−1.6% is within 5%");
+    assert_eq!(
+        (label(1), verdict(&c, 1, 1)),
+        ("threads=2".into(), "no-change".into()),
+        "−1.6% is within 5%"
+    );
     assert_eq!((label(7), verdict(&c, 7, 1)), ("threads=64".into(), "faster".into()));
     let ch = &c["points"][7]["cells"][1]["change"];
     assert_eq!(
@@ -253,22 +297,54 @@ fn published_tables_are_compared_by_the_threshold_alone() {
         (&Value::from("throughput"), &Value::from("threshold"), &Value::Null)
     );
     assert!((ch["ratio"].as_f64().unwrap() - 2516.84 / 1069.62).abs() < 1e-9, "{ch}");
-    assert!(c["models"][0]["values"][1].is_object(), "each table's fit, side by side: {}", c["models"]);
+    assert!(
+        c["models"][0]["values"][1].is_object(),
+        "each table's fit, side by side: {}",
+        c["models"]
+    );
     for (args, says) in [
-        (&["compare", "--csv", "readspeed-90x.csv", "readspeed-90x.csv"][..], "--csv needs --count"),
         (
-            &["compare", "--csv", "nowhere.csv", "readspeed-90x.csv", "--count", "threads", "--time", "t_s"][..],
+            &["compare", "--csv", "readspeed-90x.csv", "readspeed-90x.csv"][..],
+            "--csv needs --count",
+        ),
+        (
+            &[
+                "compare",
+                "--csv",
+                "nowhere.csv",
+                "readspeed-90x.csv",
+                "--count",
+                "threads",
+                "--time",
+                "t_s",
+            ][..],
             "nowhere.csv",
         ),
         (
-            &["compare", "--csv", "readspeed-90x.csv", "readspeed-90x.csv", "--count", "threads", "--time", "t"][..],
+            &[
+                "compare",
+                "--csv",
+                "readspeed-90x.csv",
+                "readspeed-90x.csv",
+                "--count",
+                "threads",
+                "--time",
+                "t",
+            ][..],
             "no column named 't'",
         ),
-        (&["compare", "report/results.json", "compare/faster.json", "--count", "threads"][..], "--csv"),
+        (
+            &["compare", "report/results.json", "compare/faster.json", "--count", "threads"][..],
+            "--csv",
+        ),
     ] {
         let o = in_fixtures(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(says) && !stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(says) && !stderr(&o).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
 }
 
@@ -299,7 +375,8 @@ fn a_sweep_measured_on_a_noisy_machine_is_named_with_its_finding() {
     std::fs::create_dir_all(d.path().join("b")).unwrap();
     std::fs::write(d.path().join("b/results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
     let out = stdout(&scalescope(d.path(), &["compare", "a", "b"]));
-    let caution = out.lines().find(|l| l.contains("caution: b was measured on a busy or noisy machine"));
+    let caution =
+        out.lines().find(|l| l.contains("caution: b was measured on a busy or noisy machine"));
     let caution = caution.unwrap_or_else(|| panic!("{out}"));
     assert!(caution.contains("[medium] other processes held 44% of the CPUs"), "{caution}");
     assert!(!out.contains("caution: a "), "{out}");

@@ -24,13 +24,20 @@ fn cpu_percent_follows_busy_threads_up_to_the_cores() {
         let p = &doc.points[i];
         let ceiling = 100.0 * threads.min(cpus) as f64;
         for r in &p.runs {
-            assert!(r.cpu_pct <= 1.05 * ceiling, "threads={threads}: %CPU {} above {ceiling}", r.cpu_pct);
+            assert!(
+                r.cpu_pct <= 1.05 * ceiling,
+                "threads={threads}: %CPU {} above {ceiling}",
+                r.cpu_pct
+            );
             let pct = 100.0 * (r.user_s + r.sys_s) / r.wall_s;
             assert!((r.cpu_pct - pct).abs() < 1e-6 * pct, "%CPU is (user + sys) / wall: {r:?}");
         }
         // Every thread's CPU time is counted: counting one of N would give a fraction of it.
         let ratio = cpu_time(i) / cpu_time(0);
-        assert!((0.75..1.35).contains(&ratio), "threads={threads}: {ratio:.2}× the CPU time of one thread");
+        assert!(
+            (0.75..1.35).contains(&ratio),
+            "threads={threads}: {ratio:.2}× the CPU time of one thread"
+        );
         assert!(p.stats().throughput.as_ref().unwrap().mean > 0.0);
     }
     assert_eq!(doc.throughput_unit.as_deref(), Some("ops/s"));

@@ -18,9 +18,14 @@ fn no_arguments_runs_the_demo_and_writes_results() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let table = stdout(&o);
-    assert!(table.contains("threads") && table.contains("speed-up") && table.contains("throughput"), "{table}");
-    let folders: Vec<_> =
-        std::fs::read_dir(d.path().join("scalescope-results")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(
+        table.contains("threads") && table.contains("speed-up") && table.contains("throughput"),
+        "{table}"
+    );
+    let folders: Vec<_> = std::fs::read_dir(d.path().join("scalescope-results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(folders.len(), 1);
     assert!(folders[0].to_string_lossy().ends_with("-demo"));
     let doc = results(&folders[0]);

@@ -36,7 +36,11 @@ fn prose_lines(markdown: &str) -> Vec<&str> {
 
 /// Headings, as anchors.
 fn anchors(markdown: &str) -> Vec<String> {
-    prose_lines(markdown).into_iter().filter(|l| l.starts_with('#')).map(|l| slug(l.trim_start_matches('#'))).collect()
+    prose_lines(markdown)
+        .into_iter()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| slug(l.trim_start_matches('#')))
+        .collect()
 }
 
 /// Link targets outside code: what stands in `](…)`.
@@ -69,15 +73,24 @@ fn every_relative_link_and_anchor_resolves() {
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
         for link in links(&text) {
-            if link.starts_with("http://") || link.starts_with("https://") || link.starts_with("mailto:") {
+            if link.starts_with("http://")
+                || link.starts_with("https://")
+                || link.starts_with("mailto:")
+            {
                 continue;
             }
             let (path, anchor) = link.split_once('#').unwrap_or((&link, ""));
-            let target = if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
+            let target =
+                if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
             assert!(target.exists(), "{}: the link {link} leads nowhere", file.display());
             if !anchor.is_empty() {
                 let heads = anchors(&std::fs::read_to_string(&target).unwrap());
-                assert!(heads.iter().any(|h| h == anchor), "{}: no heading #{anchor} in {}", file.display(), path);
+                assert!(
+                    heads.iter().any(|h| h == anchor),
+                    "{}: no heading #{anchor} in {}",
+                    file.display(),
+                    path
+                );
             }
             checked += 1;
         }
@@ -91,14 +104,21 @@ fn anchors_are_spelled_as_github_spells_them() {
         slug(" Why does a lock read `heap+0x…`, and how do I keep symbols?"),
         "why-does-a-lock-read-heap0x-and-how-do-i-keep-symbols"
     );
-    assert_eq!(slug("Why do its figures differ from `/usr/bin/time`?"), "why-do-its-figures-differ-from-usrbintime");
+    assert_eq!(
+        slug("Why do its figures differ from `/usr/bin/time`?"),
+        "why-do-its-figures-differ-from-usrbintime"
+    );
     assert_eq!(links("see [a](b.md#c) and `[x](y)` and [d](e)"), vec!["b.md#c", "e"]);
 }
 
 /// The top-level modules in the order src/lib.rs declares them: the order of the data flow.
 fn modules_in_flow_order() -> Vec<String> {
-    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
-    lib.lines().filter_map(|l| l.strip_prefix("pub mod ")).map(|m| m.trim_end_matches(';').to_string()).collect()
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    lib.lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect()
 }
 
 /// Every .rs file under `dir`.
@@ -122,14 +142,16 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 fn imports_of(module: &str, all: &[String]) -> Vec<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let dir = src.join(module);
-    let files = if dir.is_dir() { rust_files(&dir) } else { vec![src.join(format!("{module}.rs"))] };
+    let files =
+        if dir.is_dir() { rust_files(&dir) } else { vec![src.join(format!("{module}.rs"))] };
     let mut used = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
             for (i, _) in line.match_indices("crate::") {
                 let rest = &line[i + 7..];
-                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let name: String =
+                    rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                 let names: Vec<String> = if name.is_empty() && rest.starts_with('{') {
                     rest[1..]
                         .split('}')
@@ -156,7 +178,9 @@ fn imports_of(module: &str, all: &[String]) -> Vec<String> {
 fn modules_use_only_those_before_them_and_architecture_md_names_each() {
     let order = modules_in_flow_order();
     assert!(order.len() > 10, "{order:?}");
-    let arch = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).unwrap();
+    let arch =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
     for (i, m) in order.iter().enumerate() {
         assert!(arch.contains(&format!("`{m}`")), "docs/architecture.md does not describe `{m}`");
         for used in imports_of(m, &order) {
@@ -168,7 +192,10 @@ fn modules_use_only_those_before_them_and_architecture_md_names_each() {
         }
     }
     assert_eq!(
-        imports_of("probes", &order).iter().filter(|m| ["plan", "exec", "sample"].contains(&m.as_str())).count(),
+        imports_of("probes", &order)
+            .iter()
+            .filter(|m| ["plan", "exec", "sample"].contains(&m.as_str()))
+            .count(),
         0
     );
     // The readers read saved results alone: the stored types are in `results`, below the modules
@@ -188,7 +215,9 @@ fn modules_use_only_those_before_them_and_architecture_md_names_each() {
 /// The row of docs/architecture.md's module table whose first cell names `module`.
 fn architecture_row<'a>(arch: &'a str, module: &str) -> Option<&'a str> {
     let name = format!("`{module}`");
-    arch.lines().filter(|l| l.starts_with("| ")).find(|l| l.split('|').nth(1).is_some_and(|c| c.contains(&name)))
+    arch.lines()
+        .filter(|l| l.starts_with("| "))
+        .find(|l| l.split('|').nth(1).is_some_and(|c| c.contains(&name)))
 }
 
 #[test]
@@ -208,8 +237,9 @@ fn architecture_md_names_every_source_file_in_its_module_s_row() {
             // A folder's mod.rs, by its folder's module (and sample's sub-folders, by the test below).
             [.., "mod.rs"] => true,
             // Any other file, by its name or its path in its module's row.
-            [module, .., name] => architecture_row(&arch, module)
-                .is_some_and(|row| row.contains(&format!("`{name}`")) || row.contains(&format!("`{rel}`"))),
+            [module, .., name] => architecture_row(&arch, module).is_some_and(|row| {
+                row.contains(&format!("`{name}`")) || row.contains(&format!("`{rel}`"))
+            }),
             [] => unreachable!(),
         };
         if !named {
@@ -217,7 +247,10 @@ fn architecture_md_names_every_source_file_in_its_module_s_row() {
         }
     }
     unnamed.sort();
-    assert!(unnamed.is_empty(), "docs/architecture.md does not name these files in their module's row: {unnamed:?}");
+    assert!(
+        unnamed.is_empty(),
+        "docs/architecture.md does not name these files in their module's row: {unnamed:?}"
+    );
 }
 
 /// Rust code with comments dropped and the insides of string and character literals blanked, so
@@ -251,7 +284,8 @@ fn code_only(text: &str) -> String {
                 }
                 i += hashes + 2;
                 while i < c.len()
-                    && !(c[i] == '"' && c[i + 1..].iter().take(hashes).filter(|&&h| h == '#').count() == hashes)
+                    && !(c[i] == '"'
+                        && c[i + 1..].iter().take(hashes).filter(|&&h| h == '#').count() == hashes)
                 {
                     i += 1;
                 }
@@ -292,7 +326,8 @@ fn outside_tests_and_inline_modules(code: &str) -> String {
     loop {
         let test = rest.find("#[cfg(test)]");
         let module = rest.match_indices("mod ").map(|(i, _)| i).find(|&i| {
-            let after: String = rest[i + 4..].chars().skip_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let after: String =
+                rest[i + 4..].chars().skip_while(|c| c.is_alphanumeric() || *c == '_').collect();
             (i == 0 || !rest[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
                 && after.trim_start().starts_with('{')
         });
@@ -321,11 +356,15 @@ fn outside_tests_and_inline_modules(code: &str) -> String {
 
 /// The names a path continues with after `prefix` (`a` in `a::B`, `a` and `b` in `{a, b::C}`).
 fn names_after(code: &str, prefix: &str) -> Vec<String> {
-    let ident = |s: &str| s.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let ident = |s: &str| {
+        s.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>()
+    };
     let mut names = Vec::new();
     for (i, _) in code.match_indices(prefix) {
         // `super::super::x` is no sibling; neither is a path that only ends in `prefix`.
-        if code[..i].ends_with("::") || code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+        if code[..i].ends_with("::")
+            || code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
             continue;
         }
         let rest = &code[i + prefix.len()..];
@@ -363,7 +402,9 @@ fn sibling_imports(src: &Path, dir: &Path) -> Vec<(String, Vec<String>)> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .filter(|p| !["mod.rs", "lib.rs", "main.rs"].contains(&p.file_name().unwrap().to_str().unwrap()))
+        .filter(|p| {
+            !["mod.rs", "lib.rs", "main.rs"].contains(&p.file_name().unwrap().to_str().unwrap())
+        })
         .collect();
     let stem = |p: &Path| p.file_stem().unwrap().to_string_lossy().into_owned();
     let siblings: Vec<String> = files.iter().map(|f| stem(f)).collect();
@@ -383,7 +424,8 @@ fn sibling_imports(src: &Path, dir: &Path) -> Vec<(String, Vec<String>)> {
         }
         for (i, _) in module_code.match_indices(&format!("use {s}::{{")) {
             let group = &module_code[i..];
-            let group = &group[group.find('{').unwrap() + 1..group.find('}').unwrap_or(group.len())];
+            let group =
+                &group[group.find('{').unwrap() + 1..group.find('}').unwrap_or(group.len())];
             for item in group.split(',') {
                 let name = item.rsplit(" as ").next().unwrap().trim().to_string();
                 if !name.is_empty() && !name.contains("::") {
@@ -392,14 +434,23 @@ fn sibling_imports(src: &Path, dir: &Path) -> Vec<(String, Vec<String>)> {
             }
         }
     }
-    let path: Vec<String> =
-        dir.strip_prefix(src).unwrap().components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    let from_crate = if path.is_empty() { "crate::".to_string() } else { format!("crate::{}::", path.join("::")) };
+    let path: Vec<String> = dir
+        .strip_prefix(src)
+        .unwrap()
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let from_crate = if path.is_empty() {
+        "crate::".to_string()
+    } else {
+        format!("crate::{}::", path.join("::"))
+    };
     files
         .iter()
         .map(|f| {
             let me = stem(f);
-            let code = outside_tests_and_inline_modules(&code_only(&std::fs::read_to_string(f).unwrap()));
+            let code =
+                outside_tests_and_inline_modules(&code_only(&std::fs::read_to_string(f).unwrap()));
             let mut uses: Vec<String> = names_after(&code, "super::")
                 .into_iter()
                 .chain(names_after(&code, &from_crate))
@@ -436,7 +487,8 @@ fn cycle(graph: &[(String, Vec<String>)]) -> Option<Vec<String>> {
             return None;
         }
         path.push(n.to_string());
-        let next = graph.iter().find(|(m, _)| m == n).map(|(_, u)| u.as_slice()).unwrap_or_default();
+        let next =
+            graph.iter().find(|(m, _)| m == n).map(|(_, u)| u.as_slice()).unwrap_or_default();
         for u in next {
             if let Some(c) = visit(u, graph, path, done) {
                 return Some(c);
@@ -456,7 +508,8 @@ fn no_folder_has_an_import_cycle_among_its_files() {
     let mut dirs = vec![src.clone()];
     let mut i = 0;
     while i < dirs.len() {
-        let sub = std::fs::read_dir(&dirs[i]).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir());
+        let sub =
+            std::fs::read_dir(&dirs[i]).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir());
         dirs.extend(sub.collect::<Vec<_>>());
         i += 1;
     }
@@ -465,7 +518,11 @@ fn no_folder_has_an_import_cycle_among_its_files() {
         let graph = sibling_imports(&src, dir);
         edges += graph.iter().map(|(_, u)| u.len()).sum::<usize>();
         if let Some(c) = cycle(&graph) {
-            cycles.push(format!("{}: {}", dir.strip_prefix(&src).unwrap().display(), c.join(" → ")));
+            cycles.push(format!(
+                "{}: {}",
+                dir.strip_prefix(&src).unwrap().display(),
+                c.join(" → ")
+            ));
         }
     }
     assert!(edges > 100, "only {edges} imports among sibling files found: is the reader right?");
@@ -484,7 +541,10 @@ fn sibling_imports_are_read_through_groups_re_exports_and_past_tests() {
         e.iter().map(|(n, u)| (n.to_string(), u.iter().map(|s| s.to_string()).collect())).collect()
     };
     assert_eq!(cycle(&graph(&[("a", &["b"]), ("b", &["c"]), ("c", &[])])), None);
-    assert_eq!(cycle(&graph(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])])).unwrap(), ["a", "b", "c", "a"]);
+    assert_eq!(
+        cycle(&graph(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])])).unwrap(),
+        ["a", "b", "c", "a"]
+    );
 }
 
 /// The sub-folders of src/sample in the order of their layers, below the sampler thread.
@@ -506,7 +566,10 @@ fn sample_sub_folders_use_only_those_before_them_and_architecture_md_names_each(
     layers.sort();
     assert_eq!(folders, layers, "a sub-folder of src/sample is not in SAMPLE_LAYERS");
     for (i, layer) in SAMPLE_LAYERS.iter().enumerate() {
-        assert!(arch.contains(&format!("`{layer}/`")), "docs/architecture.md does not describe sample's `{layer}/`");
+        assert!(
+            arch.contains(&format!("`{layer}/`")),
+            "docs/architecture.md does not describe sample's `{layer}/`"
+        );
         for f in rust_files(&sample.join(layer)) {
             let text = std::fs::read_to_string(&f).unwrap();
             for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
@@ -534,7 +597,8 @@ fn every_error_type_has_an_exit_code() {
         let mut lines = text.lines();
         while let Some(line) = lines.next() {
             if line.trim_start().starts_with("#[derive(") && line.contains("thiserror::Error") {
-                let decl = lines.find(|l| l.contains("pub struct ") || l.contains("pub enum ")).unwrap();
+                let decl =
+                    lines.find(|l| l.contains("pub struct ") || l.contains("pub enum ")).unwrap();
                 let name: String = decl
                     .split_whitespace()
                     .skip_while(|w| *w != "struct" && *w != "enum")

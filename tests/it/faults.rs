@@ -61,9 +61,16 @@ fn crashes_are_recorded_as_what_they_were() {
     assert_eq!(r.exit_code, Some(0), "closing stdout early is not a failure: {r:?}");
     // Without --ignore-failure a crash stops the sweep with exit code 1, the run kept.
     let _ = std::fs::remove_dir_all(d.path().join("r"));
-    let o = scalescope(d.path(), &["run", "-o", "r", "-r", "2", "-w", "0", "--no-sample", "--", &exe, "segv"]);
+    let o = scalescope(
+        d.path(),
+        &["run", "-o", "r", "-r", "2", "-w", "0", "--no-sample", "--", &exe, "segv"],
+    );
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).starts_with("scalescope: a run failed (killed by SIGSEGV)"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("scalescope: a run failed (killed by SIGSEGV)"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(results(&d.path().join("r")).points[0].runs.len(), 1);
     // Nothing measured: no table of dashes, no report to open.
     let out = String::from_utf8_lossy(&o.stdout);
@@ -74,7 +81,21 @@ fn crashes_are_recorded_as_what_they_were() {
 fn a_gigabyte_of_output_is_captured_bounded_with_flat_memory() {
     let d = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(common::bin())
-        .args(["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "--", "head", "-c", "1000000000", "/dev/zero"])
+        .args([
+            "run",
+            "-o",
+            "r",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--no-sample",
+            "--",
+            "head",
+            "-c",
+            "1000000000",
+            "/dev/zero",
+        ])
         .current_dir(d.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -86,7 +107,9 @@ fn a_gigabyte_of_output_is_captured_bounded_with_flat_memory() {
     let mut peak_kib = 0u64;
     let status = loop {
         if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
         }) {
             peak_kib = peak_kib.max(kib);
         }

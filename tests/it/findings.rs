@@ -37,12 +37,17 @@ fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
         let stolen = stolen_share(&doc);
         if stolen >= 0.1 {
             assert!(
-                doc.findings.iter().any(|f| f.kind == Kind::NoisyMeasurement && f.summary.contains("steal time")),
+                doc.findings
+                    .iter()
+                    .any(|f| f.kind == Kind::NoisyMeasurement && f.summary.contains("steal time")),
                 "{:.0}% of the CPU time stolen and not said: {:?}",
                 100.0 * stolen,
                 kinds(&doc.findings)
             );
-            eprintln!("note: the host took {:.0}% of the CPU time in sweep {attempt}: swept again", 100.0 * stolen);
+            eprintln!(
+                "note: the host took {:.0}% of the CPU time in sweep {attempt}: swept again",
+                100.0 * stolen
+            );
         }
         // A sweep in which the sampler caught none of a point's waits (a quarter of its cores or
         // more left "unsampled") measured a sampler starved by the machine, not the workload: it
@@ -73,7 +78,10 @@ fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
     }
     // Noise is the machine's; "the runs cannot tell whether it scales" is a verdict, kept.
     let findings = kept.expect("one sweep").1;
-    findings.into_iter().filter(|f| f.kind != Kind::NoisyMeasurement || f.summary.contains("cannot tell")).collect()
+    findings
+        .into_iter()
+        .filter(|f| f.kind != Kind::NoisyMeasurement || f.summary.contains("cannot tell"))
+        .collect()
 }
 
 /// The largest share of a point's lost cores that its speed-up stack puts down to waits no
@@ -105,7 +113,10 @@ fn scales_or_cannot_tell(f: &[Finding]) {
         "neither scales-well nor undecided: {:?}",
         kinds(f)
     );
-    eprintln!("note: the fixed variant's runs could not tell whether it scales on this machine: {:?}", kinds(f));
+    eprintln!(
+        "note: the fixed variant's runs could not tell whether it scales on this machine: {:?}",
+        kinds(f)
+    );
 }
 
 /// The shares of the lost capacity that the findings at one count explain add up to 100% at most.
@@ -113,15 +124,20 @@ fn shares_add_up(f: &[Finding]) {
     let mut counts: Vec<Option<f64>> = f.iter().map(|x| x.at).collect();
     counts.dedup();
     for at in counts {
-        let sum: f64 =
-            f.iter().filter(|x| x.at == at && x.kind != Kind::ThreadsIgnored).filter_map(|x| x.cost_pct).sum();
+        let sum: f64 = f
+            .iter()
+            .filter(|x| x.at == at && x.kind != Kind::ThreadsIgnored)
+            .filter_map(|x| x.cost_pct)
+            .sum();
         assert!(sum <= 100.5, "shares at {at:?} add up to {sum:.1}%: {f:?}");
     }
 }
 
 /// Each finding's kind, severity, summary and evidence, for failure messages.
 fn kinds(f: &[Finding]) -> Vec<(Kind, Severity, String)> {
-    f.iter().map(|x| (x.kind, x.severity, format!("{} | {}", x.summary, x.evidence.join(" | ")))).collect()
+    f.iter()
+        .map(|x| (x.kind, x.severity, format!("{} | {}", x.summary, x.evidence.join(" | "))))
+        .collect()
 }
 
 fn first(f: &[Finding], kind: Kind) -> &Finding {
@@ -132,7 +148,10 @@ fn first(f: &[Finding], kind: Kind) -> &Finding {
 /// The findings of `sweep`, swept again once when `more` says it raised more than expected. One
 /// vCPU of a shared VM sometimes runs a few percent slower for a whole sweep: a real problem shows
 /// in both sweeps, such a disturbance seldom twice.
-fn swept_again_if(sweep: impl Fn() -> Vec<Finding>, more: impl Fn(&[Finding]) -> bool) -> Vec<Finding> {
+fn swept_again_if(
+    sweep: impl Fn() -> Vec<Finding>,
+    more: impl Fn(&[Finding]) -> bool,
+) -> Vec<Finding> {
     let f = sweep();
     if more(&f) { sweep() } else { f }
 }
@@ -140,21 +159,27 @@ fn swept_again_if(sweep: impl Fn() -> Vec<Finding>, more: impl Fn(&[Finding]) ->
 /// Sweeps the fixed variant of a probe over threads=1,2; swept again once when it raised more than
 /// `allowed` above `info`.
 fn fixed(probe: &[&str], allowed: &[Kind]) -> Vec<Finding> {
-    let serious = |f: &[Finding]| f.iter().any(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind));
+    let serious = |f: &[Finding]| {
+        f.iter().any(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind))
+    };
     swept_again_if(|| findings("1,2", probe), serious)
 }
 
 /// The causes raised above `info`, findings about the curve left out.
 fn serious_causes(f: &[Finding]) -> Vec<Kind> {
-    let mut k: Vec<Kind> =
-        f.iter().filter(|x| x.severity >= Severity::Medium && !x.kind.describes_curve()).map(|x| x.kind).collect();
+    let mut k: Vec<Kind> = f
+        .iter()
+        .filter(|x| x.severity >= Severity::Medium && !x.kind.describes_curve())
+        .map(|x| x.kind)
+        .collect();
     k.dedup();
     k
 }
 
 /// Only `allowed` kinds may be above `info`.
 fn nothing_serious_but(f: &[Finding], allowed: &[Kind]) {
-    let bad: Vec<_> = f.iter().filter(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind)).collect();
+    let bad: Vec<_> =
+        f.iter().filter(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind)).collect();
     assert!(bad.is_empty(), "raised above info for the fixed variant: {:?}", kinds(f));
 }
 
@@ -173,9 +198,11 @@ fn phase_seconds(summary: &str) -> f64 {
 fn lock_and_its_tail(f: &[Finding]) {
     let causes = serious_causes(f);
     assert_eq!(causes.first(), Some(&Kind::LockContention), "{:?}", kinds(f));
-    let tail_ok =
-        |x: &Finding| x.kind == Kind::LoadImbalance && x.severity == Severity::Medium && x.cost_pct < Some(25.0);
-    let mut others = f.iter().filter(|x| x.severity >= Severity::Medium && !x.kind.describes_curve()).skip(1);
+    let tail_ok = |x: &Finding| {
+        x.kind == Kind::LoadImbalance && x.severity == Severity::Medium && x.cost_pct < Some(25.0)
+    };
+    let mut others =
+        f.iter().filter(|x| x.severity >= Severity::Medium && !x.kind.describes_curve()).skip(1);
     assert!(others.all(tail_ok), "only the lock, and its tail at medium: {:?}", kinds(f));
 }
 
@@ -215,19 +242,29 @@ fn a_lock_taken_to_set_up_leads_with_the_tail_it_causes_and_says_what_removing_i
     // second cause. Without the lock the two threads would run 2.0× (its fixed variant).
     // Runs of about a second: at 0.2 s, a busy host's sampler (25–50 readings a second within
     // its CPU budget) saw the 45 ms tail in two readings, and left half the loss unexplained.
-    let f = findings("1,2", &["setup", "--threads", "{threads}", "--setup", "0.3", "--ops", "3000000"]);
+    let f =
+        findings("1,2", &["setup", "--threads", "{threads}", "--setup", "0.3", "--ops", "3000000"]);
     let l = first(&f, Kind::LockContention);
     assert!(l.summary.contains("SETUP_LOCK"), "{:?}", kinds(&f));
-    assert!(l.evidence.iter().any(|e| e.contains("in the tail left behind")), "the tail is carried: {l:?}");
+    assert!(
+        l.evidence.iter().any(|e| e.contains("in the tail left behind")),
+        "the tail is carried: {l:?}"
+    );
     // Part of the tail can still read as the threads' uneven end (a fresh clone's CI: the lock
     // 73%, the tail 23% at medium, 0.042 of the 0.081 idle core-seconds carried): the lock leads
     // and any tail beside it stays a medium minority, as for the global mutex.
     lock_and_its_tail(&f);
     let w = l.what_if.as_ref().expect("a what-if for the lock");
-    assert!(w.at == 2.0 && (1.75..=2.15).contains(&w.without) && w.without > w.speedup + 0.2, "{w:?}");
+    assert!(
+        w.at == 2.0 && (1.75..=2.15).contains(&w.without) && w.without > w.speedup + 0.2,
+        "{w:?}"
+    );
     let ci = w.without_ci95.expect("an interval over three runs");
     assert!(ci[0] <= w.without && w.without <= ci[1], "{w:?}");
-    let fixed = fixed(&["setup", "--threads", "{threads}", "--setup", "0.3", "--ops", "3000000", "--unlocked"], &[]);
+    let fixed = fixed(
+        &["setup", "--threads", "{threads}", "--setup", "0.3", "--ops", "3000000", "--unlocked"],
+        &[],
+    );
     scales_or_cannot_tell(&fixed);
     nothing_serious_but(&fixed, &[]);
 }
@@ -268,7 +305,11 @@ fn a_serial_step_after_the_parallel_work_is_serial_fraction_not_a_tail() {
     let s = first(&f, Kind::SerialFraction);
     assert!(s.summary.contains("no work thread that had work"), "{s:?}");
     nothing_serious_but(&f, &[Kind::SerialFraction]);
-    assert!(!f.iter().any(|x| x.kind == Kind::LoadImbalance && x.severity >= Severity::Low), "{:?}", kinds(&f));
+    assert!(
+        !f.iter().any(|x| x.kind == Kind::LoadImbalance && x.severity >= Severity::Low),
+        "{:?}",
+        kinds(&f)
+    );
 }
 
 #[test]
@@ -280,7 +321,11 @@ fn a_lone_thread_that_sleeps_after_its_work_is_its_sleep_not_a_tail() {
     let w = first(&f, Kind::WaitForWork);
     assert!(w.summary.contains("sleep"), "{w:?}");
     nothing_serious_but(&f, &[Kind::WaitForWork]);
-    assert!(!f.iter().any(|x| matches!(x.kind, Kind::LoadImbalance | Kind::SerialFraction)), "{:?}", kinds(&f));
+    assert!(
+        !f.iter().any(|x| matches!(x.kind, Kind::LoadImbalance | Kind::SerialFraction)),
+        "{:?}",
+        kinds(&f)
+    );
 }
 
 #[test]
@@ -305,7 +350,8 @@ fn counters_in_one_cache_line_are_on_cpu_inefficiency() {
     assert_eq!(serious_causes(&f), [Kind::OnCpuInefficiency], "{:?}", kinds(&f));
     // Padded, the same work runs in 40-90 ms, where the threads' start and end skew alone is a
     // tenth of a run: five times the work gives runs of 0.2-0.4 s.
-    let fixed = fixed(&["false-sharing", "--threads", "{threads}", "--ops", "1500000", "--padded"], &[]);
+    let fixed =
+        fixed(&["false-sharing", "--threads", "{threads}", "--ops", "1500000", "--padded"], &[]);
     scales_or_cannot_tell(&fixed);
     nothing_serious_but(&fixed, &[]);
 }
@@ -317,7 +363,10 @@ fn an_mmap_storm_is_kernel_contention_with_the_syscalls_named() {
     let f = findings_with("-r 5 -w 0", "1,2", &["mmap-churn", "--threads", "{threads}"]);
     let k = first(&f, Kind::KernelContention);
     let text = format!("{} {}", k.summary, k.evidence.join(" "));
-    assert!(["mprotect", "mmap", "munmap", "page fault", "kernel"].iter().any(|n| text.contains(n)), "{k:?}");
+    assert!(
+        ["mprotect", "mmap", "munmap", "page fault", "kernel"].iter().any(|n| text.contains(n)),
+        "{k:?}"
+    );
     assert_eq!(serious_causes(&f), [Kind::KernelContention], "{:?}", kinds(&f));
     // A process per worker: the same system calls, each on a memory map of its own.
     let fixed = fixed(&["mmap-churn", "--threads", "{threads}", "--processes"], &[]);
@@ -329,7 +378,10 @@ fn an_mmap_storm_is_kernel_contention_with_the_syscalls_named() {
 fn more_threads_than_cores_is_oversubscription_and_not_an_alarm_when_the_program_scales() {
     let cpus = std::thread::available_parallelism().unwrap().get();
     // Two thirds of the default work: a single thread still runs 0.3 s.
-    let f = findings(&format!("1,{cpus},{}", 4 * cpus), &["scalable", "--threads", "{threads}", "--ops", "200000000"]);
+    let f = findings(
+        &format!("1,{cpus},{}", 4 * cpus),
+        &["scalable", "--threads", "{threads}", "--ops", "200000000"],
+    );
     // Flat past the CPUs: said first, and scales-well (when the runs decide it) no longer advises
     // the counts already measured.
     let o = first(&f, Kind::CpuOversubscription);
@@ -341,7 +393,10 @@ fn more_threads_than_cores_is_oversubscription_and_not_an_alarm_when_the_program
         assert!(cannot_tell(&f), "neither scales-well nor undecided at {cpus}: {:?}", kinds(&f));
     }
     nothing_serious_but(&f, &[]);
-    let within = findings(&format!("1,{cpus}"), &["scalable", "--threads", "{threads}", "--ops", "200000000"]);
+    let within = findings(
+        &format!("1,{cpus}"),
+        &["scalable", "--threads", "{threads}", "--ops", "200000000"],
+    );
     assert!(!within.iter().any(|x| x.kind == Kind::CpuOversubscription), "{:?}", kinds(&within));
 }
 
@@ -351,14 +406,20 @@ fn a_baseline_that_already_fills_the_cpus_is_judged_by_its_cpu_use_not_its_count
     // so parallelism=1 already keeps 2 threads busy, and 2 CPUs leave nothing more to gain.
     let cpus = std::thread::available_parallelism().unwrap().get();
     let exe = bin().to_string_lossy().into_owned();
-    let command = format!("{exe} probe scalable --threads $(({{par}} + {})) --ops 1000000000", cpus - 1);
+    let command =
+        format!("{exe} probe scalable --threads $(({{par}} + {})) --ops 1000000000", cpus - 1);
     let f = swept("-r 3 -w 0 --shell --workers --param par=1,2", &[&command]);
     assert!(!f.iter().any(|x| x.kind == Kind::SerialFraction), "{:?}", kinds(&f));
     nothing_serious_but(&f, &[Kind::CpuOversubscription]);
     // Said first, and raised: the count oversubscribes CPUs the baseline already filled, which
     // is the whole of the gap between the counts' 2× and the ~1× measured.
     let o = first(&f, Kind::CpuOversubscription);
-    assert!(o.evidence.iter().any(|e| e.contains("of what the CPUs allowed") || e.contains("already kept")), "{o:?}");
+    assert!(
+        o.evidence
+            .iter()
+            .any(|e| e.contains("of what the CPUs allowed") || e.contains("already kept")),
+        "{o:?}"
+    );
     assert!(o.evidence.iter().any(|e| e.contains("the CPUs' limit accounts for")), "{o:?}");
     assert_eq!(o.severity, Severity::Medium, "{o:?}");
     assert!(!f.iter().any(|x| x.kind == Kind::ScalesWell), "{:?}", kinds(&f));
@@ -373,14 +434,26 @@ fn threads_that_yield_holding_a_lock_collapse_beyond_the_cores_and_it_is_said() 
         .iter()
         .find(|x| x.kind == Kind::CpuOversubscription && x.severity == Severity::Medium)
         .unwrap_or_else(|| panic!("{:?}", kinds(&f)));
-    assert!(o.summary.contains("slower than") && o.summary.contains("× the CPU for the same work"), "{o:?}");
+    assert!(
+        o.summary.contains("slower than") && o.summary.contains("× the CPU for the same work"),
+        "{o:?}"
+    );
     assert!(o.evidence[0].starts_with("the same work took"), "{o:?}");
     assert_eq!(o.at, Some(2.0 * cpus as f64), "{o:?}");
     // Within the cores the same threads do not collapse: nothing says they do.
-    assert!(!f.iter().any(|x| x.kind == Kind::CpuOversubscription && x.at == Some(cpus as f64)), "{:?}", kinds(&f));
+    assert!(
+        !f.iter().any(|x| x.kind == Kind::CpuOversubscription && x.at == Some(cpus as f64)),
+        "{:?}",
+        kinds(&f)
+    );
     // Within the cores the mutex's hand-offs cost some CPU (the kernel's futex work): that may be
     // said of the CPUs' count, nothing else.
-    let handoffs = [Kind::CpuOversubscription, Kind::OnCpuInefficiency, Kind::LockContention, Kind::KernelContention];
+    let handoffs = [
+        Kind::CpuOversubscription,
+        Kind::OnCpuInefficiency,
+        Kind::LockContention,
+        Kind::KernelContention,
+    ];
     assert!(serious_causes(&f).iter().all(|k| handoffs.contains(k)), "{:?}", kinds(&f));
 }
 
@@ -398,7 +471,11 @@ fn a_program_that_ignores_the_parameter_is_threads_ignored() {
     assert!(t.summary.contains("does not change the concurrency: 1 work thread at most"), "{t:?}");
     assert_eq!(serious_causes(&f), [Kind::ThreadsIgnored], "{:?}", kinds(&f));
     assert!(f.iter().all(|x| x.kind != Kind::CpuOversubscription), "{:?}", kinds(&f));
-    assert!(f.iter().all(|x| x.kind != Kind::Retrograde || x.severity <= Severity::Low), "{:?}", kinds(&f));
+    assert!(
+        f.iter().all(|x| x.kind != Kind::Retrograde || x.severity <= Severity::Low),
+        "{:?}",
+        kinds(&f)
+    );
     // The parameter appears nowhere: every point ran the same program, whatever the drift says.
     let f = findings("1,2", &half);
     let t = first(&f, Kind::ThreadsIgnored);
@@ -428,7 +505,11 @@ fn runs_of_a_few_milliseconds_are_startup_dominated() {
     // Beyond the CPUs too: a count slower by a fraction of a millisecond is not retrograde scaling.
     let f = findings("1,2,4", &["scalable", "--threads", "{threads}", "--ops", "10000"]);
     assert!(f.iter().any(|x| x.kind == Kind::StartupDominated), "{:?}", kinds(&f));
-    assert!(f.iter().all(|x| x.kind != Kind::Retrograde || x.severity <= Severity::Low), "{:?}", kinds(&f));
+    assert!(
+        f.iter().all(|x| x.kind != Kind::Retrograde || x.severity <= Severity::Low),
+        "{:?}",
+        kinds(&f)
+    );
 }
 
 #[test]
@@ -437,17 +518,23 @@ fn cold_random_reads_are_io_bound_with_the_syscall_named() {
     let dir = d.path().join("in");
     // Written while no other sweep runs: writing 128 MB would slow it.
     let guard = common::measuring();
-    let o = scalescope(d.path(), &["gen", "files", "--dir", dir.to_str().unwrap(), "--count", "2", "--size", "64MB"]);
+    let o = scalescope(
+        d.path(),
+        &["gen", "files", "--dir", dir.to_str().unwrap(), "--count", "2", "--size", "64MB"],
+    );
     drop(guard);
     assert!(o.status.success(), "{}", stderr(&o));
     let files = dir.to_str().unwrap();
-    let f = findings("1,2", &["io", "--threads", "{threads}", "--files", files, "--reads", "10000"]);
+    let f =
+        findings("1,2", &["io", "--threads", "{threads}", "--files", files, "--reads", "10000"]);
     // A device that serves two reads at once lets two readers scale: then scales-well leads (it
     // needs an efficiency of 90% or more) and the I/O is still named, as information.
     // "The runs cannot tell" (low) may stand before an info io-bound: judged without it.
     let f: Vec<Finding> = f.into_iter().filter(|x| x.kind != Kind::NoisyMeasurement).collect();
     let io = if f.first().map(|x| x.kind) == Some(Kind::ScalesWell) {
-        f.iter().find(|x| x.kind == Kind::IoBound).unwrap_or_else(|| panic!("io not named: {:?}", kinds(&f)))
+        f.iter()
+            .find(|x| x.kind == Kind::IoBound)
+            .unwrap_or_else(|| panic!("io not named: {:?}", kinds(&f)))
     } else {
         first(&f, Kind::IoBound)
     };
@@ -469,7 +556,20 @@ fn wildly_varying_runs_are_noisy_measurement() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &["run", "-r", "4", "-w", "0", "-o", "r", "--param", "n=1,2", "--shell", "--", "sleep 0.0$(( $$ % 9 + 1 ))"],
+        &[
+            "run",
+            "-r",
+            "4",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--param",
+            "n=1,2",
+            "--shell",
+            "--",
+            "sleep 0.0$(( $$ % 9 + 1 ))",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
@@ -486,7 +586,9 @@ fn runs_too_varied_to_tell_say_so_and_blame_only_what_each_run_shows() {
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
-    let cmd = format!("sleep 0.$(( $$ % 7 ))5; {exe} probe scalable --threads {{threads}} --ops 40000000");
+    let cmd = format!(
+        "sleep 0.$(( $$ % 7 ))5; {exe} probe scalable --threads {{threads}} --ops 40000000"
+    );
     let o = scalescope(
         d.path(),
         &[
@@ -509,17 +611,29 @@ fn runs_too_varied_to_tell_say_so_and_blame_only_what_each_run_shows() {
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let k = kinds(&doc.findings);
-    let [lo, hi] = doc.analysis.as_ref().unwrap().series[0].points[1].speedup_ci95.expect("runs give an interval");
+    let [lo, hi] = doc.analysis.as_ref().unwrap().series[0].points[1]
+        .speedup_ci95
+        .expect("runs give an interval");
     assert!(lo / 2.0 < 0.75, "the sleeps made the efficiency uncertain: [{lo}, {hi}]");
     // Noise findings are the machine's (a busy host's steal time may be medium).
-    let raised: Vec<&Finding> =
-        doc.findings.iter().filter(|x| x.severity > Severity::Low && x.kind != Kind::NoisyMeasurement).collect();
+    let raised: Vec<&Finding> = doc
+        .findings
+        .iter()
+        .filter(|x| x.severity > Severity::Low && x.kind != Kind::NoisyMeasurement)
+        .collect();
     // The sleeps are drawn by process id: now and then every 2-thread run drew longer ones and
     // the interval stays below 90% (the serial sleep is then measured, and raised).
     if raised.is_empty() {
-        assert!(hi / 2.0 >= 0.9, "an efficiency below 90% at 95% confidence, and nothing raised: {k:?}");
+        assert!(
+            hi / 2.0 >= 0.9,
+            "an efficiency below 90% at 95% confidence, and nothing raised: {k:?}"
+        );
         // The measured efficiency fell at 90% or above by chance: the interval says it all.
-        let u = doc.findings.iter().find(|x| x.summary.contains("cannot tell")).unwrap_or_else(|| panic!("{k:?}"));
+        let u = doc
+            .findings
+            .iter()
+            .find(|x| x.summary.contains("cannot tell"))
+            .unwrap_or_else(|| panic!("{k:?}"));
         assert_eq!((u.kind, u.severity, u.at), (Kind::NoisyMeasurement, Severity::Low, Some(2.0)));
     } else {
         for f in raised {
@@ -529,7 +643,10 @@ fn runs_too_varied_to_tell_say_so_and_blame_only_what_each_run_shows() {
             );
         }
     }
-    assert!(doc.findings.iter().all(|x| !matches!(x.kind, Kind::ScalesWell | Kind::ThreadsIgnored)), "{k:?}");
+    assert!(
+        doc.findings.iter().all(|x| !matches!(x.kind, Kind::ScalesWell | Kind::ThreadsIgnored)),
+        "{k:?}"
+    );
 }
 
 /// Sweeps tests/workloads/critical.c (`critical` or `reduction`) over OMP_NUM_THREADS=1,2.
@@ -579,7 +696,8 @@ fn an_openmp_loop_with_uneven_iterations_on_a_static_schedule_is_load_imbalance(
     let f = swept_again_if(|| openmp("static"), more);
     // Runs too varied to tell (a busy machine) leave the cause at info, after "cannot tell".
     let undecided = cannot_tell(&f);
-    let causes: Vec<Finding> = f.iter().filter(|x| x.kind != Kind::NoisyMeasurement).cloned().collect();
+    let causes: Vec<Finding> =
+        f.iter().filter(|x| x.kind != Kind::NoisyMeasurement).cloned().collect();
     let imbalance = first(&causes, Kind::LoadImbalance);
     assert!(undecided || imbalance.severity >= Severity::Medium, "{imbalance:?}");
     assert!(imbalance.summary.contains("the last"), "{imbalance:?}");
@@ -593,12 +711,19 @@ fn an_openmp_loop_with_uneven_iterations_on_a_static_schedule_is_load_imbalance(
 
 #[test]
 #[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2) to see the runtime's code on the CPUs; .ci/run runs it"]
-fn threads_spinning_in_the_openmp_runtime_are_said_to_hide_their_wait_not_taken_for_false_sharing() {
+fn threads_spinning_in_the_openmp_runtime_are_said_to_hide_their_wait_not_taken_for_false_sharing()
+{
     // OMP_WAIT_POLICY=active: the thread done with its share spins at the barrier instead of sleeping.
     let f = openmp_with("static", "--env OMP_WAIT_POLICY=active");
-    let spin = f.iter().find(|x| x.summary.contains("spin in the parallel runtime")).unwrap_or_else(|| panic!("{f:?}"));
+    let spin = f
+        .iter()
+        .find(|x| x.summary.contains("spin in the parallel runtime"))
+        .unwrap_or_else(|| panic!("{f:?}"));
     assert!(cannot_tell(&f) || spin.severity >= Severity::Medium, "{spin:?}");
-    assert!(spin.summary.contains("libgomp") && spin.advice.contains("OMP_WAIT_POLICY=passive"), "{spin:?}");
+    assert!(
+        spin.summary.contains("libgomp") && spin.advice.contains("OMP_WAIT_POLICY=passive"),
+        "{spin:?}"
+    );
     assert!(!f.iter().any(|x| x.advice.contains("false sharing")), "{:?}", kinds(&f));
     assert!(!f.iter().any(|x| x.kind == Kind::WaitForWork), "no feeder: {:?}", kinds(&f));
     // Spinning a while before sleeping (as on CPUs with a slow pause instruction): the spin is the
@@ -607,7 +732,11 @@ fn threads_spinning_in_the_openmp_runtime_are_said_to_hide_their_wait_not_taken_
     let f = openmp_with("static", "--env GOMP_SPINCOUNT=3000000");
     assert!(serious_causes(&f).iter().all(|k| *k == Kind::LoadImbalance), "{:?}", kinds(&f));
     let raised = |x: &&Finding| x.severity > Severity::Info;
-    assert!(!f.iter().filter(raised).any(|x| x.advice.contains("false sharing")), "{:?}", kinds(&f));
+    assert!(
+        !f.iter().filter(raised).any(|x| x.advice.contains("false sharing")),
+        "{:?}",
+        kinds(&f)
+    );
 }
 
 #[test]
@@ -616,25 +745,38 @@ fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
     let cpus = std::thread::available_parallelism().unwrap().get();
     // Other work: one busy process per CPU for the whole sweep.
     let mut others: Vec<std::process::Child> = (0..cpus)
-        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+        .map(|_| {
+            std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()
+        })
         .collect();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
-    let o = sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &[&exe, "probe", "scalable", "--threads", "{threads}"]);
+    let o = sweep(
+        d.path(),
+        "-r 3 -w 0 --param threads=1,2",
+        &[&exe, "probe", "scalable", "--threads", "{threads}"],
+    );
     for c in &mut others {
         let _ = c.kill();
         let _ = c.wait();
     }
     assert!(o.status.success(), "{}", stderr(&o));
     let f = results(&d.path().join("r")).findings;
-    let serious: Vec<_> = f.iter().filter(|x| x.severity >= Severity::Medium).map(|x| x.kind).collect();
+    let serious: Vec<_> =
+        f.iter().filter(|x| x.severity >= Severity::Medium).map(|x| x.kind).collect();
     assert!(
         serious.iter().all(|k| *k == Kind::NoisyMeasurement),
         "only the machine's load may be blamed: {:?}",
         kinds(&f)
     );
-    assert!(!f.iter().any(|x| x.kind == Kind::SerialFraction && x.severity > Severity::Info), "{:?}", kinds(&f));
-    if let Some(load) = f.iter().find(|x| x.kind == Kind::NoisyMeasurement && x.severity == Severity::Medium) {
+    assert!(
+        !f.iter().any(|x| x.kind == Kind::SerialFraction && x.severity > Severity::Info),
+        "{:?}",
+        kinds(&f)
+    );
+    if let Some(load) =
+        f.iter().find(|x| x.kind == Kind::NoisyMeasurement && x.severity == Severity::Medium)
+    {
         assert!(load.summary.contains("the gap is mostly the machine's load"), "{load:?}");
     }
 }

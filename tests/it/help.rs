@@ -74,7 +74,11 @@ done"#,
     );
     let mut input = String::new();
     for path in cmds.keys() {
-        input.push_str(&format!("scalescope {} -\nscalescope {} .\n", path.join(" "), path.join(" ")));
+        input.push_str(&format!(
+            "scalescope {} -\nscalescope {} .\n",
+            path.join(" "),
+            path.join(" ")
+        ));
     }
     let o = Command::new("bash")
         .args(["--norc", "-c", &driver])
@@ -92,16 +96,29 @@ done"#,
     let text = stdout(&o);
     let mut lines = text.lines();
     let registered = lines.next().unwrap();
-    assert!(registered.contains(" -F _scalescope ") && registered.ends_with(" scalescope"), "{text}");
+    assert!(
+        registered.contains(" -F _scalescope ") && registered.ends_with(" scalescope"),
+        "{text}"
+    );
     for (path, flags) in &cmds {
         let (dashes, words) = (lines.next().unwrap(), lines.next().unwrap());
         let offered: Vec<&str> = dashes.split(' ').collect();
         for f in flags {
-            assert!(offered.contains(&f.as_str()), "scalescope {} -<TAB> lacks {f}: {dashes}", path.join(" "));
+            assert!(
+                offered.contains(&f.as_str()),
+                "scalescope {} -<TAB> lacks {f}: {dashes}",
+                path.join(" ")
+            );
         }
-        for (sub, _) in cmds.iter().filter(|(p, _)| p.len() == path.len() + 1 && p.starts_with(path)) {
+        for (sub, _) in
+            cmds.iter().filter(|(p, _)| p.len() == path.len() + 1 && p.starts_with(path))
+        {
             let name = sub.last().unwrap().as_str();
-            assert!(words.split(' ').any(|w| w == name), "scalescope {} <TAB> lacks {name}: {words}", path.join(" "));
+            assert!(
+                words.split(' ').any(|w| w == name),
+                "scalescope {} <TAB> lacks {name}: {words}",
+                path.join(" ")
+            );
         }
     }
 }
@@ -112,8 +129,16 @@ fn every_shell_gets_a_script_naming_every_subcommand_and_flag() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let script = output(&["completions", shell]);
         for (path, flags) in &cmds {
-            for word in flags.iter().map(|f| f.trim_start_matches('-')).chain(path.last().map(String::as_str)) {
-                assert!(script.contains(word), "{shell}: no {word} (scalescope {})", path.join(" "));
+            for word in flags
+                .iter()
+                .map(|f| f.trim_start_matches('-'))
+                .chain(path.last().map(String::as_str))
+            {
+                assert!(
+                    script.contains(word),
+                    "{shell}: no {word} (scalescope {})",
+                    path.join(" ")
+                );
             }
         }
     }
@@ -128,7 +153,8 @@ fn zsh_and_fish_accept_their_scripts() {
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), output(&["completions", shell])).unwrap();
         let o = Command::new(shell).args(check).arg(file.path()).output();
-        let o = o.unwrap_or_else(|e| panic!("{shell} is not installed (apt-get install {shell}): {e}"));
+        let o =
+            o.unwrap_or_else(|e| panic!("{shell} is not installed (apt-get install {shell}): {e}"));
         assert!(o.status.success(), "{shell} rejects its script: {}", stderr(&o));
     }
 }
@@ -140,20 +166,29 @@ fn sections(text: &str, heading: impl Fn(&str) -> Option<String>) -> BTreeMap<St
     for line in text.lines() {
         match heading(line) {
             Some(h) => current = h,
-            None => out.entry(current.clone()).or_insert_with(String::new).push_str(&format!("{line}\n")),
+            None => out
+                .entry(current.clone())
+                .or_insert_with(String::new)
+                .push_str(&format!("{line}\n")),
         }
     }
     out
 }
 
-fn check_page(what: &str, page: &BTreeMap<String, String>, cmds: &BTreeMap<Vec<String>, Vec<String>>) {
+fn check_page(
+    what: &str,
+    page: &BTreeMap<String, String>,
+    cmds: &BTreeMap<Vec<String>, Vec<String>>,
+) {
     for (path, flags) in cmds {
         let heading = if path.is_empty() {
             "OPTIONS".to_string()
         } else {
             format!("SCALESCOPE {}", path.join(" ")).to_uppercase()
         };
-        let body = page.get(&heading).unwrap_or_else(|| panic!("{what}: no section {heading}: {:?}", page.keys()));
+        let body = page
+            .get(&heading)
+            .unwrap_or_else(|| panic!("{what}: no section {heading}: {:?}", page.keys()));
         for f in flags.iter().filter(|f| *f != "--color" || path.is_empty()) {
             assert!(body.contains(f.as_str()), "{what}: {heading} lacks {f}");
         }
@@ -165,8 +200,10 @@ fn the_man_page_has_a_section_with_the_flags_of_every_subcommand() {
     let cmds = commands();
     let roff = output(&["man"]);
     assert!(roff.lines().any(|l| l.starts_with(".TH scalescope 1 ")), "no title: {roff}");
-    let plain = roff.replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "");
-    let page = sections(&plain, |l| l.strip_prefix(".SH ").map(|h| h.trim_matches('"').to_string()));
+    let plain =
+        roff.replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "");
+    let page =
+        sections(&plain, |l| l.strip_prefix(".SH ").map(|h| h.trim_matches('"').to_string()));
     check_page("roff", &page, &cmds);
     for h in ["NAME", "SYNOPSIS", "SUBCOMMANDS", "EXIT STATUS", "ENVIRONMENT"] {
         assert!(page.contains_key(h), "no {h}");
@@ -188,8 +225,13 @@ fn man_renders_the_page_with_every_section() {
         .output()
         .expect("man is not installed (apt-get install man-db)");
     assert!(o.status.success() && stderr(&o).trim().is_empty(), "man: {}", stderr(&o));
-    let text: String = stdout(&o).split('\x08').enumerate().map(|(i, s)| if i == 0 { s } else { &s[1..] }).collect();
-    let page = sections(&text, |l| (!l.is_empty() && !l.starts_with(' ')).then(|| l.trim().to_string()));
+    let text: String = stdout(&o)
+        .split('\x08')
+        .enumerate()
+        .map(|(i, s)| if i == 0 { s } else { &s[1..] })
+        .collect();
+    let page =
+        sections(&text, |l| (!l.is_empty() && !l.starts_with(' ')).then(|| l.trim().to_string()));
     check_page("man", &page, &cmds);
 }
 
@@ -226,10 +268,24 @@ fn a_count_to_predict_at_must_be_above_zero() {
     for bad in ["0", "-8", "many", "inf"] {
         let o = scalescope(
             d.path(),
-            &["analyze", "--csv", "t.csv", "--count", "threads", "--time", "time_s", "--predict", bad],
+            &[
+                "analyze",
+                "--csv",
+                "t.csv",
+                "--count",
+                "threads",
+                "--time",
+                "time_s",
+                "--predict",
+                bad,
+            ],
         );
         assert_eq!(o.status.code(), Some(2), "--predict {bad}");
-        assert!(stderr(&o).contains("a count to predict at is a number above 0"), "--predict {bad}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("a count to predict at is a number above 0"),
+            "--predict {bad}: {}",
+            stderr(&o)
+        );
     }
 }
 
@@ -238,7 +294,8 @@ fn a_count_to_predict_at_must_be_above_zero() {
 fn the_budget_default_in_the_help_is_the_one_the_plan_uses() {
     let help = output(&["run", "--help"]);
     let budget = help.split("--budget <TIME>").nth(1).expect("--budget in run --help");
-    let said = budget.split("[default: ").nth(1).and_then(|d| d.split(']').next()).expect("a default");
+    let said =
+        budget.split("[default: ").nth(1).and_then(|d| d.split(']').next()).expect("a default");
     assert_eq!(said, "1x", "{budget}");
     let auto = scalescope::plan::Runs::AUTO.budget;
     assert_eq!(auto, Some(scalescope::plan::Budget::Multiple(1.0)), "the plan's default");

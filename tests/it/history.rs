@@ -36,7 +36,11 @@ fn commit_workload(dir: &Path, critical: f64, i: usize) {
 }
 
 fn short_head(dir: &Path) -> String {
-    let o = Command::new("git").args(["rev-parse", "--short=7", "HEAD"]).current_dir(dir).output().unwrap();
+    let o = Command::new("git")
+        .args(["rev-parse", "--short=7", "HEAD"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
@@ -64,7 +68,11 @@ fn lock_sweep(repo: &Path, h: &Path, out: &str) -> usize {
     );
     assert!(o.status.success(), "{out}: {}", stderr(&o));
     let e = stderr(&o);
-    let n = e.split("history: sweep #").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse().ok());
+    let n = e
+        .split("history: sweep #")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok());
     n.unwrap_or_else(|| panic!("{out} was not recorded: {e}"))
 }
 
@@ -94,7 +102,8 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
             assert_eq!(id, recorded);
             let c = with_history(repo, &h, &["check"]);
             attempt += 1;
-            if !stdout(&c).starts_with("cannot tell: ") || attempt == if i == STEP { 6 } else { 3 } {
+            if !stdout(&c).starts_with("cannot tell: ") || attempt == if i == STEP { 6 } else { 3 }
+            {
                 break (id, c);
             }
         };
@@ -103,17 +112,31 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
         if i == STEP {
             assert_eq!(c.status.code(), Some(1), "the step is flagged: {verdict}{}", stderr(&c));
             assert!(verdict.starts_with("regression: "), "{verdict}");
-            assert!(verdict.contains(&format!("between {} and {}", commits[i - 1], commits[i])), "{verdict}");
+            assert!(
+                verdict.contains(&format!("between {} and {}", commits[i - 1], commits[i])),
+                "{verdict}"
+            );
             assert!(verdict.contains("efficiency at 2 threads fell from"), "{verdict}");
-            assert!(verdict.contains("serial fraction") || verdict.contains("left out"), "{verdict}");
+            assert!(
+                verdict.contains("serial fraction") || verdict.contains("left out"),
+                "{verdict}"
+            );
         } else {
-            assert_eq!(c.status.code(), Some(0), "sweep {i} is no regression: {verdict}{}", stderr(&c));
+            assert_eq!(
+                c.status.code(),
+                Some(0),
+                "sweep {i} is no regression: {verdict}{}",
+                stderr(&c)
+            );
         }
     }
     // Judged again after the fact, and every step of the whole history: only that sweep.
     let id = ids[STEP].to_string();
     assert_eq!(with_history(repo, &h, &["check", "--sweep", &id]).status.code(), Some(1));
-    assert_eq!(with_history(repo, &h, &["check", "--sweep", &ids[STEP + 1].to_string()]).status.code(), Some(0));
+    assert_eq!(
+        with_history(repo, &h, &["check", "--sweep", &ids[STEP + 1].to_string()]).status.code(),
+        Some(0)
+    );
     let all = with_history(repo, &h, &["check", "--all"]);
     assert_eq!(all.status.code(), Some(1));
     let lines: Vec<String> = stdout(&all).lines().map(String::from).collect();
@@ -133,7 +156,12 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
     assert!(others.len() <= 1 && others.iter().all(|l| small(l)), "{lines:?}");
 
     let listed = with_history(repo, &h, &["history", "--tag", "probe=lock"]);
-    assert!(stdout(&listed).contains(&format!("{recorded} sweeps in")), "{}{}", stdout(&listed), stderr(&listed));
+    assert!(
+        stdout(&listed).contains(&format!("{recorded} sweeps in")),
+        "{}{}",
+        stdout(&listed),
+        stderr(&listed)
+    );
     assert!(stdout(&listed).contains(&commits[STEP]), "{}", stdout(&listed));
     let json = stdout(&with_history(repo, &h, &["history", "--json", "--last", "2"]));
     assert_eq!(json.lines().count(), 2, "{json}");
@@ -141,7 +169,11 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
     let html = repo.join("trend.html");
     let trend = with_history(repo, &h, &["history", "trend", "--html", html.to_str().unwrap()]);
     assert!(trend.status.success(), "{}", stderr(&trend));
-    let row = stdout(&trend).lines().find(|l| l.trim_start().starts_with(&format!("#{id} "))).unwrap_or("").to_string();
+    let row = stdout(&trend)
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("#{id} ")))
+        .unwrap_or("")
+        .to_string();
     assert!(row.contains("regression"), "the trend marks the step: {}", stdout(&trend));
     assert_eq!(stdout(&trend).matches("regression").count(), 1, "{}", stdout(&trend));
     let page = std::fs::read_to_string(&html).unwrap();
@@ -157,7 +189,11 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
         .unwrap();
     let c = scalescope(repo, &["compare", &format!("--history={}", h.display()), &last]);
     assert!(c.status.success(), "{}", stderr(&c));
-    assert!(stdout(&c).contains(&last) && stdout(&c).contains(&format!("#{}", recorded - 1)), "{}", stdout(&c));
+    assert!(
+        stdout(&c).contains(&last) && stdout(&c).contains(&format!("#{}", recorded - 1)),
+        "{}",
+        stdout(&c)
+    );
 }
 
 #[test]
@@ -167,7 +203,21 @@ fn a_sweep_beside_other_work_is_not_judged_and_says_why() {
     let h = d.path().join("h.sqlite");
     let exe = bin().to_string_lossy().into_owned();
     let sweep = |out: &str| {
-        let args = ["run", "-o", out, "--param", "threads=1,2", "-r", "3", "-w", "0", "--", &exe, "probe", "scalable"];
+        let args = [
+            "run",
+            "-o",
+            out,
+            "--param",
+            "threads=1,2",
+            "-r",
+            "3",
+            "-w",
+            "0",
+            "--",
+            &exe,
+            "probe",
+            "scalable",
+        ];
         let mut args: Vec<&str> = args.to_vec();
         args.extend(["--threads", "{threads}", "--ops", "150000000"]);
         let o = with_history(d.path(), &h, &args);
@@ -178,8 +228,9 @@ fn a_sweep_beside_other_work_is_not_judged_and_says_why() {
     }
     // Other work: one busy process per CPU for the whole sweep.
     let cpus = std::thread::available_parallelism().unwrap().get();
-    let mut others: Vec<std::process::Child> =
-        (0..cpus).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect();
+    let mut others: Vec<std::process::Child> = (0..cpus)
+        .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+        .collect();
     sweep("busy");
     for c in &mut others {
         let _ = c.kill();
@@ -202,7 +253,21 @@ fn a_sweep_beside_other_work_is_not_judged_and_says_why() {
 fn quick_folder(dir: &Path, name: &str) {
     let o = scalescope(
         dir,
-        &["run", "-o", name, "--param", "n=1,2", "-r", "2", "-w", "0", "--no-sample", "--no-history", "--", "true"],
+        &[
+            "run",
+            "-o",
+            name,
+            "--param",
+            "n=1,2",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "--no-sample",
+            "--no-history",
+            "--",
+            "true",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -250,13 +315,21 @@ fn two_writers_at_once_lose_nothing() {
     for child in [a, b, c, e] {
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert!(!String::from_utf8_lossy(&o.stderr).contains("not recorded"), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("not recorded"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     let listed = stdout(&with_history(d.path(), &h, &["history", "--json"]));
     assert_eq!(listed.lines().count(), 26, "{listed}");
     // Imported again: the same 26 entries.
     let again = with_history(d.path(), &h, &["history", "import", "."]);
-    assert!(stdout(&again).contains("26 replacing the same sweep imported before; 27 in all)"), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("26 replacing the same sweep imported before; 27 in all)"),
+        "{}",
+        stdout(&again)
+    );
     let listed = stdout(&with_history(d.path(), &h, &["history", "--json"]));
     // `base` itself is a 27th sweep of its own, never recorded before.
     assert_eq!(listed.lines().count(), 27, "{listed}");
@@ -268,12 +341,19 @@ fn a_corrupt_history_is_one_sentence_and_the_sweep_is_kept() {
     let h = d.path().join("h.sqlite");
     let junk = "this is not a SQLite database but a file someone put here by mistake\n".repeat(20);
     std::fs::write(&h, &junk).unwrap();
-    let o = with_history(d.path(), &h, &["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "--", "true"]);
+    let o = with_history(
+        d.path(),
+        &h,
+        &["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "--", "true"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     let said: Vec<&str> = err.lines().filter(|l| l.contains("history")).collect();
     assert_eq!(said.len(), 1, "{err}");
-    assert!(said[0].contains("not a readable scalescope history") && said[0].contains("history import"), "{err}");
+    assert!(
+        said[0].contains("not a readable scalescope history") && said[0].contains("history import"),
+        "{err}"
+    );
     assert!(d.path().join("r/results.json").exists());
     assert_eq!(std::fs::read_to_string(&h).unwrap(), junk, "the file is left as it was");
     let l = with_history(d.path(), &h, &["history"]);
@@ -286,12 +366,23 @@ fn an_unwritable_history_location_is_one_sentence_and_the_sweep_is_kept() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("file"), "").unwrap();
     let h = d.path().join("file/h.sqlite");
-    let o = with_history(d.path(), &h, &["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "--", "false"]);
+    let o = with_history(
+        d.path(),
+        &h,
+        &["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "--", "false"],
+    );
     assert_eq!(o.status.code(), Some(1), "the sweep's own status: {}", stderr(&o));
-    let o = with_history(d.path(), &h, &["run", "-o", "r2", "-r", "1", "-w", "0", "--no-sample", "--", "true"]);
+    let o = with_history(
+        d.path(),
+        &h,
+        &["run", "-o", "r2", "-r", "1", "-w", "0", "--no-sample", "--", "true"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("the sweep was not recorded in the history") && err.contains("r2"), "{err}");
+    assert!(
+        err.contains("the sweep was not recorded in the history") && err.contains("r2"),
+        "{err}"
+    );
     assert_eq!(err.lines().filter(|l| l.contains("history")).count(), 1, "{err}");
     assert!(d.path().join("r2/results.json").exists());
 }
@@ -302,7 +393,8 @@ fn a_read_only_history_is_one_sentence_and_still_reads() {
     let d = tempfile::tempdir().unwrap();
     let fs = d.path().join("ro");
     std::fs::create_dir(&fs).unwrap();
-    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"]).arg(&fs).status();
+    let ok =
+        Command::new("mount").args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"]).arg(&fs).status();
     assert!(ok.is_ok_and(|s| s.success()), "mounting a tmpfs needs root");
     struct Unmount<'a>(&'a Path);
     impl Drop for Unmount<'_> {
@@ -312,10 +404,18 @@ fn a_read_only_history_is_one_sentence_and_still_reads() {
     }
     let _u = Unmount(&fs);
     let h = fs.join("h.sqlite");
-    let o = with_history(d.path(), &h, &["run", "-o", "r1", "-r", "1", "-w", "0", "--no-sample", "--", "true"]);
+    let o = with_history(
+        d.path(),
+        &h,
+        &["run", "-o", "r1", "-r", "1", "-w", "0", "--no-sample", "--", "true"],
+    );
     assert!(stderr(&o).contains("history: sweep #1 recorded"), "{}", stderr(&o));
     assert!(Command::new("mount").args(["-o", "remount,ro"]).arg(&fs).status().unwrap().success());
-    let o = with_history(d.path(), &h, &["run", "-o", "r2", "-r", "1", "-w", "0", "--no-sample", "--", "true"]);
+    let o = with_history(
+        d.path(),
+        &h,
+        &["run", "-o", "r2", "-r", "1", "-w", "0", "--no-sample", "--", "true"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("the sweep was not recorded in the history"), "{err}");
@@ -336,15 +436,26 @@ fn published_tables_are_imported_one_sweep_per_label_and_only_once() {
     }
     std::fs::write(d.path().join("kernels.csv"), csv).unwrap();
     let h = d.path().join("h.sqlite");
-    let args =
-        ["history", "import", "--csv", "kernels.csv", "--label", "kernel", "--count", "threads", "--time", "time_s"];
+    let args = [
+        "history",
+        "import",
+        "--csv",
+        "kernels.csv",
+        "--label",
+        "kernel",
+        "--count",
+        "threads",
+        "--time",
+        "time_s",
+    ];
     for _ in 0..2 {
         let o = with_history(d.path(), &h, &args);
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let l = stdout(&with_history(d.path(), &h, &["history"]));
     assert!(l.contains("4 sweeps in") && l.contains("kernel=6.8"), "{l}");
-    let t = stdout(&with_history(d.path(), &h, &["history", "trend", "time", "--threshold", "10%"]));
+    let t =
+        stdout(&with_history(d.path(), &h, &["history", "trend", "time", "--threshold", "10%"]));
     assert!(t.contains("time at 8 threads") && t.contains("6.8"), "{t}");
 }
 

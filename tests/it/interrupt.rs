@@ -29,7 +29,18 @@ fn interrupt_then_resume(signal: i32, expected_code: i32) {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("r");
     let child = Command::new(bin())
-        .args(["run", "-r", "3", "-w", "0", "-o", dir.to_str().unwrap(), "--param", "n=1,2,3", "--"])
+        .args([
+            "run",
+            "-r",
+            "3",
+            "-w",
+            "0",
+            "-o",
+            dir.to_str().unwrap(),
+            "--param",
+            "n=1,2,3",
+            "--",
+        ])
         .args(["sh", "-c", "sleep 0.15", "{n}"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -57,7 +68,11 @@ fn interrupt_then_resume(signal: i32, expected_code: i32) {
 
     let o = scalescope(d.path(), &["run", "--resume", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("the command it recorded: sh -c 'sleep 0.15' {n}"), "as typed: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the command it recorded: sh -c 'sleep 0.15' {n}"),
+        "as typed: {}",
+        stderr(&o)
+    );
     let doc = results(&dir);
     assert_eq!(doc.status, Status::Complete);
     for (i, p) in doc.points.iter().enumerate() {
@@ -106,9 +121,14 @@ fn sigkill_loses_no_finished_run() {
         }
         let o = scalescope(d.path(), &["show", "r", "--export-json", "all.json"]);
         assert!(o.status.success(), "{}", stderr(&o));
-        let all: Results = serde_json::from_str(&std::fs::read_to_string(d.path().join("all.json")).unwrap()).unwrap();
+        let all: Results =
+            serde_json::from_str(&std::fs::read_to_string(d.path().join("all.json")).unwrap())
+                .unwrap();
         let shown = all.points[0].runs.len();
-        assert!(shown > in_file, "the journal's runs are read back: {shown} shown, {in_file} in results.json");
+        assert!(
+            shown > in_file,
+            "the journal's runs are read back: {shown} shown, {in_file} in results.json"
+        );
         assert!(shown <= in_file + journaled);
 
         let o = scalescope(d.path(), &["run", "--resume", "r"]);
@@ -169,7 +189,19 @@ fn ctrl_c_between_runs_of_one_command_leaves_nothing_running() {
     let pids = d.path().join("pids");
     let script = format!("echo $$ >> {}; sleep 0.1", pids.display());
     let child = Command::new(bin())
-        .args(["run", "-r", "30", "-w", "0", "-o", dir.to_str().unwrap(), "--", "sh", "-c", &script])
+        .args([
+            "run",
+            "-r",
+            "30",
+            "-w",
+            "0",
+            "-o",
+            dir.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -184,8 +216,12 @@ fn ctrl_c_between_runs_of_one_command_leaves_nothing_running() {
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = results(&dir);
     assert_eq!(doc.status, Status::Interrupted);
-    assert!(doc.points[0].runs.iter().all(|r| r.exit_code == Some(0)), "the interrupted run must not be recorded");
-    let started: Vec<i32> = std::fs::read_to_string(&pids).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert!(
+        doc.points[0].runs.iter().all(|r| r.exit_code == Some(0)),
+        "the interrupted run must not be recorded"
+    );
+    let started: Vec<i32> =
+        std::fs::read_to_string(&pids).unwrap().lines().map(|l| l.parse().unwrap()).collect();
     assert!(started.len() > doc.points[0].runs.len() || started.len() >= 3);
     for pid in started {
         assert!(!alive(pid), "run {pid} still runs after the sweep was interrupted");
@@ -210,14 +246,32 @@ fn a_run_started_ahead_is_stopped_when_the_sweep_cannot_go_on() {
         );
         let start = Instant::now();
         let out = Command::new(bin())
-            .args(["run", "-r", "3", "-w", "0", "-o", dir.to_str().unwrap(), "--", "sh", "-c", &script])
+            .args([
+                "run",
+                "-r",
+                "3",
+                "-w",
+                "0",
+                "-o",
+                dir.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
             .output()
             .unwrap();
-        assert!(start.elapsed() < Duration::from_secs(10), "the sweep waited for the run started ahead");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the sweep waited for the run started ahead"
+        );
         assert!(!out.status.success());
         let msg = String::from_utf8_lossy(&out.stderr);
         assert!(msg.contains("cannot write"), "{msg}");
-        let Some(p) = std::fs::read_to_string(&pid).ok().and_then(|p| p.trim().parse::<i32>().ok()) else { continue };
+        let Some(p) = std::fs::read_to_string(&pid).ok().and_then(|p| p.trim().parse::<i32>().ok())
+        else {
+            continue;
+        };
         assert!(!alive(p), "the run started ahead ({p}) still runs");
         return;
     }

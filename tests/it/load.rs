@@ -14,7 +14,19 @@ fn a_tree_of_a_hundred_processes_is_followed() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &["run", "-o", "r", "-r", "1", "-w", "0", "--", "sh", "-c", "for i in $(seq 100); do sleep 1 & done; wait"],
+        &[
+            "run",
+            "-o",
+            "r",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            "for i in $(seq 100); do sleep 1 & done; wait",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
@@ -29,7 +41,20 @@ fn a_thousand_point_sweep_stays_proportionate_and_reports() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &["run", "-o", "r", "-r", "1", "-w", "0", "--no-sample", "--param", "i=1..1000", "--", "true"],
+        &[
+            "run",
+            "-o",
+            "r",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--no-sample",
+            "--param",
+            "i=1..1000",
+            "--",
+            "true",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let size = std::fs::metadata(d.path().join("r/results.json")).unwrap().len();
@@ -39,7 +64,11 @@ fn a_thousand_point_sweep_stays_proportionate_and_reports() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("1000"), "{}", stdout(&o));
     let page = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
-    assert!(page.contains("<figure id=\"fig-time\">") && page.len() < 2_000_000, "{} bytes", page.len());
+    assert!(
+        page.contains("<figure id=\"fig-time\">") && page.len() < 2_000_000,
+        "{} bytes",
+        page.len()
+    );
 }
 
 #[test]
@@ -47,7 +76,8 @@ fn a_thousand_point_sweep_stays_proportionate_and_reports() {
 fn a_report_of_a_thousand_points_opens_in_a_browser_with_its_charts() {
     let d = tempfile::tempdir().unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/results.json");
-    let mut doc: Results = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let mut doc: Results =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     let point = doc.points[0].clone();
     doc.points = (1..=1000)
         .map(|i| {
@@ -67,5 +97,8 @@ fn a_report_of_a_thousand_points_opens_in_a_browser_with_its_charts() {
         .output()
         .unwrap();
     let html = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.status.success() && html.matches("<svg").count() >= 3, "the report opens with its charts");
+    assert!(
+        dom.status.success() && html.matches("<svg").count() >= 3,
+        "the report opens with its charts"
+    );
 }

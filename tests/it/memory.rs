@@ -9,7 +9,8 @@ use scalescope::results::findings::{Kind, Severity};
 const MIB: f64 = 1024.0 * 1024.0;
 
 #[test]
-fn forked_workers_sharing_their_pages_count_once_in_pss_and_the_series_exports_as_prmon_writes_it() {
+fn forked_workers_sharing_their_pages_count_once_in_pss_and_the_series_exports_as_prmon_writes_it()
+{
     let dir = tempfile::tempdir().unwrap();
     let exe = behave().to_str().unwrap().to_string();
     let o = sweep(dir.path(), "-r 1 -w 0 --param k=1,4", &[&exe, "share", "{k}", "200"]);
@@ -17,17 +18,32 @@ fn forked_workers_sharing_their_pages_count_once_in_pss_and_the_series_exports_a
     let doc = results(&dir.path().join("r"));
     for p in &doc.points {
         let r = &p.runs[0];
-        let m = r.threads.as_ref().and_then(|t| t.memory).unwrap_or_else(|| panic!("{}: memory read", p.label()));
+        let m = r
+            .threads
+            .as_ref()
+            .and_then(|t| t.memory)
+            .unwrap_or_else(|| panic!("{}: memory read", p.label()));
         let pss = m.peak_pss_bytes as f64 / MIB;
         // 200 MiB shared by the parent and its workers, plus the program's own pages. The workers
         // end together: a reading that spans their exits leaves the ended ones out (it had read
         // 247 MiB at k=4 once, counting shares from before and after the exits).
-        assert!((pss - 200.0).abs() <= 10.0, "{}: peak PSS {pss:.1} MiB is the 200 MiB mapped", p.label());
-        assert!((r.max_rss_bytes as f64 / MIB) < 215.0, "wait4's max RSS stays per process: {}", r.max_rss_bytes);
+        assert!(
+            (pss - 200.0).abs() <= 10.0,
+            "{}: peak PSS {pss:.1} MiB is the 200 MiB mapped",
+            p.label()
+        );
+        assert!(
+            (r.max_rss_bytes as f64 / MIB) < 215.0,
+            "wait4's max RSS stays per process: {}",
+            r.max_rss_bytes
+        );
         assert!(m.mean_pss_bytes <= m.peak_pss_bytes && m.readings >= 2, "{m:?}");
         if p.label() == "k=4" {
             let rss = m.peak_rss_bytes as f64 / MIB;
-            assert!(rss > 3.0 * pss, "five processes map the pages: summed RSS {rss:.0} MiB, PSS {pss:.0} MiB");
+            assert!(
+                rss > 3.0 * pss,
+                "five processes map the pages: summed RSS {rss:.0} MiB, PSS {pss:.0} MiB"
+            );
         }
     }
     // Memory held for a second is read at its peak: no note says a reading missed it.
@@ -37,7 +53,10 @@ fn forked_workers_sharing_their_pages_count_once_in_pss_and_the_series_exports_a
     assert!(o.status.success(), "{}", stderr(&o));
     let tsv = std::fs::read_to_string(out.join("k_4-run1.txt")).unwrap();
     let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
-    for c in ["Time", "wtime", "utime", "stime", "pss", "rss", "swap", "vmem", "rchar", "wchar", "nprocs", "nthreads"] {
+    for c in [
+        "Time", "wtime", "utime", "stime", "pss", "rss", "swap", "vmem", "rchar", "wchar",
+        "nprocs", "nthreads",
+    ] {
         assert!(header.contains(&c), "{c} in {header:?}");
     }
     assert!(tsv.lines().skip(1).all(|l| l.split('\t').count() == header.len()), "{tsv}");
@@ -45,10 +64,15 @@ fn forked_workers_sharing_their_pages_count_once_in_pss_and_the_series_exports_a
         serde_json::from_str(&std::fs::read_to_string(out.join("k_4-run1.json")).unwrap()).unwrap();
     let pss_kb = json["Max"]["pss"].as_f64().unwrap();
     assert!((pss_kb / 1024.0 - 200.0).abs() <= 10.0, "{json}");
-    for key in ["vmem", "rss", "swap", "rchar", "read_bytes", "wchar", "write_bytes", "nprocs", "nthreads"] {
+    for key in
+        ["vmem", "rss", "swap", "rchar", "read_bytes", "wchar", "write_bytes", "nprocs", "nthreads"]
+    {
         assert!(json["Max"][key].is_number() && json["Avg"][key].is_number(), "{key} in {json}");
     }
-    assert!(json["Max"]["wtime"].is_number() && json["HW"]["mem"]["MemTotal"].is_number(), "{json}");
+    assert!(
+        json["Max"]["wtime"].is_number() && json["HW"]["mem"]["MemTotal"].is_number(),
+        "{json}"
+    );
 }
 
 #[test]
@@ -58,7 +82,8 @@ fn a_run_that_allocates_steadily_has_a_rising_memory_series_drawn_in_the_report(
     let o = sweep(dir.path(), "-r 1 -w 0", &[&exe, "grow", "100"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&dir.path().join("r"));
-    let s = doc.points[0].runs[0].threads.as_ref().and_then(|t| t.series.clone()).expect("a series");
+    let s =
+        doc.points[0].runs[0].threads.as_ref().and_then(|t| t.series.clone()).expect("a series");
     assert!(s.len() >= 3, "{s:?}");
     assert!(s.t_s.windows(2).all(|w| w[1] > w[0]), "{:?}", s.t_s);
     let (first, last) = (s.pss_kb[0], *s.pss_kb.last().unwrap());
@@ -84,7 +109,10 @@ fn a_peak_held_for_a_moment_between_readings_is_counted_and_named_in_the_notes()
         let seen = m.peak_rss_swept_bytes.max(r.max_rss_bytes) as f64 / MIB;
         assert!(seen >= 195.0, "wait4 or the sweeps saw the 200 MiB: {m:?} {}", r.max_rss_bytes);
         let pss = m.peak_pss_bytes as f64 / MIB;
-        assert!((189.0..=215.0).contains(&pss), "the peak PSS counts the 200 MiB, within 5%: {m:?}");
+        assert!(
+            (189.0..=215.0).contains(&pss),
+            "the peak PSS counts the 200 MiB, within 5%: {m:?}"
+        );
     }
     // The summed RSS, what batch systems limit, counts the spike too: never below the PSS.
     let st = doc.points[0].stats();
@@ -132,11 +160,21 @@ fn threads_that_each_hold_their_own_memory_outgrow_the_limit_and_the_finding_say
     let doc = results(&dir.path().join("r"));
     let m = doc.analysis.as_ref().and_then(|a| a.series[0].memory.clone()).expect("a memory fit");
     let per = m.per_count_bytes / 1e6;
-    assert!((per - 31.46).abs() < 2.0, "growth per thread {per:.2} MB is the 30 MiB each touches: {m:?}");
+    assert!(
+        (per - 31.46).abs() < 2.0,
+        "growth per thread {per:.2} MB is the 30 MiB each touches: {m:?}"
+    );
     assert!(m.grows() && m.fixed_bytes.abs() < 10e6, "{m:?}");
-    assert_eq!((m.usable_bytes, m.usable_source.as_str()), (100_000_000, "given with --memory-limit"));
+    assert_eq!(
+        (m.usable_bytes, m.usable_source.as_str()),
+        (100_000_000, "given with --memory-limit")
+    );
     assert_eq!((m.horizon, m.fits_up_to), (4.0, Some(3.0)), "{m:?}");
-    let f = doc.findings.iter().find(|f| f.kind == Kind::MemoryLimit).unwrap_or_else(|| panic!("{:#?}", doc.findings));
+    let f = doc
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::MemoryLimit)
+        .unwrap_or_else(|| panic!("{:#?}", doc.findings));
     assert_eq!((f.severity, f.at), (Severity::High, Some(4.0)));
     // 4 threads were measured over the limit: said as measured, whatever the line predicts.
     assert!(f.summary.starts_with("at 4 threads the tree's PSS is already 12"), "{}", f.summary);
@@ -146,31 +184,59 @@ fn threads_that_each_hold_their_own_memory_outgrow_the_limit_and_the_finding_say
         "{}",
         f.summary
     );
-    assert!(f.evidence.iter().any(|e| e.starts_with("peak PSS of the tree: 1 thread 3")), "{:?}", f.evidence);
-    for unrelated in [Kind::LockContention, Kind::IoBound, Kind::KernelContention, Kind::OnCpuInefficiency] {
-        assert!(doc.findings.iter().all(|f| f.kind != unrelated), "{unrelated:?}: {:#?}", doc.findings);
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with("peak PSS of the tree: 1 thread 3")),
+        "{:?}",
+        f.evidence
+    );
+    for unrelated in
+        [Kind::LockContention, Kind::IoBound, Kind::KernelContention, Kind::OnCpuInefficiency]
+    {
+        assert!(
+            doc.findings.iter().all(|f| f.kind != unrelated),
+            "{unrelated:?}: {:#?}",
+            doc.findings
+        );
     }
     let html = std::fs::read_to_string(dir.path().join("r/report.html")).unwrap();
-    assert!(html.contains("Peak PSS of the tree") && html.contains("fitted line"), "the sweep's memory chart");
+    assert!(
+        html.contains("Peak PSS of the tree") && html.contains("fitted line"),
+        "the sweep's memory chart"
+    );
     assert!(html.contains("memory-limit"), "the finding is in the report");
     // Judged against a larger memory, the same sweep fits the node: no finding.
-    let o = scalescope(dir.path(), &["show", "r", "--memory-limit", "1GB", "--export-json", "big.json"]);
+    let o = scalescope(
+        dir.path(),
+        &["show", "r", "--memory-limit", "1GB", "--export-json", "big.json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let big: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("big.json")).unwrap()).unwrap();
-    let kinds: Vec<&str> = big["findings"].as_array().unwrap().iter().filter_map(|f| f["kind"].as_str()).collect();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("big.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<&str> =
+        big["findings"].as_array().unwrap().iter().filter_map(|f| f["kind"].as_str()).collect();
     assert!(!kinds.contains(&"memory-limit"), "{kinds:?}");
     let fits = big["analysis"]["series"][0]["memory"]["fits_up_to"].as_f64().unwrap();
     assert!((29.0..=32.0).contains(&fits), "1 GB holds about 31 threads of 31.5 MB: {fits}");
     // A prediction far beyond does not demote what was measured over the limit.
-    let o =
-        scalescope(dir.path(), &["show", "r", "--memory-limit", "100MB", "--predict", "64", "--export-json", "p.json"]);
+    let o = scalescope(
+        dir.path(),
+        &["show", "r", "--memory-limit", "100MB", "--predict", "64", "--export-json", "p.json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let p: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("p.json")).unwrap()).unwrap();
-    let f = p["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "memory-limit").expect("a finding");
+    let f = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "memory-limit")
+        .expect("a finding");
     assert_eq!(f["severity"], "high", "{f}");
-    assert!(f["summary"].as_str().unwrap().starts_with("at 4 threads the tree's PSS is already"), "{f}");
+    assert!(
+        f["summary"].as_str().unwrap().starts_with("at 4 threads the tree's PSS is already"),
+        "{f}"
+    );
 }
 
 #[test]
@@ -205,12 +271,17 @@ fn a_cpu_bound_probe_whose_memory_does_not_grow_gets_no_memory_finding_even_pred
 fn memory_that_is_flat_but_already_over_the_limit_is_a_finding() {
     let dir = tempfile::tempdir().unwrap();
     let exe = behave().to_str().unwrap().to_string();
-    let o = sweep(dir.path(), "-r 1 -w 0 --param workers=1,2", &[&exe, "share", "{workers}", "200"]);
+    let o =
+        sweep(dir.path(), "-r 1 -w 0 --param workers=1,2", &[&exe, "share", "{workers}", "200"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = scalescope(dir.path(), &["show", "r", "--memory-limit", "100MB", "--export-json", "small.json"]);
+    let o = scalescope(
+        dir.path(),
+        &["show", "r", "--memory-limit", "100MB", "--export-json", "small.json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let small: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("small.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("small.json")).unwrap())
+            .unwrap();
     let f = small["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "memory-limit");
     let summary = f.and_then(|f| f["summary"].as_str()).unwrap_or_else(|| panic!("{small:#}"));
     assert!(summary.starts_with("at 1 worker the tree's PSS is already 20"), "{summary}");
@@ -235,11 +306,14 @@ fn a_memory_limit_that_is_no_size_is_one_sentence_and_exit_2() {
         assert!(stderr(&o).contains(said), "{size}: {}", stderr(&o));
     }
     // Without the sampler there is no PSS to judge: said before anything runs.
-    let o =
-        scalescope(dir.path(), &["run", "-o", "n", "-r", "1", "--no-sample", "--memory-limit", "1GB", "--", "true"]);
+    let o = scalescope(
+        dir.path(),
+        &["run", "-o", "n", "-r", "1", "--no-sample", "--memory-limit", "1GB", "--", "true"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("--memory-limit judges the tree's PSS, which --no-sample does not read"),
+        stderr(&o)
+            .contains("--memory-limit judges the tree's PSS, which --no-sample does not read"),
         "{}",
         stderr(&o)
     );
@@ -254,12 +328,15 @@ fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
     let exe = behave().to_str().unwrap().to_string();
     let work = ["--work", "items=10"];
     let args = |out: &str, more: &[&str], k: &str| -> Vec<String> {
-        let mut a: Vec<String> = ["run", "-o", out, "-r", "1", "-w", "0"].iter().map(|s| s.to_string()).collect();
+        let mut a: Vec<String> =
+            ["run", "-o", out, "-r", "1", "-w", "0"].iter().map(|s| s.to_string()).collect();
         a.extend(work.iter().chain(more).map(|s| s.to_string()));
         a.extend(["--".to_string(), exe.clone(), "perworker".into(), k.into(), "30".into()]);
         a
     };
-    for (out, more, k) in [("threads", &["--param", "k=1,2"][..], "{k}"), ("copies", &["--copies", "2"][..], "1")] {
+    for (out, more, k) in
+        [("threads", &["--param", "k=1,2"][..], "{k}"), ("copies", &["--copies", "2"][..], "1")]
+    {
         let a = args(out, more, k);
         let o = scalescope(dir.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
         assert!(o.status.success(), "{}", stderr(&o));
@@ -269,7 +346,10 @@ fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
     let text = stdout(&o);
     let memory: Vec<&str> = text.lines().skip_while(|l| *l != "memory").collect();
     let line = |set: &str| {
-        memory.iter().find(|l| l.contains(&format!("{set}: items/s per GB of PSS (peak PSS of the tree)"))).copied()
+        memory
+            .iter()
+            .find(|l| l.contains(&format!("{set}: items/s per GB of PSS (peak PSS of the tree)")))
+            .copied()
     };
     let mib = |l: &str| -> Vec<f64> {
         l.split('(').skip(2).filter_map(|p| p.split(" MiB)").next()?.parse::<f64>().ok()).collect()
@@ -284,7 +364,10 @@ fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
         }
     }
     assert!(
-        memory.iter().any(|l| l.contains("per GB of PSS at the largest count both measured, copies (2 copies)")),
+        memory
+            .iter()
+            .any(|l| l
+                .contains("per GB of PSS at the largest count both measured, copies (2 copies)")),
         "{text}"
     );
     // prmon watches one job step each: a copy's files are its own tree's, series and summary alike.
@@ -294,14 +377,22 @@ fn compare_sets_threads_against_copies_per_gigabyte_of_pss() {
     for rank in 0..2 {
         let name = format!("copies_2-run1-rank{rank}");
         let tsv = std::fs::read_to_string(out.join(format!("{name}.txt"))).unwrap();
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json"))).unwrap()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
         let pss_col = tsv.lines().next().unwrap().split('\t').position(|c| c == "pss").unwrap();
-        let series_max =
-            tsv.lines().skip(1).filter_map(|l| l.split('\t').nth(pss_col)?.parse::<f64>().ok()).fold(0.0, f64::max);
+        let series_max = tsv
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split('\t').nth(pss_col)?.parse::<f64>().ok())
+            .fold(0.0, f64::max);
         let max = json["Max"]["pss"].as_f64().unwrap();
         assert!((max / 1024.0 - 30.0).abs() < 6.0, "{name}: one copy's 30 MiB, not both: {max} kB");
-        assert!(series_max <= max * 1.01, "{name}: series {series_max} kB within the summary's {max} kB");
+        assert!(
+            series_max <= max * 1.01,
+            "{name}: series {series_max} kB within the summary's {max} kB"
+        );
     }
     assert!(!out.join("copies_2-run1.txt").exists(), "no file mixes the copies");
 }
@@ -315,7 +406,8 @@ fn processes_naming(marker: &str) -> Vec<std::path::PathBuf> {
         .filter(|e| {
             let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
             let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-            args.first().is_some_and(|a| a.ends_with(b"behave")) && args.contains(&marker.as_bytes())
+            args.first().is_some_and(|a| a.ends_with(b"behave"))
+                && args.contains(&marker.as_bytes())
         })
         .map(|e| e.path())
         .collect();
@@ -334,7 +426,9 @@ fn pss_of_processes_naming(marker: &str) -> Option<u64> {
             .iter()
             .filter_map(|p| std::fs::read_to_string(p.join("smaps_rollup")).ok())
             .filter_map(|t| {
-                t.lines().find_map(|l| l.strip_prefix("Pss:")?.split_whitespace().next()?.parse::<u64>().ok())
+                t.lines().find_map(|l| {
+                    l.strip_prefix("Pss:")?.split_whitespace().next()?.parse::<u64>().ok()
+                })
             })
             .sum()
     };
@@ -371,9 +465,16 @@ fn copies_sharing_a_mapped_file_peak_together_not_each_at_their_own_moment() {
     let run = &results(&dir.path().join("r")).points[0].runs[0];
     let m = run.threads.as_ref().and_then(|t| t.memory).expect("memory read");
     let tool = m.peak_pss_bytes as f64 / MIB;
-    let own_peaks: f64 =
-        run.ranks.iter().filter_map(|p| p.threads.as_ref()?.memory).map(|m| m.peak_pss_bytes as f64 / MIB).sum();
-    assert!(own_peaks > 1.5 * independent, "each copy peaked alone: {own_peaks:.1} MiB, at once {independent:.1}");
+    let own_peaks: f64 = run
+        .ranks
+        .iter()
+        .filter_map(|p| p.threads.as_ref()?.memory)
+        .map(|m| m.peak_pss_bytes as f64 / MIB)
+        .sum();
+    assert!(
+        own_peaks > 1.5 * independent,
+        "each copy peaked alone: {own_peaks:.1} MiB, at once {independent:.1}"
+    );
     assert!(
         (tool - independent).abs() <= 0.05 * independent,
         "peak PSS {tool:.1} MiB, read at once by another reader {independent:.1} MiB (sum of the copies' peaks {own_peaks:.1}) {:?}",
@@ -387,6 +488,9 @@ fn copies_sharing_a_mapped_file_peak_together_not_each_at_their_own_moment() {
     assert!(m.mean_pss_bytes <= m.peak_pss_bytes, "{m:?}");
     let s = run.threads.as_ref().and_then(|t| t.series.clone()).expect("a series");
     let series_max = s.pss_kb.iter().copied().max().unwrap() as f64 / 1024.0;
-    assert!(series_max > 0.9 * independent, "the series is the copies' sum, not one copy's: {series_max:.1} MiB");
+    assert!(
+        series_max > 0.9 * independent,
+        "the series is the copies' sum, not one copy's: {series_max:.1} MiB"
+    );
     assert_eq!(s.nprocs.iter().copied().max(), Some(4), "all four copies in the series");
 }

@@ -22,7 +22,10 @@ fn ok(dir: &Path, args: &[&str]) -> String {
 /// The value of a `scalescope-metric NAME VALUE` line.
 fn metric(out: &str, name: &str) -> f64 {
     let prefix = format!("scalescope-metric {name} ");
-    let line = out.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("no {name} in {out}"));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in {out}"));
     line[prefix.len()..].split_whitespace().next().unwrap().parse().unwrap()
 }
 
@@ -32,14 +35,22 @@ fn wordcount_agrees_with_an_independent_count_of_generated_text() {
     ok(d.path(), &["gen", "text", "-o", "a.txt", "--size", "2MB", "--seed", "7"]);
     ok(d.path(), &["gen", "text", "-o", "b.txt", "--size", "2MB", "--seed", "7"]);
     let text = std::fs::read(d.path().join("a.txt")).unwrap();
-    assert_eq!(text, std::fs::read(d.path().join("b.txt")).unwrap(), "gen text is deterministic for a seed");
+    assert_eq!(
+        text,
+        std::fs::read(d.path().join("b.txt")).unwrap(),
+        "gen text is deterministic for a seed"
+    );
     let mut counts: HashMap<Vec<u8>, u64> = HashMap::new();
     for w in text.split(|b| !b.is_ascii_alphabetic()).filter(|w| !w.is_empty()) {
         *counts.entry(w.to_ascii_lowercase()).or_default() += 1;
     }
-    let (word, n) = counts.iter().max_by_key(|(w, n)| (**n, std::cmp::Reverse((*w).clone()))).unwrap();
+    let (word, n) =
+        counts.iter().max_by_key(|(w, n)| (**n, std::cmp::Reverse((*w).clone()))).unwrap();
     for threads in ["1", "2", "3"] {
-        let out = ok(d.path(), &["probe", "wordcount", "-t", threads, "--chunk", "64KiB", "--files", "a.txt"]);
+        let out = ok(
+            d.path(),
+            &["probe", "wordcount", "-t", threads, "--chunk", "64KiB", "--files", "a.txt"],
+        );
         assert_eq!(metric(&out, "words") as u64, counts.values().sum::<u64>(), "{out}");
         assert_eq!(metric(&out, "distinct") as usize, counts.len());
         let top = format!("top: {} {n},", String::from_utf8_lossy(word));
@@ -54,7 +65,10 @@ fn readspeed_reads_exactly_the_files_bytes_in_every_mode() {
     ok(d.path(), &["gen", "files", "--dir", "in", "--count", "3", "--size", "3000000"]);
     let mut sums = Vec::new();
     for mode in ["pread", "mmap", "direct"] {
-        let o = scalescope(d.path(), &["probe", "readspeed", "-t", "2", "--mode", mode, "--checksum", "--files", "in"]);
+        let o = scalescope(
+            d.path(),
+            &["probe", "readspeed", "-t", "2", "--mode", mode, "--checksum", "--files", "in"],
+        );
         if mode == "direct" && !o.status.success() {
             assert!(stderr(&o).contains("refuses O_DIRECT"), "{}", stderr(&o));
             continue;
@@ -71,14 +85,29 @@ fn readspeed_reads_exactly_the_files_bytes_in_every_mode() {
 #[test]
 fn pingpong_answers_every_message_and_overlap_builds_the_same_events_both_ways() {
     let d = tmp();
-    let out = ok(d.path(), &["probe", "pingpong", "-t", "2", "--actors", "3", "--messages", "5000"]);
-    assert!(out.contains("2 workers × 3 actors × 5000 messages: 30000 messages (each answered)"), "{out}");
+    let out =
+        ok(d.path(), &["probe", "pingpong", "-t", "2", "--actors", "3", "--messages", "5000"]);
+    assert!(
+        out.contains("2 workers × 3 actors × 5000 messages: 30000 messages (each answered)"),
+        "{out}"
+    );
     assert!(metric(&out, "per_worker") > 0.0 && metric(&out, "round_trip") > 0.0, "{out}");
     ok(d.path(), &["gen", "files", "--dir", "ev", "--count", "2", "--size", "3MB"]);
     let checksum = |overlap: &str, threads: &str| {
         let out = ok(
             d.path(),
-            &["probe", "overlap", "-t", threads, "--overlap", overlap, "--chunk", "1MiB", "--files", "ev"],
+            &[
+                "probe",
+                "overlap",
+                "-t",
+                threads,
+                "--overlap",
+                overlap,
+                "--chunk",
+                "1MiB",
+                "--files",
+                "ev",
+            ],
         );
         assert!(metric(&out, "throughput") > 0.0);
         let first = out.lines().next().unwrap();
@@ -141,13 +170,21 @@ fn the_ceiling_is_the_best_way_of_reading_and_bounds_a_job_reading_the_same_file
         assert!(p.how.starts_with("pread"), "warm: buffered reads only: {p:?}");
         assert!(p.bytes_per_s >= p.runs_bytes_per_s.iter().copied().fold(0.0, f64::max), "{p:?}");
     }
-    assert!(c.points[1].bytes_per_s >= c.points[0].bytes_per_s, "more threads read as fewer can: {:?}", c.points);
+    assert!(
+        c.points[1].bytes_per_s >= c.points[0].bytes_per_s,
+        "more threads read as fewer can: {:?}",
+        c.points
+    );
     let out = stdout(&o);
     let shares: Vec<f64> = out
         .lines()
         .filter(|l| l.contains("the job read ") && l.contains(" MB/s"))
         .map(|l| {
-            let pct = l.split("= ").nth(1).and_then(|r| r.split('%').next()).unwrap_or_else(|| panic!("{l}"));
+            let pct = l
+                .split("= ")
+                .nth(1)
+                .and_then(|r| r.split('%').next())
+                .unwrap_or_else(|| panic!("{l}"));
             pct.parse().unwrap()
         })
         .collect();
@@ -158,8 +195,15 @@ fn the_ceiling_is_the_best_way_of_reading_and_bounds_a_job_reading_the_same_file
     // leaves out: the job reads near its ceiling, and how near depends on the machine. What must
     // hold: an I/O finding against the ceiling cites it, and never puts the job above it.
     for f in findings.iter().filter(|f| f.kind == Kind::IoBound) {
-        assert!(f.evidence.iter().any(|e| e.contains("of what the files deliver to readspeed at")), "{f:?}");
-        assert!(f.summary.contains("of what its files can deliver") || f.summary.contains("underestimates"), "{f:?}");
+        assert!(
+            f.evidence.iter().any(|e| e.contains("of what the files deliver to readspeed at")),
+            "{f:?}"
+        );
+        assert!(
+            f.summary.contains("of what its files can deliver")
+                || f.summary.contains("underestimates"),
+            "{f:?}"
+        );
     }
     for silent in [Kind::LockContention, Kind::WaitForWork, Kind::KernelContention] {
         assert!(findings.iter().all(|f| f.kind != silent), "{silent:?}: {findings:?}");
@@ -172,8 +216,14 @@ fn probe_mistakes_get_one_sentence_and_exit_2() {
     std::fs::write(d.path().join("notes.txt"), "plain text, not events ".repeat(1000)).unwrap();
     let cases: [(&[&str], &str); 9] = [
         (&["probe", "readspeed", "--block", "1000", "--files", "notes.txt"], "multiple of 4 KiB"),
-        (&["probe", "readspeed", "--chunk", "5000", "--files", "notes.txt"], "multiple of the block size (1 MiB)"),
-        (&["agent", "--parts", "parts", "--", "no-such-program-xyz"], "agent: cannot run 'no-such-program-xyz'"),
+        (
+            &["probe", "readspeed", "--chunk", "5000", "--files", "notes.txt"],
+            "multiple of the block size (1 MiB)",
+        ),
+        (
+            &["agent", "--parts", "parts", "--", "no-such-program-xyz"],
+            "agent: cannot run 'no-such-program-xyz'",
+        ),
         (
             &["agent", "--parts", "parts", "--metric", "x=(", "--", "true"],
             "agent: a --metric regex does not compile: error: unclosed group",
@@ -188,6 +238,9 @@ fn probe_mistakes_get_one_sentence_and_exit_2() {
         let o = scalescope(d.path(), args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = stderr(&o);
-        assert!(err.contains(says) && err.lines().count() == 1 && !err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.lines().count() == 1 && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
     }
 }

@@ -83,8 +83,12 @@ fn value_lists_never_panic_and_stay_bounded() {
         }
     }
     // Huge ranges are refused before anything is allocated, and saturation cannot loop.
-    for spec in ["1..18446744073709551615", "1..18446744073709551615:x2", "0..18446744073709551615:+1", "1..1000000:x1"]
-    {
+    for spec in [
+        "1..18446744073709551615",
+        "1..18446744073709551615:x2",
+        "0..18446744073709551615:+1",
+        "1..1000000:x1",
+    ] {
         let r = values::expand(spec, 8);
         assert!(r.is_err() || r.as_ref().unwrap().len() < 100, "{spec}: {r:?}");
     }
@@ -93,7 +97,8 @@ fn value_lists_never_panic_and_stay_bounded() {
 #[test]
 fn templates_and_work_expressions_never_panic() {
     let mut rng = Rng::new(2);
-    let params = vec![("threads".to_string(), "4".to_string()), ("f".to_string(), "a b'c".to_string())];
+    let params =
+        vec![("threads".to_string(), "4".to_string()), ("f".to_string(), "a b'c".to_string())];
     for _ in 0..ROUNDS {
         let t = text(&mut rng);
         for q in [template::Quote::None, template::Quote::Shell] {
@@ -117,7 +122,11 @@ fn shell_quoting_round_trips_through_a_real_shell() {
     for _ in 0..200 {
         let v: String = text(&mut rng).replace('\0', "");
         let quoted = template::shell_quote(&v);
-        let out = std::process::Command::new("sh").arg("-c").arg(format!("printf %s {quoted}")).output().unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {quoted}"))
+            .output()
+            .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), v, "{quoted}");
     }
 }
@@ -125,7 +134,10 @@ fn shell_quoting_round_trips_through_a_real_shell() {
 #[test]
 fn metric_lines_of_any_bytes_never_panic() {
     let specs = vec![
-        MetricSpec { name: "tp".into(), regex: r"Throughput: ([0-9.eE+-]+ ?[kMG]?i?B?/?s?)".into() },
+        MetricSpec {
+            name: "tp".into(),
+            regex: r"Throughput: ([0-9.eE+-]+ ?[kMG]?i?B?/?s?)".into(),
+        },
         MetricSpec { name: "n".into(), regex: r"n=(\S+)".into() },
     ];
     let scanner = Scanner::new(&specs).unwrap();
@@ -143,7 +155,11 @@ fn metric_lines_of_any_bytes_never_panic() {
         }
         found.clear();
         scanner.scan_line(&line, &mut found);
-        assert!(found.iter().all(|f| f.value.is_finite()), "{:?}: {found:?}", String::from_utf8_lossy(&line));
+        assert!(
+            found.iter().all(|f| f.value.is_finite()),
+            "{:?}: {found:?}",
+            String::from_utf8_lossy(&line)
+        );
     }
 }
 
@@ -181,7 +197,9 @@ fn proc_parsers_survive_mangled_text() {
 
 #[test]
 fn results_files_truncated_or_corrupted_load_or_fail_but_never_panic() {
-    let good = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/report/results.json")).unwrap();
+    let good =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/report/results.json"))
+            .unwrap();
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("results.json");
     let mut rng = Rng::new(6);
@@ -201,11 +219,9 @@ fn results_files_truncated_or_corrupted_load_or_fail_but_never_panic() {
                 b.splice(at..at, text(&mut rng).bytes());
             }
             _ => {
-                let s = String::from_utf8_lossy(&b).replace("\"wall_s\": ", "\"wall_s\": -").replacen(
-                    "\"points\"",
-                    &format!("\"{}\"", text(&mut rng)),
-                    rng.below(2),
-                );
+                let s = String::from_utf8_lossy(&b)
+                    .replace("\"wall_s\": ", "\"wall_s\": -")
+                    .replacen("\"points\"", &format!("\"{}\"", text(&mut rng)), rng.below(2));
                 b = s.into_bytes();
             }
         }
@@ -213,7 +229,8 @@ fn results_files_truncated_or_corrupted_load_or_fail_but_never_panic() {
         if let Ok((_, doc)) = scalescope::results::load(&path) {
             loaded += 1;
             if let Some(axis) = &doc.plan.axis
-                && let Ok(a) = scalescope::analysis::analyze_results(&doc, axis, &Default::default())
+                && let Ok(a) =
+                    scalescope::analysis::analyze_results(&doc, axis, &Default::default())
             {
                 let _ = scalescope::diagnose::diagnose(&doc, Some(&a));
                 let _ = scalescope::report::summary::summary(&doc, Some(&a));

@@ -36,7 +36,8 @@ fn the_python_recipes_run_as_written() {
         has.as_ref().is_ok_and(|o| o.status.success()),
         "{py} lacks pandas or IPython (pip install pandas ipython)"
     );
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/python.md")).unwrap();
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/python.md"))
+        .unwrap();
     let blocks = python_blocks(&doc);
     assert_eq!(blocks.len(), 4, "the sweep, results.json, the CSV, the notebook");
     // What the recipes leave behind, checked in the same interpreter after them.
@@ -48,7 +49,11 @@ print("recipes ok")
 "#;
     let script = blocks.concat() + checks;
     let d = tempfile::tempdir().unwrap();
-    let path = format!("{}:{}", bin().parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let o = Command::new(&py)
         .args(["-W", "error::UserWarning", "-c"])
         .arg(&script)
@@ -71,5 +76,8 @@ fn the_csv_export_has_a_header_for_every_field() {
     let csv = std::fs::read_to_string(d.path().join("t.csv")).unwrap();
     let fields = |line: &str| line.split(',').count();
     let header = fields(csv.lines().next().unwrap());
-    assert!(csv.lines().skip(1).all(|l| fields(l) == header), "rows and header differ in length:\n{csv}");
+    assert!(
+        csv.lines().skip(1).all(|l| fields(l) == header),
+        "rows and header differ in length:\n{csv}"
+    );
 }

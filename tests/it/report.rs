@@ -24,7 +24,18 @@ fn sampled_sweep() -> &'static Path {
             &dir,
             &argv(
                 "run -o r --param threads=1,2 -r 2 -w 0",
-                &["--", &exe, "probe", "lock", "-t", "{threads}", "--ops", "1500000", "--critical", "0.6"],
+                &[
+                    "--",
+                    &exe,
+                    "probe",
+                    "lock",
+                    "-t",
+                    "{threads}",
+                    "--ops",
+                    "1500000",
+                    "--critical",
+                    "0.6",
+                ],
             ),
         );
         assert!(o.status.success(), "{}", stderr(&o));
@@ -65,19 +76,23 @@ fn finding_blocks(page: &str, doc: &Results) {
     }
 }
 
-const CHARTS: [&str; 7] = ["throughput", "time", "speedup", "efficiency", "cpu", "threads", "timeline"];
+const CHARTS: [&str; 7] =
+    ["throughput", "time", "speedup", "efficiency", "cpu", "threads", "timeline"];
 
 #[test]
 fn every_results_folder_gets_a_report_with_every_chart_drawn() {
     let d = tempfile::tempdir().unwrap();
     let r = sampled_sweep().to_str().unwrap();
     let page = std::fs::read_to_string(Path::new(r).join("report.html")).unwrap();
-    let external = page.contains(" src=") || page.contains("href=\"http") || page.contains("@import");
+    let external =
+        page.contains(" src=") || page.contains("href=\"http") || page.contains("@import");
     // The flame graphs' optional zoom and search is the only script.
     let scripted = page.replace(scalescope::report::flame::SCRIPT, "").contains("<script");
     assert!(page.starts_with("<!DOCTYPE html>") && !scripted && !external, "self-contained");
     for id in CHARTS {
-        let start = page.find(&format!("<figure id=\"fig-{id}\">")).unwrap_or_else(|| panic!("no {id} chart"));
+        let start = page
+            .find(&format!("<figure id=\"fig-{id}\">"))
+            .unwrap_or_else(|| panic!("no {id} chart"));
         let fig = &page[start..start + page[start..].find("</figure>").unwrap()];
         let marks = fig.matches("class=\"series\"").count()
             + fig.matches("class=\"bar\"").count()
@@ -90,7 +105,9 @@ fn every_results_folder_gets_a_report_with_every_chart_drawn() {
     let waits = &page[page.find("<h2>Top waits").expect("a waits section")..];
     let listed = waits[..waits.find("</ul>").unwrap()].split("<li>");
     assert!(
-        listed.into_iter().any(|l| l.contains(": lock ") && l.contains("scalescope::probes::zoo::GLOBAL_LOCK")),
+        listed
+            .into_iter()
+            .any(|l| l.contains(": lock ") && l.contains("scalescope::probes::zoo::GLOBAL_LOCK")),
         "{waits}"
     );
     let o = scalescope(d.path(), &["report", r, "--format", "svg", "-o", "svg"]);
@@ -104,7 +121,11 @@ fn every_results_folder_gets_a_report_with_every_chart_drawn() {
     assert!(std::fs::read_to_string(d.path().join("t.html")).unwrap().contains("threads=1 run 2"));
     let o = scalescope(d.path(), &["report", r, "--timeline", "threads=9:1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("no point threads=9; the points are threads=1, threads=2"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no point threads=9; the points are threads=1, threads=2"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -113,7 +134,14 @@ fn the_report_renders_in_a_headless_browser_without_errors() {
     let browser = common::chromium();
     let page = sampled_sweep().join("report.html");
     let url = format!("file://{}", page.display());
-    let flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr", "--v=0"];
+    let flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+    ];
     let dom = Command::new(&browser).args(flags).arg("--dump-dom").arg(&url).output().unwrap();
     let html = String::from_utf8_lossy(&dom.stdout);
     assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
@@ -136,7 +164,11 @@ fn the_report_renders_in_a_headless_browser_without_errors() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let bytes = std::fs::read(&png).unwrap();
-    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 50_000, "a real screenshot: {} bytes", bytes.len());
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 50_000,
+        "a real screenshot: {} bytes",
+        bytes.len()
+    );
 }
 
 #[test]
@@ -154,13 +186,18 @@ fn a_hostile_command_line_is_text_in_html_and_markdown() {
     assert!(!page.contains("<script>alert(1)</script>"), "markup in the HTML");
     // Shown shell-quoted, as it would be pasted: '<script>…' and '"'\''&', then escaped.
     assert!(
-        page.contains("&#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; &#39;&quot;&#39;\\&#39;&#39;&amp;&#39;"),
+        page.contains(
+            "&#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; &#39;&quot;&#39;\\&#39;&#39;&amp;&#39;"
+        ),
         "{page}"
     );
     let md = stdout(&scalescope(d.path(), &["report", "r", "--format", "md"]));
     let outside_code: String = md.split("```").step_by(2).collect();
     assert!(!outside_code.contains("<script>"), "{md}");
-    assert!(md.contains("<script>alert(1)</script>"), "the command is shown verbatim inside its code block: {md}");
+    assert!(
+        md.contains("<script>alert(1)</script>"),
+        "the command is shown verbatim inside its code block: {md}"
+    );
 }
 
 fn fixtures() -> PathBuf {
@@ -175,13 +212,26 @@ fn exports_match_their_golden_files(name: &str) {
     let file = format!("{name}/results.json");
     let out = |f: &str| d.path().join(f).to_str().unwrap().to_string();
     let (csv, md, json) = (out("t.csv"), out("t.md"), out("t.json"));
-    let o = in_fixtures(&["show", &file, "--export-csv", &csv, "--export-markdown", &md, "--export-json", &json]);
+    let o = in_fixtures(&[
+        "show",
+        &file,
+        "--export-csv",
+        &csv,
+        "--export-markdown",
+        &md,
+        "--export-json",
+        &json,
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     golden(&format!("{name}/show.golden.txt"), &stdout(&o));
     golden(&format!("{name}/table.golden.csv"), &std::fs::read_to_string(&csv).unwrap());
     golden(&format!("{name}/summary.golden.md"), &std::fs::read_to_string(&md).unwrap());
     let o = in_fixtures(&["report", &file, "--format", "md"]);
-    assert_eq!(stdout(&o), std::fs::read_to_string(&md).unwrap(), "report --format md is the exported post");
+    assert_eq!(
+        stdout(&o),
+        std::fs::read_to_string(&md).unwrap(),
+        "report --format md is the exported post"
+    );
     let html = out("r.html");
     let o = in_fixtures(&["report", &file, "-o", &html]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -189,7 +239,8 @@ fn exports_match_their_golden_files(name: &str) {
     golden(&format!("{name}/report.golden.html"), &html_structure(&page));
     let stored: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixtures().join(&file)).unwrap()).unwrap();
-    let exported: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let exported: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(stored == exported, "--export-json writes the document shown, unchanged");
 }
 
@@ -201,11 +252,16 @@ fn every_export_of_an_unsampled_sweep_matches_its_golden_file() {
 #[test]
 fn every_export_of_a_sampled_sweep_with_findings_matches_its_golden_file() {
     exports_match_their_golden_files("sampled");
-    let doc: Results =
-        serde_json::from_str(&std::fs::read_to_string(fixtures().join("sampled/results.json")).unwrap()).unwrap();
+    let doc: Results = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("sampled/results.json")).unwrap(),
+    )
+    .unwrap();
     let page = std::fs::read_to_string(fixtures().join("sampled/report.golden.html")).unwrap();
     finding_blocks(&page, &doc);
     let post = std::fs::read_to_string(fixtures().join("sampled/summary.golden.md")).unwrap();
-    assert!(doc.findings.len() >= 2 && post.contains("\nFindings:\n") && post.contains("\nWaits:\n"), "{post}");
+    assert!(
+        doc.findings.len() >= 2 && post.contains("\nFindings:\n") && post.contains("\nWaits:\n"),
+        "{post}"
+    );
     assert!(post.contains("GLOBAL\\_LOCK"), "{post}");
 }

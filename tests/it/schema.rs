@@ -32,15 +32,21 @@ fn check(path: &Path) -> Results {
     let doc = read(path);
     let errors = validate::validate(&shipped(), &doc);
     assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
-    let typed: Results = serde_json::from_value(doc.clone()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let typed: Results =
+        serde_json::from_value(doc.clone()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let again: Value = serde_json::from_str(&serde_json::to_string(&typed).unwrap()).unwrap();
     if let Some(at) = difference(&again, &doc, "$") {
         // A point's statistics are derived from its runs: what the types derive now stands.
-        if std::env::var_os("UPDATE_GOLDEN").is_some() && (at.ends_with("(added)") || at.contains(".stats.")) {
+        if std::env::var_os("UPDATE_GOLDEN").is_some()
+            && (at.ends_with("(added)") || at.contains(".stats."))
+        {
             std::fs::write(path, serde_json::to_string(&typed).unwrap() + "\n").unwrap();
             return typed;
         }
-        panic!("{} changes through the types at {at}; rerun with UPDATE_GOLDEN=1 if it gains a field", path.display());
+        panic!(
+            "{} changes through the types at {at}; rerun with UPDATE_GOLDEN=1 if it gains a field",
+            path.display()
+        );
     }
     typed
 }
@@ -52,12 +58,16 @@ fn difference(a: &Value, b: &Value, path: &str) -> Option<String> {
             let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
             keys.map(|k| (k, x.get(k), y.get(k))).find_map(|(k, u, v)| match (u, v) {
                 (Some(u), Some(v)) => difference(u, v, &format!("{path}.{k}")),
-                (u, _) => Some(format!("{path}.{k} ({})", if u.is_some() { "added" } else { "lost" })),
+                (u, _) => {
+                    Some(format!("{path}.{k} ({})", if u.is_some() { "added" } else { "lost" }))
+                }
             })
         }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            x.iter().zip(y).enumerate().find_map(|(i, (u, v))| difference(u, v, &format!("{path}[{i}]")))
-        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (u, v))| difference(u, v, &format!("{path}[{i}]"))),
         _ => (a != b).then(|| format!("{path}: {a} against {b}")),
     }
 }
@@ -69,7 +79,11 @@ fn the_shipped_schema_is_the_one_the_types_give() {
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &want).unwrap();
     }
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), want, "rerun with UPDATE_GOLDEN=1 after changing the types");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        want,
+        "rerun with UPDATE_GOLDEN=1 after changing the types"
+    );
 }
 
 #[test]
@@ -90,7 +104,8 @@ fn every_fixture_validates_and_comes_back_unchanged_through_the_types() {
 #[test]
 fn a_fresh_sweep_validates_and_stores_its_axis_analysis_and_findings() {
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), "-r 2 -w 0 --param threads=1,2", &probe_scalable(&["--ops", "80000000"]));
+    let o =
+        sweep(d.path(), "-r 2 -w 0 --param threads=1,2", &probe_scalable(&["--ops", "80000000"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = check(&d.path().join("r/results.json"));
     let axis = Axis { param: "threads".into(), counts: Counts::Workers, scaling: Scaling::Strong };
@@ -98,8 +113,15 @@ fn a_fresh_sweep_validates_and_stores_its_axis_analysis_and_findings() {
     let a = doc.analysis.as_ref().unwrap();
     assert_eq!(a.axis, axis);
     assert_eq!(a.series[0].points.iter().map(|p| p.count).collect::<Vec<_>>(), [1.0, 2.0]);
-    assert!(doc.points.iter().all(|p| p.runs.iter().all(|r| r.threads.is_some())), "sampled runs are in the document");
-    assert_eq!(doc.findings, scalescope::diagnose::diagnose(&doc, Some(a)), "the findings stored are the rules' on it");
+    assert!(
+        doc.points.iter().all(|p| p.runs.iter().all(|r| r.threads.is_some())),
+        "sampled runs are in the document"
+    );
+    assert_eq!(
+        doc.findings,
+        scalescope::diagnose::diagnose(&doc, Some(a)),
+        "the findings stored are the rules' on it"
+    );
     std::fs::create_dir(d.path().join("c")).unwrap();
     let o = sweep(&d.path().join("c"), "-r 1 -w 0 --no-sample --copies 2", &["true"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -121,9 +143,15 @@ fn the_validator_finds_what_the_schema_forbids() {
     let says = |errors: Vec<String>, what: &str| {
         assert!(errors.iter().any(|e| e.contains(what)), "expected '{what}' in {errors:#?}");
     };
-    says(broken(&|d| drop(d.as_object_mut().unwrap().remove("machine"))), "$: the required field machine is missing");
+    says(
+        broken(&|d| drop(d.as_object_mut().unwrap().remove("machine"))),
+        "$: the required field machine is missing",
+    );
     says(broken(&|d| d["status"] = "finished".into()), "$.status");
-    says(broken(&|d| d["points"][0]["runs"][0]["wall_s"] = "1.5".into()), "$.points[0].runs[0].wall_s");
+    says(
+        broken(&|d| d["points"][0]["runs"][0]["wall_s"] = "1.5".into()),
+        "$.points[0].runs[0].wall_s",
+    );
     says(broken(&|d| d["plan"]["runs"]["min"] = (-1).into()), "$.plan.runs.min");
     says(
         broken(&|d| d["analysis"]["series"][0]["amdahl"]["serial_fraction"] = Value::Null),
@@ -139,7 +167,10 @@ fn a_version_1_file_loads_with_its_axis_analysis_and_findings_made_again() {
     let v1 = repo("tests/fixtures/v1/results.json");
     assert_eq!(read(&v1)["schema_version"], 1);
     let out = d.path().join("v2.json");
-    let o = scalescope(d.path(), &["show", v1.to_str().unwrap(), "--export-json", out.to_str().unwrap()]);
+    let o = scalescope(
+        d.path(),
+        &["show", v1.to_str().unwrap(), "--export-json", out.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = check(&out);
     assert_eq!(doc.schema_version, SCHEMA_VERSION);
@@ -153,7 +184,8 @@ fn a_version_1_file_loads_with_its_axis_analysis_and_findings_made_again() {
 #[test]
 fn show_reads_the_stored_analysis_and_findings_back_unless_another_view_is_asked_for() {
     let d = tempfile::tempdir().unwrap();
-    let mut doc: Results = serde_json::from_value(read(&repo("tests/fixtures/report/results.json"))).unwrap();
+    let mut doc: Results =
+        serde_json::from_value(read(&repo("tests/fixtures/report/results.json"))).unwrap();
     doc.findings[0].summary = "a finding planted in results.json".into();
     doc.analysis.as_mut().unwrap().notes.push("a note planted in results.json".into());
     std::fs::write(d.path().join("results.json"), serde_json::to_string(&doc).unwrap()).unwrap();
@@ -162,7 +194,10 @@ fn show_reads_the_stored_analysis_and_findings_back_unless_another_view_is_asked
     let text = common::stdout(&o);
     assert!(text.contains("a finding planted") && text.contains("a note planted"), "{text}");
     assert_eq!(check(&d.path().join("same.json")).findings, doc.findings);
-    let o = scalescope(d.path(), &["show", "results.json", "--baseline", "2", "--export-json", "other.json"]);
+    let o = scalescope(
+        d.path(),
+        &["show", "results.json", "--baseline", "2", "--export-json", "other.json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let text = common::stdout(&o);
     assert!(!text.contains("planted"), "another baseline is a new analysis: {text}");
@@ -171,6 +206,9 @@ fn show_reads_the_stored_analysis_and_findings_back_unless_another_view_is_asked
     assert_eq!(series.baseline, 2.0, "the file says what the screen shows");
     assert_eq!(series.points.iter().find(|p| p.count == 2.0).map(|p| p.speedup), Some(1.0));
     let speedup = series.points[0].speedup;
-    assert!(speedup < 0.6 && text.contains(&format!("{speedup:.2}×")), "the screen shows it too: {text}");
+    assert!(
+        speedup < 0.6 && text.contains(&format!("{speedup:.2}×")),
+        "the screen shows it too: {text}"
+    );
     assert_eq!(other.findings, scalescope::diagnose::diagnose(&other, other.analysis.as_ref()));
 }

@@ -13,7 +13,10 @@ fn values_never_reach_a_shell_without_shell() {
     let evil = "$(touch pwned1);touch pwned2`touch pwned3`";
     let o = scalescope(
         d.path(),
-        &argv("run -o r -r 1 -w 0 --no-sample -L x", &[evil, "--prepare", "echo {x}", "--", "echo", "{x}"]),
+        &argv(
+            "run -o r -r 1 -w 0 --no-sample -L x",
+            &[evil, "--prepare", "echo {x}", "--", "echo", "{x}"],
+        ),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     for f in ["pwned1", "pwned2", "pwned3"] {
@@ -26,11 +29,19 @@ fn values_never_reach_a_shell_without_shell() {
 #[test]
 fn files_follow_the_umask_and_planted_symlinks_are_refused() {
     let d = tempfile::tempdir().unwrap();
-    let cmd = format!("umask 077; exec {} run -o r -r 1 -w 0 --no-sample -- echo hi", bin().display());
-    let o = Command::new("sh").arg("-c").arg(&cmd).current_dir(d.path()).env("NO_COLOR", "1").output().unwrap();
+    let cmd =
+        format!("umask 077; exec {} run -o r -r 1 -w 0 --no-sample -- echo hi", bin().display());
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(&cmd)
+        .current_dir(d.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for f in ["results.json", "report.html", "summary.md", "output/000-000.stdout"] {
-        let mode = std::fs::metadata(d.path().join("r").join(f)).unwrap().permissions().mode() & 0o777;
+        let mode =
+            std::fs::metadata(d.path().join("r").join(f)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{f}: {mode:o}");
     }
     // A folder prepared with links where scalescope writes: the link targets stay untouched.
@@ -40,7 +51,10 @@ fn files_follow_the_umask_and_planted_symlinks_are_refused() {
     for name in ["s/output/000-000.stdout", "s/report.html", "s/results.journal"] {
         std::os::unix::fs::symlink(&victim, d.path().join(name)).unwrap();
     }
-    let o = scalescope(d.path(), &["run", "-o", "s", "-r", "1", "-w", "0", "--no-sample", "--", "echo", "hi"]);
+    let o = scalescope(
+        d.path(),
+        &["run", "-o", "s", "-r", "1", "-w", "0", "--no-sample", "--", "echo", "hi"],
+    );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
@@ -62,7 +76,9 @@ fn no_socket_is_ever_opened() {
     let mut seen = Vec::new();
     for _ in 0..10 {
         std::thread::sleep(std::time::Duration::from_millis(100));
-        for fd in std::fs::read_dir(format!("/proc/{}/fd", child.id())).into_iter().flatten().flatten() {
+        for fd in
+            std::fs::read_dir(format!("/proc/{}/fd", child.id())).into_iter().flatten().flatten()
+        {
             if let Ok(target) = std::fs::read_link(fd.path()) {
                 seen.push(target.display().to_string());
             }
@@ -113,7 +129,11 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
     let evicted = doc.points[0].runs[0].evict.as_ref().expect("evicted");
     let err = String::from_utf8_lossy(&o.stderr);
     if root {
-        assert_eq!((evicted.resident_fraction, evicted.unchecked_bytes), (None, 4 << 20), "{evicted:?}");
+        assert_eq!(
+            (evicted.resident_fraction, evicted.unchecked_bytes),
+            (None, 4 << 20),
+            "{evicted:?}"
+        );
         assert_eq!(err.matches("belong to another user").count(), 1, "{err}");
     } else {
         assert!(evicted.resident_fraction.is_some_and(|f| f < 0.05), "{evicted:?}");
@@ -126,10 +146,16 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
         // Attached to another user's process (this test's, root's), it would see nothing worth
         // reading: one sentence and exit code 2.
         let me = std::process::id().to_string();
-        let o = Command::new("runuser").args(["-u", "nobody", "--", &exe, "attach", &me]).output().unwrap();
+        let o = Command::new("runuser")
+            .args(["-u", "nobody", "--", &exe, "attach", &me])
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains(&format!("process {me} (")) && err.contains("belongs to another user"), "{err}");
+        assert!(
+            err.contains(&format!("process {me} (")) && err.contains("belongs to another user"),
+            "{err}"
+        );
     }
 }
 
@@ -138,7 +164,10 @@ fn an_unprivileged_user_can_sweep_sample_and_report() {
 #[test]
 fn resume_runs_only_what_a_folder_of_ones_own_records_unless_trusted() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(d.path(), &argv("run -o r -r 2 -w 0 --prepare", &["echo x >> ran", "--", "sh", "-c", "exit 1"]));
+    let o = scalescope(
+        d.path(),
+        &argv("run -o r -r 2 -w 0 --prepare", &["echo x >> ran", "--", "sh", "-c", "exit 1"]),
+    );
     assert_eq!(o.status.code(), Some(1), "a failed sweep, to resume: {}", stderr(&o));
     let ran = || std::fs::read_to_string(d.path().join("ran")).unwrap_or_default().lines().count();
     let before = ran();
@@ -146,12 +175,18 @@ fn resume_runs_only_what_a_folder_of_ones_own_records_unless_trusted() {
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     let o = scalescope(d.path(), &["run", "--resume", "r"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("can be written by anyone") && stderr(&o).contains("--trust"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("can be written by anyone") && stderr(&o).contains("--trust"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(ran(), before, "nothing ran");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("note: not root; a folder of another user cannot be made here (the writable case was checked)");
+        eprintln!(
+            "note: not root; a folder of another user cannot be made here (the writable case was checked)"
+        );
         return;
     }
     let nobody = 65534;
@@ -164,7 +199,8 @@ fn resume_runs_only_what_a_folder_of_ones_own_records_unless_trusted() {
     assert!(stderr(&o).contains("can be written by its group"), "{}", stderr(&o));
     assert_eq!(ran(), before, "nothing ran");
     std::os::unix::fs::chown(&dir, None, Some(0)).unwrap();
-    let root_alone = std::fs::read_to_string("/etc/group").unwrap().lines().any(|l| l == "root:x:0:");
+    let root_alone =
+        std::fs::read_to_string("/etc/group").unwrap().lines().any(|l| l == "root:x:0:");
     if root_alone {
         let o = scalescope(d.path(), &["run", "--resume", "r"]);
         assert_eq!(o.status.code(), Some(1), "resumed, the command still fails: {}", stderr(&o));

@@ -29,8 +29,14 @@ fn a_global_lock_takes_the_largest_part_and_threads_without_a_cpu_are_counted() 
     assert_eq!(doc.stacks.len(), 2, "one stack per count above the baseline: {:?}", doc.stacks);
     let two = stack(&doc, "threads=2");
     let lock = two.parts.first().expect("parts");
-    assert!(lock.cause == "lock" && lock.object.as_deref().is_some_and(|o| o.contains("GLOBAL_LOCK")), "{two:?}");
-    assert!(lock.cores >= 0.3, "60% of the work under one lock idles a good part of a CPU: {two:?}");
+    assert!(
+        lock.cause == "lock" && lock.object.as_deref().is_some_and(|o| o.contains("GLOBAL_LOCK")),
+        "{two:?}"
+    );
+    assert!(
+        lock.cores >= 0.3,
+        "60% of the work under one lock idles a good part of a CPU: {two:?}"
+    );
     // The parts add up to the count, and the ledger explains the loss: little is left over.
     assert!((two.speedup + two.lost() + two.unexplained - 2.0).abs() < 1e-9, "{two:?}");
     assert!(two.unexplained.abs() < 0.3, "{two:?}");
@@ -40,7 +46,10 @@ fn a_global_lock_takes_the_largest_part_and_threads_without_a_cpu_are_counted() 
     assert!((cores(four, "no CPU") - no_cpu).abs() < 0.1, "{four:?}");
     let text = stdout(&o);
     assert!(text.contains("speed-up stacks (cores)") && text.contains("threads=2: 2 = "), "{text}");
-    assert!(text.lines().any(|l| l.contains("threads=2: 2 = ") && l.contains(" lock (GLOBAL_LOCK)")), "{text}");
+    assert!(
+        text.lines().any(|l| l.contains("threads=2: 2 = ") && l.contains(" lock (GLOBAL_LOCK)")),
+        "{text}"
+    );
     let html = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
     assert!(html.contains("Speed-up stacks"), "the report draws them");
 }
@@ -50,7 +59,11 @@ fn a_probe_that_scales_gives_its_count_to_the_speed_up() {
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
-    let o = sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &[&exe, "probe", "scalable", "--threads", "{threads}"]);
+    let o = sweep(
+        d.path(),
+        "-r 3 -w 0 --param threads=1,2",
+        &[&exe, "probe", "scalable", "--threads", "{threads}"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let two = stack(&doc, "threads=2");
@@ -66,16 +79,23 @@ fn a_baseline_that_keeps_two_cpus_busy_gives_them_a_part_of_their_own() {
     let d = tempfile::tempdir().unwrap();
     let exe = bin().to_string_lossy().into_owned();
     // Two worker threads for each count: the baseline already fills both CPUs.
-    let script = format!("exec '{exe}' probe scalable --ops 200000000 --threads $(( {{threads}} * 2 ))");
+    let script =
+        format!("exec '{exe}' probe scalable --ops 200000000 --threads $(( {{threads}} * 2 ))");
     let o = sweep(d.path(), "-r 3 -w 0 --param threads=1,2", &["sh", "-c", &script]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let two = stack(&doc, "threads=2");
     let busy = cores(two, "busy baseline");
     // Other processes may take a share of the baseline's CPUs on a shared machine.
-    assert!(busy >= 0.5 && two.speedup <= 1.4, "the baseline's second CPU is its own part: {two:?}");
+    assert!(
+        busy >= 0.5 && two.speedup <= 1.4,
+        "the baseline's second CPU is its own part: {two:?}"
+    );
     assert!(two.unexplained.abs() < 0.35, "{two:?}");
     assert!((two.speedup + two.lost() + two.unexplained - 2.0).abs() < 1e-9, "{two:?}");
     let text = stdout(&o);
-    assert!(text.lines().any(|l| l.contains("threads=2: 2 = ") && l.contains(" busy baseline (")), "{text}");
+    assert!(
+        text.lines().any(|l| l.contains("threads=2: 2 = ") && l.contains(" busy baseline (")),
+        "{text}"
+    );
 }

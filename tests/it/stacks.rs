@@ -55,7 +55,8 @@ fn rerun(name: &str, refuse_perf: bool) -> bool {
         Command::new(&exe)
     };
     // Inside the one test binary, a test's name starts with its module's (`stacks::…`).
-    let full = format!("{}::{name}", module_path!().split_once("::").map_or(module_path!(), |(_, m)| m));
+    let full =
+        format!("{}::{name}", module_path!().split_once("::").map_or(module_path!(), |(_, m)| m));
     cmd.args(["--exact", &full, "--include-ignored", "--nocapture", "--test-threads", "1"])
         .env(INNER, "1")
         .env(WORKLOAD, &workload);
@@ -67,10 +68,14 @@ fn rerun(name: &str, refuse_perf: bool) -> bool {
     if !out.status.success() {
         // Seen in CI, not reproduced here: the workload's own frames stayed unnamed in one run.
         // Once again, and said, so that a flaky symbolisation shows without failing the suite.
-        eprintln!("note: {name} failed once and is run again:\n{}", String::from_utf8_lossy(&out.stderr));
+        eprintln!(
+            "note: {name} failed once and is run again:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out = cmd.output().unwrap();
     }
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{text}");
     assert!(text.contains("1 passed"), "{text}");
     true
@@ -93,11 +98,18 @@ fn refuse_perf_event_open() -> std::io::Result<()> {
         libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0x0005_0000 | libc::EACCES as u32 },
         libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0x7fff_0000 },
     ];
-    let prog = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_ptr() as *mut libc::sock_filter };
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
     // SAFETY: prctl with valid arguments; `prog` outlives the call.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-            || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const libc::sock_fprog) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog,
+            ) != 0
         {
             return Err(std::io::Error::last_os_error());
         }
@@ -108,8 +120,13 @@ fn refuse_perf_event_open() -> std::io::Result<()> {
 /// Follows `histogram MODE 4 SECONDS` with the evidence layer as the sampler would: a sweep
 /// every 10 ms, every futex-blocked thread's stack taken. Returns the sites seen and the findings.
 fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool) {
-    let exe = std::env::var_os(WORKLOAD).map_or_else(|| histogram().to_path_buf(), std::path::PathBuf::from);
-    let mut child = Command::new(exe).args([mode, "4", seconds]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let exe = std::env::var_os(WORKLOAD)
+        .map_or_else(|| histogram().to_path_buf(), std::path::PathBuf::from);
+    let mut child = Command::new(exe)
+        .args([mode, "4", seconds])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let pid = child.id() as i32;
     let mut ev = Evidence::start(pid, &TracerConfig::default(), monotonic_ns());
     let traced = ev.traced();
@@ -120,7 +137,9 @@ fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool)
         let d = ev.drain();
         ev.add(&d);
         for t in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
-            let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+            let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
             let Ok(text) = std::fs::read_to_string(t.path().join("syscall")) else { continue };
             if text.starts_with(FUTEX) && text.split_whitespace().nth(3) == Some("0x2") {
                 *blocked.entry(tid).or_default() += 0.01;
@@ -132,7 +151,11 @@ fn follow(mode: &str, seconds: &str) -> (HashMap<String, usize>, Findings, bool)
         }
     }
     let untraced: Vec<(i32, f64)> = blocked.into_iter().collect();
-    (sites, ev.finish(Phases { startup_end_s: 0.0, tail_start_s: f64::INFINITY }, &untraced).0, traced)
+    (
+        sites,
+        ev.finish(Phases { startup_end_s: 0.0, tail_start_s: f64::INFINITY }, &untraced).0,
+        traced,
+    )
 }
 
 /// Runs `scalescope run -o r OPTIONS -- COMMAND…` in `dir`, which must succeed; its stdout.
@@ -212,7 +235,10 @@ fn a_function_inlined_into_its_caller_is_named_from_the_debug_information() {
     };
     let all = samples(&|_| true);
     let inlined = samples(&|f| f == "update_histogram");
-    assert!(inlined * 2 > all, "the critical section, inlined, holds most CPU samples: {inlined} of {all}");
+    assert!(
+        inlined * 2 > all,
+        "the critical section, inlined, holds most CPU samples: {inlined} of {all}"
+    );
 }
 
 #[test]
@@ -253,7 +279,11 @@ fn a_lock_taken_in_start_up_shows_in_the_start_up_phase() {
     }
     assert!(out.contains(site), "{out}");
     let doc = common::results(&d.path().join("r"));
-    let p = doc.points[0].runs[0].threads.as_ref().and_then(|t| t.stacks.as_ref()).expect("the sampler stores stacks");
+    let p = doc.points[0].runs[0]
+        .threads
+        .as_ref()
+        .and_then(|t| t.stacks.as_ref())
+        .expect("the sampler stores stacks");
     let in_load_config = |phase| -> f64 {
         p.off_cpu
             .iter()
@@ -305,10 +335,21 @@ fn threads_that_switch_without_pause_stop_the_tracer_not_the_accounting() {
         let p = t.stacks.as_ref().expect("the stack profile");
         let profiled: f64 = p.off_cpu.iter().map(|s| s.seconds).sum();
         let off: f64 = t.threads.iter().map(|x| x.off_cpu_s).sum();
-        assert!(profiled > 0.8 * off && off > 1.0, "{profiled} of {off} s off a CPU in the profile");
-        let in_relay: f64 =
-            p.off_cpu.iter().filter(|s| p.frames_of(s.stack).any(|fr| fr.function == "relay")).map(|s| s.seconds).sum();
-        assert!(in_relay > 0.5, "the relays' reads carry most of it: {in_relay} s; {:?}", p.off_cpu);
+        assert!(
+            profiled > 0.8 * off && off > 1.0,
+            "{profiled} of {off} s off a CPU in the profile"
+        );
+        let in_relay: f64 = p
+            .off_cpu
+            .iter()
+            .filter(|s| p.frames_of(s.stack).any(|fr| fr.function == "relay"))
+            .map(|s| s.seconds)
+            .sum();
+        assert!(
+            in_relay > 0.5,
+            "the relays' reads carry most of it: {in_relay} s; {:?}",
+            p.off_cpu
+        );
     }
 }
 
@@ -321,7 +362,9 @@ fn with_perf_event_open_refused_the_proc_evidence_carries_on() {
     let (sites, f, traced) = follow("contend", "0.6");
     assert!(!traced);
     assert!(
-        f.limits.iter().any(|l| l.starts_with("tracer unavailable (perf_event_open: Permission denied")),
+        f.limits
+            .iter()
+            .any(|l| l.starts_with("tracer unavailable (perf_event_open: Permission denied")),
         "{:?}",
         f.limits
     );
@@ -341,7 +384,8 @@ fn stored_stacks_become_flame_graphs_and_folded_text() {
     let exe = histogram().to_str().unwrap().to_string();
     swept(d.path(), "-r 1 -w 0 --param n=2", &[&exe, "contend", "{n}", "0.6"]);
     let folded = d.path().join("f.txt");
-    let o = common::scalescope(d.path(), &["report", "r", "--export-folded", folded.to_str().unwrap()]);
+    let o =
+        common::scalescope(d.path(), &["report", "r", "--export-folded", folded.to_str().unwrap()]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let text = std::fs::read_to_string(&folded).unwrap();
     let count = |l: &&str| l.rsplit_once(' ').and_then(|(_, n)| n.parse::<u64>().ok()).unwrap_or(0);
@@ -350,12 +394,18 @@ fn stored_stacks_become_flame_graphs_and_folded_text() {
         .filter(|l| l.contains("off-CPU lock;"))
         .max_by_key(count)
         .unwrap_or_else(|| panic!("an off-CPU lock stack in:\n{text}"));
-    assert!(line.starts_with("n=2;off-CPU lock;") && line.contains(";worker;update_histogram;"), "{line}");
+    assert!(
+        line.starts_with("n=2;off-CPU lock;") && line.contains(";worker;update_histogram;"),
+        "{line}"
+    );
     for l in text.lines() {
         let (stack, count) = l.rsplit_once(' ').unwrap();
         assert!(count.parse::<u64>().unwrap() > 0 && !stack.is_empty(), "{l}");
     }
     let html = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
-    assert!(html.contains("<h2>Flame graphs</h2>") && html.contains("class=\"flame\""), "the report shows them");
+    assert!(
+        html.contains("<h2>Flame graphs</h2>") && html.contains("class=\"flame\""),
+        "the report shows them"
+    );
     assert!(html.contains("data-n=\"update_histogram\""));
 }

@@ -38,7 +38,21 @@ fn a_full_disk_is_one_sentence_and_the_last_good_results_survive() {
     // Each run keeps 128 KiB of output: the third or fourth cannot be stored.
     let o = scalescope(
         &fs,
-        &["run", "-o", "r", "-r", "10", "-w", "0", "--no-sample", "--", "head", "-c", "300000", "/dev/urandom"],
+        &[
+            "run",
+            "-o",
+            "r",
+            "-r",
+            "10",
+            "-w",
+            "0",
+            "--no-sample",
+            "--",
+            "head",
+            "-c",
+            "300000",
+            "/dev/urandom",
+        ],
     );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -61,7 +75,11 @@ fn a_read_only_folder_is_one_sentence() {
     assert!(Command::new("mount").args(["-o", "remount,ro"]).arg(&fs).status().unwrap().success());
     let o = scalescope(&fs, &["run", "-o", "r", "-r", "1", "--", "true"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("Read-only file system") && stderr(&o).trim().lines().count() == 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Read-only file system") && stderr(&o).trim().lines().count() == 1,
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -80,6 +98,9 @@ fn a_folder_deleted_under_a_running_sweep_is_made_again_with_every_run() {
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("was deleted during the sweep; it was made again with every run"), "{err}");
+    assert!(
+        err.contains("was deleted during the sweep; it was made again with every run"),
+        "{err}"
+    );
     assert_eq!(results(&d.path().join("r")).points[0].runs.len(), 5);
 }

@@ -8,12 +8,14 @@ use scalescope::results::{SCHEMA_VERSION, Status};
 #[test]
 fn grid_is_cartesian_in_command_line_order_and_substitutes_everywhere() {
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), "-r 1 -w 0 -L b x,y --param a=1..2 --env V={a}{b}", &["echo", "{a}-{b}"]);
+    let o =
+        sweep(d.path(), "-r 1 -w 0 -L b x,y --param a=1..2 --env V={a}{b}", &["echo", "{a}-{b}"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let commands: Vec<&str> = doc.points.iter().map(|p| p.command[1].as_str()).collect();
     assert_eq!(commands, ["1-x", "2-x", "1-y", "2-y"], "b was given first, so it is outermost");
-    let params: Vec<(&str, &serde_json::Value)> = doc.points[2].params.iter().map(|(n, v)| (n.as_str(), v)).collect();
+    let params: Vec<(&str, &serde_json::Value)> =
+        doc.points[2].params.iter().map(|(n, v)| (n.as_str(), v)).collect();
     assert_eq!(params, [("b", &"y".into()), ("a", &1.into())], "in order, numbers as numbers");
     let out = &doc.points[3].runs[0].stdout.as_ref().unwrap().path;
     assert_eq!(std::fs::read_to_string(d.path().join("r").join(out)).unwrap(), "2-y\n");
@@ -25,7 +27,21 @@ fn shell_mode_quotes_values_so_they_cannot_inject_commands() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &["run", "-r", "1", "-w", "0", "-o", "r", "--shell", "--param", "v=a;touch pwned", "--", "echo", "{v}"],
+        &[
+            "run",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--shell",
+            "--param",
+            "v=a;touch pwned",
+            "--",
+            "echo",
+            "{v}",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!d.path().join("pwned").exists());
@@ -83,17 +99,24 @@ fn hooks_run_with_hyperfines_meanings() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let got = std::fs::read_to_string(&log).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    let got =
+        std::fs::read_to_string(&log).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(got, "s1 p c p c p c x1 s2 p c p c p c x2");
 }
 
 #[test]
 fn failing_hook_stops_the_sweep_with_its_output() {
     let d = tempfile::tempdir().unwrap();
-    let o = scalescope(d.path(), &["run", "-r", "1", "-o", "r", "--prepare", "echo no disk >&2; exit 4", "--", "true"]);
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "1", "-o", "r", "--prepare", "echo no disk >&2; exit 4", "--", "true"],
+    );
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
-    assert!(e.contains("prepare hook") && e.contains("exited with code 4") && e.contains("no disk"), "{e}");
+    assert!(
+        e.contains("prepare hook") && e.contains("exited with code 4") && e.contains("no disk"),
+        "{e}"
+    );
     assert_eq!(results(&d.path().join("r")).status, Status::Failed);
 }
 
@@ -151,7 +174,10 @@ fn metrics_and_work_give_throughput() {
     let table = stdout(&o);
     let head = table.lines().next().unwrap();
     let columns: Vec<&str> = head.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
-    assert!(columns.windows(3).any(|w| w == ["throughput (k events/s)", "ev", "user (s)"]), "{table}");
+    assert!(
+        columns.windows(3).any(|w| w == ["throughput (k events/s)", "ev", "user (s)"]),
+        "{table}"
+    );
     assert!(table.lines().nth(2).unwrap().contains(" 3500  "), "{table}");
     let md = std::fs::read_to_string(d.path().join("r/summary.md")).unwrap();
     assert!(md.contains("| throughput (k events/s) | ev | user (s) |"), "{md}");
@@ -171,7 +197,20 @@ fn a_metric_that_does_not_match_is_recorded_missing_with_a_warning() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &["run", "-r", "1", "-w", "0", "-o", "r", "--metric", "x=rate ([0-9]+)", "--", "echo", "nothing"],
+        &[
+            "run",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--metric",
+            "x=rate ([0-9]+)",
+            "--",
+            "echo",
+            "nothing",
+        ],
     );
     // No run printed it: the user's mistake, said once at the end, the runs kept.
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -182,13 +221,39 @@ fn a_metric_that_does_not_match_is_recorded_missing_with_a_warning() {
     // Printed with thousands separators it is read; a decimal comma is not guessed at.
     let o = scalescope(
         d.path(),
-        &["run", "-r", "1", "-w", "0", "-o", "g", "--metric", "x=rate ([0-9.,]+)", "--", "echo", "rate 1,234.5"],
+        &[
+            "run",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "-o",
+            "g",
+            "--metric",
+            "x=rate ([0-9.,]+)",
+            "--",
+            "echo",
+            "rate 1,234.5",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(results(&d.path().join("g")).points[0].runs[0].metrics["x"].as_f64(), Some(1234.5));
     let o = scalescope(
         d.path(),
-        &["run", "-r", "1", "-w", "0", "-o", "c", "--metric", "x=rate ([0-9.,]+)", "--", "echo", "rate 12,5"],
+        &[
+            "run",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "-o",
+            "c",
+            "--metric",
+            "x=rate ([0-9.,]+)",
+            "--",
+            "echo",
+            "rate 12,5",
+        ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
@@ -198,7 +263,21 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
     let d = tempfile::tempdir().unwrap();
     let o = scalescope(
         d.path(),
-        &["run", "-r", "2", "-w", "0", "-o", "a", "--param", "n=1,2", "--", "sh", "-c", "echo broken >&2; exit 3"],
+        &[
+            "run",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "-o",
+            "a",
+            "--param",
+            "n=1,2",
+            "--",
+            "sh",
+            "-c",
+            "echo broken >&2; exit 3",
+        ],
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("exit code 3") && stderr(&o).contains("broken"), "{}", stderr(&o));
@@ -210,21 +289,46 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
 
     let o = scalescope(
         d.path(),
-        &["run", "-r", "2", "-w", "0", "-o", "b", "-i", "--param", "n=1,2", "--", "sh", "-c", "kill -SEGV $$"],
+        &[
+            "run",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "-o",
+            "b",
+            "-i",
+            "--param",
+            "n=1,2",
+            "--",
+            "sh",
+            "-c",
+            "kill -SEGV $$",
+        ],
     );
     assert_eq!(o.status.code(), Some(1), "nothing was measured: {}", stderr(&o));
-    assert!(stderr(&o).contains("every run failed (the first: killed by SIGSEGV)"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("every run failed (the first: killed by SIGSEGV)"),
+        "{}",
+        stderr(&o)
+    );
     let doc = results(&d.path().join("b"));
     assert_eq!(doc.points[1].runs.len(), 2);
     assert_eq!(doc.points[1].runs[1].signal, Some(11));
     assert!(doc.points[1].stats().wall_s.is_none(), "crashed runs are not measurements");
     assert!(stdout(&o).contains("2 (2 failed)"), "{}", stdout(&o));
     let html = std::fs::read_to_string(d.path().join("b/report.html")).unwrap();
-    assert!(html.contains("no run succeeded, so there is nothing to judge"), "the report says why it has no finding");
+    assert!(
+        html.contains("no run succeeded, so there is nothing to judge"),
+        "the report says why it has no finding"
+    );
 
     // Every other run fails at once; the others take 50 ms: the statistics are over those only.
     let flip = "if [ -e flag ]; then rm flag; exit 1; else touch flag; sleep 0.05; fi";
-    let o = scalescope(d.path(), &["run", "-r", "4", "-w", "0", "-o", "c", "-i", "--", "sh", "-c", flip]);
+    let o = scalescope(
+        d.path(),
+        &["run", "-r", "4", "-w", "0", "-o", "c", "-i", "--", "sh", "-c", flip],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = results(&d.path().join("c"));
     let wall = doc.points[0].stats().wall_s.expect("two runs succeeded");
@@ -235,23 +339,36 @@ fn a_failing_command_is_recorded_and_stops_the_sweep_unless_ignored() {
 #[test]
 fn a_failed_runs_binary_output_is_counted_not_printed() {
     let d = tempfile::tempdir().unwrap();
-    let o =
-        sweep(d.path(), "-r 1 -w 0", &["sh", "-c", "printf '\\033]0;owned\\007'; head -c 5000 /dev/urandom; exit 2"]);
+    let o = sweep(
+        d.path(),
+        "-r 1 -w 0",
+        &["sh", "-c", "printf '\\033]0;owned\\007'; head -c 5000 /dev/urandom; exit 2"],
+    );
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
-    assert!(e.contains("bytes of binary output on stdout") && e.contains("r/output/000-000.stdout"), "{e}");
+    assert!(
+        e.contains("bytes of binary output on stdout") && e.contains("r/output/000-000.stdout"),
+        "{e}"
+    );
     assert!(!e.contains('\x1b') && !e.contains("owned"), "nothing of it reaches the terminal: {e}");
 }
 
 #[test]
 fn io_counts_the_whole_tree_and_the_exit_code_is_kept() {
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), "-r 1 -w 0 -i", &["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"]);
+    let o = sweep(
+        d.path(),
+        "-r 1 -w 0 -i",
+        &["sh", "-c", "head -c 100000 /dev/zero >/dev/null; echo hi; exit 3"],
+    );
     assert_eq!(o.status.code(), Some(1), "its only run failed: {}", stderr(&o));
     let doc = results(&d.path().join("r"));
     let run = &doc.points[0].runs[0];
     assert_eq!(run.exit_code, Some(3));
-    assert!(run.syscall_read_bytes.unwrap() >= 100_000, "the reaped grandchild's reads count: {run:?}");
+    assert!(
+        run.syscall_read_bytes.unwrap() >= 100_000,
+        "the reaped grandchild's reads count: {run:?}"
+    );
     assert_eq!(std::fs::read_to_string(d.path().join("r/output/000-000.stdout")).unwrap(), "hi\n");
 }
 
@@ -259,7 +376,10 @@ fn io_counts_the_whole_tree_and_the_exit_code_is_kept() {
 fn timeout_kills_a_grandchild_that_ignores_sigterm() {
     let d = tempfile::tempdir().unwrap();
     let pidfile = d.path().join("pid");
-    let script = format!("trap '' TERM; (trap '' TERM; exec sleep 30) & echo $! > {}; wait", pidfile.display());
+    let script = format!(
+        "trap '' TERM; (trap '' TERM; exec sleep 30) & echo $! > {}; wait",
+        pidfile.display()
+    );
     let started = std::time::Instant::now();
     let o = scalescope(
         d.path(),
@@ -301,7 +421,16 @@ fn show_and_exports_render_the_same_table() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = scalescope(
         d.path(),
-        &["show", "r", "--export-csv", "t.csv", "--export-markdown", "t.md", "--export-json", "t.json"],
+        &[
+            "show",
+            "r",
+            "--export-csv",
+            "t.csv",
+            "--export-markdown",
+            "t.md",
+            "--export-json",
+            "t.json",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let table = stdout(&o);
@@ -316,7 +445,10 @@ fn show_and_exports_render_the_same_table() {
     let json: scalescope::results::Results =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     assert_eq!(json.schema_version, SCHEMA_VERSION);
-    assert_eq!(json.points.iter().map(|p| p.label()).collect::<Vec<_>>(), ["threads=1", "threads=2"]);
+    assert_eq!(
+        json.points.iter().map(|p| p.label()).collect::<Vec<_>>(),
+        ["threads=1", "threads=2"]
+    );
 }
 
 #[test]
@@ -344,15 +476,19 @@ const NOISY_HALVING: &str = "sleep $(awk -v s=$(od -An -N4 -tu4 /dev/urandom | t
 #[test]
 fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
     let d = tempfile::tempdir().unwrap();
-    let o = sweep(d.path(), "-w 0 --no-sample --shell --budget 5s --param threads=1,2", &[NOISY_HALVING]);
+    let o = sweep(
+        d.path(),
+        "-w 0 --no-sample --shell --budget 5s --param threads=1,2",
+        &[NOISY_HALVING],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     // Which side of 90% it is on, or (measured above 105%) whether it is superlinear.
-    let questions = ["whether it scales at 2 threads", "whether 2 threads are faster than their count allows"];
+    let questions =
+        ["whether it scales at 2 threads", "whether 2 threads are faster than their count allows"];
     assert!(
-        questions
-            .iter()
-            .any(|q| err.contains(&format!("more runs of threads=1 and threads=2 to tell {q} (efficiency "))),
+        questions.iter().any(|q| err
+            .contains(&format!("more runs of threads=1 and threads=2 to tell {q} (efficiency "))),
         "{err}"
     );
     let doc = results(&d.path().join("r"));
@@ -372,12 +508,21 @@ fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
     assert!(a.confidence.alpha < 0.05);
     // What was added, and what the budget could not decide, are in the notes.
     let out = stdout(&o);
-    assert!(out.contains("threads=1, threads=2: ") && out.contains("more runs each to tell whether"), "{out}");
+    assert!(
+        out.contains("threads=1, threads=2: ") && out.contains("more runs each to tell whether"),
+        "{out}"
+    );
     if !seq.undecided.is_empty() {
-        assert!(out.contains("still undecided after") && err.contains("before telling whether"), "{out}");
+        assert!(
+            out.contains("still undecided after") && err.contains("before telling whether"),
+            "{out}"
+        );
         // A verdict the added runs could not decide says so in the finding itself.
-        if let Some(f) = doc.findings.iter().find(|f| f.kind == scalescope::results::findings::Kind::ScalesWell) {
-            let said = f.summary.contains("within the runs' noise") || f.summary.contains("anywhere from");
+        if let Some(f) =
+            doc.findings.iter().find(|f| f.kind == scalescope::results::findings::Kind::ScalesWell)
+        {
+            let said =
+                f.summary.contains("within the runs' noise") || f.summary.contains("anywhere from");
             assert!(said, "{f:?}");
         }
     }
@@ -385,7 +530,11 @@ fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
     // A fixed number of runs, or no budget: nothing is added.
     for options in ["-r 3", "-M 3 --budget 0"] {
         let e = tempfile::tempdir().unwrap();
-        let o = sweep(e.path(), &format!("-w 0 --no-sample --shell --param threads=1,2 {options}"), &[NOISY_HALVING]);
+        let o = sweep(
+            e.path(),
+            &format!("-w 0 --no-sample --shell --param threads=1,2 {options}"),
+            &[NOISY_HALVING],
+        );
         assert!(o.status.success() && !stderr(&o).contains("more runs of"), "{}", stderr(&o));
         let doc = results(&e.path().join("r"));
         assert!(doc.points.iter().all(|p| p.runs.len() == 3), "{options}");
@@ -408,8 +557,11 @@ fn a_daemon_started_by_the_workload_does_not_outlive_its_run() {
     while !pidfile.exists() && start.elapsed().as_secs() < 5 {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let pid: i32 =
-        std::fs::read_to_string(&pidfile).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o))).trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)))
+        .trim()
+        .parse()
+        .unwrap();
     assert!(!alive(pid), "daemon {pid} (new session, own process group) survived the run");
     let doc = results(&d.path().join("r"));
     assert_eq!(doc.points[0].runs[0].stray_processes, 1);
@@ -420,11 +572,28 @@ fn a_daemon_started_by_the_workload_does_not_outlive_its_run() {
 fn a_server_started_by_the_setup_hook_is_left_to_the_cleanup_hook() {
     let d = tempfile::tempdir().unwrap();
     let pidfile = d.path().join("server.pid");
-    let setup = format!("setsid sh -c 'echo $$ > {}; exec sleep 30' </dev/null >/dev/null 2>&1 &", pidfile.display());
+    let setup = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 30' </dev/null >/dev/null 2>&1 &",
+        pidfile.display()
+    );
     let cleanup = format!("kill $(cat {})", pidfile.display());
     let o = scalescope(
         d.path(),
-        &["run", "-r", "2", "-w", "0", "-o", "r", "--setup", &setup, "--cleanup", &cleanup, "--", "true"],
+        &[
+            "run",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--setup",
+            &setup,
+            "--cleanup",
+            &cleanup,
+            "--",
+            "true",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -454,19 +623,30 @@ fn a_runs_usage_counts_from_its_clock_not_from_the_ready_child() {
     let runs = &results(&d.path().join("r")).points[0].runs;
     for r in runs {
         // One thread cannot use more CPU than the wall time (the µs of rusage round by 2 µs).
-        assert!(r.user_s + r.sys_s <= r.wall_s + 4e-6, "true: {:.0}% CPU (run {})", r.cpu_pct, r.index);
+        assert!(
+            r.user_s + r.sys_s <= r.wall_s + 4e-6,
+            "true: {:.0}% CPU (run {})",
+            r.cpu_pct,
+            r.index
+        );
     }
     let mut faults: Vec<u64> = runs.iter().map(|r| r.minor_faults).collect();
     faults.sort();
     let gnu: Option<Vec<u64>> = (0..5)
         .map(|_| {
-            let g = std::process::Command::new("/usr/bin/time").args(["-f", "%R", "true"]).output().ok()?;
+            let g = std::process::Command::new("/usr/bin/time")
+                .args(["-f", "%R", "true"])
+                .output()
+                .ok()?;
             String::from_utf8_lossy(&g.stderr).trim().lines().last()?.parse().ok()
         })
         .collect();
     if let Some(mut gnu) = gnu {
         gnu.sort();
-        assert!(faults[faults.len() / 2] <= gnu[2], "minor faults of true: {faults:?} against GNU time's {gnu:?}");
+        assert!(
+            faults[faults.len() / 2] <= gnu[2],
+            "minor faults of true: {faults:?} against GNU time's {gnu:?}"
+        );
     }
 }
 
@@ -492,10 +672,16 @@ fn max_rss_is_the_workloads_own_as_gnu_time_says() {
         assert!(o.status.success(), "{}", stderr(&o));
         // The first run and the later ones, which the helper starts with the code it learnt a
         // spawn uses already in memory (src/exec/shed.rs): none may count more of the helper.
-        let runs: Vec<f64> =
-            results(&d.path().join(format!("m{mb}"))).points[0].runs.iter().map(|r| r.max_rss_bytes as f64).collect();
+        let runs: Vec<f64> = results(&d.path().join(format!("m{mb}"))).points[0]
+            .runs
+            .iter()
+            .map(|r| r.max_rss_bytes as f64)
+            .collect();
         let most = runs.iter().copied().fold(0.0, f64::max) / (1 << 20) as f64;
-        assert!(most >= mb as f64 && most < mb as f64 * 1.05 + 3.0, "alloc {mb} MB: max RSS {most:.1} MiB ({runs:?})");
+        assert!(
+            most >= mb as f64 && most < mb as f64 * 1.05 + 3.0,
+            "alloc {mb} MB: max RSS {most:.1} MiB ({runs:?})"
+        );
         let ours = median(runs.clone());
         let gnu: Option<Vec<f64>> = (0..5)
             .map(|_| {
@@ -504,7 +690,8 @@ fn max_rss_is_the_workloads_own_as_gnu_time_says() {
                     .output()
                     .ok()
                     .filter(|g| g.status.success())?;
-                let kib: f64 = String::from_utf8_lossy(&g.stderr).trim().lines().last()?.parse().ok()?;
+                let kib: f64 =
+                    String::from_utf8_lossy(&g.stderr).trim().lines().last()?.parse().ok()?;
                 Some(kib * 1024.0)
             })
             .collect();
@@ -517,7 +704,9 @@ fn max_rss_is_the_workloads_own_as_gnu_time_says() {
                 );
             }
             None => {
-                eprintln!("note: GNU time is not installed (apt-get install time); compared with the allocation only")
+                eprintln!(
+                    "note: GNU time is not installed (apt-get install time); compared with the allocation only"
+                )
             }
         }
     }
@@ -536,5 +725,8 @@ fn a_count_of_zero_is_neither_the_best_count_nor_a_retrograde_one() {
     let text = stdout(&o);
     assert!(s.best.as_ref().is_some_and(|b| b.count > 0.0), "{text}");
     assert!(s.retrograde.is_none(), "{text}");
-    assert!(text.contains("threads=0 is not a number of workers") && !text.contains("best: 0 threads"), "{text}");
+    assert!(
+        text.contains("threads=0 is not a number of workers") && !text.contains("best: 0 threads"),
+        "{text}"
+    );
 }

@@ -37,7 +37,12 @@ fn share(t: &ThreadReport, class: Class) -> f64 {
 
 fn small(t: &ThreadReport, classes: &[Class], limit: f64) {
     for &c in classes {
-        assert!(share(t, c) < limit, "{c:?} is {:.1}% but should stay small: {:?}", 100.0 * share(t, c), t.classes);
+        assert!(
+            share(t, c) < limit,
+            "{c:?} is {:.1}% but should stay small: {:?}",
+            100.0 * share(t, c),
+            t.classes
+        );
     }
 }
 
@@ -98,10 +103,16 @@ fn cold_reads_of_an_evicted_file_are_io() {
 fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
     let (t, _) = sample(&[], &["mmap"]);
     assert!(share(&t, Class::KernelLock) > 0.08, "{:?}", t.classes);
-    let names: Vec<&str> =
-        t.top_waits.iter().filter(|w| w.class == Some(Class::KernelLock)).map(|w| w.name.as_str()).collect();
+    let names: Vec<&str> = t
+        .top_waits
+        .iter()
+        .filter(|w| w.class == Some(Class::KernelLock))
+        .map(|w| w.name.as_str())
+        .collect();
     assert!(
-        names.iter().any(|n| ["mprotect", "mmap", "munmap", "page fault"].iter().any(|s| n.starts_with(s))),
+        names
+            .iter()
+            .any(|n| ["mprotect", "mmap", "munmap", "page fault"].iter().any(|s| n.starts_with(s))),
         "{names:?}"
     );
     // Kernel CPU is 6.7–9.4× user CPU on a quiet machine, 4.5× on a loaded one.
@@ -175,7 +186,11 @@ fn child_processes_are_followed_and_threads_are_listed() {
             100.0 * share(&t, Class::Runqueue)
         );
     }
-    assert!(t.threads.iter().any(|x| x.name == "behave" && x.voluntary_switches > 0), "{:?}", t.threads);
+    assert!(
+        t.threads.iter().any(|x| x.name == "behave" && x.voluntary_switches > 0),
+        "{:?}",
+        t.threads
+    );
 }
 
 #[test]
@@ -193,7 +208,8 @@ fn attach_names_the_lock_of_a_running_process() {
     for attempt in 1..=3 {
         let mut child = std::process::Command::new(behave()).arg("lock").spawn().unwrap();
         let pid = child.id().to_string();
-        let o = scalescope(d.path(), &["attach", &pid, "--duration", "5s", "--export-json", "t.json"]);
+        let o =
+            scalescope(d.path(), &["attach", &pid, "--duration", "5s", "--export-json", "t.json"]);
         child.wait().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         text = stdout(&o);
@@ -208,8 +224,8 @@ fn attach_names_the_lock_of_a_running_process() {
     // Named by its symbol, after where it is taken: `lock at pthread_mutex_lock ← locker ← …
     // (behave!queue_lock+0x0)`.
     assert!(
-        text.lines()
-            .any(|l| l.contains(": lock at pthread_mutex_lock ← locker") && l.contains("(behave!queue_lock+0x0)")),
+        text.lines().any(|l| l.contains(": lock at pthread_mutex_lock ← locker")
+            && l.contains("(behave!queue_lock+0x0)")),
         "{text}"
     );
     let t = read();
@@ -217,11 +233,21 @@ fn attach_names_the_lock_of_a_running_process() {
     // The window is judged as one run with no start-up or tail of its own: the lock leads the
     // causes, and no other cause is raised (the machine's load may be said before it, and may
     // leave the lock at info, when other tests take a CPU throughout).
-    let found: Vec<&str> =
-        text.lines().skip_while(|l| !l.starts_with("findings")).filter(|l| l.contains("] ")).collect();
-    assert!(first_cause(&text).is_some_and(|l| l.contains("lock-contention") && l.contains("queue_lock")), "{text}");
+    let found: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("findings"))
+        .filter(|l| l.contains("] "))
+        .collect();
+    assert!(
+        first_cause(&text)
+            .is_some_and(|l| l.contains("lock-contention") && l.contains("queue_lock")),
+        "{text}"
+    );
     let other = |l: &&&str| !l.contains("lock-contention") && !l.contains("noisy-measurement");
-    assert!(found.iter().filter(other).all(|l| l.contains("[info]") || l.contains("[low]")), "{text}");
+    assert!(
+        found.iter().filter(other).all(|l| l.contains("[info]") || l.contains("[low]")),
+        "{text}"
+    );
     let o = scalescope(d.path(), &["attach", "999999999"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no process with PID 999999999"), "{}", stderr(&o));
@@ -255,7 +281,9 @@ fn at_two_sweeps_a_second_the_switch_intervals_say_which_waits_left_a_cpu_idle()
     assert!(t.tracer.is_some(), "the kernel refuses perf_event_open here: {limits}");
     assert!(t.sample_rate_hz < 5.0, "{}", t.sample_rate_hz);
     let c = t.capacity.expect("the accounting");
-    let idle = |class: Class| -> f64 { c.idle.iter().filter(|i| i.class == Some(class)).map(|i| i.core_s).sum() };
+    let idle = |class: Class| -> f64 {
+        c.idle.iter().filter(|i| i.class == Some(class)).map(|i| i.core_s).sum()
+    };
     let (sleep, poll) = (idle(Class::Sleep), idle(Class::Ipc));
     // Four turns of 0.2 s with one CPU idle: 0.8 core-seconds, all the sleepers'. Spread evenly
     // over each window, the poller's wait would take about 40% of it.
@@ -294,7 +322,8 @@ fn attach_says_a_window_that_kept_its_cpus_busy_and_one_with_too_many_threads() 
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let cpus = scalescope::machine::allowed_cpus();
-    for (threads, kind) in [(cpus, "[info] scales-well"), (4 * cpus, "[low] cpu-oversubscription")] {
+    for (threads, kind) in [(cpus, "[info] scales-well"), (4 * cpus, "[low] cpu-oversubscription")]
+    {
         let mut child = std::process::Command::new(common::bin())
             .args(["probe", "scalable", "--threads", &threads.to_string(), "--seconds", "30"])
             .stdout(std::process::Stdio::null())
@@ -305,11 +334,16 @@ fn attach_says_a_window_that_kept_its_cpus_busy_and_one_with_too_many_threads() 
         child.kill().unwrap();
         child.wait().unwrap();
         let text = stdout(&o);
-        let found: Vec<&str> =
-            text.lines().skip_while(|l| !l.starts_with("findings")).filter(|l| l.contains("] ")).collect();
+        let found: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("findings"))
+            .filter(|l| l.contains("] "))
+            .collect();
         assert!(found.first().is_some_and(|l| l.contains(kind)), "{threads} threads: {text}");
         // Other tests may load the machine meanwhile: its load may be said, nothing else raised.
-        let raised = |l: &&str| (l.contains("[high]") || l.contains("[medium]")) && !l.contains("noisy-measurement");
+        let raised = |l: &&str| {
+            (l.contains("[high]") || l.contains("[medium]")) && !l.contains("noisy-measurement")
+        };
         assert!(!found.iter().any(raised), "{text}");
     }
 }
@@ -326,21 +360,31 @@ fn attach_counts_only_the_window_it_sampled() {
     // A second of CPU before the attach, which the totals must leave out.
     std::thread::sleep(std::time::Duration::from_millis(1200));
     let (before, started) = (process_cpu_s(child.id()), std::time::Instant::now());
-    let o = scalescope(d.path(), &["attach", &child.id().to_string(), "--duration", "2s", "--export-json", "t.json"]);
+    let o = scalescope(
+        d.path(),
+        &["attach", &child.id().to_string(), "--duration", "2s", "--export-json", "t.json"],
+    );
     let (during, elapsed) = (process_cpu_s(child.id()) - before, started.elapsed().as_secs_f64());
     // It would burn CPU for seconds more: the window is over.
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    let t: ThreadReport =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     let cpu = t.seconds(Class::CpuUser) + t.seconds(Class::CpuKernel);
     assert!((t.wall_s - 2.0).abs() < 0.1, "{}", t.wall_s);
     // `during` also holds scalescope's start and end around the window (0.5 s of them under the
     // suite's load once): the report never counts more, and it counts the probe's CPU rate over
     // the window (an idle machine gives it a whole CPU; a loaded one less, and so must the report).
-    assert!(cpu < during + 0.1, "reported {cpu:.3} s of CPU, the process used {during:.3} s in all");
+    assert!(
+        cpu < during + 0.1,
+        "reported {cpu:.3} s of CPU, the process used {during:.3} s in all"
+    );
     let expected = t.wall_s * during / elapsed;
-    assert!(cpu > expected - 0.2, "reported {cpu:.3} s of CPU, about {expected:.3} s expected in the window");
+    assert!(
+        cpu > expected - 0.2,
+        "reported {cpu:.3} s of CPU, about {expected:.3} s expected in the window"
+    );
 }
 
 #[test]
@@ -355,7 +399,8 @@ fn attached_to_the_process_that_started_it_scalescope_leaves_itself_out() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).ends_with("rc=0\n"), "{}", stderr(&o));
-    let t: ThreadReport = serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
+    let t: ThreadReport =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("t.json")).unwrap()).unwrap();
     let seen: Vec<(&String, i32)> = t.threads.iter().map(|x| (&x.name, x.pid)).collect();
     assert_eq!((t.processes_seen, t.threads_seen), (1, 1), "the shell alone: {seen:?}");
 }

@@ -114,7 +114,8 @@ pub enum Use {
 /// disk, and a thread starved by a lock throughout wants to; a timer or status thread sleeping
 /// beside them does not.
 fn worked_s(t: &Track, uses: &[Use]) -> f64 {
-    t.on_s() + t.off.iter().filter(|o| use_of(o.1, uses) != Use::Idle).map(|o| o.2 as f64).sum::<f64>()
+    t.on_s()
+        + t.off.iter().filter(|o| use_of(o.1, uses) != Use::Idle).map(|o| o.2 as f64).sum::<f64>()
 }
 
 fn use_of(label: Label, uses: &[Use]) -> Use {
@@ -161,9 +162,11 @@ fn coordination(h: &History, work: &[bool], span_s: f64, uses: &[Use]) -> HashSe
             continue;
         }
         let total: f64 = waiters.iter().map(|x| x.waited).sum();
-        let members: Vec<usize> = waiters.iter().filter(|x| x.waited >= 0.02 * total).map(|x| x.track).collect();
+        let members: Vec<usize> =
+            waiters.iter().filter(|x| x.waited >= 0.02 * total).map(|x| x.track).collect();
         let [i] = members[..] else { continue };
-        let others_alive = |b: usize| (0..h.tracks.len()).any(|j| j != i && work[j] && h.alive_in(j, b) > 0.5 * w);
+        let others_alive =
+            |b: usize| (0..h.tracks.len()).any(|j| j != i && work[j] && h.alive_in(j, b) > 0.5 * w);
         // The longest stretch, and in how many of its bins another work thread was alive.
         let (mut run, mut with_others, mut longest) = (0usize, 0usize, (0usize, 0usize));
         for b in 0..h.tracks[i].on.len() {
@@ -188,7 +191,8 @@ fn coordination(h: &History, work: &[bool], span_s: f64, uses: &[Use]) -> HashSe
 /// The first and last bins of the steady phase: the edges of the first and last stretches of
 /// [`SUSTAINED`] full bins, or the first and last full bins when no stretch is that long.
 fn steady_edges(full: &[bool]) -> (Option<usize>, Option<usize>) {
-    let stretch = |at: usize| at + SUSTAINED <= full.len() && full[at..at + SUSTAINED].iter().all(|&f| f);
+    let stretch =
+        |at: usize| at + SUSTAINED <= full.len() && full[at..at + SUSTAINED].iter().all(|&f| f);
     let first = (0..full.len()).find(|&b| stretch(b)).or_else(|| full.iter().position(|&f| f));
     let last = (0..full.len())
         .rev()
@@ -270,8 +274,16 @@ impl Life {
 
 /// Whether a wait holds a thread up: not a wait that is its work (`uses`), not a join, not a
 /// coordinator's wait for the others.
-fn holds_up(i: usize, label: Label, uses: &[Use], joins: &[u32], coordinating: &HashSet<(usize, u32)>) -> bool {
-    label.is_some_and(|l| !is_busy(label, uses) && !joins.contains(&l) && !coordinating.contains(&(i, l)))
+fn holds_up(
+    i: usize,
+    label: Label,
+    uses: &[Use],
+    joins: &[u32],
+    coordinating: &HashSet<(usize, u32)>,
+) -> bool {
+    label.is_some_and(|l| {
+        !is_busy(label, uses) && !joins.contains(&l) && !coordinating.contains(&(i, l))
+    })
 }
 
 /// The lives of the work threads (`None` for the others).
@@ -290,13 +302,17 @@ fn lives(
             let t = &h.tracks[i];
             let at_work = |b: usize| {
                 t.wanting_in(b)
-                    + h.off_in(i, b).filter(|o| holds_up(i, o.0, uses, joins, coordinating)).map(|o| o.1).sum::<f64>()
+                    + h.off_in(i, b)
+                        .filter(|o| holds_up(i, o.0, uses, joins, coordinating))
+                        .map(|o| o.1)
+                        .sum::<f64>()
             };
             let last = (0..t.on.len()).rev().find(|&b| at_work(b) > 0.05 * w)?;
             let mut delays: Vec<(u32, f64)> = Vec::new();
             // A coordinator's wait for its workers is a join too: its end follows theirs.
-            let is_join =
-                |o: &&(u32, Label, f32)| o.1.is_some_and(|l| joins.contains(&l) || coordinating.contains(&(i, l)));
+            let is_join = |o: &&(u32, Label, f32)| {
+                o.1.is_some_and(|l| joins.contains(&l) || coordinating.contains(&(i, l)))
+            };
             let joined = t.off.iter().rfind(is_join).map(|o| Joined {
                 waited: t.off.iter().filter(is_join).map(|o| o.2 as f64).sum(),
                 // From where its last join ended (in its bin, if it waited from the bin's start).
@@ -328,14 +344,17 @@ fn carried(lives: &[Option<Life>], at_work: &[usize], b: usize, w: f64) -> Vec<(
         return Vec::new();
     }
     let n = late.len() as f64;
-    late.iter().flat_map(|l| l.delays.iter().map(move |&(label, s)| (label, s / l.delay() / n))).collect()
+    late.iter()
+        .flat_map(|l| l.delays.iter().map(move |&(label, s)| (label, s / l.delay() / n)))
+        .collect()
 }
 
 /// How much sooner the work threads would have ended without each wait: the latest end less the
 /// latest end with each thread's time in that wait taken out. A wait off the critical path (its
 /// thread ends early anyway) buys nothing.
 fn sooner(lives: &[Option<Life>], w: f64) -> HashMap<u32, f64> {
-    let labels: HashSet<u32> = lives.iter().flatten().flat_map(|life| life.delays.iter().map(|d| d.0)).collect();
+    let labels: HashSet<u32> =
+        lives.iter().flatten().flat_map(|life| life.delays.iter().map(|d| d.0)).collect();
     labels.into_iter().map(|l| (l, sooner_without(lives, w, |x| x == l))).collect()
 }
 
@@ -352,7 +371,8 @@ fn sooner_without(lives: &[Option<Life>], w: f64, gone: impl Fn(u32) -> bool) ->
         .filter(|life| life.joined.is_none())
         .map(|life| life.end_without(delay(life), None, w))
         .reduce(f64::max);
-    let without = all.iter().map(|life| life.end_without(delay(life), others, w)).fold(0.0, f64::max);
+    let without =
+        all.iter().map(|life| life.end_without(delay(life), others, w)).fold(0.0, f64::max);
     (end - without).max(0.0)
 }
 
@@ -371,7 +391,9 @@ fn accounted(
     let coordinating = coordination(h, &work, span_s, uses);
     let lives = lives(h, &work, (uses, joins), &coordinating);
     let peak_work_threads = (0..bins)
-        .map(|b| (0..h.tracks.len()).filter(|&i| work[i] && h.alive_in(i, b) > 0.5 * width(b)).count())
+        .map(|b| {
+            (0..h.tracks.len()).filter(|&i| work[i] && h.alive_in(i, b) > 0.5 * width(b)).count()
+        })
         .max()
         .unwrap_or(0);
     let (cap, from_axis) = match capacity {
@@ -386,7 +408,8 @@ fn accounted(
                 .map(|i| h.off_in(i, b).filter(|o| is_busy(o.0, uses)).map(|o| o.1).sum::<f64>())
                 .sum::<f64>()
     };
-    let full: Vec<bool> = (0..bins).map(|b| width(b) > 0.0 && working(b) >= FULL * cap * width(b)).collect();
+    let full: Vec<bool> =
+        (0..bins).map(|b| width(b) > 0.0 && working(b) >= FULL * cap * width(b)).collect();
     let (first, last) = steady_edges(&full);
     let phase = |b: usize| match (first, last) {
         (Some(f), _) if phased && b < f => Phase::Startup,
@@ -394,7 +417,8 @@ fn accounted(
         _ => Phase::Steady,
     };
     let stage = serial_stage(h, (0..bins).map(|b| (phase(b), width(b))).collect());
-    let mut a = Accounting { capacity: cap, from_axis, span_s, peak_work_threads, ..Default::default() };
+    let mut a =
+        Accounting { capacity: cap, from_axis, span_s, peak_work_threads, ..Default::default() };
     let mut demand: Vec<f64> = (0..bins)
         .filter(|&b| width(b) > 0.0)
         .map(|b| {
@@ -443,7 +467,9 @@ fn accounted(
         }
         if idle > taken {
             let at_work: Vec<usize> = (0..h.tracks.len())
-                .filter(|&i| lives[i].as_ref().is_some_and(|l| b <= l.last) && h.alive_in(i, b) > 0.05 * wb)
+                .filter(|&i| {
+                    lives[i].as_ref().is_some_and(|l| b <= l.last) && h.alive_in(i, b) > 0.05 * wb
+                })
                 .collect();
             let blame = if phased { carried(&lives, &at_work, b, w) } else { Vec::new() };
             let left = idle - taken;
@@ -476,11 +502,15 @@ fn serial_stage(h: &History, bins: Vec<(Phase, f64)>) -> Vec<bool> {
     let took_part: Vec<&Track> = h
         .tracks
         .iter()
-        .filter(|t| span > 0.0 && steady.iter().map(|&b| t.on_in(b)).sum::<f64>() >= TOOK_PART * span)
+        .filter(|t| {
+            span > 0.0 && steady.iter().map(|&b| t.on_in(b)).sum::<f64>() >= TOOK_PART * span
+        })
         .collect();
     bins.iter()
         .enumerate()
-        .map(|(b, &(ph, wb))| ph == Phase::Tail && !took_part.iter().any(|t| t.on_in(b) >= RAN * wb))
+        .map(|(b, &(ph, wb))| {
+            ph == Phase::Tail && !took_part.iter().any(|t| t.on_in(b) >= RAN * wb)
+        })
         .collect()
 }
 
@@ -526,7 +556,12 @@ mod tests {
         // Two workers share the work; after a moment with nothing running (one program of a
         // script ends, the next starts) a step runs alone, then a writer that ran a little beside
         // the workers finishes alone: serial work, no tail.
-        let h = history(&["rrrrrrrrrr-------", "rrrrrrrrrr-------", "-----------rrrr--", "r--------------rr"]);
+        let h = history(&[
+            "rrrrrrrrrr-------",
+            "rrrrrrrrrr-------",
+            "-----------rrrr--",
+            "r--------------rr",
+        ]);
         let a = account(&h, 0.17, Some(2.0), 2.0, (&[], &[]));
         assert!((a.tail_s - 0.07).abs() < 1e-9, "{a:?}");
         assert!((a.idle[&(Cause::NoWork, Phase::Steady)] - 0.08).abs() < 1e-6, "{:?}", a.idle);
@@ -580,7 +615,11 @@ mod tests {
         // A bigger share with no wait: the tail has no work.
         let h = history(&["rrrrrrrrrr", "r1rr------"]);
         let a = account(&h, 0.1, Some(2.0), 2.0, (&[], &[]));
-        assert!((idle(&a, Cause::NoWork) - 0.06).abs() < 1e-6 && a.carried.is_empty(), "{:?}", a.idle);
+        assert!(
+            (idle(&a, Cause::NoWork) - 0.06).abs() < 1e-6 && a.carried.is_empty(),
+            "{:?}",
+            a.idle
+        );
         assert_eq!(a.sooner[&1], 0.0, "a wait off the critical path buys nothing");
     }
 

@@ -55,7 +55,8 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
     let member: Vec<bool> = per_track.iter().map(|&s| s >= MEMBER_SHARE * wait_s).collect();
     let members: Vec<usize> = (0..n).filter(|&j| member[j]).collect();
     let on = |j: usize, b: usize| h.tracks[j].on_in(b) / w;
-    let last_ran: Vec<Option<usize>> = h.tracks.iter().map(|t| t.on.iter().rposition(|&v| v > 0.0)).collect();
+    let last_ran: Vec<Option<usize>> =
+        h.tracks.iter().map(|t| t.on.iter().rposition(|&v| v > 0.0)).collect();
     let (mut members_running, mut finished) = (0.0, 0.0);
     let mut peaks: Vec<f64> = Vec::new();
     // Thread-seconds waited on it, per bin.
@@ -98,13 +99,17 @@ pub fn of(h: &History, label: u32) -> Option<Behaviour> {
         elsewhere.extend(own.into_iter().map(|(l, v)| (j, l, v)));
     }
     peaks.sort_by(f64::total_cmp);
-    let members_peak = peaks.get((peaks.len() * 9 / 10).min(peaks.len().saturating_sub(1))).copied().unwrap_or(0.0);
+    let members_peak = peaks
+        .get((peaks.len() * 9 / 10).min(peaks.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(0.0);
     let feeder = (0..n)
         .filter(|&j| !member[j])
         .max_by(|&a, &b| by_other[a].total_cmp(&by_other[b]))
         .filter(|&j| by_other[j] > 0.0)
         .map(|j| (j, by_other[j] / wait_s));
-    let mut meanwhile: Vec<(usize, u32, f64)> = elsewhere.into_iter().map(|(j, l, v)| (j, l, v / wait_s)).collect();
+    let mut meanwhile: Vec<(usize, u32, f64)> =
+        elsewhere.into_iter().map(|(j, l, v)| (j, l, v / wait_s)).collect();
     meanwhile.sort_by(|a, b| b.2.total_cmp(&a.2));
     meanwhile.truncate(3);
     Some(Behaviour {
@@ -141,8 +146,15 @@ mod tests {
         let (feeder, share) = b.feeder.unwrap();
         assert_eq!(feeder, 2);
         assert!(share > 0.99 && b.members_running < 0.3, "{b:?}");
-        assert_eq!((b.meanwhile[0].0, b.meanwhile[0].1), (3, 9), "what the idle helper waited on: {b:?}");
-        assert!(b.finished < 0.5, "they wait between pieces of work, and a while at the end: {b:?}");
+        assert_eq!(
+            (b.meanwhile[0].0, b.meanwhile[0].1),
+            (3, 9),
+            "what the idle helper waited on: {b:?}"
+        );
+        assert!(
+            b.finished < 0.5,
+            "they wait between pieces of work, and a while at the end: {b:?}"
+        );
     }
 
     #[test]

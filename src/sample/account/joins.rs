@@ -35,9 +35,11 @@ pub fn ended_by_an_end(h: &History, work: &[bool], candidate: impl Fn(u32) -> bo
             // The edges' bins are partly the wait's: judge the bins between them.
             let inner = (x.first + 1..x.last).map(|b| t.wanting_in(b)).sum::<f64>();
             let span = (x.last - x.first + 1) as f64 * w;
-            let unbroken = x.waited >= UNBROKEN * (span - 2.0 * w).max(0.0) && inner <= (1.0 - UNBROKEN) * span;
-            let ended = (0..h.tracks.len())
-                .any(|j| j != x.track && work[j] && ends[j].is_some_and(|e| e.abs_diff(x.last) <= 1));
+            let unbroken = x.waited >= UNBROKEN * (span - 2.0 * w).max(0.0)
+                && inner <= (1.0 - UNBROKEN) * span;
+            let ended = (0..h.tracks.len()).any(|j| {
+                j != x.track && work[j] && ends[j].is_some_and(|e| e.abs_diff(x.last) <= 1)
+            });
             (unbroken && ended && x.waited >= MOSTLY * lives[x.track]).then_some(l)
         })
         .collect();

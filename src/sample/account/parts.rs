@@ -16,7 +16,9 @@ pub fn report_of_parts(reports: &[(&ThreadReport, f64)]) -> Option<ThreadReport>
     }
     let parts: Option<Vec<Part>> = reports
         .iter()
-        .map(|&(r, start_s)| Some(Part { series: r.series.as_ref()?, start_s, memory: r.memory?, end_s: r.wall_s }))
+        .map(|&(r, start_s)| {
+            Some(Part { series: r.series.as_ref()?, start_s, memory: r.memory?, end_s: r.wall_s })
+        })
         .collect();
     if let Some((series, memory)) = parts.as_deref().and_then(sum_parts) {
         all.series = Some(series);

@@ -7,8 +7,8 @@ use super::behaviour;
 use super::joins;
 use super::thread_time::History;
 use crate::results::{
-    Around, Capacity, Class, Feeder, Hot, IdleKind, IdleShare, MachineCpu, Phases, Sooner, StackProfile, ThreadReport,
-    ThreadSummary, Timeline, Wait,
+    Around, Capacity, Class, Feeder, Hot, IdleKind, IdleShare, MachineCpu, Phases, Sooner,
+    StackProfile, ThreadReport, ThreadSummary, Timeline, Wait,
 };
 use crate::sample::proc::{Recorder, Site, Thread, Tracker, procfs};
 use crate::sample::trace::{Buffers, Code, Evidence, same_code};
@@ -98,7 +98,8 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
     for l in joins::ended_by_an_end(&s.history, &work, futex_waits) {
         s.labels[l as usize].0 = Class::Join;
     }
-    let joins: Vec<u32> = (0..s.labels.len() as u32).filter(|&l| s.labels[l as usize].0 == Class::Join).collect();
+    let joins: Vec<u32> =
+        (0..s.labels.len() as u32).filter(|&l| s.labels[l as usize].0 == Class::Join).collect();
     s.history.spread_unlabelled(&work, &joins);
     // A run is sampled from its spawn; `attach` samples a window of a running job, with no
     // start-up or tail of its own.
@@ -108,8 +109,11 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         accounting::account_window(&s.history, wall_s, s.capacity, cpus, (&uses, &joins))
     };
     let mut namer = Namer::default();
-    let names: Vec<String> =
-        s.labels.iter().map(|(class, site)| wait_name(*class, site.as_ref(), &s.places, &mut namer)).collect();
+    let names: Vec<String> = s
+        .labels
+        .iter()
+        .map(|(class, site)| wait_name(*class, site.as_ref(), &s.places, &mut namer))
+        .collect();
     let by_track: HashMap<usize, &Thread> = s.threads.values().map(|t| (t.track, t)).collect();
     let comm = |track: usize| by_track.get(&track).map_or_else(String::new, |t| t.comm.clone());
 
@@ -178,7 +182,8 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         })
         .collect();
     let sum = |f: &dyn Fn(&ThreadSummary) -> u64| listed.iter().map(f).sum::<u64>();
-    let (voluntary_switches, involuntary_switches) = (sum(&|t| t.voluntary_switches), sum(&|t| t.involuntary_switches));
+    let (voluntary_switches, involuntary_switches) =
+        (sum(&|t| t.voluntary_switches), sum(&|t| t.involuntary_switches));
     let (read_bytes, write_bytes) = (sum(&|t| t.read_bytes), sum(&|t| t.write_bytes));
     listed.sort_by(|a, b| b.on_cpu_s.total_cmp(&a.on_cpu_s));
     listed.truncate(LISTED_THREADS);
@@ -241,8 +246,12 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         capacity: Some(capacity),
         stacks,
         tracer,
-        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), procfs::ticks_per_second())
-            .map(|m| MachineCpu { mhz: s.mhz.zip(procfs::mean_mhz(&s.frequency)).map(|(a, b)| 0.5 * (a + b)), ..m }),
+        machine_cpu: machine_cpu(s.cpu_ticks, s.stat.as_ref(), procfs::ticks_per_second()).map(
+            |m| MachineCpu {
+                mhz: s.mhz.zip(procfs::mean_mhz(&s.frequency)).map(|(a, b)| 0.5 * (a + b)),
+                ..m
+            },
+        ),
         scalescope_cpu_s: (procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
         memory: s.memory_seen.finish(wall_s, s.memory_cpu_s),
         series: std::mem::take(&mut s.series).finish(),
@@ -251,7 +260,11 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
 
 /// The machine's CPU time since `start` (busy and stolen ticks at the sampler's start), read from
 /// `/proc/stat` kept open.
-fn machine_cpu(start: Option<(u64, u64)>, stat: Option<&std::fs::File>, ticks_per_s: f64) -> Option<MachineCpu> {
+fn machine_cpu(
+    start: Option<(u64, u64)>,
+    stat: Option<&std::fs::File>,
+    ticks_per_s: f64,
+) -> Option<MachineCpu> {
     let ((b0, s0), (b1, s1)) = start.zip(stat.and_then(procfs::cpu_ticks_of))?;
     Some(MachineCpu {
         busy_s: b1.saturating_sub(b0) as f64 / ticks_per_s,
@@ -275,12 +288,19 @@ fn coverage(h: &History) -> f64 {
 }
 
 /// A readable name for a wait: the lock's symbol, the system call and wait channel.
-fn wait_name(class: Class, site: Option<&Site>, places: &HashMap<Site, Place>, namer: &mut Namer) -> String {
+fn wait_name(
+    class: Class,
+    site: Option<&Site>,
+    places: &HashMap<Site, Place>,
+    namer: &mut Namer,
+) -> String {
     match site {
         Some(site @ Site::Futex { addr, .. }) => {
             namer.name(&places.get(site).cloned().unwrap_or(Place::Unknown(*addr)))
         }
-        Some(Site::Join { pid }) => format!("pthread_join in process {pid}: waiting for threads to finish"),
+        Some(Site::Join { pid }) => {
+            format!("pthread_join in process {pid}: waiting for threads to finish")
+        }
         Some(Site::Kernel { syscall, wchan }) if wchan.is_empty() => syscall.clone(),
         Some(Site::Kernel { syscall, wchan }) => format!("{syscall} in {wchan}"),
         None => class.name().to_string(),
@@ -335,13 +355,16 @@ fn peer_code(
     code: &Code,
 ) {
     let Some(f) = a.feeder.as_mut() else { return };
-    let Some(label) =
-        (0..names.len()).filter(|&l| names[l] == name).max_by(|&x, &y| per_label[x].0.total_cmp(&per_label[y].0))
+    let Some(label) = (0..names.len())
+        .filter(|&l| names[l] == name)
+        .max_by(|&x, &y| per_label[x].0.total_cmp(&per_label[y].0))
     else {
         return;
     };
-    let tid_of = |track: usize| s.threads.iter().find(|(_, t)| t.track == track).map(|(&tid, _)| tid);
-    let waiters: Vec<usize> = per_label[label].1.iter().copied().filter(|&t| tid_of(t) != f.tid).collect();
+    let tid_of =
+        |track: usize| s.threads.iter().find(|(_, t)| t.track == track).map(|(&tid, _)| tid);
+    let waiters: Vec<usize> =
+        per_label[label].1.iter().copied().filter(|&t| tid_of(t) != f.tid).collect();
     let mut theirs: HashMap<Vec<u32>, u64> = HashMap::new();
     for chains in waiters.iter().filter_map(|&t| tid_of(t)).filter_map(|tid| code.get(&tid)) {
         for (k, n) in chains {
@@ -368,8 +391,9 @@ fn around(
     name: &str,
     comm: &dyn Fn(usize) -> String,
 ) -> Option<Around> {
-    let label =
-        (0..names.len()).filter(|&l| names[l] == name).max_by(|&a, &b| per_label[a].0.total_cmp(&per_label[b].0))?;
+    let label = (0..names.len())
+        .filter(|&l| names[l] == name)
+        .max_by(|&a, &b| per_label[a].0.total_cmp(&per_label[b].0))?;
     let b = behaviour::of(&s.history, label as u32)?;
     let feeder = b.feeder.map(|(track, running)| {
         let tr = &s.history.tracks[track];
@@ -400,7 +424,13 @@ fn around(
         .filter(|m| m.2 >= 0.1 && s.labels[m.1 as usize].0 != Class::Join)
         .map(|&(track, l, share)| {
             let class = s.labels[l as usize].0;
-            format!("'{}' {} on {} ({:.0}% of the time)", comm(track), class.short(), names[l as usize], 100.0 * share)
+            format!(
+                "'{}' {} on {} ({:.0}% of the time)",
+                comm(track),
+                class.short(),
+                names[l as usize],
+                100.0 * share
+            )
         })
         .collect();
     Some(Around {
@@ -429,21 +459,31 @@ fn main_wait(h: &History, track: usize, labels: &[(Class, Option<Site>)]) -> Opt
 }
 
 /// The accounting in the results' terms: causes named, merged by object and phase, largest first.
-fn capacity(acc: &Accounting, labels: &[(Class, Option<Site>)], names: &[String], coverage: f64) -> Capacity {
+fn capacity(
+    acc: &Accounting,
+    labels: &[(Class, Option<Site>)],
+    names: &[String],
+    coverage: f64,
+) -> Capacity {
     let mut idle: Vec<IdleShare> = Vec::new();
     for (&(cause, phase), &core_s) in &acc.idle {
         if core_s <= 0.0 {
             continue;
         }
         let (kind, class, object) = match cause {
-            Cause::Wait(l) => (IdleKind::Wait, Some(labels[l as usize].0), Some(names[l as usize].clone())),
+            Cause::Wait(l) => {
+                (IdleKind::Wait, Some(labels[l as usize].0), Some(names[l as usize].clone()))
+            }
             Cause::Runqueue => (IdleKind::Runqueue, None, None),
             Cause::NoWork => (IdleKind::NoWork, None, None),
             Cause::Unlabelled => (IdleKind::Unlabelled, None, None),
         };
         let threads = acc.threads.get(&cause).copied().unwrap_or(0);
         let carried_s = acc.carried.get(&(cause, phase)).copied().unwrap_or(0.0);
-        match idle.iter_mut().find(|i| i.kind == kind && i.class == class && i.object == object && i.phase == phase) {
+        match idle
+            .iter_mut()
+            .find(|i| i.kind == kind && i.class == class && i.object == object && i.phase == phase)
+        {
             Some(i) => {
                 i.core_s += core_s;
                 i.carried_s += carried_s;
@@ -560,7 +600,10 @@ fn hot_from_stacks(p: &StackProfile) -> Vec<Hot> {
     let mut by_name: HashMap<String, u64> = HashMap::new();
     for s in &p.on_cpu {
         let frames: Vec<_> = p.frames_of(s.stack).collect();
-        let Some(leaf) = frames.iter().rev().find(|f| !core_helper(&f.function)).or(frames.last()) else { continue };
+        let Some(leaf) = frames.iter().rev().find(|f| !core_helper(&f.function)).or(frames.last())
+        else {
+            continue;
+        };
         let name = if leaf.function.contains("::") || leaf.function.starts_with(&leaf.module) {
             leaf.function.clone()
         } else {
@@ -600,7 +643,9 @@ fn top_ten(by_name: HashMap<String, u64>, total: u64) -> Vec<Hot> {
 
 /// A Rust thread's closure is inlined into std's thread entry: says so rather than name std.
 fn thread_closure(name: String) -> String {
-    if name.ends_with("__rust_begin_short_backtrace") || name.contains("__rust_begin_short_backtrace+") {
+    if name.ends_with("__rust_begin_short_backtrace")
+        || name.contains("__rust_begin_short_backtrace+")
+    {
         "thread closure (inlined into std's thread start)".to_string()
     } else {
         name
@@ -635,7 +680,10 @@ mod tests {
     fn places_without_symbols_are_grouped_by_module() {
         let group = |n: &str| super::without_offset(n.to_string());
         assert_eq!(group("liblzma.so.5.4.1+0x15a20"), "liblzma.so.5.4.1 (no symbols)");
-        assert_eq!(group("libgomp.so.1.0.0!GOMP_critical_end"), "libgomp.so.1.0.0!GOMP_critical_end");
+        assert_eq!(
+            group("libgomp.so.1.0.0!GOMP_critical_end"),
+            "libgomp.so.1.0.0!GOMP_critical_end"
+        );
         assert_eq!(group("histogram!update_histogram+0x1a"), "histogram!update_histogram+0x1a");
         assert_eq!(group("heap 0x7f00"), "heap 0x7f00");
         assert_eq!(group("std::sync::Mutex::lock+0x10"), "std::sync::Mutex::lock+0x10");

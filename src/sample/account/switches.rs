@@ -89,10 +89,15 @@ impl Switches {
     /// window's end). The window comes back whole (spread evenly) where the tracer did not cover
     /// it. Stretches before the window's end are forgotten.
     pub fn lay_out(&mut self, tid: i32, iv: &Interval) -> Vec<Interval> {
-        let mut parts: Vec<Stretch> = self.closed.get(&tid).map_or_else(Vec::new, |v| clip(v, iv.from, iv.to));
+        let mut parts: Vec<Stretch> =
+            self.closed.get(&tid).map_or_else(Vec::new, |v| clip(v, iv.from, iv.to));
         if let Some(o) = self.open.get(&tid) {
             let end = parts.iter().map(|s| s.to).fold(o.from, f64::max);
-            parts.extend(clip(&[Stretch { from: end, to: iv.to.max(o.to), state: o.state }], iv.from, iv.to));
+            parts.extend(clip(
+                &[Stretch { from: end, to: iv.to.max(o.to), state: o.state }],
+                iv.from,
+                iv.to,
+            ));
         }
         if let Some(v) = self.closed.get_mut(&tid) {
             v.retain(|s| s.to > iv.to);
@@ -201,7 +206,14 @@ mod tests {
 
     fn traced(tid: i32, from_ms: u64, to_ms: u64, on_cpu: bool) -> trace::Interval {
         let ns = |ms: u64| 1_000_000_000 + ms * 1_000_000;
-        trace::Interval { pid: tid, tid, start_ns: ns(from_ms), end_ns: ns(to_ms), on_cpu, preempted: false }
+        trace::Interval {
+            pid: tid,
+            tid,
+            start_ns: ns(from_ms),
+            end_ns: ns(to_ms),
+            on_cpu,
+            preempted: false,
+        }
     }
 
     #[test]
@@ -218,11 +230,19 @@ mod tests {
         // The /proc window to 500 ms: 0.3 s on, 0.2 s off.
         let iv = Interval { from: 0.0, to: 0.5, on: 0.3, runq: 0.0, off: 0.2, label: Some(3) };
         let parts = s.lay_out(7, &iv);
-        let on: Vec<(f64, f64, f64)> = parts.iter().filter(|p| p.on > 0.0).map(|p| (p.from, p.to, p.on)).collect();
+        let on: Vec<(f64, f64, f64)> =
+            parts.iter().filter(|p| p.on > 0.0).map(|p| (p.from, p.to, p.on)).collect();
         assert_eq!(on.len(), 2, "{parts:?}");
-        assert!((on[0].2 - 0.2).abs() < 1e-9 && (on[1].0 - 0.4).abs() < 1e-9 && (on[1].1 - 0.5).abs() < 1e-9);
+        assert!(
+            (on[0].2 - 0.2).abs() < 1e-9
+                && (on[1].0 - 0.4).abs() < 1e-9
+                && (on[1].1 - 0.5).abs() < 1e-9
+        );
         let off: Vec<&Interval> = parts.iter().filter(|p| p.off > 0.0).collect();
-        assert!(off.len() == 1 && (off[0].from - 0.2).abs() < 1e-9 && (off[0].to - 0.4).abs() < 1e-9, "{off:?}");
+        assert!(
+            off.len() == 1 && (off[0].from - 0.2).abs() < 1e-9 && (off[0].to - 0.4).abs() < 1e-9,
+            "{off:?}"
+        );
         assert!(off[0].label == Some(3) && (off[0].off - 0.2).abs() < 1e-9);
         // What was laid out is forgotten.
         assert!(s.closed.get(&7).is_none_or(|v| v.is_empty()));
@@ -264,7 +284,10 @@ mod tests {
         let sum = |f: fn(&Interval) -> f64| parts.iter().map(f).sum::<f64>();
         assert!(sum(|p| p.off) < 1e-9, "{parts:?}");
         // Given back as the stretches share it: 0.4 s on, 0.1 s runnable.
-        assert!((sum(|p| p.on) - 0.42).abs() < 1e-9 && (sum(|p| p.runq) - 0.08).abs() < 1e-9, "{parts:?}");
+        assert!(
+            (sum(|p| p.on) - 0.42).abs() < 1e-9 && (sum(|p| p.runq) - 0.08).abs() < 1e-9,
+            "{parts:?}"
+        );
     }
 
     #[test]
@@ -281,10 +304,17 @@ mod tests {
         });
         let iv = s.last_window(7, 0.1).expect("a last window");
         assert!((iv.from - 0.1).abs() < 1e-9 && (iv.to - 0.33).abs() < 1e-9, "{iv:?}");
-        assert!((iv.on - 0.22).abs() < 1e-9 && (iv.runq - 0.01).abs() < 1e-9 && iv.off.abs() < 1e-9, "{iv:?}");
+        assert!(
+            (iv.on - 0.22).abs() < 1e-9 && (iv.runq - 0.01).abs() < 1e-9 && iv.off.abs() < 1e-9,
+            "{iv:?}"
+        );
         assert_eq!(s.last_window(7, 0.1), None, "its stretches are forgotten");
         // Records with gaps (a ring that lost some) give no window: the sweeps' figures stand.
-        s.add(&Drained { intervals: vec![traced(8, 0, 330, true)], through_ns: 1_340_000_000, ..Drained::default() });
+        s.add(&Drained {
+            intervals: vec![traced(8, 0, 330, true)],
+            through_ns: 1_340_000_000,
+            ..Drained::default()
+        });
         assert_eq!(s.last_window(8, 0.1), None);
     }
 }

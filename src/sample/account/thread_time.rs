@@ -266,7 +266,12 @@ impl History {
                         x.last = bin;
                         x.waited += s as f64;
                     }
-                    None => stretches.push(Stretch { track: i, first: bin, last: bin, waited: s as f64 }),
+                    None => stretches.push(Stretch {
+                        track: i,
+                        first: bin,
+                        last: bin,
+                        waited: s as f64,
+                    }),
                 }
             }
         }
@@ -274,7 +279,11 @@ impl History {
     }
 
     /// Per bin, a thread's off-CPU seconds by label (for one track).
-    pub fn off_in<'a>(&'a self, track: usize, bin: usize) -> impl Iterator<Item = (Label, f64)> + 'a {
+    pub fn off_in<'a>(
+        &'a self,
+        track: usize,
+        bin: usize,
+    ) -> impl Iterator<Item = (Label, f64)> + 'a {
         let t = &self.tracks[track];
         let start = t.off.partition_point(|o| (o.0 as usize) < bin);
         t.off[start..].iter().take_while(move |o| o.0 as usize == bin).map(|o| (o.1, o.2 as f64))
@@ -320,7 +329,9 @@ mod tests {
         let a = h.add_thread();
         h.record(a, &iv(0.0, 0.02, 0.01, 0.0, Some(3)));
         assert_eq!(h.bins(), 3);
-        assert!((h.tracks[a].on[0] - 0.005).abs() < 1e-6 && (h.tracks[a].on[1] - 0.005).abs() < 1e-6);
+        assert!(
+            (h.tracks[a].on[0] - 0.005).abs() < 1e-6 && (h.tracks[a].on[1] - 0.005).abs() < 1e-6
+        );
         let mut t = 0.02;
         while t < 20.0 {
             h.record(a, &iv(t, t + 0.01, 0.004, 0.001, if t < 10.0 { Some(3) } else { None }));
@@ -332,7 +343,9 @@ mod tests {
         assert!((tr.on_s() + tr.runq_s() + tr.off_s() - 20.0).abs() < 2e-2);
         h.spread_unlabelled(&[true], &[]);
         assert!(h.tracks[a].off.iter().all(|o| o.1 == Some(3)));
-        assert!((h.tracks[a].off_s() + h.tracks[a].on_s() + h.tracks[a].runq_s() - 20.0).abs() < 2e-2);
+        assert!(
+            (h.tracks[a].off_s() + h.tracks[a].on_s() + h.tracks[a].runq_s() - 20.0).abs() < 2e-2
+        );
     }
 
     #[test]
@@ -357,7 +370,10 @@ mod tests {
         h.record(helper, &iv(0.0, 0.01, 0.0, 0.0, None));
         h.spread_unlabelled(&[true, true, false], &[]);
         let b_off: Vec<_> = h.off_in(b, 0).collect();
-        assert!(b_off.len() == 1 && b_off[0].0 == Some(4) && (b_off[0].1 - 0.008).abs() < 1e-6, "{b_off:?}");
+        assert!(
+            b_off.len() == 1 && b_off[0].0 == Some(4) && (b_off[0].1 - 0.008).abs() < 1e-6,
+            "{b_off:?}"
+        );
         assert_eq!(h.off_in(helper, 0).next().unwrap().0, None);
     }
 }

@@ -182,7 +182,8 @@ pub fn futex(op: u64, val: u64, is_tid: impl Fn(u64) -> bool) -> Class {
 /// second word of such a pair, by FUTEX_WAIT_BITSET and not a lock's, is put on the first, so that
 /// one condition variable (CPython's GIL is one) is one wait.
 fn condvar_word(addr: u64, op: u64, class: Class) -> u64 {
-    let on_second = addr % 8 == 4 && op & FUTEX_CMD_MASK == FUTEX_WAIT_BITSET && class == Class::WaitForWork;
+    let on_second =
+        addr % 8 == 4 && op & FUTEX_CMD_MASK == FUTEX_WAIT_BITSET && class == Class::WaitForWork;
     if on_second { addr - 4 } else { addr }
 }
 
@@ -326,11 +327,19 @@ mod tests {
         assert_eq!(blocked('S', sc(0), "pipe_read", 1, no).0, Class::Ipc);
         assert_eq!(blocked('D', sc(17), "folio_wait_bit_common", 1, no).0, Class::Io);
         assert_eq!(blocked('S', sc(230), "hrtimer_nanosleep", 1, no).0, Class::Sleep);
-        assert_eq!(blocked('D', Some(Syscall::NotInSyscall), "lock_mm_and_find_vma", 1, no).0, Class::KernelLock);
+        assert_eq!(
+            blocked('D', Some(Syscall::NotInSyscall), "lock_mm_and_find_vma", 1, no).0,
+            Class::KernelLock
+        );
         assert_eq!(blocked('D', Some(Syscall::NotInSyscall), "0", 1, no).0, Class::Io);
         assert_eq!(blocked('S', None, "", 1, no).0, Class::Other);
-        let (c, site) =
-            blocked('S', Some(Syscall::In { nr: 202, args: [0xabc, 0x80, 2, 0, 0, 0] }), "futex_do_wait", 9, no);
+        let (c, site) = blocked(
+            'S',
+            Some(Syscall::In { nr: 202, args: [0xabc, 0x80, 2, 0, 0, 0] }),
+            "futex_do_wait",
+            9,
+            no,
+        );
         assert_eq!((c, site), (Class::Lock, Some(Site::Futex { pid: 9, addr: 0xabc })));
     }
 

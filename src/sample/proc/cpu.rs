@@ -62,7 +62,14 @@ impl CpuSampler {
         };
         // SAFETY: attr is a valid perf_event_attr of the size it declares.
         let fd = unsafe {
-            libc::syscall(libc::SYS_perf_event_open, &attr as *const Attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const Attr,
+                tid,
+                -1,
+                -1,
+                PERF_FLAG_FD_CLOEXEC,
+            )
         };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
@@ -72,7 +79,14 @@ impl CpuSampler {
         let len = page * (1 + DATA_PAGES);
         // SAFETY: maps the event's ring buffer as the perf ABI prescribes; unmapped in Drop.
         let base = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
         };
         if base == libc::MAP_FAILED {
             let e = std::io::Error::last_os_error();
@@ -99,8 +113,9 @@ impl CpuSampler {
         // SAFETY: the data area follows the control page and is `size` bytes long.
         let data = unsafe { std::slice::from_raw_parts(self.base.add(4096), size as usize) };
         let byte = |off: u64| data[(off % size) as usize];
-        let read =
-            |off: u64, n: usize| -> u64 { (0..n).fold(0u64, |acc, i| acc | (byte(off + i as u64) as u64) << (8 * i)) };
+        let read = |off: u64, n: usize| -> u64 {
+            (0..n).fold(0u64, |acc, i| acc | (byte(off + i as u64) as u64) << (8 * i))
+        };
         while self.tail + 8 <= head {
             let kind = read(self.tail, 4) as u32;
             let rec_size = read(self.tail + 6, 2);
@@ -130,7 +145,8 @@ impl Drop for CpuSampler {
 
 /// Why sampling on-CPU code is not possible here, for the run's limits.
 pub fn refusal(e: &std::io::Error) -> String {
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    let paranoid =
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
     format!(
         "on-CPU code sampling unavailable (perf_event_open: {e}; kernel.perf_event_paranoid = {}): no hot functions",
         paranoid.trim()

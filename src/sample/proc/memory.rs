@@ -31,7 +31,10 @@ pub fn rollup(text: &str) -> Option<Rollup> {
     let mut seen = false;
     for line in text.lines() {
         let Some((key, rest)) = line.split_once(':') else { continue };
-        let Some(kb) = rest.split_ascii_whitespace().next().and_then(|v| v.parse::<u64>().ok()) else { continue };
+        let Some(kb) = rest.split_ascii_whitespace().next().and_then(|v| v.parse::<u64>().ok())
+        else {
+            continue;
+        };
         match key {
             "Rss" => r.rss_kb += kb,
             "Pss" => {
@@ -53,7 +56,9 @@ pub fn statm_vmem_kb(text: &str, page_kb: u64) -> Option<u64> {
 
 /// A process's `io`: bytes through read-like and write-like calls, bytes from and to storage.
 pub fn io_counts(text: &str) -> Option<[u64; 4]> {
-    let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok());
+    let get = |key: &str| {
+        text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
+    };
     Some([get("rchar:")?, get("wchar:")?, get("read_bytes:")?, get("write_bytes:")?])
 }
 
@@ -82,7 +87,9 @@ impl Files {
     /// reads all zeros, or gone) has none. Without `statm`, taken as alive.
     fn has_memory(&mut self) -> bool {
         match &mut self.statm {
-            Some(f) => f.read().is_some_and(|t| t.split_ascii_whitespace().next().is_some_and(|v| v != "0")),
+            Some(f) => f
+                .read()
+                .is_some_and(|t| t.split_ascii_whitespace().next().is_some_and(|v| v != "0")),
             None => true,
         }
     }
@@ -134,8 +141,12 @@ impl TreeMemory {
                 self.files.remove(&pid);
                 continue;
             };
-            let vmem_kb =
-                f.statm.as_mut().and_then(ProcFile::read).and_then(|t| statm_vmem_kb(t, page_kb)).unwrap_or(0);
+            let vmem_kb = f
+                .statm
+                .as_mut()
+                .and_then(ProcFile::read)
+                .and_then(|t| statm_vmem_kb(t, page_kb))
+                .unwrap_or(0);
             read.push((pid, m, vmem_kb));
             if let Some(c) = f.io.as_mut().and_then(ProcFile::read).and_then(io_counts) {
                 for (sum, v) in io.iter_mut().zip(c) {
@@ -206,10 +217,10 @@ impl Tracker {
         self.first_s.get_or_insert(t_s);
         self.until_s = self.until_s.max(t_s);
         self.last = Some((t_s, *r));
-        self.per_swept = self
-            .swept_last
-            .filter(|&(_, kb, n)| kb > 0 && n == r.processes as usize)
-            .map(|(_, kb, n)| (r.mem.pss_kb as f64 / kb as f64, r.mem.rss_kb as f64 / kb as f64, n));
+        self.per_swept =
+            self.swept_last.filter(|&(_, kb, n)| kb > 0 && n == r.processes as usize).map(
+                |(_, kb, n)| (r.mem.pss_kb as f64 / kb as f64, r.mem.rss_kb as f64 / kb as f64, n),
+            );
         let m = &mut self.peaks;
         m.peak_pss_bytes = m.peak_pss_bytes.max(r.mem.pss_kb * 1024);
         m.peak_rss_bytes = m.peak_rss_bytes.max(r.mem.rss_kb * 1024);
@@ -232,7 +243,8 @@ impl Tracker {
     /// processes, else the latest reading's.
     fn level(&self) -> Option<(f64, f64)> {
         let (_, r) = self.last?;
-        let from_sweep = self.per_swept.zip(self.swept_last).filter(|((_, _, read), (_, _, now))| read == now);
+        let from_sweep =
+            self.per_swept.zip(self.swept_last).filter(|((_, _, read), (_, _, now))| read == now);
         Some(match from_sweep {
             Some(((pss, rss, _), (_, kb, _))) => (kb as f64 * pss, kb as f64 * rss),
             None => (r.mem.pss_kb as f64, r.mem.rss_kb as f64),
@@ -296,7 +308,8 @@ pub(crate) fn set_live_pss_kb(kb: u64) {
 mod tests {
     use super::*;
 
-    const ROLLUP: &str = "5588a7e4d000-7ffc6bdf5000 ---p 00000000 00:00 0                          [rollup]
+    const ROLLUP: &str =
+        "5588a7e4d000-7ffc6bdf5000 ---p 00000000 00:00 0                          [rollup]
 Rss:                3968 kB
 Pss:                 961 kB
 Pss_Anon:            180 kB
@@ -319,8 +332,7 @@ Locked:                0 kB
         assert_eq!(r, Rollup { rss_kb: 3968, pss_kb: 961, uss_kb: 736, swap_kb: 12 });
         assert_eq!(rollup(""), None);
         assert_eq!(statm_vmem_kb("2000 900 500 10 0 300 0\n", 4), Some(8000));
-        let io =
-            "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 0\ncancelled_write_bytes: 0\n";
+        let io = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 0\ncancelled_write_bytes: 0\n";
         assert_eq!(io_counts(io), Some([10, 20, 4096, 0]));
     }
 
@@ -380,7 +392,11 @@ Locked:                0 kB
         assert_eq!(m.peak_rss_swept_bytes, 440 * 1024);
         // A second process from 2 s on: the last reading holds.
         t.swept(3.0, 440, 2);
-        assert_eq!(t.finish(4.0, 0.0).unwrap().mean_pss_bytes, 140_800, "(350 + 2 × 100) KiB s / 4 s");
+        assert_eq!(
+            t.finish(4.0, 0.0).unwrap().mean_pss_bytes,
+            140_800,
+            "(350 + 2 × 100) KiB s / 4 s"
+        );
     }
 
     #[test]

@@ -63,7 +63,8 @@ impl Pause {
 
     /// Polls the wake descriptor (and the root's, with `root`) for up to `d`; whether one is ready.
     fn poll(&self, root: bool, d: Duration) -> bool {
-        let mut fds = [libc::pollfd { fd: self.wake.as_raw_fd(), events: libc::POLLIN, revents: 0 }; 2];
+        let mut fds =
+            [libc::pollfd { fd: self.wake.as_raw_fd(), events: libc::POLLIN, revents: 0 }; 2];
         let n = match (&self.root, root) {
             (Some(r), true) => {
                 fds[1].fd = r.as_raw_fd();
@@ -71,9 +72,13 @@ impl Pause {
             }
             _ => 1,
         };
-        let t = libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long };
+        let t = libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        };
         // SAFETY: `fds` holds `n` initialised entries; the timeout is plain data.
-        let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), n as libc::nfds_t, &t, std::ptr::null()) };
+        let ready =
+            unsafe { libc::ppoll(fds.as_mut_ptr(), n as libc::nfds_t, &t, std::ptr::null()) };
         ready > 0 && fds[..n].iter().any(|f| f.revents != 0)
     }
 
@@ -109,7 +114,9 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let mut p = Pause::new(child.id() as i32).expect("an eventfd");
         // Exited, not reaped: its pidfd is readable from now on.
-        while std::fs::read_to_string(format!("/proc/{}/stat", child.id())).is_ok_and(|s| !s.contains(") Z ")) {
+        while std::fs::read_to_string(format!("/proc/{}/stat", child.id()))
+            .is_ok_and(|s| !s.contains(") Z "))
+        {
             std::thread::sleep(Duration::from_millis(1));
         }
         p.watched_from = Instant::now() + Duration::from_millis(50);

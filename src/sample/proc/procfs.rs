@@ -141,13 +141,17 @@ pub fn user_sp_pc(text: &str) -> Option<(u64, u64)> {
 
 /// Voluntary and involuntary context switches from `/proc/<tid>/status`.
 pub fn switches(text: &str) -> Option<(u64, u64)> {
-    let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok());
+    let get = |key: &str| {
+        text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
+    };
     Some((get("voluntary_ctxt_switches:")?, get("nonvoluntary_ctxt_switches:")?))
 }
 
 /// Storage bytes read and written from `/proc/<tid>/io`.
 pub fn io(text: &str) -> Option<(u64, u64)> {
-    let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok());
+    let get = |key: &str| {
+        text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
+    };
     Some((get("read_bytes:")?, get("write_bytes:")?))
 }
 
@@ -183,7 +187,9 @@ pub fn frequency_files() -> Vec<File> {
     crate::machine::allowed_cpu_ids()
         .into_iter()
         .take(FREQUENCY_CPUS)
-        .filter_map(|c| File::open(format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq")).ok())
+        .filter_map(|c| {
+            File::open(format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq")).ok()
+        })
         .collect()
 }
 
@@ -258,7 +264,10 @@ mod tests {
         let s = syscall("202 0x55d0c0a0 0x80 0x2 0x0 0x0 0x0 0x7ffd 0x7f12\n").unwrap();
         assert_eq!(s, Syscall::In { nr: 202, args: [0x55d0c0a0, 0x80, 2, 0, 0, 0] });
         assert_eq!(syscall("garbage"), None);
-        assert_eq!(user_sp_pc("202 0x55d0c0a0 0x80 0x2 0x0 0x0 0x0 0x7ffd 0x7f12\n"), Some((0x7ffd, 0x7f12)));
+        assert_eq!(
+            user_sp_pc("202 0x55d0c0a0 0x80 0x2 0x0 0x0 0x0 0x7ffd 0x7f12\n"),
+            Some((0x7ffd, 0x7f12))
+        );
         assert_eq!(user_sp_pc("-1 0x7ffd1 0x55aa\n"), Some((0x7ffd1, 0x55aa)));
         assert_eq!(user_sp_pc("running\n"), None);
         assert_eq!(syscall(""), None);
@@ -266,7 +275,8 @@ mod tests {
 
     #[test]
     fn parses_stat_with_a_hostile_name() {
-        let s = stat("42 (a) b (c)) S 7 42 1 0 -1 4194304 1 0 0 0 12 34 0 0 20 0 3 0 5555 1 1").unwrap();
+        let s = stat("42 (a) b (c)) S 7 42 1 0 -1 4194304 1 0 0 0 12 34 0 0 20 0 3 0 5555 1 1")
+            .unwrap();
         assert_eq!(
             (s.comm.as_str(), s.state, s.ppid, s.utime, s.stime, s.starttime),
             ("a) b (c)", 'S', 7, 12, 34, 5555)
@@ -276,8 +286,14 @@ mod tests {
 
     #[test]
     fn parses_schedstat_status_and_io() {
-        assert_eq!(schedstat("882321 88011 1\n"), Some(Schedstat { on_cpu_ns: 882321, runq_ns: 88011 }));
-        assert_eq!(switches("voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t7\n"), Some((5, 7)));
+        assert_eq!(
+            schedstat("882321 88011 1\n"),
+            Some(Schedstat { on_cpu_ns: 882321, runq_ns: 88011 })
+        );
+        assert_eq!(
+            switches("voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t7\n"),
+            Some((5, 7))
+        );
         assert_eq!(io("rchar: 1\nread_bytes: 4096\nwrite_bytes: 0\n"), Some((4096, 0)));
     }
 

@@ -126,7 +126,11 @@ impl Part<'_> {
     /// holds nothing; after its end its memory and processes are gone while its counters (CPU
     /// time, bytes) keep their last values.
     fn at(&self, t_s: f64) -> Option<(usize, bool)> {
-        let i = self.series.t_s.partition_point(|&t| self.start_s + f64::from(t) <= t_s).checked_sub(1)?;
+        let i = self
+            .series
+            .t_s
+            .partition_point(|&t| self.start_s + f64::from(t) <= t_s)
+            .checked_sub(1)?;
         let (_, last, end) = self.span();
         Some((i, t_s < end || t_s <= last))
     }
@@ -172,7 +176,9 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
             let s = p.series;
             c.utime_s += f64::from(s.utime_s[i]);
             c.stime_s += f64::from(s.stime_s[i]);
-            for (total, v) in r.io.iter_mut().zip([s.rchar[i], s.wchar[i], s.read_bytes[i], s.write_bytes[i]]) {
+            for (total, v) in
+                r.io.iter_mut().zip([s.rchar[i], s.wchar[i], s.read_bytes[i], s.write_bytes[i]])
+            {
                 *total += v;
             }
             if alive {
@@ -193,7 +199,8 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
     let most = sustained_peaks(&times, &sums, end);
     let peak = |seen_kb: u64, each: fn(&RunMemory) -> u64| {
         let seen = seen_kb * 1024;
-        let (one, all) = parts.iter().fold((0, 0), |(m, s), p| (m.max(each(&p.memory)), s + each(&p.memory)));
+        let (one, all) =
+            parts.iter().fold((0, 0), |(m, s), p| (m.max(each(&p.memory)), s + each(&p.memory)));
         seen.clamp(one, all.max(one))
     };
     let span = end - first;
@@ -205,7 +212,8 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
         };
         parts.iter().map(weighted).sum::<f64>().round() as u64
     };
-    let (peak_pss_bytes, peak_rss_bytes) = (peak(most[0], |m| m.peak_pss_bytes), peak(most[1], |m| m.peak_rss_bytes));
+    let (peak_pss_bytes, peak_rss_bytes) =
+        (peak(most[0], |m| m.peak_pss_bytes), peak(most[1], |m| m.peak_rss_bytes));
     // The parts' means add up what each read at its own moments: copies sharing pages read more
     // each before the others map them, so the sum can pass the tree's peak, which no mean can.
     let memory = RunMemory {
@@ -214,7 +222,11 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
         mean_pss_bytes: mean(|m| m.mean_pss_bytes).min(peak_pss_bytes),
         peak_rss_bytes,
         mean_rss_bytes: mean(|m| m.mean_rss_bytes).min(peak_rss_bytes),
-        peak_rss_swept_bytes: parts.iter().map(|p| p.memory.peak_rss_swept_bytes).max().unwrap_or(0),
+        peak_rss_swept_bytes: parts
+            .iter()
+            .map(|p| p.memory.peak_rss_swept_bytes)
+            .max()
+            .unwrap_or(0),
         peak_uss_bytes: parts.iter().map(|p| p.memory.peak_uss_bytes).sum(),
         peak_swap_bytes: peak(most[2], |m| m.peak_swap_bytes),
         peak_vmem_bytes: peak(most[3], |m| m.peak_vmem_bytes),
@@ -237,7 +249,8 @@ fn sustained_peaks(times: &[f64], sums: &[[u64; 4]], end_s: f64) -> [u64; 4] {
     for (j, &t) in times.iter().enumerate() {
         let until = (t + SUSTAINED_S).min(end_s);
         let held = sums[j..].iter().zip(&times[j..]).take_while(|&(_, &u)| u == t || u < until);
-        let lowest = held.fold([u64::MAX; 4], |low, (s, _)| std::array::from_fn(|c| low[c].min(s[c])));
+        let lowest =
+            held.fold([u64::MAX; 4], |low, (s, _)| std::array::from_fn(|c| low[c].min(s[c])));
         for (m, l) in most.iter_mut().zip(lowest) {
             *m = (*m).max(l);
         }
@@ -263,7 +276,8 @@ mod tests {
         assert_eq!(s.t_s[0], 0.0);
         assert_eq!(*s.nthreads.last().unwrap(), n - 1, "the last reading ends it");
         let gaps: Vec<f32> = s.t_s.windows(2).map(|w| w[1] - w[0]).collect();
-        let (lo, hi) = gaps[..gaps.len() - 1].iter().fold((f32::MAX, 0f32), |(a, b), &g| (a.min(g), b.max(g)));
+        let (lo, hi) =
+            gaps[..gaps.len() - 1].iter().fold((f32::MAX, 0f32), |(a, b), &g| (a.min(g), b.max(g)));
         assert!(hi - lo < 0.01, "evenly spread: {lo}..{hi}");
         assert!(Recorder::default().finish().is_none());
     }
@@ -302,8 +316,10 @@ mod tests {
                 (rec.finish().unwrap(), m, end)
             })
             .collect();
-        let parts: Vec<Part> =
-            series.iter().map(|(s, m, e)| Part { series: s, start_s: 0.0, memory: *m, end_s: *e }).collect();
+        let parts: Vec<Part> = series
+            .iter()
+            .map(|(s, m, e)| Part { series: s, start_s: 0.0, memory: *m, end_s: *e })
+            .collect();
         let sum_of_peaks: u64 = parts.iter().map(|p| p.memory.peak_pss_bytes).sum();
         assert_eq!(sum_of_peaks / 1024 / MB, 64 + 32 + 21 + 16, "the old figure");
         let (s, m) = sum_parts(&parts).unwrap();
@@ -314,13 +330,24 @@ mod tests {
         // Means read at each copy's own moments can add up past the tree's peak: held at it.
         let high: Vec<Part> = parts
             .iter()
-            .map(|p| Part { memory: RunMemory { mean_pss_bytes: 32 * MB * 1024, ..p.memory }, ..*p })
+            .map(|p| Part {
+                memory: RunMemory { mean_pss_bytes: 32 * MB * 1024, ..p.memory },
+                ..*p
+            })
             .collect();
-        assert_eq!(sum_parts(&high).unwrap().1.mean_pss_bytes, m.peak_pss_bytes, "no mean above the peak");
+        assert_eq!(
+            sum_parts(&high).unwrap().1.mean_pss_bytes,
+            m.peak_pss_bytes,
+            "no mean above the peak"
+        );
         assert_eq!(*s.pss_kb.last().unwrap(), 64 * MB, "the last copy alone");
         assert_eq!(s.nprocs[0], 4);
         let at = |t: f32| s.t_s.iter().position(|&x| x == t).unwrap();
-        assert_eq!((s.nprocs[at(1.0)], s.pss_kb[at(1.0)]), (3, 3 * (64 * MB / 3)), "the first copy gone at its end");
+        assert_eq!(
+            (s.nprocs[at(1.0)], s.pss_kb[at(1.0)]),
+            (3, 3 * (64 * MB / 3)),
+            "the first copy gone at its end"
+        );
         assert_eq!(s.utime_s[at(1.0)], 0.75 + 3.0, "its CPU time kept after it ended");
         assert!(sum_parts(&[]).is_none());
     }

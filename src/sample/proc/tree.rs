@@ -123,7 +123,10 @@ impl Tree {
         }
         // First seen, or its file no longer reads (the task is gone, or its id reused).
         self.children.remove(&tid);
-        let Some(mut f) = ProcFile::open(Path::new(&format!("/proc/{pid}/task/{tid}/children"))) else { return };
+        let Some(mut f) = ProcFile::open(Path::new(&format!("/proc/{pid}/task/{tid}/children")))
+        else {
+            return;
+        };
         if let Some(text) = f.read() {
             parse(text, into);
             self.children.insert(tid, f);
@@ -257,7 +260,10 @@ mod tests {
         let after = task_ids(&dir).unwrap();
         stop_tx.send(()).unwrap();
         t.join().unwrap();
-        assert!(!before.contains(&tid) && after.contains(&tid), "{tid} in {after:?}, not in {before:?}");
+        assert!(
+            !before.contains(&tid) && after.contains(&tid),
+            "{tid} in {after:?}, not in {before:?}"
+        );
         assert!(!task_ids(&dir).unwrap().contains(&tid), "a thread that ended is no longer listed");
     }
 
@@ -271,7 +277,11 @@ mod tests {
         let root = sh.id() as i32;
         let mut tree = Tree::new(root);
         let first = tree.walk();
-        assert_eq!(first.iter().map(|&(p, _)| p).collect::<HashSet<_>>(), HashSet::from([root]), "{first:?}");
+        assert_eq!(
+            first.iter().map(|&(p, _)| p).collect::<HashSet<_>>(),
+            HashSet::from([root]),
+            "{first:?}"
+        );
         use std::io::Write;
         sh.stdin.take().unwrap().write_all(b"go\n").unwrap();
         let mut found = false;
@@ -288,7 +298,11 @@ mod tests {
         }
         let _ = sh.wait();
         assert!(found, "the sleep started after the first walk");
-        assert_eq!(tree.task_dirs.len() + tree.children.len(), 4, "handles kept for sh and its sleep");
+        assert_eq!(
+            tree.task_dirs.len() + tree.children.len(),
+            4,
+            "handles kept for sh and its sleep"
+        );
     }
 
     #[test]
@@ -315,8 +329,10 @@ mod tests {
     #[test]
     fn walking_the_children_finds_what_scanning_proc_finds() {
         // sh starts a child that starts a grandchild; both sleep while the tree is looked at.
-        let mut sh =
-            std::process::Command::new("sh").args(["-c", "sleep 5 & sh -c 'sleep 5 & wait' & wait"]).spawn().unwrap();
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & sh -c 'sleep 5 & wait' & wait"])
+            .spawn()
+            .unwrap();
         let root = sh.id() as i32;
         let (mut walked, mut scanned) = (Tree::new(root), Tree::new(root));
         for _ in 0..200 {

@@ -119,7 +119,13 @@ pub struct Catcher {
 impl Catcher {
     /// Catches into `shared`.
     pub fn new(shared: std::sync::Arc<Shared>) -> Catcher {
-        Catcher { shared, files: HashMap::new(), seen: HashSet::new(), next: Instant::now(), records: Vec::new() }
+        Catcher {
+            shared,
+            files: HashMap::new(),
+            seen: HashSet::new(),
+            next: Instant::now(),
+            records: Vec::new(),
+        }
     }
 
     /// How long until a window opens: `None` while none is wanted.
@@ -139,13 +145,19 @@ impl Catcher {
         };
         let mut watched: Vec<(i32, i32, Ring)> = wanted
             .into_iter()
-            .filter_map(|(pid, tid)| Some((pid, tid, Ring::map(Event::open(&attr(), tid, -1).ok()?, 1).ok()?)))
+            .filter_map(|(pid, tid)| {
+                Some((pid, tid, Ring::map(Event::open(&attr(), tid, -1).ok()?, 1).ok()?))
+            })
             .collect();
         let mut reads = 0;
         while reads < READS && !watched.is_empty() {
-            let Some(left) = WINDOW.checked_sub(start.elapsed()).filter(|d| !d.is_zero()) else { break };
-            let mut polled: Vec<libc::pollfd> =
-                watched.iter().map(|w| libc::pollfd { fd: w.2.fd(), events: libc::POLLIN, revents: 0 }).collect();
+            let Some(left) = WINDOW.checked_sub(start.elapsed()).filter(|d| !d.is_zero()) else {
+                break;
+            };
+            let mut polled: Vec<libc::pollfd> = watched
+                .iter()
+                .map(|w| libc::pollfd { fd: w.2.fd(), events: libc::POLLIN, revents: 0 })
+                .collect();
             let ms = left.as_micros().div_ceil(1000) as i32;
             // SAFETY: `polled` is a valid array of pollfd for the call.
             if unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, ms) } <= 0 {
@@ -204,7 +216,8 @@ impl Catcher {
         let stack = match procfs::user_sp_pc(&syscall) {
             Some((sp, pc)) if self.seen.contains(&(tid, sp, pc)) => None,
             Some((sp, pc)) => {
-                let bytes = unwind::read_stack(pid, sp, unwind::BLOCKED_STACK_BYTES).unwrap_or_default();
+                let bytes =
+                    unwind::read_stack(pid, sp, unwind::BLOCKED_STACK_BYTES).unwrap_or_default();
                 let same = f.syscall.read().is_some_and(|now| now == syscall);
                 if same && !bytes.is_empty() {
                     self.seen.insert((tid, sp, pc));
@@ -215,7 +228,14 @@ impl Catcher {
             }
             None => Some(Vec::new()),
         };
-        Some(Catch { pid, tid, time_ns, syscall, state: if state == 'R' { 'S' } else { state }, stack })
+        Some(Catch {
+            pid,
+            tid,
+            time_ns,
+            syscall,
+            state: if state == 'R' { 'S' } else { state },
+            stack,
+        })
     }
 }
 
@@ -266,13 +286,18 @@ mod tests {
         // one when the machine is busy with other tests) and one of them with its stack (kept only
         // when the wait outlasts the read: under load a wait of tens of microseconds often does
         // not), for 10 s at most.
-        let class = |c: &Catch| proc::blocked(c.state, procfs::syscall(&c.syscall), "", c.pid, |_| false).0;
+        let class =
+            |c: &Catch| proc::blocked(c.state, procfs::syscall(&c.syscall), "", c.pid, |_| false).0;
         let mut caught = Vec::new();
-        let on_lock =
-            |caught: &[Catch]| caught.iter().filter(|c| class(c) == Class::Lock && tids.contains(&c.tid)).count();
-        let stacked = |caught: &[Catch]| caught.iter().any(|c| c.stack.as_ref().is_some_and(|s| !s.is_empty()));
+        let on_lock = |caught: &[Catch]| {
+            caught.iter().filter(|c| class(c) == Class::Lock && tids.contains(&c.tid)).count()
+        };
+        let stacked = |caught: &[Catch]| {
+            caught.iter().any(|c| c.stack.as_ref().is_some_and(|s| !s.is_empty()))
+        };
         let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(10) && (on_lock(&caught) < 3 || !stacked(&caught)) {
+        while t0.elapsed() < Duration::from_secs(10) && (on_lock(&caught) < 3 || !stacked(&caught))
+        {
             tids.iter().for_each(|&t| shared.want(pid, t));
             match c.due_in() {
                 Some(d) if d.is_zero() => c.window(),
@@ -283,7 +308,12 @@ mod tests {
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         workers.into_iter().for_each(|w| w.join().unwrap());
-        assert!(on_lock(&caught) >= 3, "{} caught, {} on the lock: {caught:?}", caught.len(), on_lock(&caught));
+        assert!(
+            on_lock(&caught) >= 3,
+            "{} caught, {} on the lock: {caught:?}",
+            caught.len(),
+            on_lock(&caught)
+        );
         assert!(stacked(&caught), "stacks read while waiting");
         assert!(shared.take().is_empty(), "taken once");
     }

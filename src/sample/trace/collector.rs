@@ -44,7 +44,12 @@ impl Collector {
     pub fn new(rings: Vec<Ring>, catcher: Option<Catcher>) -> Collector {
         let fds = rings.iter().map(Ring::fd).collect();
         let taken = vec![Vec::new(); rings.len()];
-        Collector { shared: Arc::new(Mutex::new(Rings { rings, taken })), fds, catcher, thread: None }
+        Collector {
+            shared: Arc::new(Mutex::new(Rings { rings, taken })),
+            fds,
+            catcher,
+            thread: None,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Rings> {
@@ -71,8 +76,10 @@ impl Collector {
         let stop = unsafe { OwnedFd::from_raw_fd(fd) };
         let (shared, fds, stop_fd) = (self.shared.clone(), self.fds.clone(), stop.as_raw_fd());
         let catcher = self.catcher.take();
-        let spawned =
-            std::thread::Builder::new().name("scalescope-rings".into()).stack_size(256 * 1024).spawn(move || {
+        let spawned = std::thread::Builder::new()
+            .name("scalescope-rings".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
                 collect(&shared, fds, stop_fd, catcher);
                 procfs::thread_cpu_s()
             });
@@ -140,7 +147,9 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher:
             .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
             .collect();
         // SAFETY: `waiting` is a valid array of pollfd for the call.
-        let n = unsafe { libc::poll(waiting.as_mut_ptr(), waiting.len() as libc::nfds_t, timeout as i32) };
+        let n = unsafe {
+            libc::poll(waiting.as_mut_ptr(), waiting.len() as libc::nfds_t, timeout as i32)
+        };
         if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return;
         }
@@ -155,7 +164,8 @@ fn collect(shared: &Mutex<Rings>, mut fds: Vec<RawFd>, stop: RawFd, mut catcher:
         };
         let rate = fullest as f64 / last.elapsed().as_secs_f64().max(1e-4);
         last = std::time::Instant::now();
-        pause_ms = ((quarter / rate.max(1.0)) * 1e3).clamp(SHORTEST_MS as f64, LONGEST_MS as f64) as u64;
+        pause_ms =
+            ((quarter / rate.max(1.0)) * 1e3).clamp(SHORTEST_MS as f64, LONGEST_MS as f64) as u64;
         if let Some(c) = catcher.as_mut().filter(|c| c.due_in().is_some_and(|d| d.is_zero())) {
             c.window();
         }

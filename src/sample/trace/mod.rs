@@ -19,4 +19,6 @@ pub use tracer::{SETTLE_NS, TracerConfig};
 
 pub(crate) use catch::Catch;
 pub(crate) use profile::{Code, same_code};
-pub(crate) use tracer::{Buffers, Drained, Interval, JUDGE_AFTER_S, MAX_SWITCHES_PER_CPU_S, too_many_switches};
+pub(crate) use tracer::{
+    Buffers, Drained, Interval, JUDGE_AFTER_S, MAX_SWITCHES_PER_CPU_S, too_many_switches,
+};

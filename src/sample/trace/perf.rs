@@ -94,8 +94,16 @@ impl Event {
         let mut a = *attr;
         a.size = std::mem::size_of::<Attr>() as u32;
         // SAFETY: `a` is a valid perf_event_attr of the size it declares, alive for the call.
-        let fd =
-            unsafe { libc::syscall(libc::SYS_perf_event_open, &a as *const Attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC) };
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &a as *const Attr,
+                tid,
+                cpu,
+                -1,
+                PERF_FLAG_FD_CLOEXEC,
+            )
+        };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -135,7 +143,14 @@ impl Ring {
         let len = PAGE * (1 + data_pages);
         // SAFETY: maps the event's ring buffer as the perf ABI prescribes; unmapped in Drop.
         let base = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, event.fd, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                event.fd,
+                0,
+            )
         };
         if base == libc::MAP_FAILED {
             return Err((event, std::io::Error::last_os_error()));
@@ -211,7 +226,9 @@ pub fn allowed_cpus(pid: i32) -> Vec<i32> {
         s.trim()
             .split(',')
             .filter_map(|r| match r.split_once('-') {
-                Some((a, b)) => Some((a.trim().parse::<i32>().ok()?..=b.trim().parse::<i32>().ok()?).collect()),
+                Some((a, b)) => {
+                    Some((a.trim().parse::<i32>().ok()?..=b.trim().parse::<i32>().ok()?).collect())
+                }
                 None => r.trim().parse::<i32>().ok().map(|c| vec![c]),
             })
             .flatten()
@@ -219,7 +236,8 @@ pub fn allowed_cpus(pid: i32) -> Vec<i32> {
     };
     let online = parse(&online);
     let allowed = list.map(parse).unwrap_or_default();
-    let both: Vec<i32> = allowed.into_iter().filter(|c| online.is_empty() || online.contains(c)).collect();
+    let both: Vec<i32> =
+        allowed.into_iter().filter(|c| online.is_empty() || online.contains(c)).collect();
     if both.is_empty() { online } else { both }
 }
 

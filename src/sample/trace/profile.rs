@@ -136,7 +136,8 @@ impl ProfileBuilder {
             .map(|(&tid, samples)| {
                 let mut chains: HashMap<Vec<u32>, u64> = HashMap::new();
                 for (&id, &n) in samples {
-                    let frames = all.get(id as usize).map_or(&[][..], |f| &f[..f.len().saturating_sub(1)]);
+                    let frames =
+                        all.get(id as usize).map_or(&[][..], |f| &f[..f.len().saturating_sub(1)]);
                     *chains.entry(frames.to_vec()).or_default() += n;
                 }
                 (tid, chains)
@@ -170,7 +171,8 @@ impl ProfileBuilder {
                 Some(w) => {
                     let total: u32 = w.iter().map(|x| x.2).sum();
                     for &(stack, class, n) in w {
-                        *off.entry((stack, phase, class)).or_default() += secs * n as f64 / total as f64;
+                        *off.entry((stack, phase, class)).or_default() +=
+                            secs * n as f64 / total as f64;
                     }
                 }
                 None => *off.entry((unsampled, phase, Class::Unsampled)).or_default() += secs,
@@ -195,7 +197,9 @@ pub fn same_code(a: &HashMap<Vec<u32>, u64>, b: &HashMap<Vec<u32>, u64>) -> Opti
     if ta == 0.0 || tb == 0.0 {
         return None;
     }
-    Some(a.iter().map(|(k, &n)| (n as f64 / ta).min(b.get(k).map_or(0.0, |&m| m as f64 / tb))).sum())
+    Some(
+        a.iter().map(|(k, &n)| (n as f64 / ta).min(b.get(k).map_or(0.0, |&m| m as f64 / tb))).sum(),
+    )
 }
 
 /// Labelled intervals of one stack and cause.
@@ -225,7 +229,10 @@ fn compact(
                 .map(|&f| {
                     *fmap.entry(f).or_insert_with(|| {
                         let fr = &all_frames[f as usize];
-                        p.frames.push(StackFrame { function: fr.function.clone(), module: fr.module.clone() });
+                        p.frames.push(StackFrame {
+                            function: fr.function.clone(),
+                            module: fr.module.clone(),
+                        });
                         (p.frames.len() - 1) as u32
                     })
                 })
@@ -254,7 +261,10 @@ mod tests {
     use super::*;
 
     fn frames(stacks: &mut Stacks, names: &[&str]) -> StackId {
-        let f: Vec<Frame> = names.iter().map(|n| Frame { function: n.to_string(), module: "prog".into() }).collect();
+        let f: Vec<Frame> = names
+            .iter()
+            .map(|n| Frame { function: n.to_string(), module: "prog".into() })
+            .collect();
         stacks.intern_frames(&f)
     }
 
@@ -271,7 +281,11 @@ mod tests {
         }
         let code = b.code_by_thread(&stacks);
         assert_eq!(same_code(&code[&1], &code[&2]), Some(1.0));
-        assert_eq!(same_code(&code[&3], &code[&2]), Some(0.0), "the same function, called from other code");
+        assert_eq!(
+            same_code(&code[&3], &code[&2]),
+            Some(0.0),
+            "the same function, called from other code"
+        );
         assert_eq!(same_code(&code[&1], &HashMap::new()), None);
     }
 
@@ -287,7 +301,14 @@ mod tests {
         let lock = frames(&mut stacks, &["main", "worker", "pthread_mutex_lock"]);
         let io = frames(&mut stacks, &["main", "worker", "read"]);
         let mut b = ProfileBuilder::new(0, 10_000_000);
-        let off = |start_ns, end_ns| Interval { pid: 1, tid: 2, start_ns, end_ns, on_cpu: false, preempted: false };
+        let off = |start_ns, end_ns| Interval {
+            pid: 1,
+            tid: 2,
+            start_ns,
+            end_ns,
+            on_cpu: false,
+            preempted: false,
+        };
         b.wait(2, 150_000_000, lock, Class::Lock);
         b.interval(&off(100_000_000, 400_000_000), &mut stacks);
         b.wait(2, 500_000_000, io, Class::Io);
@@ -296,10 +317,12 @@ mod tests {
         b.interval(&off(600_000_000, 700_000_000), &mut stacks);
         b.interval(&off(700_000_000, 800_000_000), &mut stacks);
         let p = b.finish(&mut stacks, Phases { startup_end_s: 0.0, tail_start_s: 10.0 });
-        let secs = |c: Class| p.off_cpu.iter().filter(|s| s.class == c).map(|s| s.seconds).sum::<f64>();
+        let secs =
+            |c: Class| p.off_cpu.iter().filter(|s| s.class == c).map(|s| s.seconds).sum::<f64>();
         assert!((secs(Class::Lock) - 0.4).abs() < 1e-9, "{p:?}");
         assert!((secs(Class::Io) - 0.2).abs() < 1e-9, "{p:?}");
-        let names: Vec<&str> = p.frames_of(p.off_cpu[0].stack).map(|f| f.function.as_str()).collect();
+        let names: Vec<&str> =
+            p.frames_of(p.off_cpu[0].stack).map(|f| f.function.as_str()).collect();
         assert_eq!(names, ["main", "worker", "pthread_mutex_lock"]);
     }
 

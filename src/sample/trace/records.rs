@@ -211,7 +211,13 @@ pub fn decode(rec: &[u8]) -> Option<Record> {
         SWITCH => {
             let (pid, tid, time) = trailer()?;
             let out = misc & MISC_SWITCH_OUT != 0;
-            Record::Switch { pid, tid, time, out, preempted: out && misc & MISC_SWITCH_OUT_PREEMPT != 0 }
+            Record::Switch {
+                pid,
+                tid,
+                time,
+                out,
+                preempted: out && misc & MISC_SWITCH_OUT_PREEMPT != 0,
+            }
         }
         MMAP2 => {
             let pid = c.u32()? as i32;
@@ -224,11 +230,22 @@ pub fn decode(rec: &[u8]) -> Option<Record> {
         COMM => {
             let (pid, tid) = (c.u32()? as i32, c.u32()? as i32);
             let name = body.get(c.at..body.len().checked_sub(TRAILER)?)?;
-            Record::Comm { pid, tid, comm: c_string(name), exec: misc & MISC_COMM_EXEC != 0, time: trailer()?.2 }
+            Record::Comm {
+                pid,
+                tid,
+                comm: c_string(name),
+                exec: misc & MISC_COMM_EXEC != 0,
+                time: trailer()?.2,
+            }
         }
         FORK | EXIT => {
-            let (pid, ppid, tid, _ptid, time) = (c.u32()? as i32, c.u32()? as i32, c.u32()? as i32, c.u32()?, c.u64()?);
-            if kind == FORK { Record::Fork { pid, ppid, tid, time } } else { Record::Exit { pid, tid, time } }
+            let (pid, ppid, tid, _ptid, time) =
+                (c.u32()? as i32, c.u32()? as i32, c.u32()? as i32, c.u32()?, c.u64()?);
+            if kind == FORK {
+                Record::Fork { pid, ppid, tid, time }
+            } else {
+                Record::Exit { pid, tid, time }
+            }
         }
         LOST => {
             let _id = c.u64()?;
@@ -258,9 +275,15 @@ mod tests {
     #[test]
     fn decodes_switches_with_their_direction_and_preemption() {
         let out = record(SWITCH, MISC_SWITCH_OUT | MISC_SWITCH_OUT_PREEMPT, &trailer(5, 6, 77));
-        assert_eq!(decode(&out), Some(Record::Switch { pid: 5, tid: 6, time: 77, out: true, preempted: true }));
+        assert_eq!(
+            decode(&out),
+            Some(Record::Switch { pid: 5, tid: 6, time: 77, out: true, preempted: true })
+        );
         let back = record(SWITCH, 0, &trailer(5, 6, 80));
-        assert_eq!(decode(&back), Some(Record::Switch { pid: 5, tid: 6, time: 80, out: false, preempted: false }));
+        assert_eq!(
+            decode(&back),
+            Some(Record::Switch { pid: 5, tid: 6, time: 80, out: false, preempted: false })
+        );
     }
 
     #[test]
@@ -280,8 +303,12 @@ mod tests {
         body.extend(trailer(5, 5, 2));
         let c = decode(&record(COMM, MISC_COMM_EXEC, &body)).unwrap();
         assert_eq!(c, Record::Comm { pid: 5, tid: 5, comm: "worker".into(), exec: true, time: 2 });
-        let body = [[5u32, 4, 9, 5].map(u32::to_le_bytes).concat(), 42u64.to_le_bytes().to_vec()].concat();
-        assert_eq!(decode(&record(FORK, 0, &body)), Some(Record::Fork { pid: 5, ppid: 4, tid: 9, time: 42 }));
+        let body =
+            [[5u32, 4, 9, 5].map(u32::to_le_bytes).concat(), 42u64.to_le_bytes().to_vec()].concat();
+        assert_eq!(
+            decode(&record(FORK, 0, &body)),
+            Some(Record::Fork { pid: 5, ppid: 4, tid: 9, time: 42 })
+        );
     }
 
     #[test]

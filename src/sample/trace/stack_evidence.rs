@@ -102,7 +102,10 @@ impl Evidence {
     pub fn blocked(&mut self, pid: i32, tid: i32, syscall: &str, class: Class) -> Option<String> {
         let (sp, pc) = procfs::user_sp_pc(syscall)?;
         let path = format!("/proc/{pid}/task/{tid}/syscall");
-        let unmoved = || std::fs::read_to_string(&path).is_ok_and(|now| procfs::user_sp_pc(&now) == Some((sp, pc)));
+        let unmoved = || {
+            std::fs::read_to_string(&path)
+                .is_ok_and(|now| procfs::user_sp_pc(&now) == Some((sp, pc)))
+        };
         let id = self.stacks.blocked(pid, tid, sp, pc, unmoved)?;
         Some(self.wait(tid, clock::monotonic_ns(), id, class))
     }
@@ -132,7 +135,9 @@ impl Evidence {
         let stacks = &self.stacks;
         self.sites
             .entry(id)
-            .or_insert_with(|| unwind::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default())
+            .or_insert_with(|| {
+                unwind::wait_site(stacks.frames(id), SITE_CALLERS).unwrap_or_default()
+            })
             .clone()
     }
 
@@ -141,7 +146,11 @@ impl Evidence {
     /// from the counters, to be spread over the waits seen in it where the tracer did not follow
     /// it (or, once it stopped itself, beyond what it saw). The tracer's buffers come back to be
     /// let go of when there is time.
-    pub fn finish(mut self, phases: Phases, untraced_off: &[(i32, f64)]) -> (Findings, Option<Buffers>) {
+    pub fn finish(
+        mut self,
+        phases: Phases,
+        untraced_off: &[(i32, f64)],
+    ) -> (Findings, Option<Buffers>) {
         let mut summary = None;
         let mut buffers = None;
         if let Some(t) = self.tracer.take() {
@@ -154,12 +163,16 @@ impl Evidence {
         // off a CPU, from the counters, goes to the waits sampled since (or stays unlabelled).
         let stopped = summary.as_ref().and_then(|s| s.stopped_ns);
         let now = clock::monotonic_ns();
-        let traced: HashMap<i32, f64> =
-            summary.iter().flat_map(|s| s.threads.iter().map(|t| (t.tid, t.off_waiting_ns as f64 * 1e-9))).collect();
+        let traced: HashMap<i32, f64> = summary
+            .iter()
+            .flat_map(|s| s.threads.iter().map(|t| (t.tid, t.off_waiting_ns as f64 * 1e-9)))
+            .collect();
         for &(tid, secs) in untraced_off {
             match (traced.get(&tid), stopped) {
                 (None, _) => self.builder.off_cpu_unseen(tid, secs, None, now),
-                (Some(&seen), Some(at)) => self.builder.off_cpu_unseen(tid, secs - seen, Some(at), now),
+                (Some(&seen), Some(at)) => {
+                    self.builder.off_cpu_unseen(tid, secs - seen, Some(at), now)
+                }
                 (Some(_), None) => {}
             }
         }
@@ -170,7 +183,9 @@ impl Evidence {
         let profile = self.builder.finish(&mut self.stacks, phases);
         let mut limits = self.limits;
         if let Some(s) = &summary {
-            limits.extend(s.limits.iter().filter(|l| !limits.contains(l)).cloned().collect::<Vec<_>>());
+            limits.extend(
+                s.limits.iter().filter(|l| !limits.contains(l)).cloned().collect::<Vec<_>>(),
+            );
         }
         let findings = Findings {
             stacks: (!profile.stacks.is_empty()).then_some(profile),

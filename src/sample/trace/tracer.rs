@@ -237,16 +237,25 @@ impl Tracer {
                     Ok(e) => e,
                     Err(e) if rings.is_empty() => return Err(refusal("perf_event_open", e)),
                     Err(e) => {
-                        limits.push(format!("tracer: CPU {cpu} not covered (perf_event_open: {e})"));
+                        limits
+                            .push(format!("tracer: CPU {cpu} not covered (perf_event_open: {e})"));
                         break None;
                     }
                 };
                 match Ring::map(event, pages) {
                     Ok(r) => break Some(r),
-                    Err((_, e)) if pages > 1 && matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOMEM)) => {
+                    Err((_, e))
+                        if pages > 1
+                            && matches!(
+                                e.raw_os_error(),
+                                Some(libc::EPERM) | Some(libc::ENOMEM)
+                            ) =>
+                    {
                         pages /= 2;
                     }
-                    Err((_, e)) if rings.is_empty() => return Err(refusal("mmap of the perf buffer", e)),
+                    Err((_, e)) if rings.is_empty() => {
+                        return Err(refusal("mmap of the perf buffer", e));
+                    }
                     Err((_, e)) => {
                         limits.push(format!(
                             "tracer: CPU {cpu} not covered (no buffer: {e}; see kernel.perf_event_mlock_kb)"
@@ -268,7 +277,10 @@ impl Tracer {
         let ring_cpus: Vec<i32> = rings.iter().map(|(c, _)| *c).collect();
         let catch = Arc::new(catch::Shared::default());
         let mut t = Tracer {
-            rings: Collector::new(rings.into_iter().map(|(_, r)| r).collect(), Some(Catcher::new(catch.clone()))),
+            rings: Collector::new(
+                rings.into_iter().map(|(_, r)| r).collect(),
+                Some(Catcher::new(catch.clone())),
+            ),
             catch,
             extra: HashMap::new(),
             pending: Vec::new(),
@@ -291,9 +303,17 @@ impl Tracer {
 
     /// Gives events to the threads that existed before the inherited events (each on every
     /// covered CPU, writing into that CPU's buffer), until no uncovered thread is left.
-    fn cover(&mut self, root: i32, tree: &mut Tree, before: Vec<(i32, i32)>, attr: &Attr, cpus: &[i32]) {
+    fn cover(
+        &mut self,
+        root: i32,
+        tree: &mut Tree,
+        before: Vec<(i32, i32)>,
+        attr: &Attr,
+        cpus: &[i32],
+    ) {
         let mut covered: HashSet<i32> = HashSet::from([root]);
-        let mut todo: Vec<(i32, i32)> = before.into_iter().filter(|(_, tid)| *tid != root).collect();
+        let mut todo: Vec<(i32, i32)> =
+            before.into_iter().filter(|(_, tid)| *tid != root).collect();
         let mut failed = 0usize;
         for round in 0..=COVER_ROUNDS {
             for &(pid, tid) in &todo {
@@ -320,9 +340,15 @@ impl Tracer {
             let forked: HashSet<i32> = self
                 .pending
                 .iter()
-                .filter_map(|(r, _)| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None })
+                .filter_map(
+                    |(r, _)| if let Record::Fork { tid, .. } = r { Some(*tid) } else { None },
+                )
                 .collect();
-            todo = tree.walk().into_iter().filter(|(_, tid)| !covered.contains(tid) && !forked.contains(tid)).collect();
+            todo = tree
+                .walk()
+                .into_iter()
+                .filter(|(_, tid)| !covered.contains(tid) && !forked.contains(tid))
+                .collect();
             if todo.is_empty() {
                 break;
             }
@@ -341,7 +367,13 @@ impl Tracer {
         self.threads.entry(tid).or_insert_with(|| Thread {
             pid,
             state: State::Unknown(since),
-            totals: ThreadTotals { pid, tid, first_ns: since, last_ns: since, ..Default::default() },
+            totals: ThreadTotals {
+                pid,
+                tid,
+                first_ns: since,
+                last_ns: since,
+                ..Default::default()
+            },
         })
     }
 
@@ -362,7 +394,11 @@ impl Tracer {
         let mut out = self.process(stacks, Some(settled));
         out.through_ns = settled;
         out.caught = self.catch.take();
-        out.open = self.threads.iter().filter_map(|(&tid, t)| close(t.pid, tid, t.state, settled)).collect();
+        out.open = self
+            .threads
+            .iter()
+            .filter_map(|(&tid, t)| close(t.pid, tid, t.state, settled))
+            .collect();
         if self.too_dear() {
             self.halt(stacks, &mut out);
         }
@@ -457,7 +493,8 @@ impl Tracer {
     fn process(&mut self, stacks: &mut Stacks, until: Option<u64>) -> Drained {
         let mut recs = std::mem::take(&mut self.pending);
         recs.sort_by_key(|(r, _)| r.time().unwrap_or(0));
-        let cut = until.map_or(recs.len(), |u| recs.partition_point(|(r, _)| r.time().unwrap_or(0) <= u));
+        let cut =
+            until.map_or(recs.len(), |u| recs.partition_point(|(r, _)| r.time().unwrap_or(0) <= u));
         self.pending = recs.split_off(cut);
         let mut out = Drained::default();
         for (r, ring) in recs {
@@ -506,7 +543,9 @@ impl Tracer {
                     self.extra.remove(&tid);
                     out.ended.push((pid, tid));
                 }
-                Record::Mmap { pid, addr, len, pgoff, path, .. } => stacks.add_mapping(pid, addr, len, pgoff, &path),
+                Record::Mmap { pid, addr, len, pgoff, path, .. } => {
+                    stacks.add_mapping(pid, addr, len, pgoff, &path)
+                }
                 Record::Comm { pid, exec: true, .. } => stacks.exec(pid),
                 Record::Lost(n) => self.summary.lost += n,
                 Record::Comm { .. } | Record::Other => {}
@@ -522,10 +561,21 @@ impl Tracer {
 }
 
 /// The state after a switch record, and the interval it ended (none for a repeated record).
-fn switch(pid: i32, tid: i32, state: State, time: u64, leaving: bool, preempted: bool) -> (State, Option<Interval>) {
-    let iv = |start_ns, end_ns, on_cpu, preempted| Some(Interval { pid, tid, start_ns, end_ns, on_cpu, preempted });
+fn switch(
+    pid: i32,
+    tid: i32,
+    state: State,
+    time: u64,
+    leaving: bool,
+    preempted: bool,
+) -> (State, Option<Interval>) {
+    let iv = |start_ns, end_ns, on_cpu, preempted| {
+        Some(Interval { pid, tid, start_ns, end_ns, on_cpu, preempted })
+    };
     match (state, leaving) {
-        (State::On(s) | State::Unknown(s), true) => (State::Off { since: time, preempted }, iv(s, time, true, false)),
+        (State::On(s) | State::Unknown(s), true) => {
+            (State::Off { since: time, preempted }, iv(s, time, true, false))
+        }
         (State::Off { since, preempted: p }, false) => {
             // Moved back by the switch's cost, a switch-in never comes before its switch-out.
             let time = time.max(since);
@@ -563,7 +613,10 @@ fn attr(config: &TracerConfig, pages: usize) -> Attr {
         kind: perf::TYPE_SOFTWARE,
         config: perf::SW_TASK_CLOCK,
         sample_period: config.period_ns.max(100_000),
-        sample_type: perf::SAMPLE_TID | perf::SAMPLE_TIME | perf::SAMPLE_REGS_USER | perf::SAMPLE_STACK_USER,
+        sample_type: perf::SAMPLE_TID
+            | perf::SAMPLE_TIME
+            | perf::SAMPLE_REGS_USER
+            | perf::SAMPLE_STACK_USER,
         flags: perf::FLAG_INHERIT
             | perf::FLAG_EXCLUDE_KERNEL
             | perf::FLAG_EXCLUDE_HV
@@ -598,7 +651,8 @@ pub struct TracerRefused {
 }
 
 fn refusal(what: &'static str, cause: std::io::Error) -> TracerRefused {
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    let paranoid =
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
     TracerRefused { what, cause, paranoid: paranoid.trim().to_string() }
 }
 
@@ -647,11 +701,9 @@ mod tests {
         assert!(t.on_ns as f64 >= on_schedstat as f64 * 0.9, "{t:?} against {on_schedstat}");
         assert_eq!(summary.lost, 0);
         assert!(summary.samples > 5 && summary.unwound > 0, "{summary:?}");
-        let named = all
-            .samples
-            .iter()
-            .filter_map(|s| s.stack)
-            .any(|id| stacks.frames(id).any(|f| f.module.starts_with("dash") || f.module.starts_with("bash")));
+        let named = all.samples.iter().filter_map(|s| s.stack).any(|id| {
+            stacks.frames(id).any(|f| f.module.starts_with("dash") || f.module.starts_with("bash"))
+        });
         assert!(named, "samples unwound into the shell's own code");
     }
 
@@ -679,6 +731,9 @@ mod tests {
         let on_s: f64 = summary.threads.iter().map(|t| t.on_ns as f64 * 1e-9).sum();
         eprintln!("{:.2} s, {on_s:.2} s on a CPU: {summary:?}", t0.elapsed().as_secs_f64());
         assert_eq!(summary.lost, 0, "{summary:?}");
-        assert!(summary.samples as f64 >= 0.8 * on_s / 0.01, "a sample per 10 ms on a CPU: {summary:?}");
+        assert!(
+            summary.samples as f64 >= 0.8 * on_s / 0.01,
+            "a sample per 10 ms on a CPU: {summary:?}"
+        );
     }
 }

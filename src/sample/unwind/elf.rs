@@ -101,7 +101,8 @@ impl Elf {
     pub fn parse(bytes: Bytes) -> Option<Elf> {
         let map = Arc::new(bytes);
         let file = object::File::parse(map.bytes()).ok()?;
-        let build_id = file.build_id().ok().flatten().map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
+        let build_id =
+            file.build_id().ok().flatten().map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
         let segments = file
             .segments()
             .map(|s| {
@@ -111,9 +112,9 @@ impl Elf {
                 (s.address(), off, size, exec)
             })
             .collect();
-        let has_dwarf = file
-            .section_by_name(".debug_info")
-            .is_some_and(|s| s.compressed_file_range().is_ok_and(|r| r.format == object::CompressionFormat::None));
+        let has_dwarf = file.section_by_name(".debug_info").is_some_and(|s| {
+            s.compressed_file_range().is_ok_and(|r| r.format == object::CompressionFormat::None)
+        });
         let little_endian = file.is_little_endian();
         let sections = file
             .sections()
@@ -143,8 +144,12 @@ impl Elf {
     /// segment and the start of the next, so the segment with the mapping's permission wins.
     pub fn bias(&self, start: u64, pgoff: u64, exec: bool) -> Option<u64> {
         let covers = |s: &&(u64, u64, u64, bool)| s.1 & !0xfff <= pgoff && pgoff < s.1 + s.2.max(1);
-        let (vaddr, off, _, _) =
-            self.segments.iter().filter(covers).find(|s| s.3 == exec).or_else(|| self.segments.iter().find(covers))?;
+        let (vaddr, off, _, _) = self
+            .segments
+            .iter()
+            .filter(covers)
+            .find(|s| s.3 == exec)
+            .or_else(|| self.segments.iter().find(covers))?;
         Some(start.wrapping_add(off.wrapping_sub(pgoff)).wrapping_sub(*vaddr))
     }
 
@@ -153,7 +158,8 @@ impl Elf {
     pub fn symbols(&self) -> &SymbolTable {
         self.symbols.get_or_init(|| {
             let debug = self.debug_file().filter(|_| !self.sections.contains_key(&b".symtab"[..]));
-            let images: Vec<&[u8]> = std::iter::once(self.map.bytes()).chain(debug.map(|d| d.map.bytes())).collect();
+            let images: Vec<&[u8]> =
+                std::iter::once(self.map.bytes()).chain(debug.map(|d| d.map.bytes())).collect();
             SymbolTable::parse(&images)
         })
     }
@@ -171,18 +177,33 @@ impl Elf {
             .get_or_init(|| {
                 let mut candidates = Vec::new();
                 if let Some(id) = self.build_id.as_deref().filter(|id| id.len() > 2) {
-                    candidates.push(Path::new(DEBUG_ROOT).join(format!(".build-id/{}/{}.debug", &id[..2], &id[2..])));
+                    candidates.push(Path::new(DEBUG_ROOT).join(format!(
+                        ".build-id/{}/{}.debug",
+                        &id[..2],
+                        &id[2..]
+                    )));
                 }
-                if let (Some(name), Some(dir)) = (self.debuglink(), self.path.as_deref().and_then(Path::parent)) {
+                if let (Some(name), Some(dir)) =
+                    (self.debuglink(), self.path.as_deref().and_then(Path::parent))
+                {
                     candidates.push(dir.join(&name));
                     candidates.push(dir.join(".debug").join(&name));
-                    candidates.push(Path::new(DEBUG_ROOT).join(dir.strip_prefix("/").unwrap_or(dir)).join(&name));
+                    candidates.push(
+                        Path::new(DEBUG_ROOT)
+                            .join(dir.strip_prefix("/").unwrap_or(dir))
+                            .join(&name),
+                    );
                 }
-                candidates.into_iter().filter(|c| Some(c.as_path()) != self.path.as_deref()).find_map(|c| {
-                    let elf = Elf::parse(Bytes::Mapped(Mapped::open(&c).ok()?))?;
-                    (elf.build_id.is_none() || self.build_id.is_none() || elf.build_id == self.build_id)
-                        .then(|| Box::new(elf))
-                })
+                candidates
+                    .into_iter()
+                    .filter(|c| Some(c.as_path()) != self.path.as_deref())
+                    .find_map(|c| {
+                        let elf = Elf::parse(Bytes::Mapped(Mapped::open(&c).ok()?))?;
+                        (elf.build_id.is_none()
+                            || self.build_id.is_none()
+                            || elf.build_id == self.build_id)
+                            .then(|| Box::new(elf))
+                    })
             })
             .as_deref()
     }
@@ -192,21 +213,29 @@ impl Elf {
         let (_, file) = self.sections.get(&b".gnu_debuglink"[..])?;
         let bytes = self.map.bytes().get(file.clone())?;
         let name = &bytes[..bytes.iter().position(|&b| b == 0)?];
-        (!name.is_empty() && !name.contains(&b'/')).then(|| String::from_utf8_lossy(name).into_owned())
+        (!name.is_empty() && !name.contains(&b'/'))
+            .then(|| String::from_utf8_lossy(name).into_owned())
     }
 
     /// The functions inlined at `svma` (an address in the file's own terms), outermost first,
     /// demangled; empty where nothing is inlined there or the file has no readable DWARF.
     pub fn inlined(&self, svma: u64) -> Vec<String> {
         if !self.has_dwarf {
-            return self.debug_file().filter(|d| d.has_dwarf).map_or_else(Vec::new, |d| d.inlined(svma));
+            return self
+                .debug_file()
+                .filter(|d| d.has_dwarf)
+                .map_or_else(Vec::new, |d| d.inlined(svma));
         }
-        let Some(Dwarf(ctx)) = self.dwarf.get_or_init(|| self.load_dwarf()).as_ref() else { return Vec::new() };
+        let Some(Dwarf(ctx)) = self.dwarf.get_or_init(|| self.load_dwarf()).as_ref() else {
+            return Vec::new();
+        };
         let ctx = ctx.lock().unwrap_or_else(|e| e.into_inner());
         let Ok(mut frames) = ctx.find_frames(svma).skip_all_loads() else { return Vec::new() };
         let mut names = Vec::new();
         while let Ok(Some(f)) = frames.next() {
-            let Some(name) = f.function.as_ref().and_then(|n| n.raw_name().ok()).map(|n| demangle(&n)) else {
+            let Some(name) =
+                f.function.as_ref().and_then(|n| n.raw_name().ok()).map(|n| demangle(&n))
+            else {
                 return Vec::new();
             };
             // An inlined Rust generic has a bare DWARF name (`atomic_add<u64, u64>`); the file it
@@ -215,10 +244,12 @@ impl Elf {
             names.push(match file.and_then(rust_library) {
                 Some(lib) if !name.contains("::") => format!("{lib}::{name}"),
                 // A closure's bare name (`{closure#2}`) says where it is written.
-                _ if name.starts_with("{closure") => match file.and_then(|f| f.rsplit('/').next()) {
-                    Some(base) => format!("{name} in {base}"),
-                    None => name,
-                },
+                _ if name.starts_with("{closure") => {
+                    match file.and_then(|f| f.rsplit('/').next()) {
+                        Some(base) => format!("{name} in {base}"),
+                        None => name,
+                    }
+                }
                 _ => name,
             });
         }
@@ -232,7 +263,11 @@ impl Elf {
         if !self.has_dwarf {
             return None;
         }
-        let endian = if self.little_endian { gimli::RunTimeEndian::Little } else { gimli::RunTimeEndian::Big };
+        let endian = if self.little_endian {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
         let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
             let range = match self.sections.get(id.name().as_bytes()) {
                 Some((_, file)) if file.end <= self.map.bytes().len() => file.clone(),
@@ -264,7 +299,8 @@ impl framehop::ModuleSectionInfo<Section> for SectionInfo {
 
     fn section_data(&mut self, name: &[u8]) -> Option<Section> {
         let (_, file) = self.0.sections.get(name)?;
-        (file.end <= self.0.map.bytes().len()).then(|| Section { map: self.0.map.clone(), range: file.clone() })
+        (file.end <= self.0.map.bytes().len())
+            .then(|| Section { map: self.0.map.clone(), range: file.clone() })
     }
 }
 
@@ -294,7 +330,8 @@ impl SymbolTable {
     /// Reads the symbol tables (`.symtab` and `.dynsym`) of ELF images of one file (the file and
     /// its separate debug file, whose addresses are the same); an image that is not ELF adds none.
     pub fn parse(images: &[&[u8]]) -> SymbolTable {
-        let files: Vec<object::File> = images.iter().filter_map(|d| object::File::parse(*d).ok()).collect();
+        let files: Vec<object::File> =
+            images.iter().filter_map(|d| object::File::parse(*d).ok()).collect();
         // At one address the best symbol wins: a sized function or object over a marker
         // (`_edata`, `__bss_start`, `__TMC_END__`), global over local (`completed.0`).
         let mut all: Vec<(u64, u8, u64, &str)> = files
@@ -309,7 +346,9 @@ impl SymbolTable {
             .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         all.dedup_by_key(|s| s.0);
-        SymbolTable { by_addr: all.into_iter().map(|(a, _, size, n)| Symbol::new(a, size, n)).collect() }
+        SymbolTable {
+            by_addr: all.into_iter().map(|(a, _, size, n)| Symbol::new(a, size, n)).collect(),
+        }
     }
 
     /// The symbol whose extent holds `vaddr` and the offset into it; a symbol without a size
@@ -319,7 +358,8 @@ impl SymbolTable {
         // A small symbol may sit inside a larger one: look back a few entries for one that covers.
         self.by_addr[end.saturating_sub(8)..end].iter().rev().find_map(|s| {
             let off = vaddr - s.addr;
-            (off < s.size || off == 0).then(|| (s.demangled.get_or_init(|| demangle(&s.name)).as_str(), off))
+            (off < s.size || off == 0)
+                .then(|| (s.demangled.get_or_init(|| demangle(&s.name)).as_str(), off))
         })
     }
 }
@@ -406,7 +446,8 @@ mod tests {
         let elf = Elf::open(exe.to_str().unwrap()).unwrap();
         let table = elf.symbols();
         let f = demangles_rust_and_cpp_and_keeps_c as fn() as usize as u64;
-        let maps = super::super::symbols::parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());
+        let maps =
+            super::super::symbols::parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());
         let m = maps.iter().find(|m| m.start <= f && f < m.end).unwrap();
         let bias = elf.bias(m.start, m.offset, m.exec).unwrap();
         let (name, off) = table.lookup(f - bias).unwrap();
@@ -442,8 +483,12 @@ mod tests {
 
     #[test]
     fn markers_lose_to_sized_symbols_and_nothing_is_named_past_its_end() {
-        let t =
-            SymbolTable { by_addr: vec![Symbol::new(0x100, 0x40, "histogram_lock"), Symbol::new(0x200, 0, "_edata")] };
+        let t = SymbolTable {
+            by_addr: vec![
+                Symbol::new(0x100, 0x40, "histogram_lock"),
+                Symbol::new(0x200, 0, "_edata"),
+            ],
+        };
         assert_eq!(t.lookup(0x108), Some(("histogram_lock", 8)));
         assert_eq!(t.lookup(0x140), None);
         assert_eq!(t.lookup(0x200), Some(("_edata", 0)));

@@ -138,7 +138,14 @@ impl Stacks {
 
     /// The stack of a blocked thread from a copy of its stack memory taken while it waited
     /// (`stack`, the bytes from `sp` up), cached as [`Stacks::blocked`] is.
-    pub fn blocked_from(&mut self, pid: i32, tid: i32, sp: u64, pc: u64, stack: &[u8]) -> Option<StackId> {
+    pub fn blocked_from(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        sp: u64,
+        pc: u64,
+        stack: &[u8],
+    ) -> Option<StackId> {
         if let Some(&hit) = self.blocked.get(&(tid, sp, pc)) {
             return hit;
         }
@@ -153,8 +160,9 @@ impl Stacks {
         let mut addrs = self.addresses(pid, regs, stack);
         // A caller in a module not known yet (the program itself when only the libraries came as
         // mmap records): read the maps once more and unwind again.
-        let covers =
-            |s: &Stacks, a: u64| s.procs.get(&pid).is_some_and(|p| p.mods.iter().any(|m| m.range.contains(&a)));
+        let covers = |s: &Stacks, a: u64| {
+            s.procs.get(&pid).is_some_and(|p| p.mods.iter().any(|m| m.range.contains(&a)))
+        };
         if let Some(&miss) = addrs.iter().find(|&&a| !covers(self, a)) {
             let before = self.procs.get(&pid).map_or(0, |p| p.mods.len());
             self.ensure(pid, miss);
@@ -186,10 +194,9 @@ impl Stacks {
         self.ensure(pid, regs.pc);
         let mut best = self.unwind_from(pid, regs, stack);
         if regs.fp == 0 {
-            let records = self
-                .procs
-                .get(&pid)
-                .map(|p| frame_records(stack, regs.sp, |a| p.mods.iter().any(|m| m.range.contains(&a))));
+            let records = self.procs.get(&pid).map(|p| {
+                frame_records(stack, regs.sp, |a| p.mods.iter().any(|m| m.range.contains(&a)))
+            });
             for fp in records.unwrap_or_default() {
                 let tried = self.unwind_from(pid, Regs { fp, ..regs }, stack);
                 if tried.len() > best.len() {
@@ -232,7 +239,8 @@ impl Stacks {
 
     /// Makes sure the process's modules are known and cover `pc` (maps re-read once on a miss).
     fn ensure(&mut self, pid: i32, pc: u64) {
-        let known = self.procs.get(&pid).is_some_and(|p| p.mods.iter().any(|m| m.range.contains(&pc)));
+        let known =
+            self.procs.get(&pid).is_some_and(|p| p.mods.iter().any(|m| m.range.contains(&pc)));
         let fresh = self.procs.get(&pid).is_some_and(|p| p.fresh);
         if known || fresh {
             return;
@@ -273,7 +281,14 @@ impl Stacks {
         self.add_module(pid, addr..addr + len, bias, elf, name);
     }
 
-    fn add_module(&mut self, pid: i32, range: std::ops::Range<u64>, bias: u64, elf: Arc<Elf>, name: String) {
+    fn add_module(
+        &mut self,
+        pid: i32,
+        range: std::ops::Range<u64>,
+        bias: u64,
+        elf: Arc<Elf>,
+        name: String,
+    ) {
         let p = self.procs.entry(pid).or_insert_with(new_proc);
         if p.mods.iter().any(|m| m.range.start == range.start) {
             return;
@@ -291,7 +306,12 @@ impl Stacks {
                 mods: p
                     .mods
                     .iter()
-                    .map(|m| Mod { range: m.range.clone(), bias: m.bias, elf: m.elf.clone(), name: m.name.clone() })
+                    .map(|m| Mod {
+                        range: m.range.clone(),
+                        bias: m.bias,
+                        elf: m.elf.clone(),
+                        name: m.name.clone(),
+                    })
                     .collect(),
                 fresh: false,
             };
@@ -307,7 +327,8 @@ impl Stacks {
     /// The frames of an address, outermost first: the function it is in (by ELF symbol), then
     /// the functions inlined there (by DWARF, where the file has it).
     fn frames_at(&mut self, pid: i32, addr: u64) -> Vec<u32> {
-        let module = self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr)));
+        let module =
+            self.procs.get(&pid).and_then(|p| p.mods.iter().find(|m| m.range.contains(&addr)));
         // The file's identity: every `Elf` stays alive as long as this table holds it in a
         // module or in `files`, so its address is not reused meanwhile.
         let key = module.map(|m| (Arc::as_ptr(&m.elf) as usize, addr.wrapping_sub(m.bias)));
@@ -330,7 +351,9 @@ impl Stacks {
                 let inlined = m.elf.inlined(svma);
                 first_use_s = cpu0.map_or(0.0, |c| procfs::thread_cpu_s() - c);
                 frames.push(Frame { function, module: module.clone() });
-                frames.extend(inlined.into_iter().map(|function| Frame { function, module: module.clone() }));
+                frames.extend(
+                    inlined.into_iter().map(|function| Frame { function, module: module.clone() }),
+                );
             }
             None => frames.push(Frame { function: format!("{addr:#x}"), module: "?".into() }),
         };
@@ -369,8 +392,16 @@ impl Stacks {
     }
 
     /// The frames of a stack, outermost first.
-    pub fn frames(&self, id: StackId) -> impl DoubleEndedIterator<Item = &Frame> + ExactSizeIterator {
-        self.stacks.get(id as usize).map(Vec::as_slice).unwrap_or(&[]).iter().map(|&f| &self.frames[f as usize])
+    pub fn frames(
+        &self,
+        id: StackId,
+    ) -> impl DoubleEndedIterator<Item = &Frame> + ExactSizeIterator {
+        self.stacks
+            .get(id as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .map(|&f| &self.frames[f as usize])
     }
 
     /// Every frame and every stack (as frame indices, outermost first), for storing.
@@ -397,7 +428,9 @@ fn native_regs(r: Regs) -> framehop::UnwindRegsNative {
 /// whose word is 0 or an address further up this stack (the caller's frame pointer) and whose
 /// next word is a return address for which `code` holds.
 fn frame_records(stack: &[u8], sp: u64, code: impl Fn(u64) -> bool) -> Vec<u64> {
-    let word = |off: usize| stack.get(off..off + 8).map(|b| u64::from_le_bytes(b.try_into().expect("eight bytes")));
+    let word = |off: usize| {
+        stack.get(off..off + 8).map(|b| u64::from_le_bytes(b.try_into().expect("eight bytes")))
+    };
     let top = sp + stack.len() as u64;
     let first = (8 - (sp % 8) as usize) % 8;
     (first..stack.len().saturating_sub(15))
@@ -428,7 +461,9 @@ pub(crate) fn read_stack(pid: i32, sp: u64, len: usize) -> std::io::Result<Vec<u
     }
     let local = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: len };
     // SAFETY: `local` covers `buf`, which outlives the call; remote addresses are only read by the kernel.
-    let n = unsafe { libc::process_vm_readv(pid, &local, 1, remote.as_ptr(), remote.len() as libc::c_ulong, 0) };
+    let n = unsafe {
+        libc::process_vm_readv(pid, &local, 1, remote.as_ptr(), remote.len() as libc::c_ulong, 0)
+    };
     if n < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -451,7 +486,10 @@ fn own_vdso() -> Option<Elf> {
 /// `pthread_mutex_lock ← update_histogram ← worker`. Library-internal names are normalised
 /// (`___pthread_mutex_lock`, `__GI___pthread_mutex_lock` → `pthread_mutex_lock`). `None` for an
 /// empty stack.
-pub fn wait_site<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>, callers: usize) -> Option<String> {
+pub fn wait_site<'a>(
+    frames: impl DoubleEndedIterator<Item = &'a Frame>,
+    callers: usize,
+) -> Option<String> {
     let inner: Vec<&Frame> = frames.rev().collect();
     let first = inner.first()?;
     let lib = |f: &Frame| is_runtime(f);
@@ -472,7 +510,12 @@ pub fn wait_site<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>, callers
     if run > 0 {
         parts.push(normalise(&inner[run - 1].function));
     }
-    parts.extend(inner[run..].iter().take(callers + usize::from(run == 0)).map(|f| without_generics(&f.function)));
+    parts.extend(
+        inner[run..]
+            .iter()
+            .take(callers + usize::from(run == 0))
+            .map(|f| without_generics(&f.function)),
+    );
     Some(parts.join(" ← "))
 }
 
@@ -519,7 +562,9 @@ fn is_c_library(f: &Frame) -> bool {
 pub fn is_runtime(f: &Frame) -> bool {
     is_c_library(f)
         || RUNTIMES.iter().any(|l| f.module.starts_with(l))
-        || ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::"].iter().any(|p| f.function.starts_with(p))
+        || ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::"]
+            .iter()
+            .any(|p| f.function.starts_with(p))
 }
 
 /// A C library name as documented: `___pthread_mutex_lock` → `pthread_mutex_lock`,
@@ -551,7 +596,10 @@ mod tests {
             f("___pthread_mutex_lock", "libc.so.6"),
             f("__lll_lock_wait", "libc.so.6"),
         ];
-        assert_eq!(wait_site(stack.iter(), 2).unwrap(), "pthread_mutex_lock ← update_histogram ← worker");
+        assert_eq!(
+            wait_site(stack.iter(), 2).unwrap(),
+            "pthread_mutex_lock ← update_histogram ← worker"
+        );
         let own = [f("main", "prog"), f("spin_wait", "prog")];
         assert_eq!(wait_site(own.iter(), 2).unwrap(), "spin_wait ← main");
         assert_eq!(wait_site([].iter(), 2), None);
@@ -561,7 +609,10 @@ mod tests {
             f("libgomp.so.1+0x1b9aa", "libgomp.so.1"),
             f("libgomp.so.1+0x1d2c5", "libgomp.so.1"),
         ];
-        assert_eq!(wait_site(pool.iter(), 2).unwrap(), "libgomp.so.1+0x1d2c5 ← libgomp.so.1+0x1b9aa");
+        assert_eq!(
+            wait_site(pool.iter(), 2).unwrap(),
+            "libgomp.so.1+0x1d2c5 ← libgomp.so.1+0x1b9aa"
+        );
     }
 
     #[test]

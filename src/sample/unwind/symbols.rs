@@ -71,11 +71,16 @@ pub enum Place {
 
 /// Finds the mapping of `addr`.
 pub fn locate(maps: &[Mapping], addr: u64) -> Place {
-    let Some(i) = maps.iter().position(|m| m.start <= addr && addr < m.end) else { return Place::Unknown(addr) };
+    let Some(i) = maps.iter().position(|m| m.start <= addr && addr < m.end) else {
+        return Place::Unknown(addr);
+    };
     let m = &maps[i];
     // Shared memory (a mapping of /dev/zero, a deleted or memfd file) is anonymous memory too.
     let file = |p: &str| {
-        p.starts_with('/') && !p.starts_with("/dev/") && !p.starts_with("/memfd:") && !p.ends_with(" (deleted)")
+        p.starts_with('/')
+            && !p.starts_with("/dev/")
+            && !p.starts_with("/memfd:")
+            && !p.ends_with(" (deleted)")
     };
     let module = if file(&m.path) {
         Some(&m.path)
@@ -86,7 +91,8 @@ pub fn locate(maps: &[Mapping], addr: u64) -> Place {
     };
     match module {
         Some(path) => {
-            let base = maps.iter().filter(|x| &x.path == path && x.offset == 0).map(|x| x.start).min();
+            let base =
+                maps.iter().filter(|x| &x.path == path && x.offset == 0).map(|x| x.start).min();
             match base {
                 Some(base) => Place::Module { path: path.clone(), base, addr },
                 None => Place::Unknown(addr),
@@ -173,20 +179,32 @@ fn load(path: &str) -> Option<Symbols> {
 
 fn parse(data: &[u8]) -> Option<Symbols> {
     let file = object::File::parse(data).ok()?;
-    let first_vaddr = file.segments().find(|s| s.file_range().0 == 0).map_or(0, |s| s.address() & !0xfff);
+    let first_vaddr =
+        file.segments().find(|s| s.file_range().0 == 0).map_or(0, |s| s.address() & !0xfff);
     let mut by_addr: Vec<Sym> = file
         .symbols()
         .chain(file.dynamic_symbols())
         .filter(|s| s.address() != 0 && s.is_definition())
         .filter_map(|s| {
             let name = s.name().ok()?;
-            let real = s.is_global() && s.size() > 0 && matches!(s.kind(), SymbolKind::Text | SymbolKind::Data);
-            Some(Sym { addr: s.address(), size: s.size(), real, name: format!("{:#}", rustc_demangle::demangle(name)) })
+            let real = s.is_global()
+                && s.size() > 0
+                && matches!(s.kind(), SymbolKind::Text | SymbolKind::Data);
+            Some(Sym {
+                addr: s.address(),
+                size: s.size(),
+                real,
+                name: format!("{:#}", rustc_demangle::demangle(name)),
+            })
         })
         .collect();
     // At one address the real symbol first, so the duplicates dropped are the markers.
     by_addr.sort_by(|a, b| {
-        a.addr.cmp(&b.addr).then(b.real.cmp(&a.real)).then(b.size.cmp(&a.size)).then(a.name.cmp(&b.name))
+        a.addr
+            .cmp(&b.addr)
+            .then(b.real.cmp(&a.real))
+            .then(b.size.cmp(&a.size))
+            .then(a.name.cmp(&b.name))
     });
     by_addr.dedup_by(|b, a| a.addr == b.addr && a.size == b.size);
     Some(Symbols { first_vaddr, by_addr })
@@ -208,7 +226,10 @@ mod tests {
         assert!(name.ends_with("NAMED_FOR_TEST+0x0"), "{name}");
         let heap = Box::new(5u64);
         let place = locate(&maps, &*heap as *const u64 as u64);
-        assert!(matches!(place, Place::Heap(_) | Place::BrkHeap(_) | Place::Module { .. }), "{place:?}");
+        assert!(
+            matches!(place, Place::Heap(_) | Place::BrkHeap(_) | Place::Module { .. }),
+            "{place:?}"
+        );
     }
 
     #[test]
@@ -233,7 +254,10 @@ mod tests {
         let maps = parse_maps(
             "1000-2000 r-xp 00000000 08:01 5 /bin/prog\n2000-3000 rw-p 00001000 08:01 5 /bin/prog\n3000-5000 rw-p 00000000 00:00 0 \n9000-a000 rw-p 00000000 00:00 0 [heap]\n",
         );
-        assert_eq!(locate(&maps, 0x4000), Place::Module { path: "/bin/prog".into(), base: 0x1000, addr: 0x4000 });
+        assert_eq!(
+            locate(&maps, 0x4000),
+            Place::Module { path: "/bin/prog".into(), base: 0x1000, addr: 0x4000 }
+        );
         assert_eq!(locate(&maps, 0x9100), Place::BrkHeap(0x100));
         let vdso = parse_maps("7ffc0000-7ffc2000 r-xp 00000000 00:00 0 [vdso]\n");
         assert_eq!(locate(&vdso, 0x7ffc0100), Place::Special("[vdso]".into()));

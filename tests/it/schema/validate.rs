@@ -28,7 +28,8 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str, errors: &mut Vec<S
         match key.as_str() {
             k if ANNOTATIONS.contains(&k) => {}
             "$ref" => {
-                let name = k.as_str().and_then(|r| r.strip_prefix("#/$defs/")).expect("a local $ref");
+                let name =
+                    k.as_str().and_then(|r| r.strip_prefix("#/$defs/")).expect("a local $ref");
                 check(root, &root["$defs"][name], v, path, errors);
             }
             "type" => {
@@ -37,7 +38,11 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str, errors: &mut Vec<S
                     t => vec![t.as_str().expect("a type name")],
                 };
                 if !types.iter().any(|t| is_type(v, t)) {
-                    errors.push(format!("{path}: {} is not of type {}", brief(v), types.join(" or ")));
+                    errors.push(format!(
+                        "{path}: {} is not of type {}",
+                        brief(v),
+                        types.join(" or ")
+                    ));
                 }
             }
             "properties" => {
@@ -69,14 +74,19 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str, errors: &mut Vec<S
                 }
             }
             "prefixItems" => {
-                for (i, (sub, x)) in
-                    k.as_array().expect("prefixItems").iter().zip(v.as_array().into_iter().flatten()).enumerate()
+                for (i, (sub, x)) in k
+                    .as_array()
+                    .expect("prefixItems")
+                    .iter()
+                    .zip(v.as_array().into_iter().flatten())
+                    .enumerate()
                 {
                     check(root, sub, x, &format!("{path}[{i}]"), errors);
                 }
             }
             "minItems" | "maxItems" => {
-                let (n, bound) = (v.as_array().map(Vec::len), k.as_u64().expect("a count") as usize);
+                let (n, bound) =
+                    (v.as_array().map(Vec::len), k.as_u64().expect("a count") as usize);
                 if n.is_some_and(|n| if key == "minItems" { n < bound } else { n > bound }) {
                     errors.push(format!("{path}: {} items break {key} {bound}", n.unwrap_or(0)));
                 }
@@ -94,8 +104,12 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str, errors: &mut Vec<S
             }
             "enum" => {}
             "oneOf" | "anyOf" | "allOf" => {
-                let each: Vec<Vec<String>> =
-                    k.as_array().expect("subschemas").iter().map(|sub| validate_at(root, sub, v, path)).collect();
+                let each: Vec<Vec<String>> = k
+                    .as_array()
+                    .expect("subschemas")
+                    .iter()
+                    .map(|sub| validate_at(root, sub, v, path))
+                    .collect();
                 let passing = each.iter().filter(|e| e.is_empty()).count();
                 let ok = match key.as_str() {
                     "oneOf" => passing == 1,
@@ -110,14 +124,15 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str, errors: &mut Vec<S
                     ));
                     // Why the nearest choice failed (one that fits the value's shape), for a path into it.
                     let here = format!("{path}: ");
-                    let nearest = each
-                        .into_iter()
-                        .filter(|e| !e.is_empty())
-                        .min_by_key(|e| (e.iter().filter(|m| m.starts_with(&here)).count(), e.len()));
+                    let nearest = each.into_iter().filter(|e| !e.is_empty()).min_by_key(|e| {
+                        (e.iter().filter(|m| m.starts_with(&here)).count(), e.len())
+                    });
                     errors.extend(nearest.unwrap_or_default());
                 }
             }
-            other => errors.push(format!("{path}: the validator does not know the keyword {other}")),
+            other => {
+                errors.push(format!("{path}: the validator does not know the keyword {other}"))
+            }
         }
     }
 }
@@ -151,7 +166,9 @@ fn format(f: &str, v: &Value, path: &str, errors: &mut Vec<String>) {
         "uint32" => v.as_u64().is_some_and(|x| x <= u32::MAX as u64),
         "int" | "int64" => v.is_i64(),
         "int32" => v.as_i64().is_some_and(|x| i32::try_from(x).is_ok()),
-        other => return errors.push(format!("{path}: the validator does not know the format {other}")),
+        other => {
+            return errors.push(format!("{path}: the validator does not know the format {other}"));
+        }
     };
     if !fits && v.is_number() {
         errors.push(format!("{path}: {v} does not fit the format {f}"));
@@ -160,5 +177,9 @@ fn format(f: &str, v: &Value, path: &str, errors: &mut Vec<String>) {
 
 fn brief(v: &Value) -> String {
     let text = v.to_string();
-    if text.chars().count() > 60 { format!("{}…", text.chars().take(60).collect::<String>()) } else { text }
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    } else {
+        text
+    }
 }
