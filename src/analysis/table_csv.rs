@@ -51,7 +51,7 @@ pub fn parse(
         (None, Some(t)) => (find(t)?, Basis::Time),
         (None, None) => {
             return Err(err(
-                "name the column to analyse with --time COLUMN or --throughput COLUMN".into()
+                "name the column to analyse with --time COLUMN or --throughput COLUMN".into(),
             ));
         }
     };

@@ -170,7 +170,9 @@ pub fn measure(
                 // A file system without O_DIRECT (tmpfs): the other ways remain.
                 _ if ways[w].cold_only => refused[w] = true,
                 _ => {
-                    return Err(CeilingError::Failed { printed: Printed::of(&o.stdout, &o.stderr) });
+                    return Err(CeilingError::Failed {
+                        printed: Printed::of(&o.stdout, &o.stderr),
+                    });
                 }
             }
         }

@@ -290,7 +290,7 @@ impl Executor for Processes {
             again,
         };
         let watched = watch(spawner, &mut streams, &mut self.armed, &running);
-        // The sampler builds its report while the run's leftovers are killed and its output read.
+        // The sampler takes its last sweep while the run's leftovers are killed.
         if let Some(s) = &watched.sampler {
             s.ask_stop();
         }
@@ -300,6 +300,10 @@ impl Executor for Processes {
         let succeeded = finished
             .as_ref()
             .is_ok_and(|f| libc::WIFEXITED(f.status) && libc::WEXITSTATUS(f.status) == 0);
+        // The sampler's report is made, and its buffers let go of, before the next run starts:
+        // 2.5-4 ms of CPU a run (zstd, pigz, make -j), which took 0.7% of the CPU of the next
+        // 0.18 s pigz run on two CPUs.
+        let threads = watched.sampler.map(Sampler::stop);
         if again && succeeded && !watched.timed_out {
             self.start_next(spec, &path);
         }
@@ -307,7 +311,6 @@ impl Executor for Processes {
         let _ = streams.until(None, Some(Instant::now() + OUTPUT_GRACE));
         let captured = streams.finish();
         self.arm_next(spec, &path);
-        let threads = watched.sampler.map(Sampler::stop);
         Ok(outcome(&finished?, watched.timed_out, captured, threads, strays))
     }
 }
@@ -510,8 +513,8 @@ impl Processes {
         strays
     }
 
-    /// Starts the same command the moment this run has ended ([`Spec::again`]), while this run's
-    /// output is read, its report made and the run recorded.
+    /// Starts the same command the moment this run's watching is done ([`Spec::again`]), while
+    /// this run's output is read and the run recorded.
     fn start_next(&mut self, spec: &Spec, path: &Path) {
         if signals::interrupted() {
             return;
