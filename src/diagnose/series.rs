@@ -188,16 +188,13 @@ struct Top<'a> {
     pair: Pair<'a>,
 }
 
-/// The curve's shape beside the causes at the top count: retrograde, more threads than CPUs, a
-/// baseline that filled them (`feeder_binds`: a feeder binds first). Returns whether other
-/// processes held the CPUs for most of the loss, and whether the ledger said so.
-fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
-    // Other processes held the CPUs for most of the loss: the curve is the machine's, not the
-    // program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs). The
-    // loss is the efficiency's when it is larger than the idle capacity: a baseline that keeps
-    // 1.6 CPUs busy loses 40% efficiency at 2 threads with its CPUs full, and a little load then
-    // is most of what idled, not most of what was lost.
-    let loaded = t.gated
+/// Whether other processes held the CPUs for most of the loss: the curve is then the machine's,
+/// not the program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs). The
+/// loss is the efficiency's when it is larger than the idle capacity: a baseline that keeps
+/// 1.6 CPUs busy loses 40% efficiency at 2 threads with its CPUs full, and a little load then
+/// is most of what idled, not most of what was lost.
+fn loaded(t: &Top) -> bool {
+    t.gated
         && t.pair.lt.as_ref().is_some_and(|l| {
             let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer]
                 .iter()
@@ -205,7 +202,14 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
                 .map(|i| i.core_s)
                 .sum();
             causes::of_the_gap(1.0 - t.pair.eff, l, held) >= causes::LOADED
-        });
+        })
+}
+
+/// The curve's shape beside the causes at the top count: retrograde, more threads than CPUs, a
+/// baseline that filled them (`feeder_binds`: a feeder binds first). Returns whether other
+/// processes held the CPUs for most of the loss, and whether the ledger said so.
+fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
+    let loaded = loaded(t);
     // The ledger's own word: other processes explain most of the loss at this count.
     let load_said = out.iter().any(|f| {
         f.kind == Kind::NoisyMeasurement
@@ -252,85 +256,61 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
             ));
         }
     }
-    // A baseline that already kept more CPUs busy than its count, so that the top count wants
-    // more CPUs than the machine has: the count oversubscribes the CPUs by design, and that is
-    // what to read first (a Java stream whose caller works beside `parallelism` workers).
-    if let Some(b) = t.pair.busy_baseline {
-        let line = curve::busy_baseline_line(
-            t.pair.base,
-            t.pair.top,
-            (b.busy, b.possible),
-            b.eff,
-            (t.name, t.cpus),
-        );
-        // A feeder that ran while the workers waited, or any high cause, binds before the CPUs
-        // do (it would hold the speed-up down on any number of CPUs): the CPUs' share of the gap
-        // is then not raised.
-        let bound_first = !feeder_binds && !high_cause_at(out, Some(t.pair.top.count));
-        let share = curve::busy_baseline_share(t.pair.base, t.pair.top, b.possible);
-        let severity = if bound_first {
-            curve::busy_baseline_severity(share, 1.0 - t.pair.eff)
-        } else {
-            Severity::Low
-        };
-        match out
-            .iter_mut()
-            .find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count))
-        {
-            Some(f) => {
-                f.severity = f.severity.max(severity);
-                f.evidence.splice(
-                    0..0,
-                    [line, curve::busy_baseline_gap_line(t.pair.base, t.pair.top, share)],
-                );
-            }
-            None => {
-                let mut f = curve::busy_baseline(
-                    t.pair.base,
-                    t.pair.top,
-                    (b.busy, b.possible),
-                    b.eff,
-                    (t.name, t.cpus, t.label),
-                );
-                f.severity = severity;
-                out.push(f);
-            }
+    busy_baseline(t, feeder_binds, out);
+    (loaded, load_said)
+}
+
+/// A baseline that already kept more CPUs busy than its count, so that the top count wants
+/// more CPUs than the machine has: the count oversubscribes the CPUs by design, and that is
+/// what to read first (a Java stream whose caller works beside `parallelism` workers).
+fn busy_baseline(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) {
+    let Some(b) = t.pair.busy_baseline else { return };
+    let line = curve::busy_baseline_line(
+        t.pair.base,
+        t.pair.top,
+        (b.busy, b.possible),
+        b.eff,
+        (t.name, t.cpus),
+    );
+    // A feeder that ran while the workers waited, or any high cause, binds before the CPUs
+    // do (it would hold the speed-up down on any number of CPUs): the CPUs' share of the gap
+    // is then not raised.
+    let bound_first = !feeder_binds && !high_cause_at(out, Some(t.pair.top.count));
+    let share = curve::busy_baseline_share(t.pair.base, t.pair.top, b.possible);
+    let severity = if bound_first {
+        curve::busy_baseline_severity(share, 1.0 - t.pair.eff)
+    } else {
+        Severity::Low
+    };
+    match out
+        .iter_mut()
+        .find(|f| f.kind == Kind::CpuOversubscription && f.at == Some(t.pair.top.count))
+    {
+        Some(f) => {
+            f.severity = f.severity.max(severity);
+            f.evidence.splice(
+                0..0,
+                [line, curve::busy_baseline_gap_line(t.pair.base, t.pair.top, share)],
+            );
+        }
+        None => {
+            let mut f = curve::busy_baseline(
+                t.pair.base,
+                t.pair.top,
+                (b.busy, b.possible),
+                b.eff,
+                (t.name, t.cpus, t.label),
+            );
+            f.severity = severity;
+            out.push(f);
         }
     }
-    (loaded, load_said)
 }
 
 /// What the count did: threads ignored, start-up dominated, a serial fraction, undecided,
 /// superlinear or scales well; `loaded` and `load_said` as [`shape`] found them.
 fn verdict(t: &Top, (loaded, load_said): (bool, bool), out: &mut Vec<Finding>) {
-    // A cause that explains the gap (a starved consumer, a lock) is why more threads did nothing.
-    let caused = out.iter().any(|f| {
-        f.at == Some(t.pair.top.count)
-            && f.severity >= Severity::Medium
-            && !f.kind.describes_curve()
-            && f.kind != Kind::NoisyMeasurement
-    });
-    // Nor when other processes held the CPUs for most of the loss: they alone can flatten the
-    // speed-up that the finding stands on.
-    let ignored = curve::threads_ignored(
-        t.pair.base,
-        t.pair.top,
-        (t.pair.lb.as_ref(), t.pair.lt.as_ref()),
-        t.cpus,
-        t.name,
-        t.label,
-    )
-    .filter(|_| !caused && !loaded && !load_said);
-    if let Some(f) = ignored {
-        // The idle CPUs with no work are what an ignored parameter looks like: said once.
-        out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(t.pair.top.count)));
-        // The same program ran at every count: a slower count is the machine's, not the count's.
-        demote_retrograde(
-            out,
-            "the count does not change how many threads work: a slower count is the machine's drift",
-        );
-        out.push(f);
-    }
+    threads_ignored(t, loaded || load_said, out);
     // Runs of a few milliseconds are mostly process start-up: what their threads waited on is
     // described, not raised, whatever the gap (a warm read of 11 ms lost 1.4 ms to its start-up
     // and read as a medium serial-fraction); with a gap above a fifth, that is the finding.
@@ -367,6 +347,45 @@ fn verdict(t: &Top, (loaded, load_said): (bool, bool), out: &mut Vec<Finding>) {
     {
         out.extend(curve::serial_fraction(t.s, t.pair.top, t.name, t.label));
     }
+    efficiency_verdict(t, explained, out);
+}
+
+/// The parameter did not change how many threads work, unless a cause at the top count explains
+/// the flat curve or other processes held the CPUs (`loaded`).
+fn threads_ignored(t: &Top, loaded: bool, out: &mut Vec<Finding>) {
+    // A cause that explains the gap (a starved consumer, a lock) is why more threads did nothing.
+    let caused = out.iter().any(|f| {
+        f.at == Some(t.pair.top.count)
+            && f.severity >= Severity::Medium
+            && !f.kind.describes_curve()
+            && f.kind != Kind::NoisyMeasurement
+    });
+    // Nor when other processes held the CPUs for most of the loss: they alone can flatten the
+    // speed-up that the finding stands on.
+    let ignored = curve::threads_ignored(
+        t.pair.base,
+        t.pair.top,
+        (t.pair.lb.as_ref(), t.pair.lt.as_ref()),
+        t.cpus,
+        t.name,
+        t.label,
+    )
+    .filter(|_| !caused && !loaded);
+    if let Some(f) = ignored {
+        // The idle CPUs with no work are what an ignored parameter looks like: said once.
+        out.retain(|x| !(x.kind == Kind::SerialFraction && x.at == Some(t.pair.top.count)));
+        // The same program ran at every count: a slower count is the machine's, not the count's.
+        demote_retrograde(
+            out,
+            "the count does not change how many threads work: a slower count is the machine's drift",
+        );
+        out.push(f);
+    }
+}
+
+/// What the top count's efficiency says when nothing else does: undecided, superlinear or
+/// scales well (`explained`: a cause, tiny runs or the machine's load account for the gap).
+fn efficiency_verdict(t: &Top, explained: bool, out: &mut Vec<Finding>) {
     // An interval reaching both below a poor efficiency and up to a good one cannot tell either
     // way, whichever side the measured value fell on.
     let undecided =
