@@ -13,6 +13,6 @@ fuzz_target!(|bytes: &[u8]| {
         && let Ok(Some(a)) = scalescope::analysis::analyze_results(&doc, &Default::default(), &Default::default())
     {
         let _ = scalescope::diagnose::diagnose(&doc, Some(&a));
-        let _ = scalescope::report::table::summary(&doc, Some(&a));
+        let _ = scalescope::report::summary(&doc, Some(&a));
     }
 });

@@ -24,7 +24,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<Exit, Error> {
             ))
             .into());
         }
-        let sections = crate::report::sections::Sections::of(&doc);
+        let sections = crate::report::Sections::of(&doc);
         view::print_and_export(&doc, &sections, None, &args.view)?;
         return Ok(Exit::Done);
     };

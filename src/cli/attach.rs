@@ -9,7 +9,7 @@ use super::args::AttachArgs;
 use super::{Exit, Usage, view};
 use crate::error::Error;
 use crate::plan::parse_seconds;
-use crate::report::{terminal, threads};
+use crate::report::{terminal, thread_time, wait_lines};
 use crate::results::Class;
 use crate::sample;
 use std::time::{Duration, Instant};
@@ -92,8 +92,8 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
         report.sampler_cpu_s
     );
     let total = report.total_s();
-    if let Some(merged) = threads::merge(&[&report]) {
-        out.push_str(&format!("\nwhere thread time went: {}\n", threads::thread_time(&merged)));
+    if let Some(merged) = crate::analysis::threads::merge(&[&report]) {
+        out.push_str(&format!("\nwhere thread time went: {}\n", thread_time(&merged)));
         let mut lines = Vec::new();
         for c in Class::ALL {
             let s = report.seconds(c);
@@ -104,7 +104,7 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
         out.push_str(&terminal::render_section("thread time by class", &lines, terminal::colour()));
         out.push_str(&terminal::render_section(
             "waits",
-            &threads::wait_lines(&format!("{pid}"), &merged, true),
+            &wait_lines(&format!("{pid}"), &merged, true),
             terminal::colour(),
         ));
         let running: Vec<String> = report
@@ -126,7 +126,7 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
         if !found.is_empty() {
             out.push_str(&terminal::render_section(
                 "findings",
-                &crate::report::findings::lines(&found, terminal::colour(), &|n| format!("{n}")),
+                &crate::report::finding_lines(&found, terminal::colour(), &|n| format!("{n}")),
                 terminal::colour(),
             ));
         }

@@ -208,7 +208,7 @@ fn heartbeat(
                 if l.elapsed() >= HEARTBEAT {
                     // The tree's memory at the sampler's latest reading, when it reads it.
                     let memory = crate::sample::live_pss_bytes().map_or(String::new(), |b| {
-                        format!(" · PSS {}", crate::report::format::bytes(b as f64))
+                        format!(" · PSS {}", crate::report::bytes(b as f64))
                     });
                     crate::fmt::say!(
                         "scalescope: still running {}{memory}",
@@ -232,10 +232,7 @@ fn ticker(bar: ProgressBar, shown: Arc<Mutex<String>>) -> Option<(Sender<()>, Jo
             while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(1)) {
                 let Some(b) = crate::sample::live_pss_bytes() else { continue };
                 let Ok(message) = shown.lock().map(|s| s.clone()) else { return };
-                bar.set_message(format!(
-                    "{message} · PSS {}",
-                    crate::report::format::bytes(b as f64)
-                ));
+                bar.set_message(format!("{message} · PSS {}", crate::report::bytes(b as f64)));
             }
         })
         .ok()?;

@@ -11,7 +11,7 @@ pub fn report(args: &ReportArgs) -> Result<Exit, Error> {
     let (dir, mut doc) = crate::results::load(&args.results)?;
     view::analyse(&mut doc, &args.view)?;
     let timeline = args.timeline.as_deref().map(|t| timeline(&doc, t)).transpose()?;
-    let sections = crate::report::sections::Sections::of(&doc);
+    let sections = crate::report::Sections::of(&doc);
     if let Some(path) = &args.export_folded {
         let folded = crate::report::flame::folded_document(&doc);
         if folded.is_empty() {

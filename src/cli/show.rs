@@ -13,14 +13,14 @@ pub fn show(args: &ShowArgs) -> Result<Exit, Error> {
     if let Some(dir) = &args.export_prmon {
         export_prmon(&doc, &args.results, dir)?;
     }
-    let sections = crate::report::sections::Sections::of(&doc);
+    let sections = crate::report::Sections::of(&doc);
     view::print_and_export(&doc, &sections, None, &args.view)?;
     Ok(Exit::Done)
 }
 
 /// Writes every run's time series into `dir` in prmon's formats.
 fn export_prmon(doc: &crate::results::Results, results: &Path, dir: &Path) -> Result<(), Error> {
-    let files = crate::report::prmon::exports(doc);
+    let files = crate::report::prmon_exports(doc);
     if files.is_empty() {
         return Err(Usage(format!(
             "{} holds no run with a time series to export (recorded with --no-sample, or before scalescope kept time series)",

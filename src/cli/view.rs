@@ -5,7 +5,7 @@ use super::Usage;
 use super::args::ViewArgs;
 use crate::analysis::Options;
 use crate::error::Error;
-use crate::report::sections::Sections;
+use crate::report::Sections;
 use crate::report::{charts, csv, html, terminal};
 use crate::results::Results;
 use std::io::Write;

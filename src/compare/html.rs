@@ -37,7 +37,7 @@ pub fn page(sets: &[Set], c: &Comparison) -> String {
             Some(format!(
                 "{}: {}",
                 s.label,
-                crate::report::format::command_line(&s.doc.as_ref()?.plan.command)
+                crate::report::command_line(&s.doc.as_ref()?.plan.command)
             ))
         })
         .collect();

@@ -5,7 +5,7 @@
 
 use super::Set;
 use crate::analysis::count_label;
-use crate::report::format::{bytes, num, throughput_scale};
+use crate::report::{bytes, num, throughput_scale};
 
 /// One line per sweep with throughput and PSS, then, with two or more, how they compare at the
 /// largest count both measured (at one worker, the same program against itself says nothing).

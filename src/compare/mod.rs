@@ -178,9 +178,7 @@ fn commands(sets: &[Set]) -> Vec<String> {
     }
     sweeps
         .iter()
-        .map(|(label, d)| {
-            format!("{label}: {}", crate::report::format::command_line(&d.plan.command))
-        })
+        .map(|(label, d)| format!("{label}: {}", crate::report::command_line(&d.plan.command)))
         .collect()
 }
 

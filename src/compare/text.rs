@@ -5,9 +5,9 @@
 use super::Comparison;
 use super::points::{Cell, Change, Figure, PointRow, Verdict};
 use super::why::pct_change;
-use crate::report::format::{decimals, num, throughput_scale};
 use crate::report::model::{estimate, sig};
-use crate::report::table::{Column, NONE, Table};
+use crate::report::{Column, NONE, Table};
+use crate::report::{decimals, num, throughput_scale};
 use crate::results::analysis::JudgedBy;
 
 /// The per-point table.

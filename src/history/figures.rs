@@ -77,7 +77,7 @@ impl Track {
     /// A value as shown: `1.23 s`, `94%`, `0.8%`.
     pub fn show(&self, v: f64) -> String {
         match self.unit {
-            "s" => format!("{} s", crate::report::format::num(v)),
+            "s" => format!("{} s", crate::report::num(v)),
             "%" => format!("{:.1}%", v * 100.0),
             "" => crate::report::model::count(v),
             u => format!("{v:.4} {u}"),

@@ -161,7 +161,7 @@ impl Sweep {
         let command = if plan.shell {
             plan.command.join(" ")
         } else {
-            crate::report::format::command_line(&plan.command)
+            crate::report::command_line(&plan.command)
         };
         let params: serde_json::Map<String, serde_json::Value> =
             plan.params.iter().map(|p| (p.name.clone(), serde_json::json!(p.values))).collect();

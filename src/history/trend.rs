@@ -6,7 +6,7 @@ use super::figures::Track;
 use super::record::Sweep;
 use crate::report::html;
 use crate::report::svg::{self, Chart, Series, Style};
-use crate::report::table::{NONE, Table};
+use crate::report::{NONE, Table};
 
 /// `2026-11-30 14:02`: a sweep's start, shortened.
 pub fn when(created: &str) -> String {

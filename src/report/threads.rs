@@ -2,7 +2,7 @@
 //! lock 30%, io 4%`), the thread-time breakdown (`run 61% · runq 3% · lock 30% queue_lock`) and
 //! the lines of the waits section.
 
-pub use crate::analysis::threads::{PointThreads, merge, of_point};
+pub use crate::analysis::threads::{PointThreads, of_point};
 use crate::diagnose::ledger::{self, Cause};
 use crate::fmt::tenths;
 use crate::results::{Class, PointResult};

@@ -10,7 +10,7 @@
 use crate::common;
 
 use common::{bin, scalescope, stderr, stdout};
-use scalescope::report::format::command_line;
+use scalescope::report::command_line;
 use scalescope::results::Results;
 use std::path::{Path, PathBuf};
 use std::process::Command;

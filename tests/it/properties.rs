@@ -233,7 +233,7 @@ fn results_files_truncated_or_corrupted_load_or_fail_but_never_panic() {
                     scalescope::analysis::analyze_results(&doc, axis, &Default::default())
             {
                 let _ = scalescope::diagnose::diagnose(&doc, Some(&a));
-                let _ = scalescope::report::summary::summary(&doc, Some(&a));
+                let _ = scalescope::report::summary(&doc, Some(&a));
                 let _ = scalescope::report::csv::render(&doc, Some(&a));
             }
         }
