@@ -1,7 +1,7 @@
 //! Metric extraction from arbitrary output bytes (built-in lines and a user regex).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use scalescope::exec::metrics::Scanner;
+use scalescope::exec::Scanner;
 use scalescope::plan::MetricSpec;
 
 fuzz_target!(|line: &[u8]| {

@@ -3,7 +3,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|spec: &str| {
-    if let Ok(v) = scalescope::plan::values::expand(spec, 8) {
+    if let Ok(v) = scalescope::plan::expand_values(spec, 8) {
         assert!(!v.is_empty() && v.len() <= 100_000);
     }
 });

@@ -4,7 +4,7 @@
 //! a back-test and the count to measure next. Used after every run, by `scalescope analyze`, and on
 //! published tables (CSV).
 
-pub mod analyze;
+mod analyze;
 mod backtest;
 mod crossval;
 mod fast_baseline;
@@ -18,15 +18,17 @@ mod normal_form;
 pub mod observations;
 mod point;
 mod prediction;
-pub mod ratio;
+mod ratio;
 mod speedup;
 pub mod table_csv;
 pub mod threads;
-pub mod verdict;
+mod verdict;
 
 use crate::plan::Axis;
 use crate::results::{Analysis, Results};
 pub use analyze::{Options, analyze};
+pub use ratio::log_interval;
+pub use verdict::SINGLE_VALUE_THRESHOLD;
 
 /// `1 thread`, `4 threads`, `1 copy`, `2.5 GB`: a count and its parameter's name, singular for one.
 pub fn count_label(n: f64, name: &str) -> String {

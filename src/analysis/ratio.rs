@@ -33,7 +33,7 @@ pub fn holding(interval: [f64; 2], value: f64) -> [f64; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::axis::{Ask, Axis};
+    use crate::plan::{Ask, Axis};
     use crate::results::analysis::Basis;
 
     fn obs(values: &[f64], rounds: &[u32], count: f64) -> Obs {

@@ -4,7 +4,7 @@
 
 use super::AnalysisError;
 use super::observations::{Obs, Observations, Series};
-use crate::plan::axis::{Ask, Axis};
+use crate::plan::{Ask, Axis};
 use crate::results::analysis::Basis;
 
 /// Which columns hold what.

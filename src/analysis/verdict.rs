@@ -72,7 +72,7 @@ pub fn judge(
 mod tests {
     use super::*;
     use crate::analysis::observations::Obs;
-    use crate::plan::axis::{Ask, Axis};
+    use crate::plan::{Ask, Axis};
     use crate::results::analysis::Basis;
 
     fn judged(points: &[(f64, &[f64])]) -> Option<Retrograde> {

@@ -7,7 +7,7 @@ use crate::analysis::observations::Observations;
 use crate::analysis::table_csv::{self, Columns};
 use crate::analysis::{Options, analyze as fit};
 use crate::error::Error;
-use crate::plan::axis::Ask;
+use crate::plan::Ask;
 use crate::report::{markdown, model, terminal};
 use std::path::Path;
 

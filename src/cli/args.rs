@@ -764,7 +764,7 @@ fn count_to_predict(text: &str) -> Result<f64, String> {
 
 /// A size of memory: a number of bytes with a decimal or binary prefix (`64GB`, `512MiB`).
 fn memory_size(text: &str) -> Result<u64, String> {
-    match crate::plan::quantity::parse(text) {
+    match crate::plan::parse_quantity(text) {
         Some((v, "B")) if (1.0..1e20).contains(&v) => Ok(v as u64),
         // A bare number is surely not meant as bytes: 300 would fit no worker.
         Some((_, "")) => {

@@ -5,10 +5,10 @@
 use super::args::CompareArgs;
 use super::fraction::fraction;
 use super::{Exit, Usage, analyze, view};
-use crate::compare::points::Verdict;
+use crate::compare::Verdict;
 use crate::compare::{self, Options, Set, text};
 use crate::error::Error;
-use crate::plan::axis::Ask;
+use crate::plan::Ask;
 use crate::report::{markdown, terminal};
 use std::path::Path;
 

@@ -13,7 +13,7 @@ use crate::history::figures::{self, Figure};
 use crate::history::query::{self, Filter};
 use crate::history::record::{self, Sweep};
 use crate::history::{self as hist, History, HistoryError, import, trend};
-use crate::plan::axis::Ask;
+use crate::plan::Ask;
 use crate::report::terminal;
 use crate::report::{NONE, Table};
 use crate::results::Results;

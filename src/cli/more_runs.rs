@@ -12,7 +12,7 @@ use crate::diagnose::{self, Question};
 use crate::error::Error;
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{ExecError, Processes};
-use crate::plan::schedule::PointProgress;
+use crate::plan::PointProgress;
 use crate::results::{Added, Results, Sequential, Store};
 use crate::stats::sequential::Confidence;
 use std::collections::BTreeMap;

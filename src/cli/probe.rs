@@ -175,7 +175,7 @@ pub fn gen_data(args: &super::args::GenArgs) -> Result<Exit, Error> {
 
 /// Reads a size flag such as `256KiB` or `100MB` into bytes.
 fn size_arg(flag: &str, text: &str) -> Result<u64, Error> {
-    crate::plan::quantity::parse(text)
+    crate::plan::parse_quantity(text)
         .filter(|(v, unit)| *v >= 1.0 && *v < 1e18 && (unit.is_empty() || *unit == "B"))
         .map(|(v, _)| v as u64)
         .ok_or_else(|| {

@@ -9,7 +9,7 @@ use crate::exec::ceiling;
 use crate::exec::sweep::{self, Stop};
 use crate::exec::{Processes, signals};
 use crate::machine;
-use crate::plan::schedule::PointProgress;
+use crate::plan::PointProgress;
 use crate::plan::{self, Budget, Hooks, Launcher, LauncherKind, Order, Plan, Request};
 use crate::report::Sections;
 use crate::report::command_line as template_line;
@@ -286,7 +286,7 @@ fn describe(plan: &Plan) -> Result<String, Error> {
 
 /// `argv` as one line a shell would read back.
 fn command_line(argv: &[String]) -> String {
-    argv.iter().map(|a| plan::template::shell_quote(a)).collect::<Vec<_>>().join(" ")
+    argv.iter().map(|a| plan::shell_quote(a)).collect::<Vec<_>>().join(" ")
 }
 
 fn hook_lines(h: &Hooks) -> String {

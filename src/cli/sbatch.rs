@@ -4,7 +4,7 @@
 use super::args::SbatchArgs;
 use super::{Exit, Usage, view};
 use crate::error::Error;
-use crate::plan::template::shell_quote;
+use crate::plan::shell_quote;
 
 /// Writes the script to the file or stdout.
 pub fn sbatch(a: &SbatchArgs) -> Result<Exit, Error> {

@@ -6,7 +6,7 @@
 
 pub mod html;
 mod memory;
-pub mod points;
+mod points;
 mod predicted;
 pub mod text;
 mod why;
@@ -15,7 +15,8 @@ use crate::analysis::observations::Observations;
 use crate::analysis::{Options as AnalysisOptions, analyze};
 use crate::results::analysis::Basis;
 use crate::results::{Analysis, Results};
-use points::{Figure, Measured, Values};
+use points::Figure;
+pub use points::{Measured, Values, Verdict};
 use serde::Serialize;
 
 /// A result set and what to call it: a sweep's results, or a table.

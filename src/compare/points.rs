@@ -3,7 +3,7 @@
 //! threshold alone.
 
 use super::{Options, Set};
-use crate::analysis::verdict::SINGLE_VALUE_THRESHOLD;
+use crate::analysis::SINGLE_VALUE_THRESHOLD;
 use crate::results::PointResult;
 use crate::results::analysis::JudgedBy;
 use crate::stats::{Summary, ratio_interval, welch_p};

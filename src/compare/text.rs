@@ -223,7 +223,7 @@ pub fn header(c: &Comparison) -> Vec<String> {
     if decided(JudgedBy::Threshold) {
         lines.push(format!(
             "single values (one per point, as in a published table): no test and no interval; a change beyond ±{:.0}% is faster or slower",
-            100.0 * c.noise.max(crate::analysis::verdict::SINGLE_VALUE_THRESHOLD)
+            100.0 * c.noise.max(crate::analysis::SINGLE_VALUE_THRESHOLD)
         ));
     }
     if let Some(paired) = &c.paired_by {

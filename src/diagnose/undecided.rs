@@ -7,7 +7,7 @@
 use super::curve::{GOOD_EFFICIENCY, INDIFFERENT};
 use super::series::{Pair, SUPERLINEAR};
 use crate::analysis::observations::{self, Obs};
-use crate::analysis::{count_label, ratio};
+use crate::analysis::{count_label, log_interval};
 use crate::plan::Counts;
 use crate::results::Results;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
@@ -162,7 +162,7 @@ fn slower(
     if low.index == fastest.index || rate(low) >= (1.0 - WORTH_TELLING) * rate(fastest) {
         return None;
     }
-    let r = ratio::log_interval(obs, low, fastest, now)?;
+    let r = log_interval(obs, low, fastest, now)?;
     if r.centre - r.half > 0.0 {
         return None;
     }

@@ -3,7 +3,7 @@
 //! (and any program) print.
 
 use crate::metric_line;
-use crate::plan::{MetricSpec, quantity};
+use crate::plan::{MetricSpec, parse_quantity};
 use regex::bytes::Regex;
 
 /// A value read from the output: name, value (unit prefix applied) and unit text.
@@ -64,7 +64,7 @@ impl Scanner {
         for (name, re) in &self.specs {
             if let Some(text) = re.captures(line).and_then(|c| c.get(1))
                 && let Some((value, unit)) =
-                    quantity::parse(&String::from_utf8_lossy(text.as_bytes()))
+                    parse_quantity(&String::from_utf8_lossy(text.as_bytes()))
             {
                 put(found, Found { name: name.clone(), value, unit: unit.to_string() });
             }

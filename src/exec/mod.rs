@@ -4,9 +4,9 @@
 
 mod capture;
 pub mod ceiling;
-pub mod child;
+mod child;
 mod helper;
-pub mod metrics;
+mod metrics;
 mod pace;
 pub mod ranks;
 mod shed;
@@ -14,14 +14,15 @@ pub mod signals;
 mod spawner;
 mod strays;
 pub mod sweep;
-pub mod tail;
+mod tail;
 
-pub use child::{Executor, Processes, SpawnError};
+pub use child::{Executor, Processes, SpawnError, Spec};
+pub use metrics::{Scanner, to_map as metrics_map};
+pub use tail::Printed;
 
 use crate::files::WriteError;
 use crate::pagecache;
 use crate::plan::PlanError;
-use tail::Printed;
 
 /// Serves runs when this process was started as scalescope's spawn helper; returns its exit code
 /// then (call first thing in `main`).

@@ -8,7 +8,7 @@ use super::query::{self, Filter};
 use super::record::Sweep;
 use super::store::History;
 use crate::compare::Set;
-use crate::compare::points::{Measured, Values};
+use crate::compare::{Measured, Values};
 use crate::results::Results;
 
 /// The last `n` sweeps comparable with `doc`, recorded before it (not itself), oldest first.

@@ -7,7 +7,7 @@ use super::record::{self, FindingRow, PointRow, RunRow, Sweep};
 use super::store::History;
 use crate::analysis::observations::Observations;
 use crate::analysis::table_csv::{self, Columns};
-use crate::plan::axis::Ask;
+use crate::plan::Ask;
 use crate::results::FILE_NAME;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,11 +2,11 @@
 //! copies of itself), it runs the command, measures and samples it locally, echoes its output, and
 //! writes its part into the run's parts folder. It exits as the command did.
 
-use crate::exec::child::{Executor, Processes, SpawnError, Spec};
-use crate::exec::metrics::Scanner;
+use crate::exec::Printed;
+use crate::exec::Scanner;
 use crate::exec::ranks;
 use crate::exec::signals;
-use crate::exec::tail::Printed;
+use crate::exec::{Executor, Processes, SpawnError, Spec};
 use crate::plan::{MetricSpec, last_line};
 use crate::results::RankPart;
 use std::path::PathBuf;
@@ -93,7 +93,7 @@ pub fn run(o: &Options) -> Result<i32, AgentError> {
         .map(|d| d.as_secs_f64())
         .ok();
     let out = Processes::new().run(&spec)?;
-    let metrics = crate::exec::metrics::to_map(&out.stdout.found, &out.stderr.found);
+    let metrics = crate::exec::metrics_map(&out.stdout.found, &out.stderr.found);
     let part = RankPart {
         rank,
         node: super::node_name(),

@@ -1,6 +1,6 @@
 //! Beyond one process: the agent that runs on every rank or copy (`scalescope agent`), and where
 //! it learns which rank it is. The coordinator's side (building the launcher's command line,
-//! merging the parts) lives in [`crate::plan::launcher`] and [`crate::exec::ranks`].
+//! merging the parts) lives in [`crate::plan::Launcher`] and [`crate::exec::ranks`].
 
 pub mod agent;
 

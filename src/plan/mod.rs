@@ -3,29 +3,34 @@
 //! asked for; it is stored in every results document so a sweep can be resumed and reproduced, and
 //! [`Plan::point`] makes any of its concrete [`Point`]s when needed.
 
-pub mod axis;
-pub mod build;
+mod axis;
+mod build;
 mod validate;
 pub(crate) use validate::last_line;
 mod duration;
 mod error;
 mod grid;
-pub mod launcher;
-pub mod quantity;
-pub mod schedule;
-pub mod template;
-pub mod values;
-pub mod work;
+mod launcher;
+mod quantity;
+mod schedule;
+mod template;
+mod values;
+mod work;
 
-pub use axis::{Axis, Counts, Scaling};
+pub use axis::{Ask, Axis, Counts, Scaling};
 pub use build::{Request, build};
 pub use duration::parse_seconds;
 pub use error::PlanError;
 pub use launcher::{Launch, Launcher, LauncherKind};
+pub use quantity::parse as parse_quantity;
+pub use schedule::{PointProgress, Scheduler, Task};
+pub use template::{Quote, shell_quote, substitute};
+pub use values::{expand as expand_values, is_number};
+pub use work::{Work, evaluate as evaluate_work};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-pub use work::Work;
 
 /// One swept parameter and its values, in the order they will run.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]

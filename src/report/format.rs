@@ -65,7 +65,7 @@ pub fn scale(unit: &str, largest: f64) -> (f64, String) {
 pub fn command_line(argv: &[String]) -> String {
     let shown = |a: &String| {
         let plain = a.chars().all(|c| c.is_ascii_alphanumeric() || "_-.,:/=+@%{}".contains(c));
-        if plain && !a.is_empty() { a.clone() } else { crate::plan::template::shell_quote(a) }
+        if plain && !a.is_empty() { a.clone() } else { crate::plan::shell_quote(a) }
     };
     argv.iter().map(shown).collect::<Vec<_>>().join(" ")
 }

@@ -29,7 +29,7 @@ mod tracer_report;
 mod trust;
 
 use crate::machine::Machine;
-use crate::plan::values::is_number;
+use crate::plan::is_number;
 use crate::plan::{Plan, PlanError, Point};
 pub use analysis::Analysis;
 pub use capacity::{Capacity, IdleKind, IdleShare, Sooner};

@@ -2,8 +2,10 @@
 //! loader, fed thousands of generated hostile inputs (seeded, so a failure reproduces). None may
 //! panic, hang or allocate without bound; where a parser accepts, its answer must make sense.
 
-use scalescope::exec::metrics::Scanner;
-use scalescope::plan::{MetricSpec, quantity, template, values, work};
+use scalescope::exec::Scanner;
+use scalescope::plan::{
+    MetricSpec, Quote, evaluate_work, expand_values, parse_quantity, shell_quote, substitute,
+};
 use scalescope::sample::procfs;
 use scalescope::stats::Rng;
 
@@ -74,7 +76,7 @@ fn value_lists_never_panic_and_stay_bounded() {
     let mut rng = Rng::new(1);
     for _ in 0..ROUNDS {
         let spec = text(&mut rng);
-        if let Ok(v) = values::expand(&spec, 8) {
+        if let Ok(v) = expand_values(&spec, 8) {
             assert!(!v.is_empty() && v.len() <= 100_000, "{spec:?}");
             let mut sorted = v.clone();
             sorted.sort();
@@ -89,7 +91,7 @@ fn value_lists_never_panic_and_stay_bounded() {
         "0..18446744073709551615:+1",
         "1..1000000:x1",
     ] {
-        let r = values::expand(spec, 8);
+        let r = expand_values(spec, 8);
         assert!(r.is_err() || r.as_ref().unwrap().len() < 100, "{spec}: {r:?}");
     }
 }
@@ -101,17 +103,17 @@ fn templates_and_work_expressions_never_panic() {
         vec![("threads".to_string(), "4".to_string()), ("f".to_string(), "a b'c".to_string())];
     for _ in 0..ROUNDS {
         let t = text(&mut rng);
-        for q in [template::Quote::None, template::Quote::Shell] {
+        for q in [Quote::None, Quote::Shell] {
             // `${threads}` is the shell's and stays; `{{threads}}` writes literal braces.
             let kept = t.matches("${threads}").count() + t.matches("{{threads}").count();
-            if let Ok(out) = template::substitute(&t, &params, q) {
+            if let Ok(out) = substitute(&t, &params, q) {
                 assert!(out.matches("{threads}").count() <= kept, "{t:?} → {out:?}");
             }
         }
-        if let Ok(w) = work::evaluate(&t) {
+        if let Ok(w) = evaluate_work(&t) {
             assert!(w.amount.is_finite(), "{t:?}");
         }
-        let _ = quantity::parse(&t);
+        let _ = parse_quantity(&t);
         let _ = scalescope::plan::parse_seconds(&t);
     }
 }
@@ -121,7 +123,7 @@ fn shell_quoting_round_trips_through_a_real_shell() {
     let mut rng = Rng::new(3);
     for _ in 0..200 {
         let v: String = text(&mut rng).replace('\0', "");
-        let quoted = template::shell_quote(&v);
+        let quoted = shell_quote(&v);
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(format!("printf %s {quoted}"))
