@@ -69,9 +69,10 @@ const MEMORY_GROWN_KB: u64 = 2048;
 /// …while the readings have cost at most this share of one core over the run so far: a short
 /// spike of 300 MB in a 2 s run was read at 245 MB by the paced readings alone.
 const MEMORY_GROWN_BUDGET: f64 = 0.02;
-/// The budgets' share while the job keeps every CPU busy: the readings then take their CPU from
-/// the job's threads (zstd -T2 on two CPUs: 12 readings, 10 ms of a 0.8 s run, 1.2% of a core;
-/// with this, 6 readings, 4.4 ms, and the same peak PSS).
+/// The paced readings' share of their budget while the job keeps every CPU busy, when they take
+/// their CPU from the job's threads (zstd -T2 on two CPUs: 12 readings, 10 ms of a 0.8 s run;
+/// with this, 7-8 readings, 5-6 ms, the same peak PSS). Readings for growth keep their budget:
+/// quartered too, forked workers sharing 200 MiB read 130.
 const MEMORY_SATURATED: f64 = 0.25;
 
 /// A window of a running thread that was off-CPU at least this long…
@@ -454,8 +455,7 @@ impl State {
         let grown = self.memory_seen.peak_rss_kb().is_some_and(|kb| {
             swept_kb as f64 > kb as f64 * (1.0 + MEMORY_GROWN) && swept_kb >= kb + MEMORY_GROWN_KB
         });
-        let share = if self.busy_cpus >= self.cpus - 0.5 { MEMORY_SATURATED } else { 1.0 };
-        let early = grown && self.memory_cpu_s <= share * MEMORY_GROWN_BUDGET * now;
+        let early = grown && self.memory_cpu_s <= MEMORY_GROWN_BUDGET * now;
         if now < self.memory_at && !early {
             return;
         }
@@ -468,6 +468,7 @@ impl State {
         // it was: taken as workers fork (before their shares are counted), it had put the next
         // off past the run's end, and forked workers sharing 200 MiB read 160.
         if now >= self.memory_at {
+            let share = if self.busy_cpus >= self.cpus - 0.5 { MEMORY_SATURATED } else { 1.0 };
             let budget = share * MEMORY_BUDGET.max(MEMORY_WORKLOAD_SHARE * self.busy_cpus);
             let pace = (MEMORY_RUN_SHARE * now).clamp(MEMORY_MIN_S, MEMORY_MAX_S);
             self.memory_at = now + pace.max(cost / budget);
