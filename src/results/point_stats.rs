@@ -117,7 +117,7 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
         let median = crate::stats::quantile(&rest, 0.5);
         if ok[0].wall_s > 1.25 * median && ok[0].wall_s - median > 3.0 * stddev_of(&rest) {
             w.push(format!(
-                "the first run took {:.1}× the median of the others: caches warming up? use --warmup",
+                "the first measured run took {:.1}× the median of the others: caches still warming up? raise --warmup",
                 ok[0].wall_s / median
             ));
         }
