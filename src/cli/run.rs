@@ -223,7 +223,7 @@ fn start(args: &RunArgs, params: &[String]) -> Result<Option<Store>, Error> {
     Ok(Some(store))
 }
 
-/// What `--dry-run` prints: the grid, the order and the first and last command lines.
+/// What `--dry-run` prints: the grid, the order and the command lines of its first and last points.
 fn describe(plan: &Plan) -> Result<String, Error> {
     let n = plan.len();
     let mut out = format!("{n} point{}", if n == 1 { "" } else { "s" });
@@ -274,10 +274,11 @@ fn describe(plan: &Plan) -> Result<String, Error> {
         if plan.warmup == 1 { "" } else { "s" }
     ));
     let first = plan.point(0)?;
-    out.push_str(&format!("\nfirst: {}  [{}]", command_line(&first.argv), first.label()));
+    // The grid's ends: in random order they are not the first and last runs.
+    out.push_str(&format!("\nfirst point: {}  [{}]", command_line(&first.argv), first.label()));
     if n > 1 {
         let last = plan.point(n - 1)?;
-        out.push_str(&format!("\nlast:  {}  [{}]", command_line(&last.argv), last.label()));
+        out.push_str(&format!("\nlast point:  {}  [{}]", command_line(&last.argv), last.label()));
     }
     out.push_str(&hook_lines(&first.hooks));
     out.push_str("\nnothing was run (--dry-run)\n");
