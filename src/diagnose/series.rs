@@ -189,10 +189,10 @@ struct Top<'a> {
 }
 
 /// Whether other processes held the CPUs for most of the loss: the curve is then the machine's,
-/// not the program's, so nothing is said of its shape (serial fraction, threads beyond the CPUs). The
-/// loss is the efficiency's when it is larger than the idle capacity: a baseline that keeps
-/// 1.6 CPUs busy loses 40% efficiency at 2 threads with its CPUs full, and a little load then
-/// is most of what idled, not most of what was lost.
+/// not the program's, so nothing is said of its shape (serial fraction, threads beyond the
+/// CPUs). The loss is the efficiency's when it is larger than the idle capacity: a baseline that
+/// keeps 1.6 CPUs busy loses 40% efficiency at 2 threads with its CPUs full, and a little load
+/// then is most of what idled, not most of what was lost.
 fn loaded(t: &Top) -> bool {
     t.gated
         && t.pair.lt.as_ref().is_some_and(|l| {

@@ -50,7 +50,8 @@ pub struct Spec<'a> {
     /// servers may be meant to outlive them).
     pub kill_leftovers: bool,
     /// The same command runs next if this run succeeds, with nothing in between: it may be set up
-    /// during this run and started the moment this one has ended, while this one is recorded.
+    /// during this run and started the moment this one has ended (and its sampler's report is
+    /// made), while this one is recorded.
     pub again: bool,
 }
 
@@ -193,7 +194,7 @@ pub struct Processes {
     listed: Children,
     /// The next run, set up by the helper ahead of its start.
     armed: Option<Armed>,
-    /// The next run, started the moment the one before ended ([`Spec::again`]), and when.
+    /// The next run, started the moment the one before was done ([`Spec::again`]), and when.
     started: Option<(Armed, Instant)>,
 }
 
@@ -213,7 +214,7 @@ impl Pipes {
 /// A run the helper has set up ahead (see [`Spawner::arm`]): the ready child prepares it and drops
 /// its code pages before the "go", not on the way to the clock. A command that runs again
 /// ([`Spec::again`]) is armed 1 ms into the run before, and started as soon as that one has
-/// ended; after any other measured run the same command is armed, and started if the sweep asks
+/// ended and its sampler's report is made; after any other measured run the same command is armed, and started if the sweep asks
 /// for it next (another request replaces it).
 struct Armed {
     argv: Vec<String>,
