@@ -193,10 +193,15 @@ pub fn disturbed(p: &PointRow, m: &crate::machine::Machine, background: f64) -> 
             let (Some(others), Some(wall)) = (r.others_cpus, r.wall_s.filter(|w| *w > 0.0)) else {
                 return false;
             };
-            let resolution = 2.0 * (m.logical_cpus.max(1) as f64).sqrt() * TICK_S / wall;
-            r.ok && others - background > (DISTURBED * allowed).max(resolution)
+            r.ok && others - background > (DISTURBED * allowed).max(resolution(m, wall))
         })
         .collect()
+}
+
+/// The CPUs' worth of busy time `/proc/stat`'s ticks cannot resolve over a run of `wall` seconds:
+/// two ticks' error on every CPU, added as independent errors.
+fn resolution(m: &crate::machine::Machine, wall: f64) -> f64 {
+    2.0 * (m.logical_cpus.max(1) as f64).sqrt() * TICK_S / wall
 }
 
 /// The runs of the last of `sweeps` left out as [`disturbed`], of those that succeeded, and the
@@ -218,22 +223,25 @@ pub fn left_out(sweeps: &[Sweep]) -> (usize, usize, f64) {
 }
 
 /// The time at `count` over `sweeps`, where the last sweep's runs count at their best case: each
-/// run's wall time less the share of the CPUs other processes held beyond their usual load, as if
-/// they had taken every CPU-second they used from the run (`t × (N − X) / N`). A step this track
-/// still shows in the last sweep is not the machine's doing. `None` without wall times there.
+/// run's wall time less the share of the CPUs other processes held, as if they had taken every
+/// CPU-second they used from the run, and as many more as `/proc/stat`'s ticks cannot resolve
+/// (`t × (N − X) / N`). Their usual load is not subtracted: on CPUs the run and the others fill,
+/// it is squeezed out rather than added. A step this track still shows in the last sweep is not
+/// the machine's doing. `None` without wall times there.
 fn best_case_time(sweeps: &[Sweep], count: f64, axis: &str, sub: &str) -> Option<Track> {
     let mut t = track(sweeps, Figure::Time(Some(count)), axis, sub, false)?;
     let s = sweeps.last()?;
     let p = point(s, sub, count)?;
-    let bg = Usual::of(sweeps).at(p);
     let allowed = s.machine.allowed_cpus.max(1) as f64;
     let v: Vec<f64> = p
         .runs
         .iter()
         .filter(|r| r.ok)
         .filter_map(|r| {
-            let taken = (r.others_cpus.unwrap_or(0.0) - bg).clamp(0.0, allowed);
-            r.wall_s.map(|w| w * (allowed - taken) / allowed).filter(|w| *w > 0.0)
+            let w = r.wall_s.filter(|w| *w > 0.0)?;
+            let unresolved = resolution(&s.machine, w);
+            let taken = (r.others_cpus.unwrap_or(0.0) + unresolved).clamp(0.0, allowed);
+            Some(w * (allowed - taken) / allowed).filter(|w| *w > 0.0)
         })
         .collect();
     let last = t.entries.last_mut()?;
@@ -585,5 +593,35 @@ mod tests {
             r.wall_s = Some(1.0 + 0.01 * (i % 3) as f64);
         }
         assert_eq!(Pace::of(&waits), None);
+    }
+
+    #[test]
+    fn the_best_case_takes_all_the_others_cpu_and_still_finds_a_slowdown_beyond_it() {
+        // Six sweeps at 2 threads on 2 CPUs, 0.10 s a run beside a usual load of 0.2 CPUs; then
+        // one beside a busy loop per CPU, which took one CPU of the two and left it `slow`.
+        let machine =
+            crate::machine::Machine { allowed_cpus: 2, logical_cpus: 2, ..Default::default() };
+        let sweep = |wall: f64, others: f64| {
+            let mut p = point(&[(wall, others), (wall * 1.01, others), (wall * 0.99, others)]);
+            p.count = Some(2.0);
+            Sweep { points: vec![p], machine: machine.clone(), ..Sweep::default() }
+        };
+        let history = |slow: f64| {
+            let mut g: Vec<Sweep> =
+                (0..6).map(|i| sweep(0.10 * (1.0 + 0.002 * (i % 3) as f64), 0.2)).collect();
+            g.push(sweep(0.10 * slow, 1.0));
+            g
+        };
+        let regressions = |g: &[Sweep]| -> usize {
+            best_case_times(g, "threads")
+                .iter()
+                .filter_map(|t| super::super::check::newest(t, &Default::default()))
+                .filter(|s| s.regression)
+                .count()
+        };
+        // Twice as slow with half the CPUs, and a little more for the switches: the machine's.
+        assert_eq!(regressions(&history(2.15)), 0);
+        // Three times as slow: beyond anything the others' CPU time explains.
+        assert_eq!(regressions(&history(3.0)), 1);
     }
 }
