@@ -79,7 +79,7 @@ pub fn per_point(
             let paired_rounds = judged.filter(|l| l.paired).map(|l| l.n as u32);
             let speedup_ci95 = (p.values.len() > 1 && b.values.len() > 1 && p.index != b.index)
                 .then(|| match judged {
-                    Some(l) if l.paired => ratio::holding(l.interval(), speedup),
+                    Some(l) if l.paired => l.interval(),
                     _ => {
                         let mut draws: Vec<f64> = (0..RESAMPLES)
                             .map(|_| {
