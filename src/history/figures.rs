@@ -429,9 +429,19 @@ fn track(sweeps: &[Sweep], figure: Figure, axis: &str, sub: &str, paced: bool) -
             felt_at: None,
             entries: entries(&|s| {
                 let (samples, left_out) = per_run(s, &|speedup, p| speedup / p);
+                // With every run kept, the efficiency the sweep printed (its mean rates' ratio),
+                // where its own baseline is this one; the per-run values judge a step.
+                let printed = point(s, sub, largest)
+                    .and_then(|p| p.efficiency)
+                    .filter(|_| left_out == 0)
+                    .filter(|_| {
+                        point(s, sub, baseline)
+                            .and_then(|b| b.efficiency)
+                            .is_some_and(|e| (e - 1.0).abs() < 1e-9)
+                    });
                 Entry {
                     sweep: index(s),
-                    value: median(&samples),
+                    value: printed.or_else(|| median(&samples)),
                     interval: None,
                     samples,
                     text: None,

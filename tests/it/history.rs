@@ -187,6 +187,24 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
         .filter(|n| n.starts_with('r') && repo.join(n).is_dir())
         .max()
         .unwrap();
+    // The trend shows the newest sweep's efficiency as the sweep printed it.
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(&last).join("results.json")).unwrap(),
+    )
+    .unwrap();
+    let printed =
+        doc["analysis"]["series"][0]["points"].as_array().unwrap().last().unwrap()["efficiency"]
+            .as_f64()
+            .unwrap();
+    let newest =
+        stdout(&trend).lines().rfind(|l| l.trim_start().starts_with('#')).unwrap_or("").to_string();
+    // (Unless other processes disturbed some of its runs: then the figure is of the others.)
+    let disturbed = stdout(&with_history(repo, &h, &["check", "--json"]));
+    assert!(
+        newest.contains(&format!("{:.1}%", 100.0 * printed))
+            || !disturbed.contains("\"left_out_runs\":0"),
+        "{printed}: {newest}"
+    );
     let c = scalescope(repo, &["compare", &format!("--history={}", h.display()), &last]);
     assert!(c.status.success(), "{}", stderr(&c));
     assert!(
