@@ -411,6 +411,20 @@ impl State {
     /// Hands what the report is made of over to a [`Recording`].
     fn recording(&mut self) -> Recording {
         use std::mem::take;
+        // A rate asked above the default that the budget held to under half of it: said, once
+        // a sweep (the wording is the same for every run).
+        let elapsed = self.started.elapsed().as_secs_f64();
+        if self.config.rate_hz > Config::default().rate_hz
+            && elapsed > 0.0
+            && (self.samples as f64) < 0.5 * self.config.rate_hz * elapsed
+        {
+            self.limits.push(format!(
+                "what waits shorter than the pause between sweeps were on: the sweeps ran at fewer than the {:.0} Hz --sample-rate asked for (each run's rate is threads.sample_rate_hz in results.json), their CPU time held under {:.1}% of a core, or {:.1}% of the job's",
+                self.config.rate_hz,
+                100.0 * self.config.budget,
+                100.0 * WORKLOAD_SHARE
+            ));
+        }
         Recording {
             capacity: self.config.capacity,
             prior_life: self.config.prior_life,

@@ -73,6 +73,16 @@ fn sleeping_threads_are_sleep() {
 }
 
 #[test]
+fn a_rate_the_budget_holds_down_is_said_and_the_default_one_is_not() {
+    let (asked, printed) = sample(&["--sample-rate", "10000"], &["sleep"]);
+    assert!(asked.sample_rate_hz < 5000.0, "{}", asked.sample_rate_hz);
+    let said = |t: &ThreadReport| t.limits.iter().any(|l| l.contains("--sample-rate asked for"));
+    assert!(said(&asked) && printed.contains("10000 Hz --sample-rate"), "{:?}", asked.limits);
+    let (default, _) = sample(&[], &["sleep"]);
+    assert!(!said(&default), "{:?}", default.limits);
+}
+
+#[test]
 fn a_pipe_reader_is_ipc() {
     let (t, _) = sample(&[], &["pipe"]);
     assert!(share(&t, Class::Ipc) > 0.3, "{:?}", t.classes);
