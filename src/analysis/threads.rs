@@ -36,6 +36,22 @@ pub fn of_point(p: &PointResult) -> Option<PointThreads> {
     merge(&reports)
 }
 
+/// A wait's name as runs share it: a lock in anonymous memory (a malloc arena, the JVM's heap) is
+/// at another address in every run, address randomisation moving its mapping, and is one lock
+/// all the same. `heap 0x7f39500161f8` and `heap 0x7fdef00161f8` are `heap 0x…1f8`: the offset
+/// in its page, which stays.
+fn across_runs(name: &str) -> String {
+    const HEAP: &str = "heap 0x";
+    let Some(at) = name.find(HEAP) else { return name.to_string() };
+    let hex_from = at + HEAP.len();
+    let len = name[hex_from..].chars().take_while(char::is_ascii_hexdigit).count();
+    if len <= 3 {
+        return name.to_string();
+    }
+    let hex = &name[hex_from..hex_from + len];
+    format!("{}heap 0x…{}{}", &name[..at], &hex[len - 3..], &name[hex_from + len..])
+}
+
 /// Averages sampler reports; `None` when there are none.
 pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
     if reports.is_empty() {
@@ -45,17 +61,32 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
     let mut classes: BTreeMap<Class, f64> = BTreeMap::new();
     let mut waits: Vec<Wait> = Vec::new();
     let mut limits: Vec<String> = Vec::new();
-    for r in reports {
+    // The run each wait was last seen in.
+    let mut from_run: Vec<usize> = Vec::new();
+    for (run, r) in reports.iter().enumerate() {
         for (c, s) in &r.classes {
             *classes.entry(*c).or_default() += s / n;
         }
         for w in &r.top_waits {
-            match waits.iter_mut().find(|x| x.name == w.name && x.class == w.class) {
-                Some(x) => {
+            // The same name, or the same lock at another run's address (not two of this run's).
+            let key = across_runs(&w.name);
+            let same = |(x, from): &(&mut Wait, &mut usize)| {
+                x.class == w.class
+                    && (x.name == w.name || (**from != run && across_runs(&x.name) == key))
+            };
+            match waits.iter_mut().zip(from_run.iter_mut()).find(same) {
+                Some((x, from)) => {
                     x.seconds += w.seconds / n;
                     x.waiters = x.waiters.max(w.waiters);
+                    if x.name != w.name {
+                        x.name = key.clone();
+                    }
+                    *from = run;
                 }
-                None => waits.push(Wait { seconds: w.seconds / n, ..w.clone() }),
+                None => {
+                    waits.push(Wait { seconds: w.seconds / n, ..w.clone() });
+                    from_run.push(run);
+                }
             }
         }
         for l in &r.limits {
@@ -88,4 +119,45 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
         )
     });
     Some(PointThreads { classes, waits, limits, peak_threads, hot, coverage, work_helpers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Class;
+
+    fn report(waits: &[(&str, f64)]) -> ThreadReport {
+        ThreadReport {
+            top_waits: waits
+                .iter()
+                .map(|&(name, seconds)| Wait {
+                    class: Some(Class::Lock),
+                    name: name.into(),
+                    seconds,
+                    waiters: 2,
+                    ..Wait::default()
+                })
+                .collect(),
+            ..ThreadReport::default()
+        }
+    }
+
+    #[test]
+    fn a_lock_at_another_address_in_every_run_is_one_lock_and_two_of_one_run_stay_two() {
+        let a = report(&[("wait at f (heap 0x7f39500161f8)", 1.0)]);
+        let b = report(&[("wait at f (heap 0x7fdef00161f8)", 3.0)]);
+        let merged = merge(&[&a, &b]).unwrap();
+        assert_eq!(merged.waits.len(), 1, "{:?}", merged.waits);
+        assert_eq!(merged.waits[0].name, "wait at f (heap 0x…1f8)");
+        assert!((merged.waits[0].seconds - 2.0).abs() < 1e-12);
+        // Two locks of one run at the same offset in their pages are two locks.
+        let two = report(&[
+            ("wait at f (heap 0x7f00000011f8)", 1.0),
+            ("wait at f (heap 0x7f00000021f8)", 1.0),
+        ]);
+        assert_eq!(merge(&[&two]).unwrap().waits.len(), 2);
+        // A lock with a stable name keeps it.
+        let brk = report(&[("wait at f (heap+0x2a0)", 1.0)]);
+        assert_eq!(merge(&[&brk, &brk]).unwrap().waits[0].name, "wait at f (heap+0x2a0)");
+    }
 }

@@ -725,13 +725,14 @@ fn runtime_wait_code(hot: &[Hot]) -> (f64, Vec<String>) {
 }
 
 /// Share of on-CPU samples in lock code: mutex and futex functions, spin locks, OpenMP's critical
-/// sections and locks.
+/// sections and locks, the JVM's monitors (`synchronized`: HotSpot spins in
+/// `ObjectMonitor::TrySpin` before it parks a thread).
 fn lock_code(hot: &[Hot]) -> f64 {
     hot.iter().filter(|h| is_lock_code(&h.name)).map(|h| h.share).sum()
 }
 
 fn is_lock_code(name: &str) -> bool {
-    const LOCK: [&str; 12] = [
+    const LOCK: [&str; 14] = [
         "mutex_lock",
         "lll_lock",
         "spin_lock",
@@ -744,6 +745,8 @@ fn is_lock_code(name: &str) -> bool {
         "gomp_mutex",
         "omp_set_lock",
         "omp_set_nest_lock",
+        "ObjectMonitor::",
+        "ObjectSynchronizer::",
     ];
     LOCK.iter().any(|l| name.contains(l))
 }
@@ -975,6 +978,17 @@ fn capitalise(s: &str) -> String {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn the_jvms_monitor_code_is_lock_code_and_its_jit_code_is_not() {
+        for name in ["ObjectMonitor::TrySpin", "ObjectSynchronizer::quick_enter", "__lll_lock_wait"]
+        {
+            assert!(is_lock_code(name), "{name}");
+        }
+        for name in ["code in no file (JIT-compiled?)", "libjvm.so (no symbols)", "Monitor::wait"] {
+            assert!(!is_lock_code(name), "{name}");
+        }
+    }
 
     fn starved_scope<'a>(waits: &'a [Wait], shares: &'a Shares<'a>) -> Scope<'a> {
         Scope {

@@ -594,6 +594,9 @@ fn core_helper(function: &str) -> bool {
         || [" as core::", " as alloc::"].iter().any(|p| function.contains(p))
 }
 
+/// The on-CPU place of code in no file (JIT-compiled code).
+const OUTSIDE_FILES: &str = "code in no file (JIT-compiled?)";
+
 /// On-CPU time by innermost function (Rust's core helpers counted in their caller) from the
 /// tracer's stacks, largest first, the top ten.
 fn hot_from_stacks(p: &StackProfile) -> Vec<Hot> {
@@ -604,7 +607,11 @@ fn hot_from_stacks(p: &StackProfile) -> Vec<Hot> {
         else {
             continue;
         };
-        let name = if leaf.function.contains("::") || leaf.function.starts_with(&leaf.module) {
+        let name = if leaf.module == "?" {
+            // Outside every file: code a JIT compiled (Java, JavaScript, LuaJIT), at addresses
+            // that differ from run to run and have no name to tell them apart by.
+            OUTSIDE_FILES.to_string()
+        } else if leaf.function.contains("::") || leaf.function.starts_with(&leaf.module) {
             leaf.function.clone()
         } else {
             format!("{}!{}", leaf.module, leaf.function)
