@@ -704,7 +704,7 @@ pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
         None if own_gap < MEDIUM => out.push(curve::busy_window(&l, own_gap)),
         None => {}
     }
-    causes_of(p, At::Run, out);
+    causes_of(p, At::Window, out);
 }
 
 /// The causes of one point's idle capacity, judged against its own runs, `at` saying where.

@@ -13,8 +13,10 @@ use crate::results::{Feeder, PointResult};
 /// Where a ledger is judged, as its findings name it.
 #[derive(Clone, Copy)]
 pub enum At<'a> {
-    /// A single point, or a window of a running job: named nowhere.
+    /// A single point: named nowhere.
     Run,
+    /// A window of a running job (`attach`): named nowhere, and no run to count per.
+    Window,
     /// A count of the counted parameter (its name second): `at 2 threads`.
     Count(f64, &'a str),
     /// A value of a parameter that counts no workers (its name second): `at bs=4`.
@@ -27,7 +29,7 @@ impl At<'_> {
     /// `at 2 threads`, or nothing for a single point.
     pub fn words(&self) -> String {
         match self {
-            At::Run => String::new(),
+            At::Run | At::Window => String::new(),
             At::Count(n, name) => format!("at {}", count_label(*n, name)),
             At::Value(n, name) => format!("at {name}={}", count(*n)),
             At::Point(p) => format!("at {}", p.label()),
@@ -38,8 +40,13 @@ impl At<'_> {
     fn param(&self) -> &str {
         match self {
             At::Count(_, name) | At::Value(_, name) => name,
-            At::Run | At::Point(_) => "",
+            At::Run | At::Window | At::Point(_) => "",
         }
+    }
+
+    /// ` per run`, or nothing for a window, which is one stretch of a job.
+    fn per_run(&self) -> &'static str {
+        if matches!(self, At::Window) { "" } else { " per run" }
     }
 }
 
@@ -120,8 +127,9 @@ impl Context<'_> {
             n => format!("{n} work threads"),
         };
         format!(
-            "{:.3} core-seconds per run idle while {who} waited{}{carried}",
+            "{:.3} core-seconds{} idle while {who} waited{}{carried}",
             i.core_s,
+            self.at.per_run(),
             self.span()
         )
     }
@@ -263,10 +271,11 @@ pub fn ledger_line(
         })
         .collect();
     parts.extend(smaller.map(|s| format!("smaller causes {}", pct(s))));
-    let at = at.words();
+    let (words, per) = (at.words(), at.per_run());
+    let whole = if matches!(at, At::Window) { "the window" } else { "the run" };
     format!(
-        "{}{}: {:.2} of {:.3} core-seconds per run lost ({} of the capacity of {} CPU{}) — {}, unexplained {}",
-        if at.is_empty() { "the run".to_string() } else { at },
+        "{}{}: {:.2} of {:.3} core-seconds{per} lost ({} of the capacity of {} CPU{}) — {}, unexplained {}",
+        if words.is_empty() { whole.to_string() } else { words },
         series(series_label),
         l.lost_s.max(0.0),
         l.capacity * l.wall_s,

@@ -231,6 +231,8 @@ fn attach_names_the_lock_of_a_running_process() {
         eprintln!("note: other processes held the CPUs in window {attempt}: attached again");
     }
     assert!(text.contains("until it exited"), "{text}");
+    // One window, not runs: its ledger says what the window lost.
+    assert!(text.contains("the window: ") && !text.contains("per run"), "{text}");
     // Named by its symbol, after where it is taken: `lock at pthread_mutex_lock ← locker ← …
     // (behave!queue_lock+0x0)`.
     assert!(
