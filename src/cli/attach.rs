@@ -92,11 +92,12 @@ pub fn attach(args: &AttachArgs) -> Result<Exit, Error> {
         report.sampler_cpu_s
     );
     let total = report.total_s();
-    if let Some(merged) = crate::analysis::threads::merge(&[&report]) {
+    if let Some(merged) = crate::analysis::threads::merge(&[&report]).map(crate::diagnose::as_shown)
+    {
         out.push_str(&format!("\nwhere thread time went: {}\n", thread_time(&merged)));
         let mut lines = Vec::new();
         for c in Class::ALL {
-            let s = report.seconds(c);
+            let s = merged.classes.get(&c).copied().unwrap_or(0.0);
             if s > 0.0 {
                 lines.push(format!("{:<14} {:>9.3} s  {:>5.1}%", c.name(), s, 100.0 * s / total));
             }

@@ -2,6 +2,9 @@
 //! that waits on them, with a human name and advice that fits them. Only objects verified on real
 //! programs are listed (docs/findings.md says which).
 
+use crate::analysis::threads::PointThreads;
+use crate::results::Class;
+
 /// Which well-known object it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Id {
@@ -59,6 +62,24 @@ const TABLE: &[(&str, Known)] = &[
 /// The well-known object behind a wait's name (`libpython3.11.so.1.0!_PyRuntime+0x1b4`), if any.
 pub fn lookup(name: &str) -> Option<Known> {
     TABLE.iter().find(|(pattern, _)| name.contains(pattern)).map(|(_, k)| *k)
+}
+
+/// A point's threads as the findings read them: a wait on a well-known lock (CPython's GIL is a
+/// condition variable, which the sampler files under `wait`) counted as `lock`, its time moved
+/// with it, so that the thread-time line and the waits list say what the finding says.
+pub fn as_shown(mut t: PointThreads) -> PointThreads {
+    for w in &mut t.waits {
+        let Some(class) = w.class.filter(|c| *c != Class::Lock) else { continue };
+        if !lookup(&w.name).is_some_and(|k| k.lock) {
+            continue;
+        }
+        let moved = t.classes.get(&class).copied().unwrap_or(0.0).min(w.seconds);
+        *t.classes.entry(class).or_default() -= moved;
+        *t.classes.entry(Class::Lock).or_default() += moved;
+        t.classes.retain(|_, s| *s > 0.0);
+        w.class = Some(Class::Lock);
+    }
+    t
 }
 
 /// An interpreter whose threads take turns on its own lock, recognised by the library its waits

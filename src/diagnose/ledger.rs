@@ -46,6 +46,11 @@ impl Cause {
     /// processes`, `sampling`, `stolen`, `no work`, `unsampled`, `extra CPU`.
     pub fn short_name(&self) -> &'static str {
         match self {
+            // A well-known lock the sampler filed under another class (CPython's GIL, a condition
+            // variable) is named as its finding names it.
+            Cause::Wait { object, .. } if super::known::lookup(object).is_some_and(|k| k.lock) => {
+                Class::Lock.short()
+            }
             Cause::Wait { class, .. } => class.short(),
             Cause::OtherLoad => "other processes",
             Cause::Observer => "sampling",

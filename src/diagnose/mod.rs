@@ -23,6 +23,7 @@ use crate::results::Results;
 use crate::results::analysis::Analysis;
 pub use crate::results::findings::{Finding, Kind, NoiseSource, Severity};
 pub use curve::INDIFFERENT;
+pub use known::as_shown;
 pub use speedup_stack::stacks;
 pub use undecided::{Question, questions};
 

@@ -221,7 +221,7 @@ fn thread_bars(d: &Drawn) -> Option<Figure> {
     let mut categories = Vec::new();
     let mut shares: Vec<Vec<f64>> = vec![Vec::new(); Class::ALL.len()];
     for p in &d.doc.points {
-        let Some(t) = crate::analysis::threads::of_point(p) else { continue };
+        let Some(t) = super::threads::of_point(p) else { continue };
         let total: f64 = t.classes.values().sum();
         if total <= 0.0 {
             continue;

@@ -2,7 +2,7 @@
 //! lock 30%, io 4%`), the thread-time breakdown (`run 61% · runq 3% · lock 30% queue_lock`) and
 //! the lines of the waits section.
 
-pub use crate::analysis::threads::{PointThreads, of_point};
+pub use crate::analysis::threads::PointThreads;
 use crate::diagnose::ledger::{self, Cause};
 use crate::fmt::tenths;
 use crate::results::{Class, PointResult};
@@ -51,6 +51,11 @@ pub fn capacity_cell(p: &PointResult) -> Option<String> {
 /// The job used this share more CPU time than its capacity (by its usage, as `%CPU` counts it):
 /// the cell says how many CPUs it used.
 const BEYOND: f64 = 0.05;
+
+/// A point's threads as the findings read them (see [`crate::diagnose::as_shown`]).
+pub fn of_point(p: &PointResult) -> Option<PointThreads> {
+    crate::analysis::threads::of_point(p).map(crate::diagnose::as_shown)
+}
 
 /// A lock's short name: the symbol without module, hash or offset (`queue_lock`, `GLOBAL_LOCK`).
 pub fn short_name(name: &str) -> String {
@@ -179,6 +184,7 @@ pub fn rank_lines(doc: &crate::results::Results) -> Vec<String> {
             let cpu = parts.iter().map(|x| x.user_s + x.sys_s).sum::<f64>() / n;
             let reports: Vec<_> = parts.iter().filter_map(|x| x.threads.as_ref()).collect();
             let went = crate::analysis::threads::merge(&reports)
+                .map(crate::diagnose::as_shown)
                 .map(|t| format!(": {}", thread_time(&t)))
                 .unwrap_or_default();
             out.push(format!(

@@ -5,6 +5,7 @@
 use crate::common;
 use common::*;
 use scalescope::results::{Class, ThreadReport, Wait};
+use std::path::Path;
 
 /// Runs one mode of the workload once under scalescope and returns its thread report.
 fn sample(extra: &[&str], mode: &[&str]) -> (ThreadReport, String) {
@@ -80,6 +81,35 @@ fn a_rate_the_budget_holds_down_is_said_and_the_default_one_is_not() {
     assert!(said(&asked) && printed.contains("10000 Hz --sample-rate"), "{:?}", asked.limits);
     let (default, _) = sample(&[], &["sleep"]);
     assert!(!said(&default), "{:?}", default.limits);
+}
+
+#[test]
+fn the_gil_is_shown_as_the_lock_its_finding_says_it_is() {
+    // Two Python threads in a pure-Python loop take turns on CPython's GIL, a condition variable
+    // the sampler files under `wait`: the thread-time line and the waits list say `lock`.
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("gil.py");
+    std::fs::write(
+        &script,
+        "import threading\n\
+         def work():\n    s = 0\n    for i in range(4000000):\n        s += i * i % 7\n\
+         ts = [threading.Thread(target=work) for _ in range(2)]\n\
+         [t.start() for t in ts]\n[t.join() for t in ts]\n",
+    )
+    .unwrap();
+    let python =
+        if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };
+    let (_, printed) = sample_command(&[], &[python, script.to_str().unwrap()]);
+    let gil = printed
+        .lines()
+        .find(|l| l.contains(" at ") && l.contains("!_PyRuntime+"))
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(gil.contains(": lock at "), "{gil}");
+    let time = printed.lines().find(|l| l.contains("thread time:")).unwrap_or("");
+    assert!(time.contains("lock ") && time.contains("_PyRuntime"), "{time}");
+    // The table's cell names its idle capacity the same way.
+    let row = printed.lines().find(|l| l.contains("busy ")).unwrap_or("");
+    assert!(!row.contains(" wait "), "{row}");
 }
 
 #[test]
