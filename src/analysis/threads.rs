@@ -40,7 +40,7 @@ pub fn of_point(p: &PointResult) -> Option<PointThreads> {
 /// at another address in every run, address randomisation moving its mapping, and is one lock
 /// all the same. `heap 0x7f39500161f8` and `heap 0x7fdef00161f8` are `heap 0x…1f8`: the offset
 /// in its page, which stays.
-fn across_runs(name: &str) -> String {
+pub fn across_runs(name: &str) -> String {
     const HEAP: &str = "heap 0x";
     let Some(at) = name.find(HEAP) else { return name.to_string() };
     let hex_from = at + HEAP.len();

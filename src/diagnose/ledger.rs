@@ -353,9 +353,23 @@ fn add(
     (lost, denominator, scale): (f64, f64, f64),
 ) {
     let n = runs as f64;
+    // Where each of this run's causes went: its own item, or one of another run's at another
+    // address (see [`same_across_runs`]).
+    let mut went: Vec<(Cause, usize)> = Vec::new();
     for &(ref cause, phase, core_s, threads) in &run.causes {
-        let i = match items.iter().position(|i| i.cause == *cause) {
-            Some(i) => i,
+        let found = items.iter().position(|i| i.cause == *cause).or_else(|| {
+            items.iter().position(|i| i.per_run[k] == 0.0 && same_across_runs(&i.cause, cause))
+        });
+        let i = match found {
+            Some(i) => {
+                if items[i].cause != *cause
+                    && let Cause::Wait { class, object } = cause
+                {
+                    let object = crate::analysis::threads::across_runs(object);
+                    items[i].cause = Cause::Wait { class: *class, object };
+                }
+                i
+            }
             None => {
                 items.push(Item {
                     cause: cause.clone(),
@@ -370,6 +384,7 @@ fn add(
                 items.len() - 1
             }
         };
+        went.push((cause.clone(), i));
         let it = &mut items[i];
         it.core_s += core_s / n;
         *it.by_phase.entry(phase).or_default() += core_s / n;
@@ -377,16 +392,35 @@ fn add(
         it.per_run[k] += core_s;
         it.threads = it.threads.max(threads);
     }
+    let item = |items: &[Item], cause: &Cause| {
+        went.iter()
+            .find(|(c, _)| c == cause)
+            .map(|&(_, i)| i)
+            .or_else(|| items.iter().position(|i| i.cause == *cause))
+    };
     for (cause, s) in &run.carried {
-        if let Some(it) = items.iter_mut().find(|i| &i.cause == cause) {
-            it.carried_s += s / n;
+        if let Some(i) = item(items, cause) {
+            items[i].carried_s += s / n;
         }
     }
     for x in &c.sooner {
         let cause = Cause::Wait { class: x.class, object: x.object.clone() };
-        if let Some(it) = items.iter_mut().find(|i| i.cause == cause) {
+        if let Some(i) = item(items, &cause) {
+            let it = &mut items[i];
             it.sooner[k] = Some(it.sooner[k].unwrap_or(0.0).max(x.s * scale));
         }
+    }
+}
+
+/// Two runs' waits on one object at two addresses: a lock in anonymous memory, which address
+/// randomisation moves from run to run (see [`crate::analysis::threads::across_runs`]).
+fn same_across_runs(a: &Cause, b: &Cause) -> bool {
+    use crate::analysis::threads::across_runs;
+    match (a, b) {
+        (Cause::Wait { class: x, object: o }, Cause::Wait { class: y, object: p }) => {
+            x == y && across_runs(o) == across_runs(p)
+        }
+        _ => false,
     }
 }
 
@@ -549,5 +583,32 @@ mod tests {
             vec![item(Cause::Unlabelled, 0.2, vec![0.8]), item(Cause::OtherLoad, 0.05, vec![0.1])];
         pool_unlabelled(&mut alone);
         assert!(alone.iter().any(|i| i.cause == Cause::Unlabelled));
+    }
+
+    #[test]
+    fn a_heap_lock_at_another_address_in_each_run_is_one_cause_and_two_of_one_run_stay_two() {
+        let wait = |object: &str| Cause::Wait { class: Class::Lock, object: object.into() };
+        let run = |objects: &[&str]| Account {
+            causes: objects.iter().map(|o| (wait(o), Phase::Steady, 0.2, 2)).collect(),
+            carried: Vec::new(),
+            idle_share: 0.0,
+            stolen_s: None,
+        };
+        let c = Capacity::default();
+        let mut items = Vec::new();
+        add(&mut items, (0, 2), &run(&["heap 0x7f39500161f8"]), &c, (0.4, 0.4, 1.0));
+        add(&mut items, (1, 2), &run(&["heap 0x7fdef00161f8"]), &c, (0.4, 0.4, 1.0));
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert_eq!(items[0].cause, wait("heap 0x…1f8"));
+        assert!((items[0].core_s - 0.2).abs() < 1e-12 && items[0].per_run == vec![0.2, 0.2]);
+        let mut two = Vec::new();
+        add(
+            &mut two,
+            (0, 1),
+            &run(&["heap 0x7f00000011f8", "heap 0x7f00000021f8"]),
+            &c,
+            (0.4, 0.4, 1.0),
+        );
+        assert_eq!(two.len(), 2, "{two:?}");
     }
 }
