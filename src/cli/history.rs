@@ -128,7 +128,7 @@ fn list(path: &Path, f: &Filter, json: bool) -> Result<Exit, Error> {
             vec![
                 format!("#{}", s.id),
                 trend::when(&s.created),
-                s.label(),
+                s.commit_column(),
                 trend::tags(s),
                 short(&s.command, 48),
                 s.machine.host.clone(),

@@ -220,6 +220,19 @@ impl Sweep {
             .unwrap_or_else(|| self.created.get(..16).unwrap_or(&self.created).replace('T', " "))
     }
 
+    /// What a `commit` column shows: the git commit's short form or the `commit`, `version`,
+    /// `kernel` or `label` tag; `—` without one (not the start time, which has a column of its
+    /// own).
+    pub fn commit_column(&self) -> String {
+        if let Some(g) = &self.git {
+            return g.short();
+        }
+        ["commit", "version", "kernel", "label"]
+            .iter()
+            .find_map(|k| self.tags.get(*k).cloned())
+            .unwrap_or_else(|| "—".into())
+    }
+
     /// The kind of machine: what must match for sweeps to be compared.
     pub fn machine_text(&self) -> String {
         machine_kind(&self.machine)

@@ -25,8 +25,21 @@ pub fn table(sweeps: &[Sweep], t: &Track, steps: &[Step]) -> Table {
     for (i, e) in t.entries.iter().enumerate() {
         let s = &sweeps[e.sweep];
         let value = match (e.value, &e.text) {
+            // Runs other processes disturbed are left out: the figure is of the others.
+            (Some(v), _) if e.left_out > 0 => format!(
+                "{} ({} run{} left out: other processes)",
+                t.show(v),
+                e.left_out,
+                if e.left_out == 1 { "" } else { "s" }
+            ),
             (Some(v), _) => t.show(v),
             (None, Some(text)) => text.clone(),
+            // Every run at a count it needs was disturbed: nothing left to show.
+            _ if e.left_out > 0 => format!(
+                "{NONE} ({} run{} left out: other processes)",
+                e.left_out,
+                if e.left_out == 1 { "" } else { "s" }
+            ),
             _ => NONE.to_string(),
         };
         let interval = e
@@ -36,20 +49,27 @@ pub fn table(sweeps: &[Sweep], t: &Track, steps: &[Step]) -> Table {
         rows.push(vec![
             format!("#{}", s.id),
             when(&s.created),
-            s.label(),
+            s.commit_column(),
             tags(s),
             value,
             interval,
             step,
         ]);
     }
-    Table {
-        headers: ["sweep", "started (UTC)", "commit", "tags", &t.name, "95% interval", "step"]
+    let mut headers: Vec<String> =
+        ["sweep", "started (UTC)", "commit", "tags", &t.name, "95% interval", "step"]
             .map(String::from)
-            .to_vec(),
-        numeric: vec![true, false, false, false, true, true, false],
-        rows,
+            .to_vec();
+    let mut numeric = vec![true, false, false, false, true, true, false];
+    // A figure that has no interval (the efficiency, the first finding) leaves the column out.
+    if t.entries.iter().all(|e| e.interval.is_none()) {
+        headers.remove(5);
+        numeric.remove(5);
+        for r in &mut rows {
+            r.remove(5);
+        }
     }
+    Table { headers, numeric, rows }
 }
 
 /// `▲ +27% (regression, p = 0.001)`; for the serial fraction, `▲ +21% in time at the largest count (…)`.
