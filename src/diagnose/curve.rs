@@ -31,6 +31,7 @@ pub fn scales_well(
     (name, cpus): (&str, Option<f64>),
     [eff, eff_lo, eff_hi]: [f64; 3],
     label: &str,
+    overlapped: Option<&Ledger>,
 ) -> Option<Finding> {
     top.efficiency?;
     let within = if eff < GOOD_EFFICIENCY {
@@ -70,11 +71,59 @@ pub fn scales_well(
             .iter()
             .map(|p| format!("{}: {:.2}×", count_label(p.count, name), p.speedup))
             .collect(),
-        advice: where_next(s, top, name, cpus),
+        advice: overlapped
+            .and_then(|l| waits_overlapped(l, top, name))
+            .unwrap_or_else(|| where_next(s, top, name, cpus)),
         cost_pct: None,
         at: Some(top.count),
         what_if: None,
     })
+}
+
+/// A job that keeps at most this share of its CPUs busy at the top count scales, when it does,
+/// by overlapping its threads' waits, not by filling the CPUs.
+const OVERLAPPED_BUSY: f64 = 0.5;
+
+/// …and one class of its waits idled at least this share of them.
+const WAITS_IDLED: f64 = 0.2;
+
+/// `it scales by overlapping its threads' waits (io, fdatasync), not by filling the CPUs: …`, when
+/// the top count kept under [`OVERLAPPED_BUSY`] of its CPUs busy and one class of its waits idled
+/// [`WAITS_IDLED`] of them: then more threads than CPUs are what to try, not another machine.
+fn waits_overlapped(l: &Ledger, top: &PointScaling, name: &str) -> Option<String> {
+    let capacity = (l.capacity * l.wall_s).max(1e-12);
+    let busy = (l.cpu_s - l.over_s) / capacity;
+    if busy > OVERLAPPED_BUSY {
+        return None;
+    }
+    // The job's own waits by class (other processes' load and the hypervisor's are not the
+    // job's), and the largest object of the class that idled the most.
+    let mut by_class: Vec<(Class, f64, &str, f64)> = Vec::new();
+    for i in &l.items {
+        let Cause::Wait { class, object } = &i.cause else { continue };
+        match by_class.iter_mut().find(|x| x.0 == *class) {
+            Some(x) => {
+                x.1 += i.core_s;
+                if i.core_s > x.3 {
+                    (x.2, x.3) = (object.as_str(), i.core_s);
+                }
+            }
+            None => by_class.push((*class, i.core_s, object.as_str(), i.core_s)),
+        }
+    }
+    let (class, _, object, _) = by_class
+        .into_iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|x| x.1 >= WAITS_IDLED * capacity)?;
+    let on = if object.is_empty() { String::new() } else { format!(", {object}") };
+    Some(format!(
+        "it scales by overlapping its threads' waits ({}{on}), not by filling the CPUs: at {} the job kept {:.0}% of its {} CPU{} busy; more {name} help until what they wait on is saturated, also past the CPUs: measure higher counts",
+        class.short(),
+        count_label(top.count, name),
+        100.0 * busy,
+        l.capacity,
+        if l.capacity == 1.0 { "" } else { "s" },
+    ))
 }
 
 /// Where to measure to find where scaling stops: higher counts while they fit the CPUs; when the

@@ -425,6 +425,7 @@ fn efficiency_verdict(t: &Top, explained: bool, out: &mut Vec<Finding>) {
             (t.name, t.local.then_some(t.cpus)),
             [t.pair.eff, t.pair.eff_lo, t.pair.eff_hi],
             t.label,
+            t.pair.lt.as_ref(),
         ));
     }
 }

@@ -313,6 +313,18 @@ fn a_serial_step_after_the_parallel_work_is_serial_fraction_not_a_tail() {
 }
 
 #[test]
+fn threads_that_scale_by_overlapping_their_sleeps_are_not_said_to_fill_the_cpus() {
+    // Each thread does 1 ms of work, then sleeps 4 ms: two threads overlap their sleeps and
+    // halve the time while the job keeps a fifth of its CPUs busy.
+    let behave = common::behave().to_string_lossy().into_owned();
+    let f = swept("-r 3 -w 0 --param threads=1,2", &[behave.as_str(), "naps", "{threads}", "120"]);
+    let s = first(&f, Kind::ScalesWell);
+    assert!(s.advice.starts_with("it scales by overlapping its threads' waits (sleep"), "{s:?}");
+    assert!(!s.advice.contains("machine with more CPUs"), "{s:?}");
+    nothing_serious_but(&f, &[Kind::ScalesWell]);
+}
+
+#[test]
 fn a_lone_thread_that_sleeps_after_its_work_is_its_sleep_not_a_tail() {
     // One thread works 0.1 s, then sleeps in one nanosleep: no other thread exists for it to
     // coordinate or to have finished before it, so the sleep is what idles the CPU.

@@ -163,6 +163,17 @@ static void run_threads(int n, void *(*f)(void *), void *arg) {
     free(t);
 }
 
+static int naps_each;
+
+static void *napper(void *a) {
+    (void)a;
+    for (int i = 0; i < naps_each; i++) {
+        spin(0.001);
+        usleep(4000);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "lock")) {
@@ -236,6 +247,12 @@ int main(int argc, char **argv) {
         pthread_cond_broadcast(&cv);
         pthread_mutex_unlock(&cv_lock);
         for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+    } else if (!strcmp(mode, "naps") && argc > 3) {
+        /* `naps N LOOPS`: N threads share LOOPS of 1 ms of work and a 4 ms sleep (a request
+         * waiting on a slow service): more threads overlap their sleeps. */
+        int n = atoi(argv[2]);
+        naps_each = atoi(argv[3]) / (n > 0 ? n : 1);
+        run_threads(n, napper, 0);
     } else if (!strcmp(mode, "nap") && argc > 2) {
         double seconds = atof(argv[2]);
         spin(0.1);
