@@ -100,12 +100,20 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
                     String::new()
                 }
             });
-        out.push(format!(
-            "Amdahl fit: serial fraction s = {} → as if {}% parallel{ceiling}{}",
-            estimate(&am.serial_fraction, sig),
-            estimate(&am.parallel_pct, |x| format!("{x:.2}")),
-            how(am.fit.intervals)
-        ));
+        // Pinned at its bound (no speed-up at all, or a slowdown, which the law cannot give): an
+        // interval of [1.000, 1.000] read as a certainty it is not.
+        if am.serial_fraction.value >= 1.0 - 1e-9 {
+            out.push(
+                "Amdahl fit: serial fraction s = 1 → as if 0% parallel: no count measured ran faster than the baseline (s at its bound, where an interval means nothing)".into(),
+            );
+        } else {
+            out.push(format!(
+                "Amdahl fit: serial fraction s = {} → as if {}% parallel{ceiling}{}",
+                estimate(&am.serial_fraction, sig),
+                estimate(&am.parallel_pct, |x| format!("{x:.2}")),
+                how(am.fit.intervals)
+            ));
+        }
     }
     if let Some(u) = &s.usl {
         let peak = match (&u.peak_count, &u.peak_rate) {
