@@ -644,6 +644,13 @@ pub fn load(c: &Context, source: NoiseSource, capacity: f64, mostly: bool) -> Wo
             "the cost of watching",
             "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs",
         ),
+        // A window of a running job has no runs to add or order.
+        _ if matches!(c.at, At::Window) => (
+            "work threads were runnable but other processes held the CPUs",
+            "",
+            "the machine's load",
+            "attach again when the machine is quieter, or give the job reserved CPUs",
+        ),
         _ => (
             "work threads were runnable but other processes held the CPUs",
             "",
@@ -689,5 +696,21 @@ mod tests {
         );
         let one = ledger_line(At::Count(2.0, "threads"), "", &l, &causes[..2], None);
         assert!(one.contains("— lock-contention 83%, serial-phase 5%"), "{one}");
+        let window = ledger_line(At::Window, "", &l, &causes[..1], None);
+        assert!(window.starts_with("the window: 0.60 of ") && !window.contains("per run"));
+    }
+
+    #[test]
+    fn a_window_is_not_told_to_add_runs() {
+        let c = |at| Context {
+            at,
+            baseline: None,
+            objects: Vec::new(),
+            idle: Idle { core_s: 0.3, threads: 2, span: None, carried_s: 0.0 },
+        };
+        let window = load(&c(At::Window), NoiseSource::OtherProcesses, 0.3, true);
+        assert!(!window.advice.contains("runs") && window.advice.contains("attach again"));
+        let point = load(&c(At::Run), NoiseSource::OtherProcesses, 0.3, true);
+        assert!(point.advice.contains("more runs (-r)"), "{}", point.advice);
     }
 }
