@@ -142,7 +142,19 @@ fn cold_reads_of_an_evicted_file_are_io() {
 #[test]
 fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
     let (t, _) = sample(&[], &["mmap"]);
-    assert!(share(&t, Class::KernelLock) > 0.08, "{:?}", t.classes);
+    // Four mappers on the CPUs: 8–12% of thread time waits on the address space's lock on a quiet
+    // machine. Beside other work they wait for a CPU instead (the run queue at 37% of thread time
+    // in CI left the lock 3.7%): the storms' waits are still the kernel lock's, most of them.
+    let waits: f64 = t
+        .classes
+        .iter()
+        .filter(|(c, _)| {
+            !matches!(c, Class::CpuUser | Class::CpuKernel | Class::Runqueue | Class::Join)
+        })
+        .map(|(_, s)| s)
+        .sum();
+    let lock = t.classes.get(&Class::KernelLock).copied().unwrap_or(0.0);
+    assert!(share(&t, Class::KernelLock) > 0.02 && lock > 0.5 * waits, "{:?}", t.classes);
     let names: Vec<&str> = t
         .top_waits
         .iter()
