@@ -206,6 +206,18 @@ impl Finding {
             Kind::OnCpuInefficiency | Kind::KernelContention => "without this extra CPU",
             _ => "without it",
         };
+        // Runs shorter, and no speed-up to show: the count's speed-up is already at what it gives,
+        // or past it (a baseline that waited too), so the projection is held at the measured one
+        // (`3.17× → 3.17× [1.56, 3.17] (+0.00×, runs 76 ms shorter)` read as a contradiction).
+        let held = w.without_ci95.is_none_or(|[_, hi]| hi <= w.speedup + 0.005);
+        if w.gain().abs() < 0.005 && w.sooner_s >= 0.001 && held {
+            return Some(format!(
+                "what fixing it buys: {what}, runs {} shorter at {} (the speed-up, {:.2}×, is already at or past what the count gives)",
+                crate::fmt::secs_ms_below_1(w.sooner_s),
+                at(w.at),
+                w.speedup
+            ));
+        }
         Some(format!(
             "what fixing it buys: {what}, {:.2}× → {:.2}×{ci} at {} ({:+.2}×, runs {} shorter)",
             w.speedup,
@@ -313,5 +325,17 @@ mod tests {
             "fix the lock-contention (1st of 2) first: +0.76× (0.69× → 1.45× at 2 threads); then lock-contention (2nd of 2): +0.04×"
         );
         assert_eq!(fix_order(&findings[1..2], &|c| format!("{c}")), None);
+    }
+
+    #[test]
+    fn runs_shorter_at_a_speed_up_held_where_it_is_are_said_in_time_alone() {
+        let at = |c: f64| format!("{c} threads");
+        let mut held = finding(Kind::IoBound, Severity::Info, 3.17);
+        let w = held.what_if.as_mut().unwrap();
+        (w.speedup, w.without_ci95, w.sooner_s) = (3.17, Some([1.56, 3.17]), 0.076);
+        let text = held.what_if_text(&at).unwrap();
+        assert!(text.starts_with("what fixing it buys: without these waits, runs 76 ms shorter at 2 threads (the speed-up, 3.17×"), "{text}");
+        let gain = finding(Kind::IoBound, Severity::Info, 1.45);
+        assert!(gain.what_if_text(&at).unwrap().contains("0.69× → 1.45× at 2 threads (+0.76×"));
     }
 }
