@@ -209,28 +209,25 @@ impl Sweep {
         }
     }
 
-    /// The git commit's short form, or the `commit`, `version`, `kernel` or `label` tag, or `#id`.
+    /// The git commit's short form, or the `commit`, `version`, `kernel` or `label` tag, or the
+    /// start time.
     pub fn label(&self) -> String {
-        if let Some(g) = &self.git {
-            return g.short();
-        }
-        ["commit", "version", "kernel", "label"]
-            .iter()
-            .find_map(|k| self.tags.get(*k).cloned())
+        self.version()
             .unwrap_or_else(|| self.created.get(..16).unwrap_or(&self.created).replace('T', " "))
     }
 
-    /// What a `commit` column shows: the git commit's short form or the `commit`, `version`,
-    /// `kernel` or `label` tag; `—` without one (not the start time, which has a column of its
-    /// own).
+    /// What a `commit` column shows: as [`Sweep::label`], but `—` without a commit or tag (not
+    /// the start time, which has a column of its own).
     pub fn commit_column(&self) -> String {
+        self.version().unwrap_or_else(|| "—".into())
+    }
+
+    /// The git commit's short form, or the `commit`, `version`, `kernel` or `label` tag.
+    fn version(&self) -> Option<String> {
         if let Some(g) = &self.git {
-            return g.short();
+            return Some(g.short());
         }
-        ["commit", "version", "kernel", "label"]
-            .iter()
-            .find_map(|k| self.tags.get(*k).cloned())
-            .unwrap_or_else(|| "—".into())
+        ["commit", "version", "kernel", "label"].iter().find_map(|k| self.tags.get(*k).cloned())
     }
 
     /// The kind of machine: what must match for sweeps to be compared.

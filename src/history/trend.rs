@@ -25,22 +25,16 @@ pub fn table(sweeps: &[Sweep], t: &Track, steps: &[Step]) -> Table {
     for (i, e) in t.entries.iter().enumerate() {
         let s = &sweeps[e.sweep];
         let value = match (e.value, &e.text) {
-            // Runs other processes disturbed are left out: the figure is of the others.
-            (Some(v), _) if e.left_out > 0 => format!(
-                "{} ({} run{} left out: other processes)",
-                t.show(v),
-                e.left_out,
-                if e.left_out == 1 { "" } else { "s" }
-            ),
             (Some(v), _) => t.show(v),
             (None, Some(text)) => text.clone(),
-            // Every run at a count it needs was disturbed: nothing left to show.
-            _ if e.left_out > 0 => format!(
-                "{NONE} ({} run{} left out: other processes)",
-                e.left_out,
-                if e.left_out == 1 { "" } else { "s" }
-            ),
             _ => NONE.to_string(),
+        };
+        // Runs other processes disturbed are left out: the figure is of the others, or none is
+        // left when every run at a count it needs was.
+        let value = match e.left_out {
+            0 => value,
+            1 => format!("{value} (1 run left out: other processes)"),
+            n => format!("{value} ({n} runs left out: other processes)"),
         };
         let interval = e
             .interval
