@@ -9,6 +9,7 @@ use crate::analysis::threads::PointThreads;
 use crate::fmt::count_tenths;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
 use crate::results::{Class, Results};
+use std::collections::BTreeMap;
 
 /// Efficiency at or above which a count is said to scale well.
 pub const GOOD_EFFICIENCY: f64 = 0.90;
@@ -98,31 +99,30 @@ fn waits_overlapped(l: &Ledger, top: &PointScaling, name: &str) -> Option<String
     }
     // The job's own waits by class (other processes' load and the hypervisor's are not the
     // job's), and the largest object of the class that idled the most.
-    let mut by_class: Vec<(Class, f64, &str, f64)> = Vec::new();
-    for i in &l.items {
-        let Cause::Wait { class, object } = &i.cause else { continue };
-        match by_class.iter_mut().find(|x| x.0 == *class) {
-            Some(x) => {
-                x.1 += i.core_s;
-                if i.core_s > x.3 {
-                    (x.2, x.3) = (object.as_str(), i.core_s);
-                }
-            }
-            None => by_class.push((*class, i.core_s, object.as_str(), i.core_s)),
-        }
+    let waits = || {
+        l.items.iter().filter_map(|i| match &i.cause {
+            Cause::Wait { class, object } => Some((*class, object.as_str(), i.core_s)),
+            _ => None,
+        })
+    };
+    let mut by_class: BTreeMap<Class, f64> = BTreeMap::new();
+    for (class, _, core_s) in waits() {
+        *by_class.entry(class).or_default() += core_s;
     }
-    let (class, _, object, _) = by_class
+    let (class, _) = by_class
         .into_iter()
         .max_by(|a, b| a.1.total_cmp(&b.1))
-        .filter(|x| x.1 >= WAITS_IDLED * capacity)?;
+        .filter(|(_, s)| *s >= WAITS_IDLED * capacity)?;
+    let (_, object, _) = waits().filter(|w| w.0 == class).max_by(|a, b| a.2.total_cmp(&b.2))?;
     let on = if object.is_empty() { String::new() } else { format!(", {object}") };
+    // The capacity is a mean over runs (2.0000000000000004 CPUs): said to a tenth.
+    let cpus = crate::fmt::tenths(l.capacity);
     Some(format!(
-        "it scales by overlapping its threads' waits ({}{on}), not by filling the CPUs: at {} the job kept {:.0}% of its {} CPU{} busy; more {name} help until what they wait on is saturated, also past the CPUs: measure higher counts",
+        "it scales by overlapping its threads' waits ({}{on}), not by filling the CPUs: at {} the job kept {:.0}% of its {cpus} CPU{} busy; more {name} help until what they wait on is saturated, also past the CPUs: measure higher counts",
         class.short(),
         count_label(top.count, name),
         100.0 * busy,
-        l.capacity,
-        if l.capacity == 1.0 { "" } else { "s" },
+        if cpus == "1" { "" } else { "s" },
     ))
 }
 

@@ -321,6 +321,8 @@ fn threads_that_scale_by_overlapping_their_sleeps_are_not_said_to_fill_the_cpus(
     let s = first(&f, Kind::ScalesWell);
     assert!(s.advice.starts_with("it scales by overlapping its threads' waits (sleep"), "{s:?}");
     assert!(!s.advice.contains("machine with more CPUs"), "{s:?}");
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert!(s.advice.contains(&format!(" of its {cpus} CPU")), "{s:?}");
     nothing_serious_but(&f, &[Kind::ScalesWell]);
 }
 
