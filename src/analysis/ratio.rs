@@ -31,18 +31,23 @@ mod tests {
     use crate::plan::{Ask, Axis};
     use crate::results::analysis::Basis;
 
+    /// Wall times along a thread count.
+    fn times() -> Observations {
+        Observations {
+            axis: Axis::along("threads", &Ask::default()),
+            basis: Basis::Time,
+            unit: None,
+            series: Vec::new(),
+        }
+    }
+
     fn obs(values: &[f64], rounds: &[u32], count: f64) -> Obs {
         Obs { index: 0, count, values: values.to_vec(), rounds: rounds.to_vec(), cpu_pct: None }
     }
 
     #[test]
     fn interleaved_rounds_are_paired_and_others_are_not() {
-        let o = Observations {
-            axis: Axis::along("threads", &Ask::default()),
-            basis: Basis::Time,
-            unit: None,
-            series: Vec::new(),
-        };
+        let o = times();
         // Times: the host slowed round 1 by 30% at both counts; every round gave 1.8×.
         let one = obs(&[2.0, 2.6, 2.0, 1.96], &[0, 1, 2, 3], 1.0);
         let two = obs(&[2.0 / 1.8, 2.6 / 1.8, 2.0 / 1.8, 1.96 / 1.8], &[0, 1, 2, 3], 2.0);
@@ -56,12 +61,7 @@ mod tests {
 
     #[test]
     fn a_paired_interval_lies_about_the_speed_up_the_times_show() {
-        let o = Observations {
-            axis: Axis::along("threads", &Ask::default()),
-            basis: Basis::Time,
-            unit: None,
-            series: Vec::new(),
-        };
+        let o = times();
         // Per-round speed-ups 2.0, 2.5, 1.9 (geometric mean 2.12); the means give 8/3 ÷ 3.65/3.
         let one = obs(&[2.0, 4.0, 2.0], &[0, 1, 2], 1.0);
         let two = obs(&[1.0, 1.6, 1.05], &[0, 1, 2], 2.0);
