@@ -25,7 +25,7 @@ pub enum Family {
     Usl,
     /// X = c₀ + c₁·p with both ≥ 0.
     Gustafson,
-    /// Any other sum of terms.
+    /// Any other sum of terms, with no negative coefficient on a term that grows with p.
     NormalForm,
 }
 
@@ -48,6 +48,11 @@ impl Term {
     /// The term's value at `p`.
     pub fn at(&self, p: f64) -> f64 {
         p.powf(f64::from(self.num) / f64::from(self.den)) * p.log2().powi(i32::from(self.log))
+    }
+
+    /// Whether the term grows with p: an overhead that more workers add.
+    pub fn grows(&self) -> bool {
+        self.num > 0 || (self.num == 0 && self.log > 0)
     }
 
     fn text(&self) -> String {
@@ -152,7 +157,9 @@ impl Hypothesis {
             // T = α/p + β + δp: γ = 1/(α+β+δ), σ = (β+δ)γ, κ = δγ.
             Family::Usl => c[1] > 0.0 && c[2] >= 0.0 && c[0] + c[2] >= 0.0,
             Family::Gustafson => c[0] >= 0.0 && c[1] > 0.0,
-            Family::NormalForm => true,
+            Family::NormalForm => {
+                self.terms.iter().zip(&c[1..]).all(|(t, c)| !t.grows() || *c >= 0.0)
+            }
         }
     }
 
@@ -230,6 +237,23 @@ mod tests {
         let gus = &candidates()[3];
         let c = gus.fit(&[(1.0, 1.0), (2.0, 0.5), (4.0, 0.25)]).unwrap();
         assert!((gus.time(&c, 8.0).unwrap() - 0.125).abs() < 1e-12, "{c:?}");
+    }
+
+    #[test]
+    fn an_overhead_term_may_not_be_negative() {
+        // T = 10/p − 0.01·p·log₂p falls faster than the work divides, without end.
+        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0]
+            .iter()
+            .map(|&p: &f64| (p, 10.0 / p - 0.01 * p * p.log2()))
+            .collect();
+        let shape = |log| Hypothesis {
+            family: Family::NormalForm,
+            space: Space::Time,
+            terms: vec![Term::new(-1, 1, 0), Term::new(1, 1, log)],
+        };
+        assert_eq!(shape(1).fit(&pts), None);
+        assert!(shape(0).fit(&pts).is_none_or(|c| c[2] >= 0.0));
+        assert!(!Term::new(-1, 2, 2).grows() && Term::new(0, 1, 1).grows());
     }
 
     #[test]
