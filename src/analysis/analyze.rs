@@ -26,6 +26,8 @@ pub struct Options {
     pub predict: Vec<f64>,
     /// CPUs the sweep could use: thread counts above it are oversubscribed and left out of fits.
     pub cpus: Option<f64>,
+    /// CPUs of the machine predicted for: counts above it are predicted no faster than it.
+    pub predict_cpus: Option<f64>,
     /// How sure the speed-up intervals must be (runs added until the verdict was clear spend
     /// the error over several looks).
     pub confidence: Confidence,
@@ -122,7 +124,7 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
         let max = s.points.iter().map(|p| p.count).fold(f64::MIN, f64::max);
         let min = s.points.iter().map(|p| p.count).fold(f64::MAX, f64::min);
         let predicted = if axis.parallel() {
-            prediction::predict(obs, s_fit, &opts.predict, &mut rng)
+            prediction::predict(obs, s_fit, &opts.predict, opts.predict_cpus, &mut rng)
         } else {
             Predicted { forecasts: vec![None; opts.predict.len()], ..Predicted::default() }
         };

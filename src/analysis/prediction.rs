@@ -28,8 +28,15 @@ pub struct Predicted {
     pub next_count: Option<NextCount>,
 }
 
-/// Runs the procedure on the fitted points of a series (counts above zero, by increasing count).
-pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -> Predicted {
+/// Runs the procedure on the fitted points of a series (counts above zero, by increasing count);
+/// a target above the `cpus` of the machine predicted for is predicted as that many.
+pub fn predict(
+    obs: &Observations,
+    s: &Series,
+    targets: &[f64],
+    cpus: Option<f64>,
+    rng: &mut Rng,
+) -> Predicted {
     let all: Vec<Point> = s
         .points
         .iter()
@@ -57,12 +64,14 @@ pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -
         largest: [s.largest.0, s.largest.1],
     });
     let chooser = Chooser::default();
-    let Some(f) = forecast::forecast(&chooser, pts, targets, rng) else { return out };
+    let at: Vec<f64> = targets.iter().map(|&t| cpus.map_or(t, |c| t.min(c))).collect();
+    let Some(f) = forecast::forecast(&chooser, pts, &at, rng) else { return out };
     let best = &f.choice.best;
     out.forecasts = f
         .outlooks
         .iter()
-        .map(|o| {
+        .zip(targets)
+        .map(|(o, &target)| {
             let runner_up = f.choice.runner_up.as_ref().filter(|r| close(best, r)).and_then(|r| {
                 Some(RunnerUp {
                     model: formula(r),
@@ -75,6 +84,7 @@ pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -
                 interval90: o.interval.map(|[lo, hi]| [1.0 / hi, 1.0 / lo]),
                 plateau_from: o.ends.plateau,
                 linear_from: o.ends.linear,
+                cpus: (target > o.count).then_some(o.count),
                 model: formula(best),
                 cv_error_pct: best.cv_error.map(pct),
                 runner_up,
@@ -104,7 +114,7 @@ pub fn predict(obs: &Observations, s: &Series, targets: &[f64], rng: &mut Rng) -
             .collect(),
     });
     // Two counts leave no residuals: a count added as predicted would seem to settle everything.
-    let target = targets.iter().copied().fold(f64::MIN, f64::max);
+    let target = at.iter().copied().fold(f64::MIN, f64::max);
     if target > hi && f.choice.best.cv_error.is_some() {
         out.next_count = next(obs, &chooser, pts, target, rng);
     }

@@ -33,7 +33,8 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<Exit, Error> {
     let opts = Options {
         baseline: args.view.baseline.clone(),
         predict: args.view.predict.clone(),
-        cpus: None,
+        cpus: args.view.cpus.map(f64::from),
+        predict_cpus: args.view.cpus.map(f64::from),
         ..Options::default()
     };
     let a = fit(&obs, &opts)?;

@@ -240,6 +240,11 @@ pub struct ViewArgs {
     /// Counts at which to predict throughput with each fitted model, e.g. `128,256`.
     #[arg(long, value_name = "COUNTS", value_delimiter = ',', allow_negative_numbers = true, value_parser = count_to_predict)]
     pub predict: Vec<f64>,
+    /// The CPUs of the machine the predictions are for (the production node's): a count above N
+    /// shares them, so it is predicted no faster than N; for a table, also the CPUs it was
+    /// measured on, so its counts above N are left out of the fits [default: no limit].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cpus: Option<u32>,
     /// The memory the job may use, e.g. `64GB` or `2GiB`, to judge the tree's PSS against (say
     /// the production node's when predicting for it) [default: the job's cgroup limit, else the
     /// memory available as the sweep started].

@@ -32,6 +32,7 @@ pub fn analyse(doc: &mut Results, view: &ViewArgs) -> Result<(), Error> {
         baseline: view.baseline.clone(),
         predict: view.predict.clone(),
         cpus: None,
+        predict_cpus: view.cpus.map(f64::from),
         memory_limit: view.memory_limit,
         ..Options::default()
     };

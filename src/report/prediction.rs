@@ -36,7 +36,21 @@ pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
     } else {
         ""
     };
-    format!("{}, {interval}, by {}{per_unit} ({cv}){runner}", rate_text(a, count, f.rate), f.model)
+    let shared = f
+        .cpus
+        .map(|c| {
+            format!(
+                " (as at {}: above the machine's {} CPUs its workers share them, which often costs more)",
+                count_text(a, c),
+                rates::count(c)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{}{shared}, {interval}, by {}{per_unit} ({cv}){runner}",
+        rate_text(a, count, f.rate),
+        f.model
+    )
 }
 
 /// What set an interval's ends beyond the measured counts, when not the models: ` (slow end: …)`.

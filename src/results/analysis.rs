@@ -353,6 +353,10 @@ pub struct Forecast {
     /// per core.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub linear_from: Option<f64>,
+    /// The count is above the CPUs of the machine predicted for (`--cpus`): predicted as this
+    /// many, since no more of its workers run at once.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpus: Option<f64>,
     /// The chosen model as a formula in T (time per unit of work, 1/rate) or X (rate).
     pub model: String,
     /// Its leave-one-out error: root mean square of the log error, as a percentage; absent when

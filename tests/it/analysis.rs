@@ -219,6 +219,36 @@ fn a_table_cut_before_its_collapse_holds_the_later_counts_in_its_intervals() {
 }
 
 #[test]
+fn a_count_above_the_machines_cpus_is_predicted_as_that_many() {
+    // rayon's tree sum on a 16-vCPU machine: 0.1643 s at 16 threads and 0.1651 s at 32, which a
+    // curve through 1–8 threads would put near half of it.
+    let d = tempfile::tempdir().unwrap();
+    let cut = d.path().join("cut.csv");
+    let full =
+        std::fs::read_to_string(fixture("tables/rayon_tree_sum_100M_gcp_c4std16.csv")).unwrap();
+    let kept: Vec<&str> = full.lines().take_while(|l| !l.starts_with("16,")).collect();
+    std::fs::write(&cut, kept.join("\n") + "\n").unwrap();
+    let ask = ["--count", "threads", "--time", "time_s", "--workers", "--predict", "16,32"];
+    let (text, a) = analyze_columns(&cut, &[&ask[..], &["--cpus", "16"]].concat());
+    let at = |a: &Analysis, n: f64| {
+        a.series[0].predictions.iter().find(|p| p.count == n).unwrap().forecast.clone().unwrap()
+    };
+    let (sixteen, shared) = (at(&a, 16.0), at(&a, 32.0));
+    assert_eq!((sixteen.cpus, shared.cpus), (None, Some(16.0)));
+    assert_eq!((shared.rate, shared.interval90), (sixteen.rate, sixteen.interval90));
+    assert!((1.0 / shared.rate / 0.1651 - 1.0).abs() < 0.15, "{shared:?}");
+    let line = text.lines().find(|l| l.contains("prediction at 32 threads")).unwrap();
+    assert!(
+        line.contains("(as at 16 threads: above the machine's 16 CPUs its workers share them"),
+        "{line}"
+    );
+    let (_, free) = analyze_columns(&cut, &ask);
+    assert!(at(&free, 32.0).rate > 1.5 * shared.rate && at(&free, 32.0).cpus.is_none());
+    let o = scalescope(d.path(), &["analyze", "--csv", cut.to_str().unwrap(), "--cpus", "0"]);
+    assert!(!o.status.success() && stderr(&o).contains("--cpus"), "{}", stderr(&o));
+}
+
+#[test]
 fn degenerate_tables_get_a_clear_sentence_not_a_made_up_number() {
     let d = tempfile::tempdir().unwrap();
     let write = |name: &str, text: &str| {
