@@ -9,6 +9,7 @@ use super::ledger::{Cause, Item, Ledger};
 use super::whatif::{self, Measured};
 use super::wording::{self, At, Context, Idle, Span, Turns, Words};
 use super::{Finding, Kind, NoiseSource, Severity};
+use crate::results::findings::WhatIf;
 use crate::results::{Around, Class, Feeder, Hot, Phase, Wait};
 
 /// A cause must explain at least this share of the loss, and the loss be at least this share of
@@ -726,13 +727,14 @@ fn runtime_wait_code(hot: &[Hot]) -> (f64, Vec<String>) {
 
 /// Share of on-CPU samples in lock code: mutex and futex functions, spin locks, OpenMP's critical
 /// sections and locks, the JVM's monitors (`synchronized`: HotSpot spins in
-/// `ObjectMonitor::TrySpin` before it parks a thread).
+/// `ObjectMonitor::TrySpin` before it parks a thread), Go's mutexes (`sync.Mutex` spins in
+/// `runtime.procyield` before it parks a goroutine; `runtime.lock2` is the runtime's own lock).
 fn lock_code(hot: &[Hot]) -> f64 {
     hot.iter().filter(|h| is_lock_code(&h.name)).map(|h| h.share).sum()
 }
 
 fn is_lock_code(name: &str) -> bool {
-    const LOCK: [&str; 14] = [
+    const LOCK: [&str; 18] = [
         "mutex_lock",
         "lll_lock",
         "spin_lock",
@@ -747,6 +749,10 @@ fn is_lock_code(name: &str) -> bool {
         "omp_set_nest_lock",
         "ObjectMonitor::",
         "ObjectSynchronizer::",
+        "runtime.procyield",
+        "sync.(*Mutex).lockSlow",
+        "sync.(*RWMutex)",
+        "runtime.lock2",
     ];
     LOCK.iter().any(|l| name.contains(l))
 }
@@ -815,8 +821,11 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     evidence.extend(per_thread);
     let words = words(scope, l, d, &c, (share, idle_s, extra));
     evidence.extend(words.evidence);
-    let what_if =
-        scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d)));
+    let what_if = scope
+        .measured
+        .filter(|_| buys(d))
+        .and_then(|m| whatif::of(&d.items, l, m, fed(d)))
+        .map(|w| WhatIf { spin: matches!(d.role, Role::Spin(..)), ..w });
     // The machine's load shares the idle capacity with the cause and moves from sweep to sweep.
     let held = |c: Cause| l.item(&c).map_or(0.0, |i| i.core_s);
     let load = (held(Cause::OtherLoad) + held(Cause::Stolen)) / (l.capacity * l.wall_s).max(1e-12);
@@ -980,12 +989,23 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn the_jvms_monitor_code_is_lock_code_and_its_jit_code_is_not() {
-        for name in ["ObjectMonitor::TrySpin", "ObjectSynchronizer::quick_enter", "__lll_lock_wait"]
-        {
+    fn the_jvms_and_gos_lock_code_is_lock_code_and_their_other_code_is_not() {
+        for name in [
+            "ObjectMonitor::TrySpin",
+            "ObjectSynchronizer::quick_enter",
+            "__lll_lock_wait",
+            "runtime.procyield.abi0",
+            "sync.(*Mutex).lockSlow",
+        ] {
             assert!(is_lock_code(name), "{name}");
         }
-        for name in ["code in no file (JIT-compiled?)", "libjvm.so (no symbols)", "Monitor::wait"] {
+        for name in [
+            "code in no file (JIT-compiled?)",
+            "libjvm.so (no symbols)",
+            "Monitor::wait",
+            "runtime.mallocgc",
+            "main.main.func1",
+        ] {
             assert!(!is_lock_code(name), "{name}");
         }
     }

@@ -160,6 +160,10 @@ pub struct WhatIf {
     pub without_ci95: Option<[f64; 2]>,
     /// Mean seconds per run the run would be shorter.
     pub sooner_s: f64,
+    /// The cost removed is CPU spent spinning on a lock: the prediction is for the lock
+    /// uncontended, since with its critical section as it is the spinning would turn to waiting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spin: bool,
 }
 
 impl WhatIf {
@@ -200,6 +204,7 @@ impl Finding {
         let w = self.what_if.as_ref()?;
         let ci = crate::fmt::interval(w.without_ci95);
         let what = match self.kind {
+            Kind::LockContention if w.spin => "were the lock uncontended (no spinning on it)",
             Kind::LockContention | Kind::WaitForWork | Kind::IoBound => "without these waits",
             Kind::LoadImbalance => "with the work evenly spread",
             Kind::SerialPhase | Kind::SerialFraction => "with this phase run in parallel",
@@ -308,6 +313,7 @@ mod tests {
                 without,
                 without_ci95: None,
                 sooner_s: 0.1,
+                spin: false,
             }),
         }
     }

@@ -327,6 +327,24 @@ fn threads_that_scale_by_overlapping_their_sleeps_are_not_said_to_fill_the_cpus(
 }
 
 #[test]
+fn threads_spinning_on_a_lock_are_lock_contention_predicted_without_the_contention() {
+    // Each item is 0.3 ms of work, then 0.7 ms holding a pthread spin lock: the second thread
+    // spins on a CPU in pthread_spin_lock instead of sleeping, and 2 threads reach 1.43× at most.
+    let behave = common::behave().to_string_lossy().into_owned();
+    let f =
+        swept("-r 3 -w 0 --param threads=1,2", &[behave.as_str(), "spinlock", "{threads}", "600"]);
+    let l = first(&f, Kind::LockContention);
+    assert!(l.summary.contains("spin on a lock") && l.summary.contains("spin_lock"), "{l:?}");
+    assert!(l.severity >= Severity::Medium, "{l:?}");
+    let w = l.what_if.as_ref().unwrap_or_else(|| panic!("{l:?}"));
+    assert!(w.spin && w.speedup < 1.6, "{w:?}");
+    let said = l.what_if_text(&|n| format!("{n} threads")).unwrap();
+    assert!(said.contains("were the lock uncontended (no spinning on it)"), "{said}");
+    nothing_serious_but(&f, &[Kind::LockContention, Kind::SerialFraction]);
+    assert!(!f.iter().any(|x| x.kind == Kind::OnCpuInefficiency), "{:?}", kinds(&f));
+}
+
+#[test]
 fn a_lone_thread_that_sleeps_after_its_work_is_its_sleep_not_a_tail() {
     // One thread works 0.1 s, then sleeps in one nanosleep: no other thread exists for it to
     // coordinate or to have finished before it, so the sleep is what idles the CPU.

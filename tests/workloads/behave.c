@@ -20,6 +20,8 @@
  *   mapfile FILE    map FILE read-only and read it for 0.6 s, 0.4 s more per SCALESCOPE_RANK (copies
  *                   share its pages through the page cache and leave one after another)
  *   nap S           one thread works 0.1 s, then sleeps S seconds in one nanosleep
+ *   spinlock N K    N threads share K items of 0.3 ms of work, then 0.7 ms more holding one
+ *                   pthread spin lock (its waiters spin on a CPU: at most 1.43x, whatever N)
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
  *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
  */
@@ -164,6 +166,19 @@ static void run_threads(int n, void *(*f)(void *), void *arg) {
 }
 
 static int naps_each;
+static pthread_spinlock_t item_lock;
+static int items_each;
+
+static void *spin_locker(void *a) {
+    (void)a;
+    for (int i = 0; i < items_each; i++) {
+        spin(0.0003);
+        pthread_spin_lock(&item_lock);
+        spin(0.0007);
+        pthread_spin_unlock(&item_lock);
+    }
+    return 0;
+}
 
 static void *napper(void *a) {
     (void)a;
@@ -253,6 +268,11 @@ int main(int argc, char **argv) {
         int n = atoi(argv[2]);
         naps_each = atoi(argv[3]) / (n > 0 ? n : 1);
         run_threads(n, napper, 0);
+    } else if (!strcmp(mode, "spinlock") && argc > 3) {
+        int n = atoi(argv[2]);
+        items_each = atoi(argv[3]) / (n > 0 ? n : 1);
+        pthread_spin_init(&item_lock, PTHREAD_PROCESS_PRIVATE);
+        run_threads(n, spin_locker, 0);
     } else if (!strcmp(mode, "nap") && argc > 2) {
         double seconds = atof(argv[2]);
         spin(0.1);
