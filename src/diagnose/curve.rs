@@ -339,8 +339,14 @@ pub fn undecided(
     }
 }
 
+/// A slowdown smaller than this share is `low`: real by the runs, but no main limit.
+const SLIGHTLY_SLOWER: f64 = 5.0;
+/// A slowdown smaller than this share is `medium`.
+const CLEARLY_SLOWER: f64 = 10.0;
+
 /// More is slower beyond the best point — unless only oversubscribed points are slower, which the
-/// oversubscription finding says.
+/// oversubscription finding says. How much slower sets the severity: 1% slower at 2 threads is
+/// true and worth knowing, and no main limit.
 pub fn retrograde(
     s: &SeriesAnalysis,
     name: &str,
@@ -352,10 +358,18 @@ pub fn retrograde(
     if local && r.beyond >= cpus.min(s.fitted_up_to) && r.at > cpus {
         return None;
     }
+    let slower = -r.change_pct;
+    let severity = if slower < SLIGHTLY_SLOWER {
+        Severity::Low
+    } else if slower < CLEARLY_SLOWER {
+        Severity::Medium
+    } else {
+        Severity::High
+    };
     Some(Finding {
         noise: None,
         kind: Kind::Retrograde,
-        severity: Severity::High,
+        severity,
         summary: format!(
             "beyond {}, more is slower: {} give {:+.0}%{label}",
             count_label(r.beyond, name),
@@ -894,6 +908,7 @@ pub fn busy_threads_beyond_cpus(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::analysis::{JudgedBy, Retrograde};
 
     fn point(count: f64, speedup: f64, ci: [f64; 2]) -> PointScaling {
         PointScaling {
@@ -940,5 +955,35 @@ mod tests {
             "",
         );
         assert!(varied.is_none(), "{varied:?}");
+    }
+
+    #[test]
+    fn how_much_slower_sets_a_retrograde_findings_severity() {
+        let series = |change_pct| SeriesAnalysis {
+            label: String::new(),
+            baseline: 1.0,
+            fitted_up_to: 2.0,
+            points: Vec::new(),
+            best: None,
+            retrograde: Some(Retrograde {
+                beyond: 1.0,
+                at: 2.0,
+                change_pct,
+                judged_by: JudgedBy::Runs,
+            }),
+            amdahl: None,
+            usl: None,
+            gustafson: None,
+            predictions: Vec::new(),
+            backtest: None,
+            fast_baseline: None,
+            next_count: None,
+            memory: None,
+            warnings: Vec::new(),
+        };
+        let severity = |c| retrograde(&series(c), "threads", 2.0, true, "").unwrap().severity;
+        assert_eq!(severity(-1.5), Severity::Low);
+        assert_eq!(severity(-7.0), Severity::Medium);
+        assert_eq!(severity(-21.0), Severity::High);
     }
 }

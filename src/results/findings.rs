@@ -240,13 +240,21 @@ impl Finding {
 }
 
 /// The fixes in the order of what they buy, at each finding's count: `fix the lock-contention
-/// first: +0.42× (1.41× → 1.83× [1.72, 1.95] at 2 threads); then load-imbalance: +0.10×`; `None` without a
-/// what-if worth a hundredth of a core. Findings of the machine (its load, the watching) and those
-/// only good to know are no fixes; two of one kind are told apart by their order in the list
-/// (`lock-contention (2nd of 2)`). `at` says a count in words (`2 threads`).
+/// first: +0.42× (1.41× → 1.83× [1.72, 1.95] at 2 threads); then load-imbalance: +0.10× (each
+/// alone)`; `None` without a what-if worth a hundredth of a core. Findings of the machine (its
+/// load, the watching) and those only good to know are no fixes; two of one kind are told apart by
+/// their order in the list (`lock-contention (2nd of 2)`). The first listed stays first unless
+/// another buys clearly more (see [`TIE`]). `at` says a count in words (`2 threads`).
 pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<String> {
     let mut fixes = fixes(findings);
+    let listed = fixes.first().copied();
     fixes.sort_by(|a, b| b.1.gain().total_cmp(&a.1.gain()));
+    if let Some((f, w)) =
+        listed.filter(|(_, w)| fixes[0].1.gain() - w.gain() <= TIE.max(TIE_SHARE * w.gain()))
+    {
+        fixes.retain(|(g, _)| !std::ptr::eq(*g, f));
+        fixes.insert(0, (f, w));
+    }
     let name = |f: &Finding| fix_name(findings, f);
     let ((f, w), rest) = fixes.split_first()?;
     let ci = crate::fmt::interval(w.without_ci95);
@@ -261,8 +269,19 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
     for (f, w) in rest.iter().take(3) {
         out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
     }
+    // Each what-if is priced alone: two of one count may buy the same idle capacity.
+    if !rest.is_empty() {
+        out.push_str(" (each alone)");
+    }
     Some(out)
 }
+
+/// Gains closer than this (in speed-up), or than [`TIE_SHARE`] of the first listed fix's, leave
+/// the first listed fix first: within the what-if's own error, the list's order (by severity and
+/// share of the lost capacity) is as good an answer, and two orders read as a contradiction.
+pub const TIE: f64 = 0.02;
+/// See [`TIE`].
+pub const TIE_SHARE: f64 = 0.1;
 
 /// The findings that are fixes to make (see [`is_fix`]) with a what-if worth a hundredth of a
 /// core, in their order.
@@ -328,8 +347,18 @@ mod tests {
         let order = fix_order(&findings, &|c| format!("{c} threads")).unwrap();
         assert_eq!(
             order,
-            "fix the lock-contention (1st of 2) first: +0.76× (0.69× → 1.45× at 2 threads); then lock-contention (2nd of 2): +0.04×"
+            "fix the lock-contention (1st of 2) first: +0.76× (0.69× → 1.45× at 2 threads); then lock-contention (2nd of 2): +0.04× (each alone)"
         );
+        // Within the tie, the first listed leads; clearly more moves ahead of it.
+        let close = [
+            finding(Kind::LoadImbalance, Severity::Medium, 0.75),
+            finding(Kind::OnCpuInefficiency, Severity::Medium, 0.76),
+        ];
+        let order = fix_order(&close, &|c| format!("{c} threads")).unwrap();
+        assert!(order.starts_with("fix the load-imbalance first: +0.06×"), "{order}");
+        let clear = [close[0].clone(), finding(Kind::OnCpuInefficiency, Severity::Medium, 0.9)];
+        let order = fix_order(&clear, &|c| format!("{c} threads")).unwrap();
+        assert!(order.starts_with("fix the on-cpu-inefficiency first: +0.21×"), "{order}");
         assert_eq!(fix_order(&findings[1..2], &|c| format!("{c}")), None);
     }
 
