@@ -960,9 +960,12 @@ fn buys(d: &Draft) -> bool {
     !matches!(d.kind, Kind::NoisyMeasurement | Kind::CpuOversubscription)
 }
 
-/// Whether a draft's waits are for a feeder (a producer, the input): a faster feeder fixes them.
+/// Whether a draft's waits buy their idle capacity spread over the CPUs rather than how much
+/// sooner the waiting threads would end: waits for a feeder (a producer, the input), which a
+/// faster feeder fixes, and the waits of threads done with their share in a tail (joins, a pool's
+/// idle workers), which work spread evenly fixes — the waiting thread was never the last.
 fn fed(d: &Draft) -> bool {
-    matches!(d.role, Role::Starved(_) | Role::Waiting(_) | Role::Input)
+    matches!(d.role, Role::Starved(_) | Role::Waiting(_) | Role::Input | Role::Tail)
 }
 
 /// ` of 'bash', 'python3'`: the programs whose threads wait in a draft's waits (a launcher script
@@ -1008,6 +1011,16 @@ mod tests {
         ] {
             assert!(!is_lock_code(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_tails_waits_buy_their_idle_capacity_as_a_feeders_do() {
+        // A pool's worker done with its share waits on the queue while another does the last
+        // item: spreading the work evenly fills that idle CPU, though the waiter was never last.
+        let draft =
+            |role| Draft { kind: Kind::LoadImbalance, key: Key::Imbalance, items: vec![], role };
+        assert!(fed(&draft(Role::Tail)) && fed(&draft(Role::Input)));
+        assert!(!fed(&draft(Role::Lock(None, None))) && !fed(&draft(Role::Sync(None))));
     }
 
     fn starved_scope<'a>(waits: &'a [Wait], shares: &'a Shares<'a>) -> Scope<'a> {

@@ -283,6 +283,22 @@ fn a_single_threaded_phase_is_a_serial_phase_of_the_right_length() {
 }
 
 #[test]
+fn a_pools_last_item_is_load_imbalance_that_even_work_would_shorten() {
+    // Five items of 0.1 s for two workers: the one that finds the queue empty waits on a condition
+    // variable while the other does the last item. Spread evenly, that idle CPU is work: about
+    // half the tail off each run, although the waiting worker was never the last to end.
+    let behave = common::behave().to_string_lossy().into_owned();
+    let f = swept("-r 3 -w 0 --param threads=1,2", &[behave.as_str(), "pool", "{threads}", "5"]);
+    let l = first(&f, Kind::LoadImbalance);
+    let tail = phase_seconds(&l.summary);
+    assert!(tail > 0.05, "{l:?}");
+    let w = l.what_if.as_ref().unwrap_or_else(|| panic!("{l:?}"));
+    assert!(w.sooner_s >= 0.25 * tail && w.without > w.speedup + 0.15, "{l:?}");
+    nothing_serious_but(&f, &[Kind::LoadImbalance]);
+    assert!(!f.iter().any(|x| x.kind == Kind::WaitForWork), "no feeder: {:?}", kinds(&f));
+}
+
+#[test]
 fn one_thread_with_a_bigger_share_is_load_imbalance() {
     let f = findings("1,2", &["imbalance", "--threads", "{threads}"]);
     let l = first(&f, Kind::LoadImbalance);

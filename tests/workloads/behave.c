@@ -20,6 +20,8 @@
  *   mapfile FILE    map FILE read-only and read it for 0.6 s, 0.4 s more per SCALESCOPE_RANK (copies
  *                   share its pages through the page cache and leave one after another)
  *   nap S           one thread works 0.1 s, then sleeps S seconds in one nanosleep
+ *   pool N K        N workers take K items of 0.1 s from a shared queue; a worker that finds it
+ *                   empty waits on a condition variable until the last item is done (xz's tail)
  *   spinlock N K    N threads share K items of 0.3 ms of work, then 0.7 ms more holding one
  *                   pthread spin lock (its waiters spin on a CPU: at most 1.43x, whatever N)
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
@@ -166,6 +168,29 @@ static void run_threads(int n, void *(*f)(void *), void *arg) {
 }
 
 static int naps_each;
+static int pool_next, pool_items, pool_busy;
+
+static void *pooled(void *a) {
+    (void)a;
+    pthread_mutex_lock(&cv_lock);
+    while (!done_flag) {
+        if (pool_next < pool_items) {
+            pool_next++;
+            pool_busy++;
+            pthread_mutex_unlock(&cv_lock);
+            spin(0.1);
+            pthread_mutex_lock(&cv_lock);
+            if (--pool_busy == 0 && pool_next >= pool_items) {
+                done_flag = 1;
+                pthread_cond_broadcast(&cv);
+            }
+        } else {
+            pthread_cond_wait(&cv, &cv_lock);
+        }
+    }
+    pthread_mutex_unlock(&cv_lock);
+    return 0;
+}
 static pthread_spinlock_t item_lock;
 static int items_each;
 
@@ -268,6 +293,9 @@ int main(int argc, char **argv) {
         int n = atoi(argv[2]);
         naps_each = atoi(argv[3]) / (n > 0 ? n : 1);
         run_threads(n, napper, 0);
+    } else if (!strcmp(mode, "pool") && argc > 3) {
+        pool_items = atoi(argv[3]);
+        run_threads(atoi(argv[2]), pooled, 0);
     } else if (!strcmp(mode, "spinlock") && argc > 3) {
         int n = atoi(argv[2]);
         items_each = atoi(argv[3]) / (n > 0 ? n : 1);
