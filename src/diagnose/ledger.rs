@@ -254,6 +254,31 @@ fn observed(causes: &mut Vec<(Cause, Phase, f64, usize)>, scalescope_cpu_s: f64)
     causes.extend(moved);
 }
 
+/// CPU-seconds per CPU that /proc/stat's 10 ms ticks may not show of other processes' time.
+const TICKS_UNSEEN: f64 = 0.02;
+
+/// Of the time work threads were runnable beside idle capacity, the part beyond what the
+/// machine's CPUs did besides the job and scalescope (`others_s`, from /proc/stat): no other
+/// process held the CPUs then. They were idle while the threads woke — an idle CPU, or a virtual
+/// one the hypervisor must run first, takes tens of µs to run a thread that an I/O completion or
+/// a lock's release woke, and fio's 4 KiB direct reads, thousands a second, read as "other
+/// processes held the CPUs (11%)" on an idle machine. That time belongs to the wait the threads
+/// woke from: it is made unlabelled, which the waits share as the rest of the off-CPU time
+/// nothing named.
+fn woken(causes: &mut Vec<(Cause, Phase, f64, usize)>, others_s: f64) {
+    let load: f64 = causes.iter().filter(|c| c.0 == Cause::OtherLoad).map(|c| c.2).sum();
+    if load <= others_s {
+        return;
+    }
+    let keep = others_s / load;
+    let mut moved = Vec::new();
+    for c in causes.iter_mut().filter(|c| c.0 == Cause::OtherLoad) {
+        moved.push((Cause::Unlabelled, c.1, c.2 * (1.0 - keep), c.3));
+        c.2 *= keep;
+    }
+    causes.extend(moved);
+}
+
 /// The part of a run's loss that `estimate` seconds of stolen CPU time explain: first the off-CPU
 /// time no sample caught (schedstat counts a thread's stolen time off its CPU), then what nothing
 /// else explains, so that the shares still add up to the loss.
@@ -324,6 +349,10 @@ fn account(r: &RunRecord, t: &ThreadReport, u: Useful, lost: f64) -> Account {
         .map(|(c, s)| (c.0.clone(), s * keep))
         .collect();
     observed(&mut causes, t.scalescope_cpu_s);
+    if let Some(m) = t.machine_cpu.filter(|m| m.busy_s > 0.0) {
+        let others = (m.busy_s - cpu - t.scalescope_cpu_s).max(0.0) + TICKS_UNSEEN * c.cpus;
+        woken(&mut causes, others);
+    }
     if let Some(m) = t.machine_cpu.filter(|m| {
         m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S
     }) {
@@ -540,6 +569,27 @@ mod tests {
         let mut causes = vec![(Cause::OtherLoad, Phase::Steady, 0.05, 4)];
         observed(&mut causes, 0.2);
         assert_eq!(causes.iter().map(|x| x.2).sum::<f64>(), 0.05);
+    }
+
+    #[test]
+    fn runnable_time_beyond_what_other_processes_ran_is_waking_not_their_load() {
+        let mut causes = vec![
+            (Cause::OtherLoad, Phase::Steady, 0.3, 4),
+            (Cause::OtherLoad, Phase::Tail, 0.1, 1),
+            (Cause::Wait { class: Class::Io, object: "pread64".into() }, Phase::Steady, 0.5, 4),
+        ];
+        // Other processes ran 0.1 CPU-seconds: a quarter of the runnable time; the rest, woken
+        // threads on idle CPUs, is the waits' (unlabelled), in its phase.
+        woken(&mut causes, 0.1);
+        let of = |c: &Cause| causes.iter().filter(|x| &x.0 == c).map(|x| x.2).sum::<f64>();
+        assert!((of(&Cause::OtherLoad) - 0.1).abs() < 1e-9, "{causes:?}");
+        assert!((of(&Cause::Unlabelled) - 0.3).abs() < 1e-9, "{causes:?}");
+        let tail = causes.iter().find(|c| c.0 == Cause::Unlabelled && c.1 == Phase::Tail);
+        assert!(tail.is_some_and(|c| (c.2 - 0.075).abs() < 1e-9 && c.3 == 1), "{causes:?}");
+        // A busy machine: the load stands as it is.
+        let mut busy = vec![(Cause::OtherLoad, Phase::Steady, 0.3, 4)];
+        woken(&mut busy, 0.5);
+        assert_eq!(busy, vec![(Cause::OtherLoad, Phase::Steady, 0.3, 4)]);
     }
 
     #[test]

@@ -300,7 +300,7 @@ fn stack_bars(d: &Drawn) -> Option<Figure> {
         } else {
             format!("{} {}", st.series, point.label())
         });
-        // A negative remainder (a speed-up beyond the capacity's account) is drawn as none, the
+        // A negative remainder (a speed-up over a baseline that idled) is drawn as none, the
         // rest scaled to fill the bar.
         let shown = st.speedup + st.lost() + st.unexplained.max(0.0);
         for (k, name) in names.iter().enumerate() {

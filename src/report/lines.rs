@@ -48,7 +48,7 @@ pub fn stacks(doc: &Results) -> Vec<String> {
             if st.unexplained >= 0.005 {
                 terms.push(format!("+ {:.2} unexplained", st.unexplained));
             } else if st.unexplained <= -0.005 {
-                terms.push(format!("− {:.2} beyond the capacity's account", -st.unexplained));
+                terms.push(format!("− {:.2} where the baseline idled", -st.unexplained));
             }
             format!("{label}: {} = {}", crate::fmt::count(st.count), terms.join(" "))
         })
