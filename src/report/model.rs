@@ -200,7 +200,18 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             }
         }
         if !parts.is_empty() {
-            out.push(format!("the laws at {} (95%): {}", count_text(a, p.count), parts.join("; ")));
+            // Each law's interval counts its own parameters' uncertainty alone: beside the
+            // prediction's, which also counts the choice of model, it is no second answer.
+            let what = if p.forecast.is_some() {
+                "95%, each law's own fit alone; the prediction's interval above is the one to bet on"
+            } else {
+                "95%"
+            };
+            out.push(format!(
+                "the laws at {} ({what}): {}",
+                count_text(a, p.count),
+                parts.join("; ")
+            ));
         }
     }
     match &s.backtest {

@@ -32,9 +32,9 @@ pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
         .unwrap_or_default();
     // Weak scaling on wall time fits the time per unit of work, a run's time over the count.
     let per_unit = if a.axis.weak() && a.basis == Basis::Time && f.model.contains("T =") {
-        ", T the time per unit of work (a run's over the count)"
+        ", T the time per unit of work (a run's over the count)".to_string()
     } else {
-        ""
+        symbol_unit(a, &f.model)
     };
     let shared = f
         .cpus
@@ -51,6 +51,21 @@ pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
         rate_text(a, count, f.rate),
         f.model
     )
+}
+
+/// ` (T in s per B)`: the unit of the model's symbol, T the time per unit of what the rate
+/// counts (per run for a table of times), X the rate itself.
+fn symbol_unit(a: &Analysis, model: &str) -> String {
+    let per = match a.basis {
+        Basis::Time => "run",
+        Basis::Throughput => a.unit.strip_suffix("/s").unwrap_or(&a.unit),
+    };
+    if model.contains("X =") {
+        let unit = if a.basis == Basis::Time { "runs/s" } else { &a.unit };
+        format!(" (X in {unit})")
+    } else {
+        format!(" (T in s per {per})")
+    }
 }
 
 /// What set an interval's ends beyond the measured counts, when not the models: ` (slow end: …)`.

@@ -116,7 +116,8 @@ fn predictions_come_with_intervals_and_a_warning() {
     let text = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(text.contains("prediction at 256 threads (extrapolated): "), "{text}");
-    assert!(text.contains("the laws at 256 threads (95%): Amdahl"), "{text}");
+    assert!(text.contains("the laws at 256 threads (95%, each law's own fit alone; the prediction's interval above is the one to bet on): Amdahl"), "{text}");
+    assert!(text.contains("(T in s per MB)"), "{text}");
     assert!(
         text.contains("back-test: from 2–32 threads this procedure predicted 48 threads"),
         "{text}"
