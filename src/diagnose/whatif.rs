@@ -130,7 +130,10 @@ fn shortened_as(
     // p × W'/wall of them is left at the wall W': W' = w1 − p (1 − W'/wall) / c.
     let left = if wall > 0.0 { 1.0 - p / (c * wall) } else { 1.0 };
     let w = if wall > 0.0 && shrink { (w1 - p / c) / left } else { w1 };
-    w.min(w1).max(l.useful_s / (c * left))
+    // The baseline's CPU spread over the CPUs bounds the run below, and a fix never lengthens
+    // it: where this run took less CPU than the baseline's runs (a baseline slowed by the
+    // machine), that bound lies above the wall time and had read "runs -50 ms shorter".
+    w.min(w1).max(l.useful_s / (c * left)).min(wall)
 }
 
 /// Per run, the wall time without `items` at the most their removal could buy: the watching's
@@ -307,6 +310,11 @@ mod tests {
         let w = of(&[&huge], &ledger(vec![(0.6, 2.0)]), AT_2, false).unwrap();
         // The baseline's CPU over 2 CPUs would give 1.6 × 0.6 / 0.4 = 2.4×: no more than the count.
         assert!((w.without - 2.0).abs() < 1e-9, "{w:?}");
+        // A baseline whose CPU, spread over the CPUs, exceeds this run's wall time: no fix
+        // lengthens the run.
+        let l = Ledger { useful_s: 2.0, ..ledger(vec![(0.6, 2.0)]) };
+        let w = of(&[&tail], &l, AT_2, false).unwrap();
+        assert!(w.without >= 1.6 && w.sooner_s >= 0.0, "{w:?}");
     }
 
     #[test]
