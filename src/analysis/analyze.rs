@@ -136,13 +136,17 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
             .predict
             .iter()
             .zip(predicted.forecasts)
-            .map(|(&n, forecast)| Prediction {
-                count: n,
-                extrapolated: n > max || n < min,
-                amdahl: amdahl.as_ref().map(|m| m.predict(n)),
-                usl: usl.as_ref().map(|m| m.predict(n)),
-                gustafson: gustafson.as_ref().map(|m| m.predict(n)),
-                forecast,
+            .map(|(&n, forecast)| {
+                // Above the CPUs of the machine predicted for, the laws too say that many.
+                let at = opts.predict_cpus.map_or(n, |c| n.min(c));
+                Prediction {
+                    count: n,
+                    extrapolated: n > max || n < min,
+                    amdahl: amdahl.as_ref().map(|m| m.predict(at)),
+                    usl: usl.as_ref().map(|m| m.predict(at)),
+                    gustafson: gustafson.as_ref().map(|m| m.predict(at)),
+                    forecast,
+                }
             })
             .collect();
         if predictions.iter().any(|p| p.extrapolated) {

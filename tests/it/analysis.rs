@@ -237,6 +237,8 @@ fn a_count_above_the_machines_cpus_is_predicted_as_that_many() {
     let (sixteen, shared) = (at(&a, 16.0), at(&a, 32.0));
     assert_eq!((sixteen.cpus, shared.cpus), (None, Some(16.0)));
     assert_eq!((shared.rate, shared.interval90), (sixteen.rate, sixteen.interval90));
+    let laws = |n: f64| a.series[0].predictions.iter().find(|p| p.count == n).unwrap().amdahl;
+    assert_eq!(laws(32.0), laws(16.0), "the laws are capped too");
     assert!((1.0 / shared.rate / 0.1651 - 1.0).abs() < 0.15, "{shared:?}");
     let line = text.lines().find(|l| l.contains("prediction at 32 threads")).unwrap();
     assert!(
