@@ -427,10 +427,15 @@ pub fn oversubscription(
     }
     let fit =
         s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.rate.total_cmp(&b.rate))?;
-    let runq = crate::analysis::threads::of_point(&doc.points[last.index]).map(|t| {
-        let total: f64 = t.classes.values().sum();
-        t.classes.get(&Class::Runqueue).copied().unwrap_or(0.0) / total.max(1e-12)
-    });
+    // Shares of thread time at that count: waiting for a CPU, and off a CPU (waits of any kind).
+    let (runq, off) = crate::analysis::threads::of_point(&doc.points[last.index])
+        .map(|t| {
+            let total: f64 = t.classes.values().sum::<f64>().max(1e-12);
+            let of = |c: Class| t.classes.get(&c).copied().unwrap_or(0.0) / total;
+            let runq = of(Class::Runqueue);
+            (Some(runq), 1.0 - runq - of(Class::CpuUser) - of(Class::CpuKernel))
+        })
+        .unwrap_or((None, 0.0));
     let gain = last.rate / fit.rate;
     let faster = gain > 1.05;
     if let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label), weak) {
@@ -450,11 +455,16 @@ pub fn oversubscription(
                 count_label(fit.count, name)
             )
         } else {
-            // Said only when they do: 4 threads of a program that works on one wait for nothing.
-            let why = if runq.is_some_and(|r| r >= 0.1) {
-                ": the extra threads only wait for a CPU"
-            } else {
-                ""
+            // Said only when they do: 4 threads of a program that works on one wait for nothing,
+            // and a producer-bound queue's consumers wait for work more than for a CPU.
+            let why = match runq {
+                Some(r) if r >= 0.1 && r >= off => ": the extra threads only wait for a CPU".into(),
+                Some(r) if r >= 0.1 => format!(
+                    ": the extra threads wait for a CPU {:.0}% of their time, and off a CPU {:.0}%: the causes at the CPUs' count say for what",
+                    100.0 * r,
+                    100.0 * off
+                ),
+                _ => String::new(),
             };
             format!(
                 "{} on {} CPUs {} {} ({:.2}× against {:.2}×){why}{label}",

@@ -65,8 +65,13 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     // what says the whole sweep scales, or that the parameter, the runs' length or counts beyond
     // the CPUs (a curve flat past them, or a baseline that already filled them) make the rest moot.
     // A baseline that filled the CPUs leads unless a high cause stands at that count: a cause
-    // that lost much of what the CPUs still allowed (a saturated feeder) binds first.
+    // that lost much of what the CPUs still allowed (a saturated feeder) binds first. A `low`
+    // one at counts beyond the CPUs leads only where no high cause stands below them: a
+    // producer-bound queue read "[low] cpu-oversubscription" above its own high cause.
     let cpus = doc.machine.allowed_cpus as f64;
+    let high_below = out.iter().any(|g| {
+        g.at.is_some_and(|n| n <= cpus) && series::high_cause_at(std::slice::from_ref(g), g.at)
+    });
     let leads: Vec<bool> = out
         .iter()
         .map(|f| {
@@ -74,6 +79,7 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
                 || (f.kind == Kind::CpuOversubscription
                     && f.severity > Severity::Info
                     && (f.at.is_some_and(|n| n > cpus)
+                        && (f.severity >= Severity::Medium || !high_below)
                         || f.severity >= Severity::Medium && !series::high_cause_at(&out, f.at)))
         })
         .collect();
