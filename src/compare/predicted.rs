@@ -9,16 +9,28 @@ use crate::results::findings::{WhatIf, fix_name, fixes};
 
 /// `lock-contention at 2 threads: before 1.01×, predicted 1.69× [1.42, 2.00] without it; after
 /// 1.82× [1.74, 1.90]: inside the interval, 8% above the prediction`: one line per fix the
-/// reference's findings predict and per other sweep that measured its count.
+/// reference's findings predict and per other sweep that measured its count. A sweep of the
+/// same command at the same commit and tags made no fix to set them against: it gets one line
+/// saying so.
 pub fn lines(sets: &[Set], reference: usize) -> Vec<String> {
     let Some(before) = sets.get(reference).and_then(|s| s.doc.as_ref()) else { return Vec::new() };
     let Some(param) = before.analysis.as_ref().map(|a| a.axis.param.clone()) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for (f, w) in fixes(&before.findings) {
+    let fixes = fixes(&before.findings);
+    let same = |i: usize| sets[i].doc.as_ref().is_some_and(|d| unchanged(before, d));
+    let mut out: Vec<String> = (0..sets.len())
+        .filter(|&i| i != reference && !fixes.is_empty() && same(i))
+        .map(|i| {
+            format!(
+                "{}: the same command as {} at the same commit and tags: nothing says a fix was made, so no what-if is set against it (tag the sweeps, --tag, when the program changed without a commit)",
+                sets[i].label, sets[reference].label
+            )
+        })
+        .collect();
+    for (f, w) in fixes {
         for (i, after) in sets.iter().enumerate() {
-            if i == reference {
+            if i == reference || same(i) {
                 continue;
             }
             let Some((obtained, ci)) = after.doc.as_ref().and_then(|d| speedup_at(d, w.at)) else {
@@ -30,6 +42,15 @@ pub fn lines(sets: &[Set], reference: usize) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether two sweeps ran the same command, environment and parameters at the same commit and
+/// tags: a second sweep of one program, not a program changed.
+fn unchanged(a: &Results, b: &Results) -> bool {
+    a.plan.command == b.plan.command
+        && a.plan.env == b.plan.env
+        && a.plan.params == b.plan.params
+        && a.provenance == b.provenance
 }
 
 /// The speed-up a sweep measured at `count` (its first series), with its 95% interval.

@@ -198,6 +198,17 @@ fn a_lock_that_went_away_is_the_why_and_its_what_if_is_set_against_the_fix() {
             && md.contains("### Predicted against obtained"),
         "{md}"
     );
+    // The same command again, at the same commit and tags: no fix to set the what-if against.
+    let again = d.path().join("again");
+    std::fs::create_dir(&again).unwrap();
+    std::fs::copy(d.path().join("locked/results.json"), again.join("results.json")).unwrap();
+    let c = json(d.path(), &["locked", "again"]);
+    let predicted: Vec<&str> =
+        c["predicted"].as_array().unwrap().iter().filter_map(|l| l.as_str()).collect();
+    assert!(
+        predicted.len() == 1 && predicted[0].starts_with("again: the same command as locked"),
+        "{predicted:?}"
+    );
 }
 
 #[test]
