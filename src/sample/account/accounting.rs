@@ -411,6 +411,7 @@ fn accounted(
     let full: Vec<bool> =
         (0..bins).map(|b| width(b) > 0.0 && working(b) >= FULL * cap * width(b)).collect();
     let (first, last) = steady_edges(&full);
+    let last = last.filter(|&l| !still_starting(h, &work, l, bins, w));
     let phase = |b: usize| match (first, last) {
         (Some(f), _) if phased && b < f => Phase::Startup,
         (_, Some(l)) if phased && b > l => Phase::Tail,
@@ -493,6 +494,25 @@ fn accounted(
     a
 }
 
+/// Work threads born after the last full bin ran at least this share of what follows it.
+const BORN_LATE: f64 = 0.1;
+
+/// Whether work threads still start after the last full bin `last` and run there (together at
+/// least [`BORN_LATE`] of what follows): the parallel work has not ended, and what follows is no
+/// tail but the steady phase of a job that seldom fills its CPUs (sqlite's sorter threads,
+/// spawned all through a CREATE INDEX whose main thread works throughout, had read as a tail of
+/// 0.50 s in a 0.58 s run, "the others had finished").
+fn still_starting(h: &History, work: &[bool], last: usize, bins: usize, w: f64) -> bool {
+    let after = (last + 1..bins).count() as f64 * w;
+    let late: f64 = (0..h.tracks.len())
+        .filter(|&i| {
+            work[i] && h.alive_in(i, last) == 0.0 && (0..last).all(|b| h.alive_in(i, b) == 0.0)
+        })
+        .map(|i| (last + 1..bins).map(|b| h.tracks[i].on_in(b)).sum::<f64>())
+        .sum();
+    after > 0.0 && late >= BORN_LATE * after
+}
+
 /// Per bin: whether it is a tail bin in which no thread that took part in the steady phase ran
 /// (a serial stage after the parallel work, or the moment between two programs of a script),
 /// rather than the uneven end of the parallel work itself.
@@ -556,20 +576,43 @@ mod tests {
         // Two workers share the work; after a moment with nothing running (one program of a
         // script ends, the next starts) a step runs alone, then a writer that ran a little beside
         // the workers finishes alone: serial work, no tail.
-        let h = history(&[
-            "rrrrrrrrrr-------",
-            "rrrrrrrrrr-------",
-            "-----------rrrr--",
-            "r--------------rr",
-        ]);
-        let a = account(&h, 0.17, Some(2.0), 2.0, (&[], &[]));
-        assert!((a.tail_s - 0.07).abs() < 1e-9, "{a:?}");
+        let (worker, step, writer) =
+            ("rrrrrrrrrr-------", "-----------rrrr--", "r--------------rr");
+        let a =
+            account(&history(&[worker, worker, step, writer]), 0.17, Some(2.0), 2.0, (&[], &[]));
         assert!((a.idle[&(Cause::NoWork, Phase::Steady)] - 0.08).abs() < 1e-6, "{:?}", a.idle);
+        assert!(!a.idle.contains_key(&(Cause::NoWork, Phase::Tail)), "{:?}", a.idle);
+        // The step started after the last full moment: there is no tail at all.
+        assert_eq!(a.tail_s, 0.0, "{a:?}");
+        // Without it, the writer alive beside the workers from the start is a serial stage in
+        // the tail.
+        let a = account(&history(&[worker, worker, writer]), 0.17, Some(2.0), 2.0, (&[], &[]));
+        assert!((a.tail_s - 0.07).abs() < 1e-9, "{a:?}");
         assert!(!a.idle.contains_key(&(Cause::NoWork, Phase::Tail)), "{:?}", a.idle);
         // A worker left with a bigger share is the tail it was.
         let h = history(&["rrrrrrrrrrrrrr", "rrrrrrrrrr----"]);
         let a = account(&h, 0.14, Some(2.0), 2.0, (&[], &[]));
         assert!((a.idle[&(Cause::NoWork, Phase::Tail)] - 0.04).abs() < 1e-6, "{:?}", a.idle);
+    }
+
+    #[test]
+    fn threads_still_starting_after_the_last_full_moment_leave_no_tail() {
+        // The main thread works throughout; helpers run beside it, one at the start and two
+        // later, each briefly: the job seldom fills its CPUs, and nothing was left unevenly.
+        let h = history(&[
+            "rrrrrrrrrrrrrrrrrrrr",
+            "rrrr----------------",
+            "-------rr-----------",
+            "-------------rr-----",
+        ]);
+        let a = account(&h, 0.2, Some(2.0), 2.0, (&[], &[]));
+        assert_eq!(a.tail_s, 0.0, "{a:?}");
+        assert!(!a.idle.contains_key(&(Cause::NoWork, Phase::Tail)), "{:?}", a.idle);
+        assert!((a.idle[&(Cause::NoWork, Phase::Steady)] - 0.12).abs() < 1e-6, "{:?}", a.idle);
+        // The same helpers started before the last full moment: the end is the tail it was.
+        let h = history(&["rrrrrrrrrrrrrrrrrrrr", "rrrr----------------", "--rrrrrr------------"]);
+        let a = account(&h, 0.2, Some(2.0), 2.0, (&[], &[]));
+        assert!(a.idle.contains_key(&(Cause::NoWork, Phase::Tail)), "{:?}", a.idle);
     }
 
     #[test]
