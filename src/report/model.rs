@@ -192,11 +192,24 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
                 count_text(a, p.count),
                 super::prediction::forecast(a, p.count, f)
             ));
+        } else if a.axis.parallel() {
+            // Said, not left out: a retrograde pair of counts gave no line and no reason.
+            out.push(format!(
+                "prediction at {}{tag}: none: no candidate model fitted to the measured counts gives a time there (with two counts only Amdahl is tried, and it needs one count faster than the baseline); measure more counts",
+                count_text(a, p.count)
+            ));
         }
         let mut parts = Vec::new();
+        // Amdahl pinned at s = 1 predicts the baseline's rate with an interval that means nothing.
+        let pinned = s.amdahl.as_ref().is_some_and(|am| am.serial_fraction.value >= 1.0 - 1e-9);
         for (name, e) in [("Amdahl", &p.amdahl), ("USL", &p.usl), ("Gustafson", &p.gustafson)] {
-            if let Some(e) = e {
-                parts.push(format!("{name} {}", rate_estimate(a, p.count, e)));
+            match e {
+                Some(e) if name == "Amdahl" && pinned => parts.push(format!(
+                    "Amdahl {} (s at its bound: no gain, no interval)",
+                    rate_text(a, p.count, e.value)
+                )),
+                Some(e) => parts.push(format!("{name} {}", rate_estimate(a, p.count, e))),
+                None => {}
             }
         }
         if !parts.is_empty() {

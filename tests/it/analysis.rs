@@ -252,6 +252,30 @@ fn a_count_above_the_machines_cpus_is_predicted_as_that_many() {
 }
 
 #[test]
+fn a_count_no_model_can_predict_says_so_and_a_pinned_law_gives_no_interval() {
+    // Two counts, the second slower: Amdahl is pinned at s = 1 and nothing else is tried.
+    let d = tempfile::tempdir().unwrap();
+    let table = d.path().join("slower.csv");
+    std::fs::write(&table, "threads,time_s\n1,1.0\n2,1.2\n").unwrap();
+    let (text, a) =
+        analyze_columns(&table, &["--count", "threads", "--time", "time_s", "--predict", "8"]);
+    assert!(a.series[0].predictions[0].forecast.is_none(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("prediction at 8 threads"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("(extrapolated): none: no candidate model"), "{line}");
+    let laws = text
+        .lines()
+        .find(|l| l.contains("the laws at 8 threads"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        laws.contains(" s per run (s at its bound: no gain, no interval)") && !laws.contains('['),
+        "{laws}"
+    );
+}
+
+#[test]
 fn degenerate_tables_get_a_clear_sentence_not_a_made_up_number() {
     let d = tempfile::tempdir().unwrap();
     let write = |name: &str, text: &str| {
