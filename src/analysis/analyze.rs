@@ -138,7 +138,7 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
             .zip(predicted.forecasts)
             .map(|(&n, forecast)| {
                 // Above the CPUs of the machine predicted for, the laws too say that many.
-                let at = opts.predict_cpus.map_or(n, |c| n.min(c));
+                let at = prediction::on_cpus(n, opts.predict_cpus);
                 Prediction {
                     count: n,
                     extrapolated: n > max || n < min,

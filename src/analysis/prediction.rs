@@ -28,6 +28,12 @@ pub struct Predicted {
     pub next_count: Option<NextCount>,
 }
 
+/// The count a target is predicted as on a machine of `cpus` CPUs: no more of its workers run at
+/// once than there are CPUs.
+pub fn on_cpus(count: f64, cpus: Option<f64>) -> f64 {
+    cpus.map_or(count, |c| count.min(c))
+}
+
 /// Runs the procedure on the fitted points of a series (counts above zero, by increasing count);
 /// a target above the `cpus` of the machine predicted for is predicted as that many.
 pub fn predict(
@@ -64,7 +70,7 @@ pub fn predict(
         largest: [s.largest.0, s.largest.1],
     });
     let chooser = Chooser::default();
-    let at: Vec<f64> = targets.iter().map(|&t| cpus.map_or(t, |c| t.min(c))).collect();
+    let at: Vec<f64> = targets.iter().map(|&t| on_cpus(t, cpus)).collect();
     let Some(f) = forecast::forecast(&chooser, pts, &at, rng) else { return out };
     let best = &f.choice.best;
     out.forecasts = f

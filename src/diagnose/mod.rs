@@ -69,9 +69,8 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     // one at counts beyond the CPUs leads only where no high cause stands below them: a
     // producer-bound queue read "[low] cpu-oversubscription" above its own high cause.
     let cpus = doc.machine.allowed_cpus as f64;
-    let high_below = out.iter().any(|g| {
-        g.at.is_some_and(|n| n <= cpus) && series::high_cause_at(std::slice::from_ref(g), g.at)
-    });
+    let high_below =
+        out.iter().any(|g| g.at.is_some_and(|n| n <= cpus) && series::is_high_cause(g));
     let leads: Vec<bool> = out
         .iter()
         .map(|f| {

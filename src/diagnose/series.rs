@@ -433,12 +433,12 @@ fn efficiency_verdict(t: &Top, explained: bool, out: &mut Vec<Finding>) {
 /// Whether a high cause (not a description of the curve, nor the CPUs' own oversubscription)
 /// stands at count `at`: it binds before a baseline that filled the CPUs does.
 pub fn high_cause_at(out: &[Finding], at: Option<f64>) -> bool {
-    out.iter().any(|g| {
-        g.at == at
-            && g.severity == Severity::High
-            && !g.kind.describes_curve()
-            && g.kind != Kind::CpuOversubscription
-    })
+    out.iter().any(|g| g.at == at && is_high_cause(g))
+}
+
+/// Whether a finding is a high cause: not a statement about the curve, nor oversubscription.
+pub fn is_high_cause(g: &Finding) -> bool {
+    g.severity == Severity::High && !g.kind.describes_curve() && g.kind != Kind::CpuOversubscription
 }
 
 /// The two points a series on a worker, copy or rank axis is judged on: the baseline and the

@@ -6,7 +6,7 @@ use super::format::{decimals, num, throughput_scale};
 pub use super::rates::{count, count_text, rate_interval, rate_text, sig};
 use super::table::{Column, NONE, Table};
 use crate::results::analysis::{
-    Analysis, Basis, Estimate, IntervalMethod, JudgedBy, PointScaling, SeriesAnalysis,
+    AmdahlFit, Analysis, Basis, Estimate, IntervalMethod, JudgedBy, PointScaling, SeriesAnalysis,
 };
 
 /// `0.0052 [0.0047, 0.0058]`.
@@ -23,6 +23,12 @@ fn rate_estimate(a: &Analysis, count: f64, e: &Estimate) -> String {
         Some(ci) => format!("{} [{}]", rate_text(a, count, e.value), rate_interval(a, count, ci)),
         None => rate_text(a, count, e.value),
     }
+}
+
+/// Amdahl pinned at its bound, s = 1: no count ran faster than the baseline, which the law cannot
+/// give, so its intervals mean nothing.
+fn pinned(am: &AmdahlFit) -> bool {
+    am.serial_fraction.value >= 1.0 - 1e-9
 }
 
 /// The model block, one line per statement.
@@ -102,7 +108,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
             });
         // Pinned at its bound (no speed-up at all, or a slowdown, which the law cannot give): an
         // interval of [1.000, 1.000] read as a certainty it is not.
-        if am.serial_fraction.value >= 1.0 - 1e-9 {
+        if pinned(am) {
             out.push(
                 "Amdahl fit: serial fraction s = 1 → as if 0% parallel: no count measured ran faster than the baseline (s at its bound, where an interval means nothing)".into(),
             );
@@ -201,7 +207,7 @@ fn series_lines(a: &Analysis, s: &SeriesAnalysis) -> Vec<String> {
         }
         let mut parts = Vec::new();
         // Amdahl pinned at s = 1 predicts the baseline's rate with an interval that means nothing.
-        let pinned = s.amdahl.as_ref().is_some_and(|am| am.serial_fraction.value >= 1.0 - 1e-9);
+        let pinned = s.amdahl.as_ref().is_some_and(pinned);
         for (name, e) in [("Amdahl", &p.amdahl), ("USL", &p.usl), ("Gustafson", &p.gustafson)] {
             match e {
                 Some(e) if name == "Amdahl" && pinned => parts.push(format!(

@@ -56,15 +56,13 @@ pub fn forecast(a: &Analysis, count: f64, f: &Forecast) -> String {
 /// ` (T in s per B)`: the unit of the model's symbol, T the time per unit of what the rate
 /// counts (per run for a table of times), X the rate itself.
 fn symbol_unit(a: &Analysis, model: &str) -> String {
-    let per = match a.basis {
-        Basis::Time => "run",
-        Basis::Throughput => a.unit.strip_suffix("/s").unwrap_or(&a.unit),
-    };
-    if model.contains("X =") {
-        let unit = if a.basis == Basis::Time { "runs/s" } else { &a.unit };
-        format!(" (X in {unit})")
-    } else {
-        format!(" (T in s per {per})")
+    match (model.contains("X ="), a.basis) {
+        (true, Basis::Time) => " (X in runs/s)".into(),
+        (true, Basis::Throughput) => format!(" (X in {})", a.unit),
+        (false, Basis::Time) => " (T in s per run)".into(),
+        (false, Basis::Throughput) => {
+            format!(" (T in s per {})", a.unit.strip_suffix("/s").unwrap_or(&a.unit))
+        }
     }
 }
 

@@ -505,9 +505,7 @@ const BORN_LATE: f64 = 0.1;
 fn still_starting(h: &History, work: &[bool], last: usize, bins: usize, w: f64) -> bool {
     let after = (last + 1..bins).count() as f64 * w;
     let late: f64 = (0..h.tracks.len())
-        .filter(|&i| {
-            work[i] && h.alive_in(i, last) == 0.0 && (0..last).all(|b| h.alive_in(i, b) == 0.0)
-        })
+        .filter(|&i| work[i] && (0..=last).all(|b| h.alive_in(i, b) == 0.0))
         .map(|i| (last + 1..bins).map(|b| h.tracks[i].on_in(b)).sum::<f64>())
         .sum();
     after > 0.0 && late >= BORN_LATE * after
