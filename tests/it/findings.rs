@@ -89,8 +89,10 @@ fn swept(options: &str, command: &[&str]) -> Vec<Finding> {
 fn unsampled_share(doc: &scalescope::results::Results) -> f64 {
     doc.stacks
         .iter()
+        // A point that lost almost nothing (the baseline) has no share worth reading.
+        .filter(|s| s.count - s.speedup >= 0.05)
         .map(|s| {
-            let lost = (s.count - s.speedup).max(1e-9);
+            let lost = s.count - s.speedup;
             s.parts.iter().filter(|p| p.cause == "unsampled").map(|p| p.cores).sum::<f64>() / lost
         })
         .fold(0.0, f64::max)
