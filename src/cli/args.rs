@@ -394,6 +394,11 @@ pub struct RunArgs {
     /// sampling only, which costs the job less.
     #[arg(long)]
     pub no_trace: bool,
+    /// Trace every run. By default a point whose traced run kept its CPUs 95% busy has its later
+    /// runs watched lean (no tracer, /proc at 20 Hz): nothing is left to explain there, and
+    /// watching busy CPUs takes the job's time.
+    #[arg(long, conflicts_with = "no_trace")]
+    pub trace_every_run: bool,
     /// Run the command through `sh -c` (parameter values are quoted).
     #[arg(long)]
     pub shell: bool,

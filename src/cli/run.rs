@@ -333,6 +333,7 @@ fn request(args: &RunArgs, params: &[String]) -> Request {
         ignore_failure: args.ignore_failure,
         sample_rate_hz: (!args.no_sample).then_some(args.sample_rate),
         no_trace: args.no_trace,
+        trace_every_run: args.trace_every_run,
         scale: args.view.scale.clone(),
         workers: args.view.workers,
         weak: args.view.weak,

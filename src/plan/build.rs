@@ -49,6 +49,8 @@ pub struct Request {
     pub sample_rate_hz: Option<f64>,
     /// `--no-trace`.
     pub no_trace: bool,
+    /// `--trace-every-run`.
+    pub trace_every_run: bool,
     /// `--scale`.
     pub scale: Option<String>,
     /// `--workers`.
@@ -162,6 +164,7 @@ pub fn build(r: &Request, nproc: usize) -> Result<Plan, PlanError> {
         ignore_failure: r.ignore_failure,
         sample_rate_hz: r.sample_rate_hz,
         no_trace: r.no_trace,
+        trace_every_run: r.trace_every_run,
         scale,
         workers: r.workers,
         weak: r.weak,

@@ -120,6 +120,7 @@ mod tests {
             ignore_failure: false,
             sample_rate_hz: None,
             no_trace: false,
+            trace_every_run: false,
             scale: None,
             workers: false,
             weak: false,

@@ -177,6 +177,10 @@ pub struct Plan {
     /// Sample without the event tracer (`--no-trace`: /proc only).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub no_trace: bool,
+    /// Trace every run (`--trace-every-run`), also those of a point whose traced run kept its
+    /// CPUs busy, which are otherwise watched lean.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub trace_every_run: bool,
     /// The counted parameter asked for with `--scale`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub scale: Option<String>,

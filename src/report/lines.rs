@@ -69,6 +69,7 @@ pub fn notes(doc: &Results) -> Vec<String> {
         .flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label())))
         .collect();
     out.extend(added(doc));
+    out.extend(lean(doc));
     out.extend(doc.points.iter().filter_map(memory_gap));
     out.extend(doc.points.iter().filter_map(memory_missed));
     out
@@ -112,6 +113,36 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
             bytes(short)
         ),
     })
+}
+
+/// `watched lean after a traced run whose threads ran, or waited in the run queue, for 95% or more
+/// of its CPU capacity: threads=1 (99%, 2 of 3 runs lean), …`, the points whose later runs were watched without the
+/// tracer (see [`crate::results::ThreadReport::lean`]).
+fn lean(doc: &Results) -> Vec<String> {
+    let points: Vec<String> = doc
+        .points
+        .iter()
+        .filter_map(|p| {
+            let lean: Vec<f64> = p.runs.iter().filter_map(|r| r.threads.as_ref()?.lean).collect();
+            let first = *lean.first()?;
+            Some(format!(
+                "{} ({:.0}%, {} of {} runs lean)",
+                p.label(),
+                100.0 * first,
+                lean.len(),
+                p.runs.len()
+            ))
+        })
+        .collect();
+    if points.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "watched lean after a traced run whose threads ran, or waited in the run queue, for {:.0}% or more of its CPU capacity: {}: the tracer explains idle CPUs and there were almost none, while on busy CPUs watching takes the job's time; these runs were sampled from /proc at up to {:.0} Hz, with no call stacks (--trace-every-run traces them all)",
+        100.0 * crate::results::LEAN_BUSY,
+        points.join(", "),
+        crate::results::LEAN_RATE_HZ
+    )]
 }
 
 /// A last memory reading before this share of a run leaves its end unread.

@@ -144,4 +144,43 @@ impl Capacity {
     pub fn idle_s(&self) -> f64 {
         self.idle.iter().map(|i| i.core_s).sum()
     }
+
+    /// The share of the capacity (its CPUs over its span) the job's threads ran on or waited in
+    /// the run queue for (other processes held the CPUs then, not a want of work); 0 with no span.
+    pub fn wanted_share(&self) -> f64 {
+        let whole = self.cpus * self.span_s;
+        let idle: f64 =
+            self.idle.iter().filter(|i| i.kind != IdleKind::Runqueue).map(|i| i.core_s).sum();
+        if whole > 0.0 { (1.0 - idle / whole).clamp(0.0, 1.0) } else { 0.0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idle(kind: IdleKind, core_s: f64) -> IdleShare {
+        IdleShare {
+            kind,
+            class: None,
+            object: None,
+            phase: Phase::Steady,
+            core_s,
+            threads: 2,
+            carried_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_run_queue_is_wanted_capacity_and_a_want_of_work_is_not() {
+        let c = Capacity {
+            cpus: 2.0,
+            span_s: 1.0,
+            idle: vec![idle(IdleKind::Runqueue, 0.3), idle(IdleKind::NoWork, 0.1)],
+            ..Capacity::default()
+        };
+        assert!((c.wanted_share() - 0.95).abs() < 1e-9, "{}", c.wanted_share());
+        assert!((c.idle_s() - 0.4).abs() < 1e-9);
+        assert_eq!(Capacity::default().wanted_share(), 0.0);
+    }
 }

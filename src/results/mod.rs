@@ -51,7 +51,8 @@ pub use stack_profile::{OffCpuStack, OnCpuStack, StackFrame, StackProfile};
 use std::collections::BTreeMap;
 pub use store::{Store, StoreError};
 pub use thread_report::{
-    Around, Feeder, Hot, MachineCpu, ThreadReport, ThreadSummary, Timeline, Wait,
+    Around, Feeder, Hot, LEAN_BUSY, LEAN_RATE_HZ, MachineCpu, ThreadReport, ThreadSummary,
+    Timeline, Wait,
 };
 pub use time_series::RunSeries;
 pub use tracer_report::{TracedThread, TracerReport};

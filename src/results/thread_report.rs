@@ -82,6 +82,12 @@ pub struct ThreadReport {
     /// is unreadable, and in results recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_cpu: Option<MachineCpu>,
+    /// Watched lean, without the event tracer and with the sampler at most
+    /// [`LEAN_RATE_HZ`]: the share of its CPU capacity an earlier, traced run of the point kept
+    /// busy or wanted (its threads ready in the run queue), at least [`LEAN_BUSY`]. The tracer explains idle CPUs and that run left almost none,
+    /// while on busy CPUs watching takes its time from the job (absent: watched in full).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lean: Option<f64>,
     /// The tree's memory: peak and time-weighted mean PSS and RSS over all its processes (absent
     /// when no reading was taken, and in results recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +96,13 @@ pub struct ThreadReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<RunSeries>,
 }
+
+/// The share of its CPU capacity a traced run must keep busy for the point's later runs to be
+/// watched lean (see [`ThreadReport::lean`]).
+pub const LEAN_BUSY: f64 = 0.95;
+
+/// The sampler's highest rate in a run watched lean, Hz.
+pub const LEAN_RATE_HZ: f64 = 20.0;
 
 /// The whole machine's CPU time during a run, summed over its CPUs (every process, not only the
 /// job's): how busy it was, and how much a hypervisor took from it.

@@ -471,3 +471,48 @@ fn a_count_that_keeps_more_cpus_busy_than_it_names_says_how_many_it_used() {
     let row = table.lines().find(|l| l.contains("busy")).unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains("% (using 1.") || row.contains("% (using 2"), "{row}");
 }
+
+#[test]
+#[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2, no seccomp filter); .ci/run runs it"]
+fn runs_after_a_traced_run_that_kept_its_cpus_busy_are_watched_lean_and_said() {
+    let _guard = common::measuring();
+    let d = tempfile::tempdir().unwrap();
+    let exe = behave().to_str().unwrap().to_string();
+    let sweep = |out: &str, extra: &[&str], mode: &[&str]| {
+        let mut args = vec!["run", "-r", "3", "-w", "0", "-o", out];
+        args.extend(extra);
+        args.push("--");
+        args.push(&exe);
+        args.extend(mode);
+        let o = scalescope(d.path(), &args);
+        assert!(o.status.success(), "{mode:?}: {}", stderr(&o));
+        (results(&d.path().join(out)), stdout(&o))
+    };
+    // One thread busy for 0.5 s: its capacity is one CPU, and it keeps it busy (or waits for it
+    // in the run queue, beside other tests): the tracer of its first run has nothing to explain.
+    let (busy, table) = sweep("busy", &[], &["busy", "1"]);
+    let runs = &busy.points[0].runs;
+    let first = runs[0].threads.as_ref().expect("sampled");
+    assert!(first.tracer.is_some(), "the kernel refuses perf_event_open here: {:?}", first.limits);
+    assert!(first.lean.is_none() && !first.hot.is_empty(), "{:?}", first.lean);
+    for r in &runs[1..] {
+        let t = r.threads.as_ref().expect("sampled");
+        assert!(t.lean.is_some_and(|b| b >= 0.95), "{:?}", t.lean);
+        assert!(t.tracer.is_none() && t.hot.is_empty() && t.sample_rate_hz <= 25.0, "{t:?}");
+    }
+    assert!(
+        table.contains("watched lean after a traced run") && table.contains("2 of 3 runs lean")
+    );
+    assert!(table.contains("--trace-every-run"), "{table}");
+    // Asked to trace every run, it does.
+    let (all, table) = sweep("all", &["--trace-every-run"], &["busy", "1"]);
+    assert!(all.points[0].runs.iter().all(|r| r.threads.as_ref().unwrap().tracer.is_some()));
+    assert!(!table.contains("watched lean"), "{table}");
+    // Threads asleep four fifths of the time leave CPUs idle for the tracer to explain.
+    let (naps, table) = sweep("naps", &[], &["naps", "2", "100"]);
+    for r in &naps.points[0].runs {
+        let t = r.threads.as_ref().expect("sampled");
+        assert!(t.lean.is_none() && t.tracer.is_some(), "{:?}", t.capacity);
+    }
+    assert!(!table.contains("watched lean"), "{table}");
+}
