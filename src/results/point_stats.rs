@@ -111,15 +111,25 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
             100.0 * wall.rel_stddev()
         ));
     }
+    // A point watched lean after its first run: that run alone carried the tracer's events.
+    let lean = |r: &&RunRecord| r.threads.as_ref().is_some_and(|t| t.lean.is_some());
+    let traced_alone = ok.len() >= 2 && !lean(&ok[0]) && ok[1..].iter().all(lean);
     if ok.len() >= 3 {
         let mut rest: Vec<f64> = ok[1..].iter().map(|r| r.wall_s).collect();
         rest.sort_by(f64::total_cmp);
         let median = crate::stats::quantile(&rest, 0.5);
         if ok[0].wall_s > 1.25 * median && ok[0].wall_s - median > 3.0 * stddev_of(&rest) {
-            w.push(format!(
-                "the first measured run took {:.1}× the median of the others: caches still warming up? raise --warmup",
-                ok[0].wall_s / median
-            ));
+            w.push(if traced_alone {
+                format!(
+                    "the first measured run, the one traced in full (the others were watched lean), took {:.1}× the median of the others: the tracer's events cost this job that much (--trace-every-run times every run alike)",
+                    ok[0].wall_s / median
+                )
+            } else {
+                format!(
+                    "the first measured run took {:.1}× the median of the others: caches still warming up? raise --warmup",
+                    ok[0].wall_s / median
+                )
+            });
         }
     }
     if wall.median < SHORT_RUN_S {
@@ -134,7 +144,12 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
         .iter()
         .filter(|&&i| (ok[i].wall_s - wall.median).abs() > OUTLIER_WORTH * wall.median)
         .map(|&i| {
-            format!("#{} ({:+.0}%)", ok[i].index + 1, 100.0 * (ok[i].wall_s / wall.median - 1.0))
+            let traced = if i == 0 && traced_alone { ", the one traced in full" } else { "" };
+            format!(
+                "#{} ({:+.0}%{traced})",
+                ok[i].index + 1,
+                100.0 * (ok[i].wall_s / wall.median - 1.0)
+            )
         })
         .collect();
     if !far.is_empty() {
@@ -151,4 +166,37 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
 
 fn stddev_of(v: &[f64]) -> f64 {
     Summary::of(v).map_or(0.0, |s| s.stddev)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::ThreadReport;
+
+    fn run(wall_s: f64, lean: Option<f64>) -> RunRecord {
+        let threads = ThreadReport { lean, ..ThreadReport::default() };
+        RunRecord {
+            wall_s,
+            exit_code: Some(0),
+            threads: Some(Box::new(threads)),
+            ..RunRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_slow_first_run_is_the_tracers_when_the_others_were_watched_lean() {
+        let walls = [2.0, 1.50, 1.52, 1.51, 1.53];
+        let lean: Vec<RunRecord> =
+            walls.iter().enumerate().map(|(i, &w)| run(w, (i > 0).then_some(0.99))).collect();
+        let said = warnings(&lean, &stats(&lean)).join(" | ");
+        assert!(said.contains("the one traced in full") && !said.contains("caches"), "{said}");
+        let full: Vec<RunRecord> = walls.iter().map(|&w| run(w, None)).collect();
+        let said = warnings(&full, &stats(&full)).join(" | ");
+        assert!(said.contains("caches still warming up") && !said.contains("traced"), "{said}");
+        // Slower by less than the warm-up line asks: an outlier, said to be the traced one.
+        let mut lean = lean;
+        lean[0].wall_s = 1.8;
+        let said = warnings(&lean, &stats(&lean)).join(" | ");
+        assert!(said.contains("#1 (+18%, the one traced in full)"), "{said}");
+    }
 }
