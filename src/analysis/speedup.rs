@@ -97,7 +97,9 @@ pub fn per_point(
                 });
             let rel = p.count / b.count;
             let parallel = obs.axis.parallel();
-            let efficiency = (parallel && rel > 0.0).then(|| speedup / rel);
+            // A count measured alone is its own baseline: no efficiency (100% would say it scales).
+            let alone = series.points.len() < 2;
+            let efficiency = (parallel && rel > 0.0 && !alone).then(|| speedup / rel);
             let karp_flatt = (parallel && !obs.axis.weak() && rel > 1.0)
                 .then(|| (1.0 / speedup - 1.0 / rel) / (1.0 - 1.0 / rel));
             PointScaling {

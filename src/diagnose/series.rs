@@ -30,6 +30,12 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     let Some(Pair { base, top, ratio, lt, lb, eff, eff_lo, eff_hi, gated, busy_baseline }) =
         Pair::of(doc, a, s)
     else {
+        // One count alone has no curve, but what idled its CPUs still has causes, judged against
+        // its own runs as a point outside any series is: the GIL at 2 threads, 45% of the CPUs
+        // idle on it, had read `efficiency 100%` and nothing else.
+        if let [only] = s.points.as_slice() {
+            point(doc, only.index, out);
+        }
         return;
     };
     // A baseline that kept more CPUs busy than its count, and a count that did as well as its CPU

@@ -238,6 +238,25 @@ fn a_global_mutex_is_lock_contention_named_by_its_symbol() {
 }
 
 #[test]
+fn one_count_measured_alone_still_names_what_idled_its_cpus() {
+    // No baseline and no curve: its own idle capacity still has a cause, and the point is not
+    // given an efficiency of 100% against itself.
+    let exe = bin().to_string_lossy().into_owned();
+    let f = swept(
+        "-r 3 -w 0 --param threads=2",
+        &[&exe, "probe", "lock", "--threads", "{threads}", "--critical", "0.6"],
+    );
+    let l = first(&f, Kind::LockContention);
+    assert!(l.summary.contains("GLOBAL_LOCK"), "{:?}", kinds(&f));
+    assert!(!f.iter().any(|x| x.kind == Kind::ScalesWell), "{:?}", kinds(&f));
+    let fixed = swept(
+        "-r 3 -w 0 --param threads=2",
+        &[&exe, "probe", "lock", "--threads", "{threads}", "--critical", "0"],
+    );
+    nothing_serious_but(&fixed, &[]);
+}
+
+#[test]
 fn a_lock_taken_to_set_up_leads_with_the_tail_it_causes_and_says_what_removing_it_buys() {
     // Each thread sets up 30% of its share holding one lock, one after the other, then works
     // alone: the second starts late and finishes late, and that tail is the lock's, not a
