@@ -128,6 +128,23 @@ fn clap_error(e: &clap::Error) -> i32 {
         );
         return 2;
     }
+    if in_run
+        && e.kind() == ErrorKind::UnknownArgument
+        && let Some(arg) = e.get(ContextKind::InvalidArg)
+    {
+        // `--thread 1,2` (a trial's first try): an option of the program, or a parameter.
+        let flag = arg.to_string();
+        let flag = flag.split(['=', ' ']).next().unwrap_or_default();
+        let hint = match e.get(ContextKind::SuggestedArg) {
+            Some(s) => format!("did you mean {s}?"),
+            None => "to sweep a value, write --param NAME=1,2 and {NAME} in the command after `--`"
+                .to_string(),
+        };
+        crate::fmt::say!(
+            "scalescope: run has no option {flag}: {hint} (scalescope run --help lists the options)"
+        );
+        return 2;
+    }
     let _ = e.print();
     if e.use_stderr() { 2 } else { 0 }
 }

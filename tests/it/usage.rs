@@ -19,6 +19,9 @@ fn bad_input_exits_2_with_one_sentence() {
         (&["run", "--param", "threads=1,2"], "no command given"),
         (&["run", "--param", "threads=1,2", "xz", "-T{threads}"], "after `--`"),
         (&["run", "--param", "threads", "1,2", "--", "true"], "--param threads=1,2"),
+        (&["run", "--thread", "1,2", "--", "true"], "run has no option --thread: "),
+        (&["run", "--threads=1,2", "--", "true"], "write --param NAME=1,2"),
+        (&["run", "--warmpu", "1", "--", "true"], "did you mean"),
         (
             &["run", "--evict", "/nonexistent/input", "--", "true"],
             "cannot evict '/nonexistent/input'",
