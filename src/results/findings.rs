@@ -266,6 +266,13 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
         w.without,
         at(w.at)
     );
+    // The list reads by severity and share of the loss, this line by gain: say why they differ.
+    if let Some((l, _)) = listed.filter(|(l, _)| !std::ptr::eq(*l, *f)) {
+        out.push_str(&format!(
+            ", more than the {} listed first (which explains more of the lost capacity)",
+            name(l)
+        ));
+    }
     for (f, w) in rest.iter().take(3) {
         out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
     }
@@ -359,6 +366,11 @@ mod tests {
         let clear = [close[0].clone(), finding(Kind::OnCpuInefficiency, Severity::Medium, 0.9)];
         let order = fix_order(&clear, &|c| format!("{c} threads")).unwrap();
         assert!(order.starts_with("fix the on-cpu-inefficiency first: +0.21×"), "{order}");
+        assert!(
+            order.contains(", more than the load-imbalance listed first (which explains more"),
+            "{order}"
+        );
+        assert!(!order.contains("listed first") || order.contains("on-cpu-inefficiency first"));
         assert_eq!(fix_order(&findings[1..2], &|c| format!("{c}")), None);
     }
 
