@@ -699,13 +699,7 @@ pub fn point(doc: &Results, index: usize, out: &mut Vec<Finding>) {
 pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let crowded = threads::of_point(p).and_then(|t| curve::crowded_window(&t, &l, cpus));
-    // What the machine's other load, the hypervisor and watching took is not the job's loss.
-    let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer]
-        .iter()
-        .filter_map(|c| l.item(c))
-        .map(|i| i.core_s)
-        .sum();
-    let own_gap = l.gap - held / (l.capacity * l.wall_s).max(1e-12);
+    let own_gap = own_gap(&l);
     match crowded {
         Some(f) => out.push(f),
         None if own_gap < MEDIUM => out.push(curve::busy_window(&l, own_gap)),
@@ -714,7 +708,21 @@ pub fn window(p: &PointResult, cpus: f64, out: &mut Vec<Finding>) {
     causes_of(p, At::Window, out);
 }
 
+/// The share of a point's capacity it lost, less what the machine's other load, the hypervisor
+/// and watching took: the job's own loss.
+fn own_gap(l: &ledger::Ledger) -> f64 {
+    let held: f64 = [Cause::OtherLoad, Cause::Stolen, Cause::Observer]
+        .iter()
+        .filter_map(|c| l.item(c))
+        .map(|i| i.core_s)
+        .sum();
+    l.gap - held / (l.capacity * l.wall_s).max(1e-12)
+}
+
 /// The causes of one point's idle capacity, judged against its own runs, `at` saying where.
+/// With no baseline to say what it should have done, only the job's own loss raises them: the
+/// lock probe without its lock, alone at 2 threads, lost 12% of its CPUs, 5 points of them to the
+/// sampler, whose start made one thread late and left a tail read as `[medium] load-imbalance`.
 fn causes_of(p: &PointResult, at: At, out: &mut Vec<Finding>) {
     let Some(l) = ledger::of(p, None) else { return };
     let t = threads::of_point(p);
@@ -724,7 +732,7 @@ fn causes_of(p: &PointResult, at: At, out: &mut Vec<Finding>) {
         at_count: None,
         series: "",
         gap: l.gap,
-        gated: l.gap >= MEDIUM,
+        gated: own_gap(&l) >= MEDIUM,
         baseline: None,
         waits: t.as_ref().map_or(&[][..], |t| t.waits.as_slice()),
         hot: t.as_ref().map_or(&[][..], |t| t.hot.as_slice()),
