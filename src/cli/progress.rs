@@ -324,4 +324,8 @@ impl Sink for Session<'_> {
     fn runs_recorded(&self, point: usize) -> usize {
         self.store.runs_recorded(point)
     }
+
+    fn lean(&self, point: usize) -> Option<f64> {
+        self.store.doc.points[point].runs.iter().find_map(|r| r.threads.as_ref()?.lean)
+    }
 }

@@ -36,6 +36,12 @@ pub trait Sink {
     fn folder(&self) -> Option<PathBuf>;
     /// Runs already stored for `point`, failed ones included (numbers the next run).
     fn runs_recorded(&self, point: usize) -> usize;
+    /// Whether the stored runs of `point` were watched lean, and after which share (see
+    /// [`crate::results::ThreadReport::lean`]): runs added to decide a verdict, or a resumed sweep,
+    /// go on lean without tracing the point again.
+    fn lean(&self, _point: usize) -> Option<f64> {
+        None
+    }
 }
 
 /// Progress and warnings during a sweep.
@@ -100,7 +106,7 @@ pub fn run(
         show_output,
         sched,
         set_up: vec![false; plan.len()],
-        lean: vec![None; plan.len()],
+        lean: (0..plan.len()).map(|p| sink.lean(p).filter(|_| !plan.trace_every_run)).collect(),
         warnings: Warnings::default(),
     };
     let mut current: Option<(usize, Point)> = None;
@@ -623,6 +629,7 @@ mod tests {
     struct Memory {
         runs: Vec<(usize, RunRecord)>,
         targets: Vec<(usize, u32)>,
+        lean: Option<f64>,
     }
 
     impl Sink for Memory {
@@ -645,6 +652,89 @@ mod tests {
         fn runs_recorded(&self, point: usize) -> usize {
             self.runs.iter().filter(|(p, _)| *p == point).count()
         }
+        fn lean(&self, point: usize) -> Option<f64> {
+            self.lean.filter(|_| point == 0)
+        }
+    }
+
+    /// Answers every run as sampled, traced when asked, its one CPU kept busy at `t=1` and half
+    /// idle at `t=2`; logs how each run was to be watched.
+    struct Watched {
+        log: Vec<(String, bool, f64)>,
+    }
+
+    impl Executor for Watched {
+        fn run(&mut self, spec: &Spec) -> Result<Outcome, child::SpawnError> {
+            let c = spec.sample.expect("sampled");
+            self.log.push((spec.argv.join(" "), c.trace, c.rate_hz));
+            let idle = if spec.argv[1] == "1" { 0.0 } else { 0.5 };
+            let capacity = crate::results::Capacity {
+                cpus: 1.0,
+                span_s: 1.0,
+                idle: vec![crate::results::IdleShare {
+                    kind: crate::results::IdleKind::NoWork,
+                    class: None,
+                    object: None,
+                    phase: crate::results::Phase::Steady,
+                    core_s: idle,
+                    threads: 0,
+                    carried_s: 0.0,
+                }],
+                ..Default::default()
+            };
+            let threads = crate::results::ThreadReport {
+                samples: 5,
+                capacity: Some(capacity),
+                tracer: c.trace.then(crate::results::TracerReport::default),
+                ..Default::default()
+            };
+            Ok(Outcome {
+                wall_s: 1.0,
+                exit_code: Some(0),
+                threads: Some(threads),
+                ..Default::default()
+            })
+        }
+    }
+
+    #[test]
+    fn a_point_whose_traced_run_kept_its_cpus_busy_is_watched_lean_after_it() {
+        let p = plan(|r| {
+            r.runs = Some(3);
+            r.sample_rate_hz = Some(100.0);
+        });
+        let mut exec = Watched { log: Vec::new() };
+        let mut sink = Memory::default();
+        let progress = vec![PointProgress::default(); p.len()];
+        run(&p, (progress, 0), &mut sink, &mut exec, false).unwrap();
+        let watched = |arg: &str| -> Vec<(bool, f64)> {
+            exec.log.iter().filter(|(a, ..)| a == arg).map(|(_, t, r)| (*t, *r)).collect()
+        };
+        assert_eq!(watched("prog 1"), [(true, 100.0), (false, 20.0), (false, 20.0)]);
+        assert_eq!(watched("prog 2"), [(true, 100.0); 3]);
+        let lean: Vec<Option<f64>> = sink
+            .runs
+            .iter()
+            .filter(|(p, _)| *p == 0)
+            .map(|(_, r)| r.threads.as_ref().unwrap().lean)
+            .collect();
+        assert_eq!(lean, [None, Some(1.0), Some(1.0)]);
+        // Runs added later (a verdict to decide, a resumed sweep) go on lean from the stored ones.
+        let mut exec = Watched { log: Vec::new() };
+        let mut sink = Memory { lean: Some(0.97), ..Memory::default() };
+        let progress = vec![PointProgress::default(); p.len()];
+        run(&p, (progress, 0), &mut sink, &mut exec, false).unwrap();
+        assert!(exec.log.iter().filter(|(a, ..)| a == "prog 1").all(|(_, t, _)| !t));
+        // And with --trace-every-run, every run is traced.
+        let every = plan(|r| {
+            r.runs = Some(3);
+            r.sample_rate_hz = Some(100.0);
+            r.trace_every_run = true;
+        });
+        let mut exec = Watched { log: Vec::new() };
+        let progress = vec![PointProgress::default(); every.len()];
+        run(&every, (progress, 0), &mut Memory::default(), &mut exec, false).unwrap();
+        assert!(exec.log.iter().all(|(_, t, _)| *t), "{:?}", exec.log);
     }
 
     fn plan(extra: impl FnOnce(&mut Request)) -> Plan {
