@@ -326,6 +326,6 @@ impl Sink for Session<'_> {
     }
 
     fn lean(&self, point: usize) -> Option<f64> {
-        self.store.doc.points[point].runs.iter().find_map(|r| r.threads.as_ref()?.lean)
+        self.store.doc.points[point].runs.iter().find_map(RunRecord::lean)
     }
 }

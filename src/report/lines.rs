@@ -1,7 +1,7 @@
 //! The lines under the table: the largest waits of every sampled point, the speed-up stacks, the
 //! points' warnings, and the job's read rate against the measured I/O ceiling.
 
-use crate::results::Results;
+use crate::results::{Results, RunRecord};
 
 /// The largest waits of every sampled point, and what the sampler could not see.
 pub fn waits(doc: &Results) -> Vec<String> {
@@ -116,14 +116,14 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
 }
 
 /// `watched lean after a traced run whose threads ran, or waited in the run queue, for 95% or more
-/// of its CPU capacity: threads=1 (99%, 2 of 3 runs lean), …`, the points whose later runs were watched without the
-/// tracer (see [`crate::results::ThreadReport::lean`]).
+/// of its CPU capacity: threads=1 (99%, 2 of 3 runs lean), …`, the points whose later runs were
+/// watched without the tracer (see [`crate::results::ThreadReport::lean`]).
 fn lean(doc: &Results) -> Vec<String> {
     let points: Vec<String> = doc
         .points
         .iter()
         .filter_map(|p| {
-            let lean: Vec<f64> = p.runs.iter().filter_map(|r| r.threads.as_ref()?.lean).collect();
+            let lean: Vec<f64> = p.runs.iter().filter_map(RunRecord::lean).collect();
             let first = *lean.first()?;
             Some(format!(
                 "{} ({:.0}%, {} of {} runs lean)",

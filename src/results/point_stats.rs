@@ -112,8 +112,8 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
         ));
     }
     // A point watched lean after its first run: that run alone carried the tracer's events.
-    let lean = |r: &&RunRecord| r.threads.as_ref().is_some_and(|t| t.lean.is_some());
-    let traced_alone = ok.len() >= 2 && !lean(&ok[0]) && ok[1..].iter().all(lean);
+    let traced_alone =
+        ok.len() >= 2 && ok[0].lean().is_none() && ok[1..].iter().all(|r| r.lean().is_some());
     if ok.len() >= 3 {
         let mut rest: Vec<f64> = ok[1..].iter().map(|r| r.wall_s).collect();
         rest.sort_by(f64::total_cmp);

@@ -110,6 +110,12 @@ impl RunRecord {
         s >= HELD_MIN_S && s >= HELD_SHARE * self.wall_s
     }
 
+    /// The share after which the run was watched lean, when it was (see
+    /// [`super::ThreadReport::lean`]).
+    pub fn lean(&self) -> Option<f64> {
+        self.threads.as_deref()?.lean
+    }
+
     /// Whether the run counts in the statistics: it succeeded and was not held stopped.
     pub fn counted(&self) -> bool {
         self.succeeded() && !self.held()

@@ -82,10 +82,11 @@ pub struct ThreadReport {
     /// is unreadable, and in results recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_cpu: Option<MachineCpu>,
-    /// Watched lean, without the event tracer and with the sampler at most
-    /// [`LEAN_RATE_HZ`]: the share of its CPU capacity an earlier, traced run of the point kept
-    /// busy or wanted (its threads ready in the run queue), at least [`LEAN_BUSY`]. The tracer explains idle CPUs and that run left almost none,
-    /// while on busy CPUs watching takes its time from the job (absent: watched in full).
+    /// Watched lean, without the event tracer and with the sampler at most [`LEAN_RATE_HZ`]: the
+    /// share of its CPU capacity an earlier, traced run of the point kept busy or wanted (its
+    /// threads ready in the run queue), at least [`LEAN_BUSY`]. The tracer explains idle CPUs and
+    /// that run left almost none, while on busy CPUs watching takes its time from the job
+    /// (absent: watched in full).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lean: Option<f64>,
     /// The tree's memory: peak and time-weighted mean PSS and RSS over all its processes (absent
