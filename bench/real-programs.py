@@ -426,7 +426,8 @@ def have(program):
         out = subprocess.run(["/usr/bin/python3", "-c", "import numpy; print(open('/proc/self/maps').read())"],
                              capture_output=True, text=True)
         return out.returncode == 0 and "openblas" in out.stdout.lower()
-    return shutil.which(program) is not None or os.access(program, os.X_OK)
+    # A path is taken as written; a bare name only from PATH (not a folder of that name here).
+    return shutil.which(program) is not None or ("/" in program and os.access(program, os.X_OK))
 
 
 def prepare(exe, d):
