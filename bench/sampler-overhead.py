@@ -11,23 +11,25 @@
    `--runs` runs (3, a default sweep's first pass) watched (sampler and tracer, the defaults) and
    one with --no-sample, alternated `--pairs` times; the ratio of the medians of the points' total
    wall times, unwatched / watched, with a 95% interval from the per-pair ratios (goal: >= 0.99 on
-   every program; the interval says whether a miss is real). What watching costs once a sweep
-   (reading a program's symbol and unwinding tables) is spread over the point's runs, as a sweep
-   spreads it over all of its runs; `--runs 1` charges it to a single run. `--watch-flags` gives
-   the watched side flags of its own (`--no-trace`, `--sample-rate 10`) to tell what costs.
+   every program; the interval says whether a miss is real). Each point has `--warmup` unrecorded
+   runs first (1, as a default sweep and bench/real-programs.py have): what watching costs once a
+   sweep (reading a program's symbol and unwinding tables) falls in it, as in a sweep; `--warmup 0`
+   charges it to the first measured run. `--watch-flags` gives the watched side flags of its own
+   (`--no-trace`, `--sample-rate 10`) to tell what costs.
 
 Usage: bench/sampler-overhead.py [--scalescope target/release/scalescope] [--pairs 5] [--seconds 3]
-       bench/sampler-overhead.py --corpus [--half tune|eval|all] [--only NAME] [--pairs 7] [--runs 3]
+       bench/sampler-overhead.py --corpus [--half tune|eval|all] [--only NAME] [--pairs 7] [--runs 3] [--warmup 1]
                                  [--watch-flags "--no-trace"]
 """
 import argparse, importlib.util, json, math, os, shutil, statistics, subprocess, sys, tempfile
 
 
-def run(exe, args, tmp, name, runs=1):
-    """The runs of a one-point sweep of `runs` runs; the first alone when `runs` is 1."""
+def run(exe, args, tmp, name, runs=1, warmup=0):
+    """The runs of a one-point sweep of `runs` runs after `warmup` unrecorded ones; the first alone
+    when `runs` is 1."""
     out = os.path.join(tmp, name)
     shutil.rmtree(out, ignore_errors=True)
-    subprocess.run([exe, "run", "-r", str(runs), "-w", "0", "-o", out] + args, check=True,
+    subprocess.run([exe, "run", "-r", str(runs), "-w", str(warmup), "-o", out] + args, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     got = json.load(open(os.path.join(out, "results.json")))["points"][0]["runs"]
     return got[0] if runs == 1 else got
@@ -103,7 +105,7 @@ def corpus(exe, a, tmp):
                 pair = {}
                 for watch in ((True, False) if i % 2 == 0 else (False, True)):
                     extra = a.watch_flags.split() if watch else ["--no-sample"]
-                    rs = run(exe, extra + opts + ["--"] + cmd, tmp, f"c{watch}", a.runs)
+                    rs = run(exe, extra + opts + ["--"] + cmd, tmp, f"c{watch}", a.runs, a.warmup)
                     rs = rs if isinstance(rs, list) else [rs]
                     if any(r.get("exit_code") != 0 for r in rs):
                         raise RuntimeError(f"exit code {[r.get('exit_code') for r in rs]}")
@@ -135,6 +137,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--runs", type=int, default=3, help="runs a point with --corpus")
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="unrecorded runs before them with --corpus (1, as in a default sweep)")
     ap.add_argument("--corpus", action="store_true", help="the real programs, watched against unwatched")
     ap.add_argument("--half", default="all", choices=["tune", "eval", "all"])
     ap.add_argument("--only", help="corpus cases whose name contains this")
