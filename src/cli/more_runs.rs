@@ -6,7 +6,7 @@
 //! (docs/analysis.md).
 
 use super::args::ViewArgs;
-use super::progress::Session;
+use super::progress::{Clock, Session};
 use super::view;
 use crate::diagnose::{self, Question};
 use crate::error::Error;
@@ -23,13 +23,14 @@ use std::time::Instant;
 const GROWTH: u32 = 4;
 
 /// Adds runs look by look while questions remain, the budget lasts and looks remain, and records
-/// what it did in the document's `sequential`. `first_pass_s` is the time the first pass took.
+/// what it did in the document's `sequential`. `first_pass_s` is the time the first pass took, and
+/// the progress lines go on from its `clock`.
 /// Returns how the last sweep of added runs ended (`Complete` when none ran); the outer error is
 /// the analysis's or the disk's.
 pub fn settle(
     store: &mut Store,
     view: &ViewArgs,
-    first_pass_s: f64,
+    (first_pass_s, clock): (f64, Clock),
     show_output: bool,
 ) -> Result<Result<Stop, ExecError>, Error> {
     let plan = store.doc.plan.clone();
@@ -125,7 +126,7 @@ pub fn settle(
         store.save()?;
         let first_round = store.doc.next_round();
         let started = Instant::now();
-        let mut session = Session::new(store, show_output);
+        let mut session = Session::new(store, show_output, Some(clock));
         let outcome = sweep::run(
             &plan,
             (progress, first_round),

@@ -33,9 +33,18 @@ pub struct Session<'a> {
     ticker: Option<(Sender<()>, JoinHandle<()>)>,
 }
 
+/// When a command began measuring, and the runs stored then: the sweeps of runs added to decide a
+/// verdict go on from it, so that their lines count the time from the start, and the time left is
+/// judged by the runs this command took (a resumed sweep's earlier runs took no time of it).
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    started: Instant,
+    runs: u64,
+}
+
 /// Runs done and to do, kept up to date run by run (the sweep may have a million points).
 struct Count {
-    started: Instant,
+    clock: Clock,
     points: usize,
     points_done: usize,
     runs_done: u64,
@@ -60,8 +69,10 @@ impl Count {
 
     /// The time left, once a point is done (or, interleaved, ten runs are).
     fn time_left(&self) -> Option<Duration> {
-        let ready = self.points_done > 0 || (self.interleaved && self.runs_done >= 10);
-        let per_run = self.started.elapsed().as_secs_f64() / self.runs_done.max(1) as f64;
+        let ready = self.points_done > 0
+            || (self.interleaved && self.runs_done.saturating_sub(self.clock.runs) >= 10);
+        let taken = self.runs_done.saturating_sub(self.clock.runs);
+        let per_run = self.clock.started.elapsed().as_secs_f64() / taken.max(1) as f64;
         ready.then(|| Duration::from_secs_f64(per_run * self.left() as f64))
     }
 
@@ -72,7 +83,7 @@ impl Count {
             self.points_done,
             self.points,
             self.runs_done,
-            clock(self.started.elapsed())
+            clock(self.clock.started.elapsed())
         )
     }
 }
@@ -87,8 +98,8 @@ struct Log {
 
 impl<'a> Session<'a> {
     /// A session over a store: a bar on a terminal (none while output is passed through), lines
-    /// otherwise.
-    pub fn new(store: &'a mut Store, show_output: bool) -> Session<'a> {
+    /// otherwise; its clock goes on from `since` (the first pass's, for runs added after it).
+    pub fn new(store: &'a mut Store, show_output: bool, since: Option<Clock>) -> Session<'a> {
         let terminal = std::io::stderr().is_terminal();
         let bar = if terminal && !show_output {
             ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
@@ -102,7 +113,7 @@ impl<'a> Session<'a> {
         let doc = &store.doc;
         let min = doc.plan.runs.min;
         let count = Count {
-            started: Instant::now(),
+            clock: since.unwrap_or(Clock { started: Instant::now(), runs: doc.run_count() as u64 }),
             points: doc.points.len(),
             points_done: doc
                 .points
@@ -127,6 +138,11 @@ impl<'a> Session<'a> {
         s.bar.set_length(s.count.runs_done + s.count.left());
         s.bar.set_position(s.count.runs_done);
         s
+    }
+
+    /// The clock its lines count from, for the sweeps of runs added after it.
+    pub fn clock(&self) -> Clock {
+        self.count.clock
     }
 
     /// Removes the bar, and writes the line of the last points finished.
@@ -327,5 +343,29 @@ impl Sink for Session<'_> {
 
     fn lean(&self, point: usize) -> Option<f64> {
         self.store.doc.points[point].runs.iter().find_map(RunRecord::lean)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_is_judged_by_the_runs_this_command_took() {
+        // 20 runs stored before (a resumed sweep, or the first pass before added runs); 10 more
+        // taken in the 10 s since the clock started: 6 runs left take about 6 s, not 2.
+        let count = Count {
+            clock: Clock { started: Instant::now() - Duration::from_secs(10), runs: 20 },
+            points: 3,
+            points_done: 1,
+            runs_done: 30,
+            planned: 36,
+            known: 3,
+            min_runs: 3,
+            interleaved: true,
+        };
+        let left = count.time_left().unwrap().as_secs_f64();
+        assert!((5.9..6.5).contains(&left), "{left}");
+        assert!(count.status().contains("0:10 elapsed"), "{}", count.status());
     }
 }

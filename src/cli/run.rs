@@ -42,7 +42,7 @@ pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
     let first_round = store.doc.next_round();
     let walls_before: f64 = store.doc.points.iter().flat_map(|p| &p.runs).map(|r| r.wall_s).sum();
     let started = Instant::now();
-    let mut session = Session::new(&mut store, args.show_output);
+    let mut session = Session::new(&mut store, args.show_output, None);
     let outcome = sweep::run(
         &plan,
         (progress, first_round),
@@ -51,11 +51,12 @@ pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
         args.show_output,
     );
     session.finish();
+    let clock = session.clock();
     // The first pass's time: this call's, and that of the runs a resumed sweep took before.
     let first_pass_s = started.elapsed().as_secs_f64() + walls_before;
     let outcome = match outcome {
         Ok(Stop::Complete) if every_run_failed(&store.doc).is_none() => {
-            more_runs::settle(&mut store, &args.view, first_pass_s, args.show_output)?
+            more_runs::settle(&mut store, &args.view, (first_pass_s, clock), args.show_output)?
         }
         other => other,
     };
