@@ -357,9 +357,12 @@ pub fn lock(
         (None, None) => first.to_string(),
     };
     let (at_, phase) = (c.at_(), c.span());
+    // Waiters of which several run at once contend for the lock rather than take turns: the
+    // summary says what the turn-taking line below it says.
+    let how = if serialised { "are serialised on" } else { "contend for" };
     let summary = if dearer {
         format!(
-            "{at_}threads are serialised on one lock, and handing it over costs more CPU than the idle time it leaves{phase}: {what}"
+            "{at_}threads {how} one lock, and handing it over costs more CPU than the idle time it leaves{phase}: {what}"
         )
     } else if serialised {
         format!("{at_}threads are serialised on one lock while CPUs are idle{phase}: {what}")
@@ -539,9 +542,17 @@ pub fn runtime_spin(c: &Context, l: &Ledger, names: &[String], code: f64) -> Wor
 /// time's ratio to the baseline's (95% interval) and the fastest runs' ratio.
 pub fn extra_user(c: &Context, l: &Ledger, noise: Option<([f64; 2], f64)>) -> Words {
     let mut evidence = vec![c.cpu_line(l)];
-    evidence.extend(noise.map(|([lo, hi], fastest)| format!(
-        "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval) and {fastest:.2}× in the fastest runs, so this may be the machine, not the program"
-    )));
+    // The extra is within the noise when the interval reaches 1, or when only the slower runs
+    // cost more (the fastest runs alike): each is said as what it is.
+    evidence.extend(noise.map(|([lo, hi], fastest)| if lo <= 1.0 {
+        format!(
+            "within the runs' noise: the CPU time per unit of work is {lo:.2}–{hi:.2}× the baseline's (95% interval) and {fastest:.2}× in the fastest runs, so this may be the machine, not the program"
+        )
+    } else {
+        format!(
+            "the fastest runs cost about the same ({fastest:.2}× the baseline's CPU time per unit of work), though on average it is {lo:.2}–{hi:.2}× (95% interval): slower runs, not a dearer program, may make the extra, so this may be the machine"
+        )
+    }));
     Words {
         summary: format!(
             "{}busy CPUs each do less work: the same work takes {} more CPU time than at {}",
@@ -712,5 +723,46 @@ mod tests {
         assert!(!window.advice.contains("runs") && window.advice.contains("attach again"));
         let point = load(&c(At::Run), NoiseSource::OtherProcesses, 0.3, true);
         assert!(point.advice.contains("more runs (-r)"), "{}", point.advice);
+    }
+
+    #[test]
+    fn a_summary_says_what_its_evidence_says() {
+        let c = Context {
+            at: At::Count(2.0, "threads"),
+            baseline: Some(1.0),
+            objects: vec!["lock!m+0x0".into()],
+            idle: Idle { core_s: 0.3, threads: 2, span: None, carried_s: 0.0 },
+        };
+        let l = Ledger { capacity: 2.0, lost_s: 0.7, cpu_s: 1.4, ..Ledger::default() };
+        // Waiters of which more than one runs at times contend; they are not serialised.
+        let contended = Turns::Among { running: 0.71, peak: 1.4, serialised: false };
+        let w = lock(&c, None, Some(contended), &[], false, true);
+        assert!(
+            w.summary.contains("threads contend for one lock, and handing it over"),
+            "{}",
+            w.summary
+        );
+        assert!(w.evidence.iter().any(|e| e.contains("(contended, not serialised)")));
+        let w = lock(&c, None, None, &[], true, true);
+        assert!(
+            w.summary.contains("threads are serialised on one lock, and handing"),
+            "{}",
+            w.summary
+        );
+        // An interval that reaches 1 is the runs' noise; one above 1 with the fastest runs alike
+        // is said as that.
+        let reaching = extra_user(&c, &l, Some(([0.95, 1.12], 1.02)));
+        assert!(reaching.evidence.iter().any(|e| e.starts_with("within the runs' noise: ")));
+        let above = extra_user(&c, &l, Some(([1.03, 1.12], 1.02)));
+        assert!(
+            above
+                .evidence
+                .iter()
+                .any(|e| e.starts_with("the fastest runs cost about the same (1.02×")
+                    && e.contains("on average it is 1.03–1.12×")),
+            "{:?}",
+            above.evidence
+        );
+        assert!(!above.evidence.iter().any(|e| e.contains("within the runs' noise")));
     }
 }
