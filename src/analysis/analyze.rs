@@ -73,8 +73,11 @@ pub fn analyze(obs: &Observations, opts: &Options) -> Result<Analysis, AnalysisE
         let mut warnings = Vec::new();
         let single = s.points.iter().filter(|p| p.values.len() == 1).count();
         if single > 0 && s.points.iter().any(|p| p.values.len() > 1) {
-            warnings
-                .push(format!("{single} points have a single run: no interval for their speed-up"));
+            warnings.push(if single == 1 {
+                "1 point has a single run: no interval for its speed-up".into()
+            } else {
+                format!("{single} points have a single run: no interval for their speed-up")
+            });
         }
         if s.points.len() == 1 {
             warnings.push("one point: there is nothing to fit; measure at several counts".into());

@@ -63,16 +63,35 @@ fn object_name(o: &str) -> String {
 
 /// Warnings of every point, as `label: warning` lines.
 pub fn notes(doc: &Results) -> Vec<String> {
-    let mut out: Vec<String> = doc
-        .points
-        .iter()
-        .flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label())))
-        .collect();
+    let mut out: Vec<String> = stopped(doc).into_iter().collect();
+    out.extend(
+        doc.points
+            .iter()
+            .flat_map(|p| p.warnings().into_iter().map(move |w| format!("{}: {w}", p.label()))),
+    );
     out.extend(added(doc));
     out.extend(lean(doc));
     out.extend(doc.points.iter().filter_map(memory_gap));
     out.extend(doc.points.iter().filter_map(memory_missed));
     out
+}
+
+/// `the sweep stopped before its runs were done (3 of 8 runs): …`, for a sweep interrupted or
+/// stopped by a failure with runs still to take: its figures and findings stand on fewer runs
+/// than planned, and the next ones may change them.
+fn stopped(doc: &Results) -> Option<String> {
+    use crate::results::Status;
+    if !matches!(doc.status, Status::Interrupted | Status::Failed) {
+        return None;
+    }
+    let taken = doc.run_count();
+    let planned: usize =
+        doc.points.iter().map(|p| p.runs.len().max(p.target_runs.unwrap_or(0) as usize)).sum();
+    (taken < planned).then(|| {
+        format!(
+            "the sweep stopped before its runs were done ({taken} of {planned} runs): its figures and findings are provisional, and the rest of the runs may change them (run --resume takes them)"
+        )
+    })
 }
 
 /// `threads=4: the tree's resident memory reached 313 MiB between memory readings (run 2; 4 of 4

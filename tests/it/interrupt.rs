@@ -65,6 +65,10 @@ fn interrupt_then_resume(signal: i32, expected_code: i32) {
     for r in doc.points.iter().flat_map(|p| &p.runs) {
         assert_eq!(r.exit_code, Some(0), "the interrupted run must not be recorded");
     }
+    // Its findings stand on fewer runs than planned: the notes say so until the sweep completes.
+    let stopped = format!("the sweep stopped before its runs were done ({kept} of 9 runs)");
+    let shown = scalescope(d.path(), &["show", dir.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains(&stopped), "{}", stderr(&shown));
 
     let o = scalescope(d.path(), &["run", "--resume", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -75,6 +79,8 @@ fn interrupt_then_resume(signal: i32, expected_code: i32) {
     );
     let doc = results(&dir);
     assert_eq!(doc.status, Status::Complete);
+    let shown = scalescope(d.path(), &["show", dir.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&shown.stdout).contains("the sweep stopped"));
     for (i, p) in doc.points.iter().enumerate() {
         let idx: Vec<u32> = p.runs.iter().map(|r| r.index).collect();
         assert_eq!(idx, [0, 1, 2], "point {i}");
