@@ -895,8 +895,12 @@ fn words(
         Role::Sync(known) => wording::sync(c, *known),
         Role::Input => wording::input(c, &waiting_programs(d, scope)),
         Role::Sleep => wording::sleep(c, &waiting_programs(d, scope)),
-        Role::Io | Role::Output => {
-            wording::io(c, writes_block(d, scope.waits), &(scope.shares)(Class::Io, None))
+        // Output blocks on the reader of a pipe or socket; a file's writes wait for the storage.
+        Role::Output => {
+            wording::io(c, (writes_block(d, scope.waits), false), &(scope.shares)(Class::Io, None))
+        }
+        Role::Io => {
+            wording::io(c, (false, writes(d, scope.waits)), &(scope.shares)(Class::Io, None))
         }
         Role::Kernel => {
             let kernel: Vec<f64> = d
@@ -942,16 +946,30 @@ fn turns(a: &Around, one_at_a_time: bool) -> Turns<'_> {
 }
 
 /// Whether the first three waits of an I/O draft all block in a write-like system call: output
-/// blocked on its reader. An anonymous object shown by where it is taken reads as that place.
+/// blocked on its reader.
 fn writes_block(d: &Draft, waits: &[Wait]) -> bool {
-    let objects = d.items.iter().filter_map(|i| match &i.cause {
-        Cause::Wait { object, .. } => Some(object.as_str()),
-        _ => None,
-    });
-    objects.take(3).all(|o| match taken_at(o, waits) {
-        Some(at) if anonymous(o) => is_output(at),
-        _ => is_output(o),
-    })
+    first_writes(d, waits).all(|w| w)
+}
+
+/// Whether any of the first three waits of an I/O draft is a write-like system call.
+fn writes(d: &Draft, waits: &[Wait]) -> bool {
+    first_writes(d, waits).any(|w| w)
+}
+
+/// For each of the first three waits of an I/O draft, whether it is a write-like system call. An
+/// anonymous object shown by where it is taken reads as that place.
+fn first_writes<'a>(d: &'a Draft, waits: &'a [Wait]) -> impl Iterator<Item = bool> + 'a {
+    d.items
+        .iter()
+        .filter_map(|i| match &i.cause {
+            Cause::Wait { object, .. } => Some(object.as_str()),
+            _ => None,
+        })
+        .take(3)
+        .map(|o| match taken_at(o, waits) {
+            Some(at) if anonymous(o) => is_output(at),
+            _ => is_output(o),
+        })
 }
 
 /// Whether fixing a draft's cause is a change to the program that the what-if can price: not the
