@@ -69,9 +69,8 @@ impl Count {
 
     /// The time left, once a point is done (or, interleaved, ten runs are).
     fn time_left(&self) -> Option<Duration> {
-        let ready = self.points_done > 0
-            || (self.interleaved && self.runs_done.saturating_sub(self.clock.runs) >= 10);
         let taken = self.runs_done.saturating_sub(self.clock.runs);
+        let ready = self.points_done > 0 || (self.interleaved && taken >= 10);
         let per_run = self.clock.started.elapsed().as_secs_f64() / taken.max(1) as f64;
         ready.then(|| Duration::from_secs_f64(per_run * self.left() as f64))
     }

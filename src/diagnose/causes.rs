@@ -7,7 +7,7 @@
 use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
 use super::whatif::{self, Measured};
-use super::wording::{self, At, Context, Idle, Span, Turns, Words};
+use super::wording::{self, At, Context, Idle, IoWait, Span, Turns, Words};
 use super::{Finding, Kind, NoiseSource, Severity};
 use crate::results::findings::WhatIf;
 use crate::results::{Around, Class, Feeder, Hot, Phase, Wait};
@@ -896,11 +896,13 @@ fn words(
         Role::Input => wording::input(c, &waiting_programs(d, scope)),
         Role::Sleep => wording::sleep(c, &waiting_programs(d, scope)),
         // Output blocks on the reader of a pipe or socket; a file's writes wait for the storage.
-        Role::Output => {
-            wording::io(c, (writes_block(d, scope.waits), false), &(scope.shares)(Class::Io, None))
-        }
-        Role::Io => {
-            wording::io(c, (false, writes(d, scope.waits)), &(scope.shares)(Class::Io, None))
+        Role::Io | Role::Output => {
+            let wait = match d.role {
+                Role::Output if writes_block(d, scope.waits) => IoWait::Output,
+                Role::Io if writes(d, scope.waits) => IoWait::Writes,
+                _ => IoWait::Reads,
+            };
+            wording::io(c, wait, &(scope.shares)(Class::Io, None))
         }
         Role::Kernel => {
             let kernel: Vec<f64> = d

@@ -464,21 +464,31 @@ pub fn sleep(c: &Context, programs: &str) -> Words {
     }
 }
 
-/// Threads waiting for I/O, or on output that blocks on its reader (`output`); `writes` when the
-/// storage's waits include writes (the advice is then a writer's); `shares` the I/O waits' share
+/// What an I/O finding's threads wait on, for its words.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IoWait {
+    /// Output blocked on the reader of a pipe or socket.
+    Output,
+    /// Storage, with writes among the waits.
+    Writes,
+    /// Storage, reads or anything else.
+    Reads,
+}
+
+/// Threads waiting for I/O, or on output that blocks on its reader; `shares` the I/O waits' share
 /// of thread time by count.
-pub fn io(c: &Context, (output, writes): (bool, bool), shares: &[(f64, f64)]) -> Words {
+pub fn io(c: &Context, wait: IoWait, shares: &[(f64, f64)]) -> Words {
     let mut evidence = vec![c.idle_line()];
     evidence.extend(c.shares(shares).map(|s| format!("I/O waits, share of thread time: {s}")));
     let (at_, objects) = (c.at_(), c.list(", "));
     Words {
-        summary: if output {
+        summary: if wait == IoWait::Output {
             format!("{at_}writes block ({objects}) while CPUs are idle: the reader on the other side is slower")
         } else {
             format!("{at_}threads wait for I/O while CPUs are idle: {objects}")
         },
         evidence,
-        advice: if writes && !output {
+        advice: if wait == IoWait::Writes {
             "more threads will not help past the storage's speed: write larger blocks, sync less often (a sync per write, O_DSYNC) where durability allows, overlap the writes with work, or write to faster storage"
         } else {
             "more threads will not help past the storage's speed: measure what the files can deliver (--ceiling), read larger blocks, overlap I/O with work, or warm the cache"
@@ -771,15 +781,15 @@ mod tests {
         );
         assert!(!above.evidence.iter().any(|e| e.contains("within the runs' noise")));
         // Writes to storage get a writer's advice; reads and output blocked on a reader do not.
-        let writes = io(&c, (false, true), &[]);
+        let writes = io(&c, IoWait::Writes, &[]);
         assert!(
             writes.advice.contains("write larger blocks, sync less often"),
             "{}",
             writes.advice
         );
         assert!(writes.summary.contains("threads wait for I/O"), "{}", writes.summary);
-        assert!(io(&c, (false, false), &[]).advice.contains("read larger blocks"));
-        let output = io(&c, (true, false), &[]);
+        assert!(io(&c, IoWait::Reads, &[]).advice.contains("read larger blocks"));
+        let output = io(&c, IoWait::Output, &[]);
         assert!(output.summary.contains("the reader on the other side is slower"));
     }
 }
