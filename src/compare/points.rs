@@ -6,7 +6,7 @@ use super::{Options, Set};
 use crate::analysis::SINGLE_VALUE_THRESHOLD;
 use crate::results::PointResult;
 use crate::results::analysis::JudgedBy;
-use crate::stats::{Summary, ratio_interval, welch_p};
+use crate::stats::{Summary, median, ratio_interval, welch_p};
 use serde::Serialize;
 
 /// The verdict on one point against the reference.
@@ -175,6 +175,10 @@ pub struct Change {
     pub ci95: Option<[f64; 2]>,
     /// Welch's test p-value.
     pub p: Option<f64>,
+    /// Ratio of the sets' median runs (this set / reference): a mean moved by a few slow runs on
+    /// one side (a slow spell of the host) leaves it where it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_ratio: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
     /// Ratio of mean wall time (this set / reference).
@@ -208,23 +212,48 @@ fn ratio(a: Option<&[f64]>, b: Option<&[f64]>) -> Option<f64> {
     (a != 0.0).then(|| b / a)
 }
 
+/// The ratio of `b`'s median to `a`'s, with at least three values on each side (fewer have no
+/// typical run apart from their mean).
+fn median_ratio(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() < 3 || b.len() < 3 {
+        return None;
+    }
+    let (ma, mb) = (median(a)?, median(b)?);
+    (ma != 0.0).then(|| mb / ma)
+}
+
+/// Whether a change's mean moved significantly while its typical run did not: the verdict was
+/// withheld for that (see [`judge`]).
+pub fn moved_by_a_few_runs(c: &Change, noise: f64) -> bool {
+    c.verdict == Verdict::NotSignificant
+        && c.p.is_some_and(|p| p < 0.05)
+        && (c.ratio - 1.0).abs() >= noise
+        && c.ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0)
+        && c.median_ratio.is_some()
+}
+
 /// The change of `b` against `a` in `figure`; `None` when either lacks it.
 fn judge(a: &Values, b: &Values, figure: Figure, noise: f64) -> Option<Change> {
     let (va, vb) = (a.of(figure)?, b.of(figure)?);
     let r = ratio(Some(va), Some(vb)).unwrap_or(f64::NAN);
     let faster = |r: f64| (r > 1.0) == (figure == Figure::Throughput);
     let single = va.len() == 1 && vb.len() == 1;
-    let (verdict, decided_by, ci95, p) = if single {
+    let (verdict, decided_by, ci95, p, median_ratio) = if single {
         let threshold = noise.max(SINGLE_VALUE_THRESHOLD);
         let v = match r {
             _ if (r - 1.0).abs() <= threshold => Verdict::NoChange,
             _ if faster(r) => Verdict::Faster,
             _ => Verdict::Slower,
         };
-        (v, JudgedBy::Threshold, None, None)
+        (v, JudgedBy::Threshold, None, None, None)
     } else {
         let p = welch_p(va, vb);
         let ci95 = ratio_interval(va, vb, 0x5EED);
+        let typical = median_ratio(va, vb);
+        // The typical run moved as the mean did, beyond the noise: otherwise a few slow runs on one
+        // side moved the mean, and that is the host's doing, not a change of the program.
+        let typical_moved =
+            |r: f64| typical.is_none_or(|m| (m - 1.0).abs() >= noise && (m > 1.0) == (r > 1.0));
         let v = match p {
             _ if va.len() < 2 || vb.len() < 2 => Verdict::TooFewRuns,
             _ if (r - 1.0).abs() < noise
@@ -232,12 +261,20 @@ fn judge(a: &Values, b: &Values, figure: Figure, noise: f64) -> Option<Change> {
             {
                 Verdict::NoChange
             }
-            Some(p) if p < 0.05 && ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0) => {
-                if faster(r) { Verdict::Faster } else { Verdict::Slower }
+            Some(p)
+                if p < 0.05
+                    && ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0)
+                    && typical_moved(r) =>
+            {
+                if faster(r) {
+                    Verdict::Faster
+                } else {
+                    Verdict::Slower
+                }
             }
             _ => Verdict::NotSignificant,
         };
-        (v, JudgedBy::Runs, ci95, p)
+        (v, JudgedBy::Runs, ci95, p, typical)
     };
     Some(Change {
         judged_by: figure,
@@ -245,6 +282,7 @@ fn judge(a: &Values, b: &Values, figure: Figure, noise: f64) -> Option<Change> {
         ratio: r,
         ci95,
         p,
+        median_ratio,
         verdict,
         time_ratio: ratio(a.time.as_deref(), b.time.as_deref()),
         cpu_ratio: ratio(a.cpu.as_deref(), b.cpu.as_deref()),
@@ -433,6 +471,25 @@ mod tests {
         let mut tb = values(&[1.0; 4]);
         tb.throughput = Some(vec![120.0, 121.0, 119.0, 120.5]);
         assert_eq!(verdict(&ta, &tb, Figure::Throughput), Verdict::Faster);
+    }
+
+    #[test]
+    fn a_mean_moved_by_a_few_slow_runs_on_one_side_is_not_a_change() {
+        // Unchanged program: 6 runs at its pace, 4 in a slow spell of the host (+30%).
+        let spell = values(&[1.30, 1.00, 1.31, 1.02, 1.29, 1.01, 1.03, 1.30, 1.02, 1.01]);
+        let calm = values(&[1.01, 1.00, 1.02, 1.01, 0.99, 1.00, 1.02, 1.01, 1.00, 1.01]);
+        let c = judge(&spell, &calm, Figure::Time, 0.02).unwrap();
+        assert!(c.p.unwrap() < 0.05 && c.ratio < 0.95, "{c:?}: the mean moved, significantly");
+        assert_eq!(c.verdict, Verdict::NotSignificant, "{c:?}");
+        assert!(moved_by_a_few_runs(&c, 0.02));
+        let line = super::super::why::a_few_runs_line(&c, "B");
+        assert!(line.contains("a few of the reference's runs were slower"), "{line}");
+        // The whole distribution moved: a change, whatever a slow run does.
+        let moved = values(&[0.90, 0.91, 0.89, 0.90, 1.20, 0.90, 0.91, 0.89, 0.90, 0.90]);
+        assert_eq!(verdict(&calm, &moved, Figure::Time), Verdict::Faster);
+        let slowed = values(&[1.30, 1.31, 1.29, 1.30, 1.32, 1.30, 1.31, 1.29, 1.30, 1.02]);
+        assert_eq!(verdict(&calm, &slowed, Figure::Time), Verdict::Slower);
+        assert!(!moved_by_a_few_runs(&judge(&calm, &slowed, Figure::Time, 0.02).unwrap(), 0.02));
     }
 
     #[test]

@@ -216,7 +216,7 @@ pub fn header(c: &Comparison) -> Vec<String> {
     };
     if decided(JudgedBy::Runs) {
         lines.push(format!(
-            "verdicts need Welch's p < 0.05 and a change beyond ±{:.0}% noise; ratios are means over runs with bootstrap intervals",
+            "verdicts need Welch's p < 0.05 and a change beyond ±{:.0}% noise of both the mean and the median run; ratios are means over runs with bootstrap intervals",
             100.0 * c.noise
         ));
     }

@@ -1,7 +1,7 @@
 //! The "why" of a comparison: fitted models side by side, and how the sampler's breakdown of
 //! thread time changed at each point that got faster or slower.
 
-use super::points::{Change, Figure, PointRow, Verdict};
+use super::points::{Change, Figure, PointRow, Verdict, moved_by_a_few_runs};
 use super::{Options, Set};
 use crate::analysis::threads;
 use crate::diagnose::evidence::class_share;
@@ -62,6 +62,15 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
     for row in rows {
         for (i, cell) in row.cells.iter().enumerate() {
             let Some(change) = cell.as_ref().and_then(|c| c.change.as_ref()) else { continue };
+            let who = if sets.len() > 2 { format!("{} ", sets[i].label) } else { String::new() };
+            if moved_by_a_few_runs(change, o.noise) {
+                out.push(format!(
+                    "{who}{}: {}",
+                    row.label,
+                    a_few_runs_line(change, &sets[i].label)
+                ));
+                continue;
+            }
             if !matches!(change.verdict, Verdict::Faster | Verdict::Slower) {
                 continue;
             }
@@ -107,7 +116,6 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
             if said.is_empty() {
                 continue;
             }
-            let who = if sets.len() > 2 { format!("{} ", sets[i].label) } else { String::new() };
             out.push(format!(
                 "{who}{} is {} ({}): {}",
                 row.label,
@@ -118,6 +126,23 @@ pub fn breakdowns(sets: &[Set], rows: &[PointRow], o: &Options) -> Vec<String> {
         }
     }
     out
+}
+
+/// Why a significant change of the mean is not a verdict: `the mean moved +11% time (p = 0.019)
+/// but the median run +3% time: a few of the reference's runs were slower than the rest …`.
+pub(super) fn a_few_runs_line(c: &Change, label: &str) -> String {
+    let m = c.median_ratio.unwrap_or(c.ratio);
+    let what = c.judged_by.name();
+    // Time grows with a slow run, throughput falls: the side whose mean moved past its median
+    // holds the slow runs.
+    let past = if c.judged_by == Figure::Time { c.ratio > m } else { c.ratio < m };
+    let side = if past { format!("{label}'s runs") } else { "the reference's runs".to_string() };
+    format!(
+        "not significant: the mean moved {} (p = {:.3}) but the median run {}: a few of {side} were slower than the rest (a slow spell of the host, or another load), not a change of the program → measure both again",
+        pct_change(c.ratio, what),
+        c.p.unwrap_or(f64::NAN),
+        pct_change(m, what),
+    )
 }
 
 /// The machine's pace moved by this share between the sets' runs before it is said.
@@ -212,6 +237,7 @@ mod tests {
             ratio,
             ci95: Some(ci95),
             p: Some(0.001),
+            median_ratio: Some(ratio),
             verdict,
             time_ratio: Some(ratio),
             cpu_ratio: None,
