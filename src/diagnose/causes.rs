@@ -59,6 +59,16 @@ fn peer(f: &Feeder) -> bool {
     f.waits_for_work.unwrap_or(0.0) >= PEER || same_work
 }
 
+/// Whether the thread that ran while workers waited takes turns with them: the job's threads ran
+/// one at a time (the caller checks), and it runs their code. Waits during which a thread doing
+/// the same work runs all the time, and never two at once, are turns on a lock whatever the
+/// primitive; a runtime that keeps the holder on one thread (Go hands a `sync.Mutex` to the next
+/// goroutine on the same M, and the other M parks in its scheduler) makes the turns uneven, so
+/// their pace is no test here.
+fn taking_turns(f: &Feeder) -> bool {
+    f.running >= FEEDS && f.same_code.is_some_and(|c| c >= SAME_CODE)
+}
+
 /// Extra CPU is a lock's cost when this share of the on-CPU samples lands in lock code.
 const LOCK_CODE: f64 = 0.10;
 /// Other processes explaining this share of a real loss make the machine's load the finding
@@ -295,7 +305,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
-        Class::WaitForWork if known.is_some() => {
+        Class::WaitForWork if known.is_some_and(|k| !known::parks_idle_threads(k)) => {
             Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(known)))
         }
         Class::WaitForWork | Class::Ipc if in_tail && !is_output(object) => {
@@ -306,7 +316,14 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
         }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
-            match a.feeder.clone().filter(|f| f.running >= FEEDS && !peer(f)) {
+            // A scheduling runtime's idle thread runs no work of its own to be fed: while another
+            // thread runs all the time, and never two at once, its tasks take turns.
+            let idle_runtime = known.is_some_and(known::parks_idle_threads);
+            let turns = scope.one_at_a_time
+                && a.feeder
+                    .as_ref()
+                    .is_some_and(|f| taking_turns(f) || (idle_runtime && f.running >= FEEDS));
+            match a.feeder.clone().filter(|f| f.running >= FEEDS && !peer(f) && !turns) {
                 // By name: its thread id differs in every run of the point.
                 Some(f) => Some((Kind::WaitForWork, Key::Feeder(f.name.clone()), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
@@ -1312,6 +1329,52 @@ mod tests {
         assert!(out[0].evidence.iter().any(|e| e.contains("run one at a time")), "{out:?}");
         // Two of the job's threads on the CPUs at once: not turns on a lock.
         assert_eq!(kinds(false).0, [Kind::WaitForWork]);
+    }
+
+    #[test]
+    fn a_runtime_that_keeps_the_lock_holder_on_one_thread_takes_uneven_turns_on_a_lock() {
+        // Go goroutines under one sync.Mutex (GOMAXPROCS=2, as measured): the M that runs the
+        // holder runs the work 80-94% of its time and rarely waits for work (17%); the other M,
+        // its peer by code, parks in the scheduler meanwhile and runs less (44%).
+        let m = |busy| Feeder {
+            name: "golock".into(),
+            tid: Some(9460),
+            running: 0.99,
+            busy,
+            waits_for_work: Some(0.17),
+            same_code: Some(0.92),
+            waiters_busy: Some(0.44),
+            ..Default::default()
+        };
+        let kinds = |busy: f64, one_at_a_time: bool| {
+            let around =
+                Around { others_running: 1.0, feeder: Some(m(busy)), ..Default::default() };
+            let waits = vec![Wait {
+                class: Some(Class::WaitForWork),
+                name: "golock!runtime.m0+0x148".into(),
+                around: Some(around),
+                taken_at: Some("runtime.futex ← runtime.notesleep ← runtime.stopm".into()),
+                ..Default::default()
+            }];
+            let shares = |_: Class, _: Option<&Pick>| Vec::new();
+            let mut l = Ledger {
+                lost_s: 0.6,
+                gap: 0.5,
+                items: vec![waiting(0.55, 0.0)],
+                ..ledger(1.0, 1.0)
+            };
+            l.items[0].cause =
+                Cause::Wait { class: Class::WaitForWork, object: "golock!runtime.m0+0x148".into() };
+            let scope = Scope { one_at_a_time, ..starved_scope(&waits, &shares) };
+            let mut out = Vec::new();
+            findings(&scope, &l, &mut out);
+            out.iter().map(|f| f.kind).collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(0.80, true), [Kind::LockContention]);
+        // In another run that M was busy 94% of its time: the same turns.
+        assert_eq!(kinds(0.94, true), [Kind::LockContention]);
+        // Two threads on the CPUs at once: a busier thread running their loop feeds them.
+        assert_eq!(kinds(0.94, false), [Kind::WaitForWork]);
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub enum Id {
     MainArena,
     /// An OpenMP barrier.
     OmpBarrier,
+    /// Go's scheduler parking a thread (an M) it has no runnable goroutine for.
+    GoIdleM,
 }
 
 /// A well-known object.
@@ -57,7 +59,22 @@ const TABLE: &[(&str, Known)] = &[
             advice: "balance the loop: schedule(dynamic) or schedule(guided) for uneven iterations, smaller chunks, or nowait where the barrier is not needed",
         },
     ),
+    (
+        "runtime.stopm",
+        Known {
+            id: Id::GoIdleM,
+            what: "the Go scheduler had no runnable goroutine for the parked threads (runtime.stopm): the goroutines ran one at a time, each waiting for another (a sync.Mutex, a channel)",
+            lock: false,
+            advice: "see what the goroutines block on (runtime/pprof's mutex and block profiles, go tool trace); hold a sync.Mutex around less work, shard the state, or give each goroutine its own and merge at the end",
+        },
+    ),
 ];
+
+/// Whether a well-known object is where a scheduling runtime parks the threads it has no task
+/// for: a wait there is a wait for work, judged by what ran meanwhile (see `causes`).
+pub fn parks_idle_threads(k: Known) -> bool {
+    k.id == Id::GoIdleM
+}
 
 /// The well-known object behind a wait's name (`libpython3.11.so.1.0!_PyRuntime+0x1b4`), if any.
 pub fn lookup(name: &str) -> Option<Known> {

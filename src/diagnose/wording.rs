@@ -322,12 +322,21 @@ impl Turns<'_> {
                     "more than one runs at times (contended, not serialised)"
                 }
             ),
-            Turns::OneAtATime(f) => format!(
-                "while one waits, another thread of the job runs {} of the time ('{}', itself waiting for its turn {} of its time), and the job's threads run one at a time: they take turns, each waiting on its own object",
-                pct(f.running),
-                f.name,
-                pct(f.waits_for_work.unwrap_or(0.0))
-            ),
+            Turns::OneAtATime(f) => {
+                // What makes it one of them: its own waits for a turn, else the waiters' code.
+                let peer = match (f.waits_for_work.filter(|&w| w >= 0.05), f.same_code) {
+                    (Some(w), _) => format!(", itself waiting for its turn {} of its time", pct(w)),
+                    (None, Some(c)) if c >= 0.5 => {
+                        format!(", running the waiters' code ({} of its samples)", pct(c))
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "while one waits, another thread of the job runs {} of the time ('{}'{peer}), and the job's threads run one at a time: they take turns",
+                    pct(f.running),
+                    f.name,
+                )
+            }
             Turns::Beside { members, others } => format!(
                 "while they wait, {members:.2} threads that also wait on it and {others:.2} other threads run on average"
             ),
