@@ -849,3 +849,43 @@ fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
         assert!(load.summary.contains("the gap is mostly the machine's load"), "{load:?}");
     }
 }
+
+/// Python processes sharing 600 pieces of work, each piece held under one
+/// `multiprocessing.Lock` when `argv[2]` is `lock` (a POSIX semaphore in shared memory).
+const PY_MP_LOCK: &str = "import multiprocessing as mp, sys, contextlib
+def work(lock, pieces):
+    for k in range(pieces):
+        with lock:
+            s = 0
+            for i in range(40000): s += i * i % 7
+if __name__ == '__main__':
+    n = int(sys.argv[1])
+    lock = mp.Lock() if sys.argv[2] == 'lock' else contextlib.nullcontext()
+    ps = [mp.Process(target=work, args=(lock, 600 // n)) for _ in range(n)]
+    [p.start() for p in ps]; [p.join() for p in ps]";
+
+#[test]
+fn processes_taking_turns_on_one_semaphore_are_lock_contention_not_a_serial_part() {
+    // The first process takes the lock again as it lets go until its share is done, then the
+    // other does its share alone: its one long wait is a wait for its turn, not a coordinator's.
+    // An interpreter itself, not a launcher script (pyenv's shims are bash) whose own waits
+    // would join the job's: CI's venv, else Debian's.
+    let python = std::env::var("SCALESCOPE_PYTHON").unwrap_or_else(|_| {
+        let debian = "/usr/bin/python3";
+        if std::path::Path::new(debian).exists() { debian } else { "python3" }.to_string()
+    });
+    let sweep = |lock: &str| {
+        swept(
+            "-r 3 -w 0 --param threads=1,2",
+            &[python.as_str(), "-c", PY_MP_LOCK, "{threads}", lock],
+        )
+    };
+    let f = sweep("lock");
+    let l = first(&f, Kind::LockContention);
+    assert!(l.summary.contains("sem_wait"), "{:?}", kinds(&f));
+    assert!(l.evidence.iter().any(|e| e.contains("take turns")), "{l:?}");
+    nothing_serious_but(&f, &[Kind::LockContention, Kind::Retrograde]);
+    let fixed = sweep("none");
+    scales_or_cannot_tell(&fixed);
+    nothing_serious_but(&fixed, &[]);
+}

@@ -167,8 +167,9 @@ fn coordination(h: &History, work: &[bool], span_s: f64, uses: &[Use]) -> HashSe
         let [i] = members[..] else { continue };
         let others_alive =
             |b: usize| (0..h.tracks.len()).any(|j| j != i && work[j] && h.alive_in(j, b) > 0.5 * w);
-        // The longest stretch, and in how many of its bins another work thread was alive.
-        let (mut run, mut with_others, mut longest) = (0usize, 0usize, (0usize, 0usize));
+        // The longest stretch, in how many of its bins another work thread was alive, and the
+        // bin after it.
+        let (mut run, mut with_others, mut longest) = (0usize, 0usize, (0usize, 0usize, 0usize));
         for b in 0..h.tracks[i].on.len() {
             let idle = (h.tracks[i].on[b] as f64) < 0.1 * w;
             let waiting: f64 = h.off_in(i, b).filter(|o| o.0 == Some(l)).map(|o| o.1).sum();
@@ -178,10 +179,16 @@ fn coordination(h: &History, work: &[bool], span_s: f64, uses: &[Use]) -> HashSe
             } else {
                 (run, with_others) = (0, 0);
             }
-            longest = longest.max((run, with_others));
+            longest = longest.max((run, with_others, b + 1));
         }
-        let (longest, with_others) = longest;
-        if longest as f64 * w >= COORDINATION * span_s && 2 * with_others >= longest {
+        let (longest, with_others, after) = longest;
+        // A thread that works as long again after its wait waited for its turn (a lock that the
+        // other kept, taking it again as it let go), not for the others to finish.
+        let worked_after: f64 = (after..h.tracks[i].on.len()).map(|b| h.tracks[i].on_in(b)).sum();
+        if longest as f64 * w >= COORDINATION * span_s
+            && 2 * with_others >= longest
+            && worked_after < COORDINATION * span_s
+        {
             out.insert((i, l));
         }
     }
@@ -632,6 +639,14 @@ mod tests {
         let a = account(&h, 0.1, Some(2.0), 2.0, (&[], &[]));
         assert_eq!(idle(&a, Cause::Wait(7)), 0.0, "{:?}", a.idle);
         assert!((idle(&a, Cause::NoWork) - 0.08).abs() < 1e-6, "{:?}", a.idle);
+        // One that works as long again after its wait waited for its turn: Python processes on
+        // one multiprocessing.Lock, the first taking it again as it lets go until its share is
+        // done, then exiting.
+        let h = history(&["rrrrrrrrrr----------", "7777777777rrrrrrrrrr"]);
+        let a = account(&h, 0.2, Some(2.0), 2.0, (&[], &[]));
+        // Its wait idled a CPU, and so did the half it did alone after it (carried to the lock).
+        assert!((idle(&a, Cause::Wait(7)) - 0.2).abs() < 1e-6, "{:?}", a.idle);
+        assert!(idle(&a, Cause::NoWork) < 1e-6, "{:?}", a.idle);
         // Two threads waiting on one object are contention, however long.
         let h = history(&["rrrrrrrrrrrr", "rr7777777777", "rrrr77777777"]);
         let a = account(&h, 0.12, Some(3.0), 4.0, (&[], &[]));
