@@ -34,7 +34,8 @@ pub struct ThreadReport {
     /// the program's time, so a run held long is left out of the statistics.
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub stopped_s: f64,
-    /// The largest wait sites: locks by symbol, kernel waits by system call.
+    /// The largest wait sites, the work threads' first: locks by symbol, kernel waits by system
+    /// call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_waits: Vec<Wait>,
     /// Threads on a CPU, runnable and in each class over time.

@@ -119,6 +119,8 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
 
     let mut classes: BTreeMap<Class, f64> = BTreeMap::new();
     let mut per_label: Vec<(f64, Vec<usize>)> = vec![(0.0, Vec::new()); s.labels.len()];
+    // Seconds work threads waited on each label: their waits are listed first.
+    let mut work_s: Vec<f64> = vec![0.0; s.labels.len()];
     for (track, tr) in s.history.tracks.iter().enumerate() {
         let user = by_track.get(&track).map_or(1.0, |t| t.user_share());
         let on = tr.on_s();
@@ -129,6 +131,9 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
             let sec = sec as f64;
             match label {
                 Some(l) => {
+                    if acc.work.get(track).copied().unwrap_or(false) {
+                        work_s[l as usize] += sec;
+                    }
                     let e = &mut per_label[l as usize];
                     e.0 += sec;
                     // Tracks come in order: a repeat is the last one pushed.
@@ -151,7 +156,7 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
             s.memory_refused
         ));
     }
-    let mut top_waits = waits(s, &names, &per_label, &comm);
+    let mut top_waits = waits(s, &names, (&per_label, &work_s), &comm);
     top_waits.truncate(LISTED_WAITS);
     for w in &mut top_waits {
         w.around = around(s, &names, &per_label, &w.name, &comm);
@@ -308,14 +313,16 @@ fn wait_name(
     }
 }
 
-/// The waits merged by class and name (one lock in several processes), largest first.
+/// The waits merged by class and name (one lock in several processes): the work threads' waits
+/// first, largest first, then the other threads'.
 fn waits(
     s: &Recording,
     names: &[String],
-    per_label: &[(f64, Vec<usize>)],
+    (per_label, work_s): (&[(f64, Vec<usize>)], &[f64]),
     comm: &dyn Fn(usize) -> String,
 ) -> Vec<Wait> {
     let mut out: Vec<Wait> = Vec::new();
+    let mut by_work: Vec<f64> = Vec::new();
     let mut who: Vec<std::collections::HashSet<usize>> = Vec::new();
     for (l, (seconds, tracks)) in per_label.iter().enumerate() {
         if *seconds <= 0.0 || s.labels[l].1.is_none() {
@@ -327,10 +334,12 @@ fn waits(
             None => {
                 out.push(Wait { class, name: names[l].clone(), ..Default::default() });
                 who.push(Default::default());
+                by_work.push(0.0);
                 out.len() - 1
             }
         };
         out[i].seconds += seconds;
+        by_work[i] += work_s.get(l).copied().unwrap_or(0.0);
         for &t in tracks {
             if who[i].insert(t) && out[i].thread_names.len() < 4 {
                 let name = comm(t);
@@ -341,8 +350,12 @@ fn waits(
         }
         out[i].waiters = who[i].len();
     }
-    out.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
-    out
+    // The work threads' waits first, by their seconds, then the others': a runtime's helper
+    // threads (a JVM's compiler and GC threads) wait the whole run and would crowd out the wait
+    // that idles the CPUs.
+    let mut ranked: Vec<(f64, Wait)> = by_work.into_iter().zip(out).collect();
+    ranked.sort_by(|(wa, a), (wb, b)| wb.total_cmp(wa).then(b.seconds.total_cmp(&a.seconds)));
+    ranked.into_iter().map(|(_, w)| w).collect()
 }
 
 /// Whether the thread that ran while the threads waiting on `name` waited runs their code: its
