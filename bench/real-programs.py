@@ -14,7 +14,8 @@ The corpus:
   matrix product on OpenBLAS, Node.js worker_threads, Go goroutines, Perl ithreads, a Java fixed
   thread pool;
 - a global interpreter lock (CPython's GIL, Ruby's GVL), a Perl `lock` held around the work, a Go
-  `sync.Mutex` held around it and sysbench's one mutex serialise their threads: `lock-contention`;
+  `sync.Mutex` held around it, a `multiprocessing.Lock` held by Python processes around theirs, a
+  Java monitor (`synchronized`) and sysbench's one mutex serialise their threads: `lock-contention`;
 - GraphicsMagick decodes a PNG on one thread (libpng) before its OpenMP blur: `serial-phase`;
   GNU sort and SQLite's index build merge on one thread after their parallel sort:
   `serial-fraction` (SQLite's from threads=1, which already keeps 1.55 CPUs busy, reads as the
@@ -37,7 +38,13 @@ scaling programs, locks, serial parts, I/O, ignored parameters, start-up and the
 scalescope's rules on one half, check them on the other. A case whose miss led to a rule's change
 moves to the tuning half and a new program takes its place in the evaluation half (Java's parallel
 stream and SQLite's index build, whose busy baselines shaped the rule that reads such a baseline
-first, gave way to a Java fixed pool and a Go mutex).
+first, gave way to a Java fixed pool and a Go mutex; the Go mutex, whose idle thread parked in
+Go's scheduler shaped the rule on a runtime's idle threads, gave way to Python processes taking
+turns on one multiprocessing.Lock; those, whose waits the accounting took for a coordinator's
+until a waiter that works as long again after its wait was read as waiting for its turn, gave way
+to Java threads synchronized on one monitor; those, whose waiting thread's wait fell off the
+list of a run's waits behind the JVM's helper threads' until the work threads' waits came first,
+gave way to stress-ng's matrix stressor).
 
 A case is right when its first finding (noise findings left out) is the expected one. A false
 alarm is a finding above "info", other than the case's expected kind, on a sweep whose efficiency
@@ -80,6 +87,19 @@ def work(k):
     return s
 with mp.Pool(int(sys.argv[1])) as p:
     print(sum(p.map(work, range(48), chunksize=1)))"""
+
+# n processes doing 600 pieces of pure-Python work between them, each piece holding one
+# multiprocessing.Lock (a POSIX semaphore in shared memory).
+PY_MPLOCK = """import multiprocessing as mp, sys
+def work(lock, pieces):
+    for k in range(pieces):
+        with lock:
+            s = 0
+            for i in range(40000): s += i * i % 7
+if __name__ == "__main__":
+    n = int(sys.argv[1]); lock = mp.Lock(); per = 600 // n
+    ps = [mp.Process(target=work, args=(lock, per)) for _ in range(n)]
+    [p.start() for p in ps]; [p.join() for p in ps]"""
 
 # Threads that spend their time in OpenSSL's SHA-256, which hashlib calls with the GIL released.
 PY_HASH = """import hashlib, sys, threading
@@ -135,6 +155,30 @@ public class Pool {
         long s = 0; for (Future<Long> f : fs) s += f.get();
         p.shutdown();
         System.out.println(s);
+    }
+}
+""",
+    # n threads doing 1,200 pieces of work between them, each piece inside one synchronized block.
+    "Sync.java": """public class Sync {
+    static final Object LOCK = new Object();
+    static long state = 1;
+    public static void main(String[] a) throws Exception {
+        int n = Integer.parseInt(a[0]);
+        Thread[] ts = new Thread[n];
+        for (int t = 0; t < n; t++) {
+            ts[t] = new Thread(() -> {
+                for (int k = 0; k < 1200 / n; k++) {
+                    synchronized (LOCK) {
+                        long x = state;
+                        for (int i = 0; i < 1_000_000; i++) x = x * 6364136223846793005L + 1442695040888963407L ^ (x >>> 29);
+                        state = x;
+                    }
+                }
+            });
+            ts[t].start();
+        }
+        for (Thread t : ts) t.join();
+        System.out.println(state & 1023);
     }
 }
 """,
@@ -353,6 +397,9 @@ def cases(d, feed_mb_s=20):
         # One instance is a waiter and a waker process that together keep both CPUs busy (181-194% CPU,
         # 2.5-2.7 s); two instances are 4 busy processes on 2 CPUs: 2.9 s (0.85-0.94x), CPU +17%.
         # Per-instance futexes, nothing shared: the count goes past what the CPUs run.
+        # 12,000 matrix operations shared by the instances: 0.62 s -> 0.33 s for 3,000 (197% CPU).
+        ("stress-ng --matrix", E, ["stress-ng"], [],
+         ["stress-ng", "--matrix", "{threads}", "--matrix-ops", "12000", "--quiet"], "scales-well"),
         ("stress-ng --futex", T, ["stress-ng"], [], ["stress-ng", "--futex", "{threads}", "--futex-ops", "200000"],
          "cpu-oversubscription"),
         # PRAGMA threads = helper threads of the sorter (0: none). 1.85 s -> 1.58 s (155% CPU) -> 1.55 s
@@ -375,7 +422,14 @@ def cases(d, feed_mb_s=20):
         # 64 tasks on Executors.newFixedThreadPool(n): 1.83 s -> 0.99 s, 186% CPU: 92%.
         ("java fixed pool", E, ["java", "javac"], [], ["java", "-cp", src, "Pool", "{threads}"], "scales-well"),
         # Every piece of work under one sync.Mutex: 1.6 s -> 1.9 s (117% CPU): nothing runs in parallel.
-        ("go mutex", E, ["go"], ["--env", "GOMAXPROCS={threads}"], [f"{src}/golock"], "lock-contention"),
+        ("go mutex", T, ["go"], ["--env", "GOMAXPROCS={threads}"], [f"{src}/golock"], "lock-contention"),
+        # Every piece of work holds one multiprocessing.Lock: 1.09 s -> 1.07 s, 100% CPU at 2
+        # processes: they take turns on a semaphore.
+        ("python processes, one mp.Lock", T, [py], [], [py, "-c", PY_MPLOCK, "{threads}"],
+         "lock-contention"),
+        # Every piece of work inside one synchronized block: 1.68 s -> 1.69 s, 100% CPU at 2 threads.
+        ("java synchronized", T, ["java", "javac"], [], ["java", "-cp", src, "Sync", "{threads}"],
+         "lock-contention"),
         ("go goroutines", E, ["go"], ["--env", "GOMAXPROCS={threads}"], [f"{src}/gor"], "scales-well"),
         # ithreads are interpreters of their own, no global lock: 1.34 s -> 0.69 s, 194% CPU: 97%.
         ("perl threads", E, ["perl"], [], ["perl", f"{src}/threads.pl", "{threads}"], "scales-well"),
@@ -498,6 +552,8 @@ def prepare(exe, d):
         run("javac", "-d", src, f"{src}/Par.java")
     if have("javac") and not built(f"{src}/Pool.class"):
         run("javac", "-d", src, f"{src}/Pool.java")
+    if have("javac") and not built(f"{src}/Sync.class"):
+        run("javac", "-d", src, f"{src}/Sync.java")
     if have("go") and not built(f"{src}/gor"):
         run("go", "build", "-o", f"{src}/gor", f"{src}/gor.go", cwd=src)
     if have("go") and not built(f"{src}/golock"):
