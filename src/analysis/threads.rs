@@ -77,6 +77,7 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
             match waits.iter_mut().zip(from_run.iter_mut()).find(same) {
                 Some((x, from)) => {
                     x.seconds += w.seconds / n;
+                    x.work_s += w.work_s / n;
                     x.waiters = x.waiters.max(w.waiters);
                     if x.name != w.name {
                         x.name = key.clone();
@@ -84,7 +85,7 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
                     *from = run;
                 }
                 None => {
-                    waits.push(Wait { seconds: w.seconds / n, ..w.clone() });
+                    waits.push(Wait { seconds: w.seconds / n, work_s: w.work_s / n, ..w.clone() });
                     from_run.push(run);
                 }
             }
@@ -95,7 +96,7 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
             }
         }
     }
-    waits.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    crate::results::sort_waits(&mut waits);
     let peak_threads = reports.iter().map(|r| r.peak_threads).max().unwrap_or(0);
     let mut hot: Vec<Hot> = Vec::new();
     for h in reports.iter().flat_map(|r| &r.hot) {

@@ -5,7 +5,7 @@
 pub use crate::analysis::threads::PointThreads;
 use crate::diagnose::ledger::{self, Cause};
 use crate::fmt::tenths;
-use crate::results::{Class, PointResult};
+use crate::results::{Class, PointResult, Wait};
 
 /// `busy 61% · idle: lock 30%, io 4%`: the share of the CPU capacity the job kept busy (and the
 /// CPUs it used when it ran beyond the capacity: `busy 100% (using 1.6 CPUs)`), the share
@@ -133,7 +133,7 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
     }
     std::iter::once(time)
         .chain(
-            t.waits
+            by_site(&t.waits)
                 .iter()
                 .filter(|w| {
                     total > 0.0 && w.seconds / total >= 0.01 && w.class != Some(Class::Join)
@@ -162,6 +162,27 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
         )
         .chain(on_cpu)
         .collect()
+}
+
+/// The waits as listed: those taken at one place in the code summed into one (a lock that each
+/// run allocated at another address, a thread's own park event in a JVM), the work threads'
+/// first.
+fn by_site(waits: &[Wait]) -> Vec<Wait> {
+    let mut out: Vec<Wait> = Vec::new();
+    for w in waits {
+        let same =
+            |x: &&mut Wait| x.class == w.class && x.taken_at.is_some() && x.taken_at == w.taken_at;
+        match out.iter_mut().find(same) {
+            Some(x) => {
+                x.seconds += w.seconds;
+                x.work_s += w.work_s;
+                x.waiters = x.waiters.max(w.waiters);
+            }
+            None => out.push(w.clone()),
+        }
+    }
+    crate::results::sort_waits(&mut out);
+    out
 }
 
 /// One line per rank (or copy) of each launched point: its node, mean wall and CPU time over
@@ -237,5 +258,46 @@ mod tests {
             "n=4: lock at pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0): 50% of thread time, 4 waiting threads"
         );
         assert_eq!(lines[1], "n=4: lock on heap+0x2a0: 50% of thread time, 4 waiting threads");
+    }
+
+    #[test]
+    fn a_work_threads_wait_seen_at_another_address_each_run_is_one_line_before_helpers_waits() {
+        use crate::results::{Class, Wait};
+        // A JVM: the waiting worker's park event is at another address in each of three runs
+        // (0.8% of thread time each), its compiler threads wait at one address all the run long.
+        let wait = |name: &str, seconds: f64, work_s: f64, site: &str| Wait {
+            class: Some(Class::WaitForWork),
+            name: name.into(),
+            seconds,
+            work_s,
+            waiters: 1,
+            taken_at: Some(site.into()),
+            ..Default::default()
+        };
+        let park = "pthread_cond_wait ← os::PlatformEvent::park ← ObjectMonitor::EnterI";
+        let t = crate::analysis::threads::PointThreads {
+            classes: [(Class::WaitForWork, 0.2), (Class::CpuUser, 9.8)].into_iter().collect(),
+            waits: vec![
+                wait("heap 0x…208", 1.0, 0.0, "pthread_cond_timedwait ← Monitor::wait"),
+                wait("heap 0x…d78", 0.08, 0.08, park),
+                wait("heap 0x…a78", 0.08, 0.08, park),
+                wait("heap 0x…978", 0.08, 0.08, park),
+            ],
+            limits: vec![],
+            peak_threads: 20,
+            hot: vec![],
+            coverage: None,
+            work_helpers: None,
+        };
+        let lines: Vec<String> = super::wait_lines("threads=2", &t, false)
+            .into_iter()
+            .filter(|l| l.contains("waiting thread"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].contains("ObjectMonitor::EnterI (heap 0x…d78): 2% of thread time"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("Monitor::wait"), "{lines:?}");
     }
 }

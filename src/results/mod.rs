@@ -52,7 +52,7 @@ use std::collections::BTreeMap;
 pub use store::{Store, StoreError};
 pub use thread_report::{
     Around, Feeder, Hot, LEAN_BUSY, LEAN_RATE_HZ, MachineCpu, ThreadReport, ThreadSummary,
-    Timeline, Wait,
+    Timeline, Wait, sort_waits,
 };
 pub use time_series::RunSeries;
 pub use tracer_report::{TracedThread, TracerReport};

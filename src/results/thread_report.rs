@@ -172,12 +172,13 @@ impl ThreadReport {
             match self.top_waits.iter_mut().find(|m| m.name == w.name && m.class == w.class) {
                 Some(m) => {
                     m.seconds += w.seconds;
+                    m.work_s += w.work_s;
                     m.waiters += w.waiters;
                 }
                 None => self.top_waits.push(w.clone()),
             }
         }
-        self.top_waits.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+        sort_waits(&mut self.top_waits);
         for (i, s) in o.concurrency_s.iter().enumerate() {
             if i >= self.concurrency_s.len() {
                 self.concurrency_s.push(0.0);
@@ -264,6 +265,10 @@ pub struct Wait {
     pub name: String,
     /// Thread seconds spent waiting there.
     pub seconds: f64,
+    /// Of them, the work threads' (a runtime's helper threads wait the whole run and idle no
+    /// CPU): what orders the waits (absent in documents from before it was recorded).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub work_s: f64,
     /// Distinct threads seen waiting there.
     pub waiters: usize,
     /// Names of those threads (first few).
@@ -346,4 +351,10 @@ pub struct Timeline {
     pub runnable: Vec<f32>,
     /// Threads off-CPU by class, per bin.
     pub waiting: BTreeMap<Class, Vec<f32>>,
+}
+
+/// Orders waits as a run lists them: the work threads' first, by their seconds, then by all
+/// seconds.
+pub fn sort_waits(waits: &mut [Wait]) {
+    waits.sort_by(|a, b| b.work_s.total_cmp(&a.work_s).then(b.seconds.total_cmp(&a.seconds)));
 }

@@ -322,7 +322,6 @@ fn waits(
     comm: &dyn Fn(usize) -> String,
 ) -> Vec<Wait> {
     let mut out: Vec<Wait> = Vec::new();
-    let mut by_work: Vec<f64> = Vec::new();
     let mut who: Vec<std::collections::HashSet<usize>> = Vec::new();
     for (l, (seconds, tracks)) in per_label.iter().enumerate() {
         if *seconds <= 0.0 || s.labels[l].1.is_none() {
@@ -334,12 +333,11 @@ fn waits(
             None => {
                 out.push(Wait { class, name: names[l].clone(), ..Default::default() });
                 who.push(Default::default());
-                by_work.push(0.0);
                 out.len() - 1
             }
         };
         out[i].seconds += seconds;
-        by_work[i] += work_s.get(l).copied().unwrap_or(0.0);
+        out[i].work_s += work_s.get(l).copied().unwrap_or(0.0);
         for &t in tracks {
             if who[i].insert(t) && out[i].thread_names.len() < 4 {
                 let name = comm(t);
@@ -353,9 +351,8 @@ fn waits(
     // The work threads' waits first, by their seconds, then the others': a runtime's helper
     // threads (a JVM's compiler and GC threads) wait the whole run and would crowd out the wait
     // that idles the CPUs.
-    let mut ranked: Vec<(f64, Wait)> = by_work.into_iter().zip(out).collect();
-    ranked.sort_by(|(wa, a), (wb, b)| wb.total_cmp(wa).then(b.seconds.total_cmp(&a.seconds)));
-    ranked.into_iter().map(|(_, w)| w).collect()
+    crate::results::sort_waits(&mut out);
+    out
 }
 
 /// Whether the thread that ran while the threads waiting on `name` waited runs their code: its
