@@ -103,6 +103,7 @@ mod tests {
             without_ci95: Some([1.42, 2.0]),
             sooner_s: 0.2,
             spin: false,
+            turns: false,
         };
         let f = "lock-contention";
         let inside = line(f, &w, "2 threads", ("threads", "processes"), (1.82, Some([1.74, 1.9])));

@@ -838,11 +838,14 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     evidence.extend(per_thread);
     let words = words(scope, l, d, &c, (share, idle_s, extra));
     evidence.extend(words.evidence);
-    let what_if = scope
-        .measured
-        .filter(|_| buys(d))
-        .and_then(|m| whatif::of(&d.items, l, m, fed(d)))
-        .map(|w| WhatIf { spin: matches!(d.role, Role::Spin(..)), ..w });
+    let what_if =
+        scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d))).map(
+            |w| WhatIf {
+                spin: matches!(d.role, Role::Spin(..)),
+                turns: takes_turns(&d.role, scope.one_at_a_time),
+                ..w
+            },
+        );
     // The machine's load shares the idle capacity with the cause and moves from sweep to sweep.
     let held = |c: Cause| l.item(&c).map_or(0.0, |i| i.core_s);
     let load = (held(Cause::OtherLoad) + held(Cause::Stolen)) / (l.capacity * l.wall_s).max(1e-12);
@@ -948,6 +951,18 @@ fn words(
 }
 
 /// How the waiters on an unnamed lock take it.
+/// Whether a lock's waiters take turns on it: a lock that serialises by design, waiters of which
+/// one runs while the others wait, or a job whose threads run one at a time beside a runner.
+fn takes_turns(role: &Role, one_at_a_time: bool) -> bool {
+    let Role::Lock(known, around) = role else { return false };
+    known.is_some_and(|k| k.lock)
+        || around.as_ref().is_some_and(|a| match turns(a, one_at_a_time) {
+            Turns::Among { serialised, .. } => serialised,
+            Turns::OneAtATime(_) => true,
+            Turns::Beside { .. } => false,
+        })
+}
+
 fn turns(a: &Around, one_at_a_time: bool) -> Turns<'_> {
     if a.members_running >= TURNS {
         Turns::Among {

@@ -209,7 +209,15 @@ pub fn of(items: &[&Item], l: &Ledger, m: Measured, feeder: bool) -> Option<What
         let h = (h_f * h_f + 2.0 * h_s * h_s + MODEL_ERROR * MODEL_ERROR).sqrt();
         [(lower.min(without) * (-h).exp()).min(most), (upper.max(without) * h.exp()).min(most)]
     });
-    Some(WhatIf { at: m.at, speedup: m.speedup, without, without_ci95: ci, sooner_s, spin: false })
+    Some(WhatIf {
+        at: m.at,
+        speedup: m.speedup,
+        without,
+        without_ci95: ci,
+        sooner_s,
+        spin: false,
+        turns: false,
+    })
 }
 
 #[cfg(test)]

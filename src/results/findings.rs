@@ -164,6 +164,10 @@ pub struct WhatIf {
     /// uncontended, since with its critical section as it is the spinning would turn to waiting.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub spin: bool,
+    /// The waiters take turns on the lock (one runs while the others wait): the prediction is an
+    /// upper bound, reached only if the work they do holding it could run at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub turns: bool,
 }
 
 impl WhatIf {
@@ -205,6 +209,9 @@ impl Finding {
         let ci = crate::fmt::interval(w.without_ci95);
         let what = match self.kind {
             Kind::LockContention if w.spin => "were the lock uncontended (no spinning on it)",
+            Kind::LockContention if w.turns => {
+                "without these waits (an upper bound: the threads take turns on it, so the work they do holding it would have to run at once)"
+            }
             Kind::LockContention | Kind::WaitForWork | Kind::IoBound => "without these waits",
             Kind::LoadImbalance => "with the work evenly spread",
             Kind::SerialPhase | Kind::SerialFraction => "with this phase run in parallel",
@@ -340,6 +347,7 @@ mod tests {
                 without_ci95: None,
                 sooner_s: 0.1,
                 spin: false,
+                turns: false,
             }),
         }
     }
