@@ -302,9 +302,28 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
     // while the input is parsed), not workers starved while the work runs.
     let in_startup =
         item.by_phase.get(&Phase::Startup).copied().unwrap_or(0.0) >= TAIL_WAITS * item.core_s;
+    // A scheduling runtime's threads sleeping in its scheduler (Go's idle Ms backing off while
+    // they look for a goroutine to steal) wait for work like those it parks.
+    let class = match class {
+        Class::Sleep if known.is_some_and(known::parks_idle_threads) => Class::WaitForWork,
+        c => c,
+    };
     match class {
         Class::Lock => lock(),
         Class::WaitForWork if known.is_some_and(|k| k.lock) => lock(),
+        // A runtime's idle threads beside one that runs all the time, never two at once, are its
+        // tasks taking turns wherever in the run (one at a time, the job never fills its CPUs, so
+        // its start-up and tail are no phases of their own).
+        Class::WaitForWork
+            if known.is_some_and(known::parks_idle_threads)
+                && scope.one_at_a_time
+                && around
+                    .as_ref()
+                    .and_then(|a| a.feeder.as_ref())
+                    .is_some_and(|f| f.running >= FEEDS) =>
+        {
+            lock()
+        }
         Class::WaitForWork if known.is_some_and(|k| !known::parks_idle_threads(k)) => {
             Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(known)))
         }
@@ -316,13 +335,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
         }
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
-            // A scheduling runtime's idle thread runs no work of its own to be fed: while another
-            // thread runs all the time, and never two at once, its tasks take turns.
-            let idle_runtime = known.is_some_and(known::parks_idle_threads);
-            let turns = scope.one_at_a_time
-                && a.feeder
-                    .as_ref()
-                    .is_some_and(|f| taking_turns(f) || (idle_runtime && f.running >= FEEDS));
+            let turns = scope.one_at_a_time && a.feeder.as_ref().is_some_and(taking_turns);
             match a.feeder.clone().filter(|f| f.running >= FEEDS && !peer(f) && !turns) {
                 // By name: its thread id differs in every run of the point.
                 Some(f) => Some((Kind::WaitForWork, Key::Feeder(f.name.clone()), Role::Starved(f))),
@@ -1351,24 +1364,24 @@ mod tests {
         // Go goroutines under one sync.Mutex (GOMAXPROCS=2, as measured): the M that runs the
         // holder runs the work 80-94% of its time and rarely waits for work (17%); the other M,
         // its peer by code, parks in the scheduler meanwhile and runs less (44%).
-        let m = |busy| Feeder {
+        let m = |busy, same_code| Feeder {
             name: "golock".into(),
             tid: Some(9460),
             running: 0.99,
             busy,
             waits_for_work: Some(0.17),
-            same_code: Some(0.92),
+            same_code: Some(same_code),
             waiters_busy: Some(0.44),
             ..Default::default()
         };
-        let kinds = |busy: f64, one_at_a_time: bool| {
-            let around =
-                Around { others_running: 1.0, feeder: Some(m(busy)), ..Default::default() };
+        let kinds = |busy: f64, same_code: f64, site: &str, one_at_a_time: bool| {
+            let feeder = Some(m(busy, same_code));
+            let around = Around { others_running: 1.0, feeder, ..Default::default() };
             let waits = vec![Wait {
                 class: Some(Class::WaitForWork),
                 name: "golock!runtime.m0+0x148".into(),
                 around: Some(around),
-                taken_at: Some("runtime.futex ← runtime.notesleep ← runtime.stopm".into()),
+                taken_at: Some(site.into()),
                 ..Default::default()
             }];
             let shares = |_: Class, _: Option<&Pick>| Vec::new();
@@ -1385,11 +1398,18 @@ mod tests {
             findings(&scope, &l, &mut out);
             out.iter().map(|f| f.kind).collect::<Vec<_>>()
         };
-        assert_eq!(kinds(0.80, true), [Kind::LockContention]);
+        let (stopm, cond) =
+            ("runtime.futex ← runtime.notesleep ← runtime.stopm", "pthread_cond_wait ← pop");
+        assert_eq!(kinds(0.80, 0.92, cond, true), [Kind::LockContention]);
         // In another run that M was busy 94% of its time: the same turns.
-        assert_eq!(kinds(0.94, true), [Kind::LockContention]);
+        assert_eq!(kinds(0.94, 0.92, cond, true), [Kind::LockContention]);
         // Two threads on the CPUs at once: a busier thread running their loop feeds them.
-        assert_eq!(kinds(0.94, false), [Kind::WaitForWork]);
+        assert_eq!(kinds(0.94, 0.92, cond, false), [Kind::WaitForWork]);
+        // A parked M that never ran the work shares no code with the runner, and is Go's idle
+        // thread all the same: turns while the job runs one thread at a time.
+        assert_eq!(kinds(1.0, 0.0, stopm, true), [Kind::LockContention]);
+        assert_eq!(kinds(1.0, 0.0, cond, true), [Kind::WaitForWork], "a producer of other code");
+        assert_eq!(kinds(1.0, 0.0, stopm, false), [Kind::WaitForWork]);
     }
 
     #[test]

@@ -59,16 +59,20 @@ const TABLE: &[(&str, Known)] = &[
             advice: "balance the loop: schedule(dynamic) or schedule(guided) for uneven iterations, smaller chunks, or nowait where the barrier is not needed",
         },
     ),
-    (
-        "runtime.stopm",
-        Known {
-            id: Id::GoIdleM,
-            what: "the Go scheduler had no runnable goroutine for the parked threads (runtime.stopm): the goroutines ran one at a time, each waiting for another (a sync.Mutex, a channel)",
-            lock: false,
-            advice: "see what the goroutines block on (runtime/pprof's mutex and block profiles, go tool trace); hold a sync.Mutex around less work, shard the state, or give each goroutine its own and merge at the end",
-        },
-    ),
+    ("runtime.stopm", GO_IDLE),
+    ("runtime.runqgrab", GO_IDLE),
+    ("runtime.sysmon", GO_IDLE),
 ];
+
+/// Go's scheduler threads without a goroutine to run: parked (`runtime.stopm`), backing off
+/// while they look for one to steal (`runtime.runqgrab`), or its monitor asleep beside them
+/// (`runtime.sysmon`), whose sleeps share a name with theirs.
+const GO_IDLE: Known = Known {
+    id: Id::GoIdleM,
+    what: "the Go scheduler had no runnable goroutine for its other threads (runtime.stopm, runtime.runqgrab): the goroutines ran one at a time, each waiting for another (a sync.Mutex, a channel)",
+    lock: false,
+    advice: "see what the goroutines block on (runtime/pprof's mutex and block profiles, go tool trace); hold a sync.Mutex around less work, shard the state, or give each goroutine its own and merge at the end",
+};
 
 /// Whether a well-known object is where a scheduling runtime parks the threads it has no task
 /// for: a wait there is a wait for work, judged by what ran meanwhile (see `causes`).
