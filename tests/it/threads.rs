@@ -175,7 +175,10 @@ fn mmap_and_mprotect_storms_are_kernel_lock_with_the_syscalls_named() {
         "the storm runs in the kernel: {:?}",
         t.classes
     );
-    small(&t, &[Class::Lock, Class::Io, Class::Sleep, Class::Ipc], 0.03);
+    small(&t, &[Class::Lock, Class::Sleep, Class::Ipc], 0.03);
+    // Its page faults wait for the disk while the machine writes back a build: 6.7% of thread
+    // time in a fresh clone's CI (beside 20% kernel lock), under 1% on a quiet machine.
+    small(&t, &[Class::Io], 0.1);
 }
 
 #[test]
