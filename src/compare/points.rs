@@ -222,13 +222,18 @@ fn median_ratio(a: &[f64], b: &[f64]) -> Option<f64> {
     (ma != 0.0).then(|| mb / ma)
 }
 
+/// Whether the runs tell a mean's change from chance: Welch's p below 5% and a bootstrap
+/// interval that leaves 1 out.
+fn significant(p: Option<f64>, ci95: Option<[f64; 2]>) -> bool {
+    p.is_some_and(|p| p < 0.05) && ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0)
+}
+
 /// Whether a change's mean moved significantly while its typical run did not: the verdict was
 /// withheld for that (see [`judge`]).
 pub fn moved_by_a_few_runs(c: &Change, noise: f64) -> bool {
     c.verdict == Verdict::NotSignificant
-        && c.p.is_some_and(|p| p < 0.05)
+        && significant(c.p, c.ci95)
         && (c.ratio - 1.0).abs() >= noise
-        && c.ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0)
         && c.median_ratio.is_some()
 }
 
@@ -261,11 +266,7 @@ fn judge(a: &Values, b: &Values, figure: Figure, noise: f64) -> Option<Change> {
             {
                 Verdict::NoChange
             }
-            Some(p)
-                if p < 0.05
-                    && ci95.is_none_or(|[lo, hi]| lo > 1.0 || hi < 1.0)
-                    && typical_moved(r) =>
-            {
+            _ if significant(p, ci95) && typical_moved(r) => {
                 if faster(r) {
                     Verdict::Faster
                 } else {

@@ -963,7 +963,6 @@ fn words(
     }
 }
 
-/// How the waiters on an unnamed lock take it.
 /// Whether a lock's waiters take turns on it: a lock that serialises by design, waiters of which
 /// one runs while the others wait, or a job whose threads run one at a time beside a runner.
 fn takes_turns(role: &Role, one_at_a_time: bool) -> bool {
@@ -976,6 +975,7 @@ fn takes_turns(role: &Role, one_at_a_time: bool) -> bool {
         })
 }
 
+/// How the waiters on an unnamed lock take it.
 fn turns(a: &Around, one_at_a_time: bool) -> Turns<'_> {
     if a.members_running >= TURNS {
         Turns::Among {
