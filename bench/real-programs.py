@@ -71,6 +71,10 @@ import argparse, json, os, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from findings_common import efficiency  # noqa: E402
 
+# n processes taking turns on one multiprocessing.Lock (shared with the integration tests).
+MP_LOCK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "tests", "workloads", "mp_lock.py")
+
 PY_GIL = """import threading, sys
 n = int(sys.argv[1])
 def work():
@@ -87,19 +91,6 @@ def work(k):
     return s
 with mp.Pool(int(sys.argv[1])) as p:
     print(sum(p.map(work, range(48), chunksize=1)))"""
-
-# n processes doing 600 pieces of pure-Python work between them, each piece holding one
-# multiprocessing.Lock (a POSIX semaphore in shared memory).
-PY_MPLOCK = """import multiprocessing as mp, sys
-def work(lock, pieces):
-    for k in range(pieces):
-        with lock:
-            s = 0
-            for i in range(40000): s += i * i % 7
-if __name__ == "__main__":
-    n = int(sys.argv[1]); lock = mp.Lock(); per = 600 // n
-    ps = [mp.Process(target=work, args=(lock, per)) for _ in range(n)]
-    [p.start() for p in ps]; [p.join() for p in ps]"""
 
 # Threads that spend their time in OpenSSL's SHA-256, which hashlib calls with the GIL released.
 PY_HASH = """import hashlib, sys, threading
@@ -425,7 +416,7 @@ def cases(d, feed_mb_s=20):
         ("go mutex", T, ["go"], ["--env", "GOMAXPROCS={threads}"], [f"{src}/golock"], "lock-contention"),
         # Every piece of work holds one multiprocessing.Lock: 1.09 s -> 1.07 s, 100% CPU at 2
         # processes: they take turns on a semaphore.
-        ("python processes, one mp.Lock", T, [py], [], [py, "-c", PY_MPLOCK, "{threads}"],
+        ("python processes, one mp.Lock", T, [py], [], [py, MP_LOCK, "{threads}"],
          "lock-contention"),
         # Every piece of work inside one synchronized block: 1.68 s -> 1.69 s, 100% CPU at 2 threads.
         ("java synchronized", T, ["java", "javac"], [], ["java", "-cp", src, "Sync", "{threads}"],

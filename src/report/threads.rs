@@ -222,6 +222,22 @@ pub fn rank_lines(doc: &crate::results::Results) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::threads::PointThreads;
+    use crate::results::{Class, Wait};
+
+    /// A point's threads with these classes of thread time and these waits.
+    fn point(classes: &[(Class, f64)], waits: Vec<Wait>) -> PointThreads {
+        PointThreads {
+            classes: classes.iter().copied().collect(),
+            waits,
+            limits: vec![],
+            peak_threads: 5,
+            hot: vec![],
+            coverage: None,
+            work_helpers: None,
+        }
+    }
+
     #[test]
     fn short_names_drop_module_path_and_offset() {
         assert_eq!(super::short_name("lock!queue_lock+0x0"), "queue_lock");
@@ -231,7 +247,6 @@ mod tests {
 
     #[test]
     fn a_wait_with_a_site_is_named_where_it_is_taken() {
-        use crate::results::{Class, Wait};
         let wait = |taken_at: Option<&str>| Wait {
             class: Some(Class::Lock),
             name: "heap+0x2a0".into(),
@@ -240,15 +255,10 @@ mod tests {
             taken_at: taken_at.map(String::from),
             ..Default::default()
         };
-        let t = crate::analysis::threads::PointThreads {
-            classes: [(Class::Lock, 1.0), (Class::CpuUser, 1.0)].into_iter().collect(),
-            waits: vec![wait(Some("pthread_mutex_lock ← update_histogram ← worker")), wait(None)],
-            limits: vec![],
-            peak_threads: 5,
-            hot: vec![],
-            coverage: None,
-            work_helpers: None,
-        };
+        let t = point(
+            &[(Class::Lock, 1.0), (Class::CpuUser, 1.0)],
+            vec![wait(Some("pthread_mutex_lock ← update_histogram ← worker")), wait(None)],
+        );
         let lines: Vec<String> = super::wait_lines("n=4", &t, false)
             .into_iter()
             .filter(|l| l.contains("waiting thread"))
@@ -262,7 +272,6 @@ mod tests {
 
     #[test]
     fn a_work_threads_wait_seen_at_another_address_each_run_is_one_line_before_helpers_waits() {
-        use crate::results::{Class, Wait};
         // A JVM: the waiting worker's park event is at another address in each of three runs
         // (0.8% of thread time each), its compiler threads wait at one address all the run long.
         let wait = |name: &str, seconds: f64, work_s: f64, site: &str| Wait {
@@ -275,20 +284,15 @@ mod tests {
             ..Default::default()
         };
         let park = "pthread_cond_wait ← os::PlatformEvent::park ← ObjectMonitor::EnterI";
-        let t = crate::analysis::threads::PointThreads {
-            classes: [(Class::WaitForWork, 0.2), (Class::CpuUser, 9.8)].into_iter().collect(),
-            waits: vec![
+        let t = point(
+            &[(Class::WaitForWork, 0.2), (Class::CpuUser, 9.8)],
+            vec![
                 wait("heap 0x…208", 1.0, 0.0, "pthread_cond_timedwait ← Monitor::wait"),
                 wait("heap 0x…d78", 0.08, 0.08, park),
                 wait("heap 0x…a78", 0.08, 0.08, park),
                 wait("heap 0x…978", 0.08, 0.08, park),
             ],
-            limits: vec![],
-            peak_threads: 20,
-            hot: vec![],
-            coverage: None,
-            work_helpers: None,
-        };
+        );
         let lines: Vec<String> = super::wait_lines("threads=2", &t, false)
             .into_iter()
             .filter(|l| l.contains("waiting thread"))

@@ -850,20 +850,6 @@ fn a_machine_busy_with_other_work_is_said_and_not_blamed_on_the_program() {
     }
 }
 
-/// Python processes sharing 600 pieces of work, each piece held under one
-/// `multiprocessing.Lock` when `argv[2]` is `lock` (a POSIX semaphore in shared memory).
-const PY_MP_LOCK: &str = "import multiprocessing as mp, sys, contextlib
-def work(lock, pieces):
-    for k in range(pieces):
-        with lock:
-            s = 0
-            for i in range(40000): s += i * i % 7
-if __name__ == '__main__':
-    n = int(sys.argv[1])
-    lock = mp.Lock() if sys.argv[2] == 'lock' else contextlib.nullcontext()
-    ps = [mp.Process(target=work, args=(lock, 600 // n)) for _ in range(n)]
-    [p.start() for p in ps]; [p.join() for p in ps]";
-
 #[test]
 fn processes_taking_turns_on_one_semaphore_are_lock_contention_not_a_serial_part() {
     // The first process takes the lock again as it lets go until its share is done, then the
@@ -874,11 +860,9 @@ fn processes_taking_turns_on_one_semaphore_are_lock_contention_not_a_serial_part
         let debian = "/usr/bin/python3";
         if std::path::Path::new(debian).exists() { debian } else { "python3" }.to_string()
     });
+    let workload = format!("{}/tests/workloads/mp_lock.py", env!("CARGO_MANIFEST_DIR"));
     let sweep = |lock: &str| {
-        swept(
-            "-r 3 -w 0 --param threads=1,2",
-            &[python.as_str(), "-c", PY_MP_LOCK, "{threads}", lock],
-        )
+        swept("-r 3 -w 0 --param threads=1,2", &[python.as_str(), &workload, "{threads}", lock])
     };
     let f = sweep("lock");
     let l = first(&f, Kind::LockContention);
