@@ -167,19 +167,26 @@ fn done(doc: &Results, p: usize) -> u32 {
 /// The runs each point named by a question should have in all. A question adds the same number
 /// of runs to both of its points, so that they go in the same rounds: what it needs by the spread
 /// so far (up to `max` when no number within it would tell), at least half again and at most
-/// [`GROWTH`] times what the fewer of them has; all scaled down to what `left` seconds allow, a run costing its point's
-/// mean wall time × `overhead`. Points that would gain nothing are left out.
+/// [`GROWTH`] times what the fewer of them has; all scaled down to what `left` seconds allow, a run
+/// costing its point's mean wall time × `overhead` and the rounds' total kept within `left` at 95%
+/// by their spread. Points that would gain nothing are left out.
 fn targets(
     doc: &Results,
     questions: &[Question],
     (max, overhead): (u32, f64),
     left: f64,
 ) -> BTreeMap<usize, u32> {
-    let per_run = |p: usize| -> f64 {
+    // A point's run costs its mean wall time × `overhead`, give or take its spread.
+    let per_run = |p: usize| -> (f64, f64) {
         let runs: Vec<f64> =
             doc.points[p].runs.iter().filter(|r| r.counted()).map(|r| r.wall_s).collect();
-        let mean = if runs.is_empty() { 0.0 } else { runs.iter().sum::<f64>() / runs.len() as f64 };
-        mean * overhead
+        let n = runs.len() as f64;
+        if runs.is_empty() {
+            return (0.0, 0.0);
+        }
+        let mean = runs.iter().sum::<f64>() / n;
+        let var = runs.iter().map(|w| (w - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        (mean * overhead, var * overhead * overhead)
     };
     let rounds: Vec<(&Question, u32)> = questions
         .iter()
@@ -196,11 +203,25 @@ fn targets(
             (q, want.saturating_sub(have))
         })
         .collect();
-    let cost: f64 = rounds
-        .iter()
-        .map(|(q, k)| f64::from(*k) * q.points.iter().map(|&p| per_run(p)).sum::<f64>())
-        .sum();
-    let share = if cost > left { (left / cost).max(0.0) } else { 1.0 };
+    // What the rounds scaled by `share` would cost at most (their mean plus 1.64 standard
+    // deviations of the sum): runs longer than the mean would otherwise overrun the budget.
+    let cost = |share: f64| -> f64 {
+        let (mean, var) = rounds.iter().fold((0.0, 0.0), |(m, v), (q, k)| {
+            let k = (f64::from(*k) * share).floor();
+            let (qm, qv) = q
+                .points
+                .iter()
+                .map(|&p| per_run(p))
+                .fold((0.0, 0.0), |(a, b), (m, v)| (a + m, b + v));
+            (m + k * qm, v + k * qv)
+        });
+        mean + 1.64 * var.sqrt()
+    };
+    let mut share = 1.0;
+    while share > 0.0 && cost(share) > left {
+        share = if share == 1.0 { (left / cost(1.0)).max(0.0) } else { share - 0.05 };
+    }
+    let share = share.max(0.0);
     let mut want: BTreeMap<usize, u32> = BTreeMap::new();
     for (q, k) in rounds {
         let k = (f64::from(k) * share).floor() as u32;
