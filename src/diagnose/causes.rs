@@ -916,11 +916,9 @@ fn words(
             let shares = class.map(|c| (scope.shares)(c, Some(&pick))).unwrap_or_default();
             // Waiters that do not take turns (none of them runs while one waits) wait for a holder
             // that is not one of them, and waiters of which several run at once are contended, not
-            // serialised: the summary says what the evidence line says.
-            let serialised = known.is_some()
-                || around
-                    .as_ref()
-                    .is_none_or(|a| a.members_running >= TURNS && a.members_peak <= SERIALISED);
+            // serialised: the summary says what the evidence line and the what-if say.
+            let serialised =
+                known.is_some() || around.is_none() || takes_turns(&d.role, scope.one_at_a_time);
             wording::lock(c, *known, turns, &shares, serialised, extra > idle_s)
         }
         Role::Starved(f) => wording::starved(c, f, &(scope.shares)(Class::WaitForWork, None)),
