@@ -6,6 +6,7 @@ mod causes;
 mod ceiling;
 mod curve;
 pub mod evidence;
+mod fixed_time;
 mod known;
 pub mod ledger;
 mod memory;
@@ -74,12 +75,14 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     let leads: Vec<bool> = out
         .iter()
         .map(|f| {
-            matches!(f.kind, Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored)
-                || (f.kind == Kind::CpuOversubscription
-                    && f.severity > Severity::Info
-                    && (f.at.is_some_and(|n| n > cpus)
-                        && (f.severity >= Severity::Medium || !high_below)
-                        || f.severity >= Severity::Medium && !series::high_cause_at(&out, f.at)))
+            matches!(
+                f.kind,
+                Kind::ScalesWell | Kind::StartupDominated | Kind::ThreadsIgnored | Kind::FixedTime
+            ) || (f.kind == Kind::CpuOversubscription
+                && f.severity > Severity::Info
+                && (f.at.is_some_and(|n| n > cpus)
+                    && (f.severity >= Severity::Medium || !high_below)
+                    || f.severity >= Severity::Medium && !series::high_cause_at(&out, f.at)))
         })
         .collect();
     let mut order: Vec<(bool, Finding)> = leads.into_iter().zip(out).collect();

@@ -49,6 +49,8 @@ pub enum Kind {
     CopiesIndependent,
     /// The tree's memory, not the CPUs, limits the count that fits the node.
     MemoryLimit,
+    /// Every count ran for the same time doing more work: a speed-up from wall time says nothing.
+    FixedTime,
 }
 
 impl Kind {
@@ -74,6 +76,7 @@ impl Kind {
             Kind::CopiesInterfere => "copies-interfere",
             Kind::CopiesIndependent => "copies-independent",
             Kind::MemoryLimit => "memory-limit",
+            Kind::FixedTime => "fixed-time",
         }
     }
 

@@ -223,6 +223,24 @@ fn a_fixed_time_benchmark_that_scales_does_more_work_not_extra_cpu() {
     scales_or_cannot_tell(&f);
     nothing_serious_but(&f, &[]);
     assert!(!f.iter().any(|x| x.kind == Kind::OnCpuInefficiency), "{:?}", kinds(&f));
+    // Its throughput gives the work each run did: the same time at both counts is no puzzle.
+    assert!(!f.iter().any(|x| x.kind == Kind::FixedTime), "{:?}", kinds(&f));
+}
+
+#[test]
+fn a_fixed_time_run_that_gives_no_work_is_said_and_its_curve_is_not() {
+    // Each thread of `behave busy N` burns 0.5 s of wall time and prints nothing: 2 threads run as
+    // long as 1 for twice the CPU, and no figure tells the work they did. Read as the same work,
+    // it was "50% efficiency".
+    let exe = behave().to_string_lossy().into_owned();
+    let f = swept("-r 3 -w 0 --param threads=1,2", &[&exe, "busy", "{threads}"]);
+    let x = first(&f, Kind::FixedTime);
+    assert!(x.severity == Severity::High && x.summary.contains("the same time"), "{x:?}");
+    assert!(x.evidence.iter().any(|e| e.starts_with("%CPU ")), "{x:?}");
+    assert!(x.advice.contains("--metric"), "{x:?}");
+    let curve = [Kind::ScalesWell, Kind::SerialFraction, Kind::Retrograde, Kind::ThreadsIgnored];
+    assert!(!f.iter().any(|x| curve.contains(&x.kind)), "{:?}", kinds(&f));
+    nothing_serious_but(&f, &[Kind::FixedTime]);
 }
 
 #[test]
