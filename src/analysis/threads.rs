@@ -113,10 +113,17 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
     let caps: Vec<_> = reports.iter().filter_map(|r| r.capacity.as_ref()).collect();
     let k = caps.len() as f64;
     let coverage = (!caps.is_empty()).then(|| caps.iter().map(|c| c.coverage).sum::<f64>() / k);
-    let work_helpers = (!caps.is_empty()).then(|| {
+    // A traced run sees every thread work; a lean run's few /proc samples may miss a short one's
+    // (Perl's two workers read "1.2 work threads" over 29 lean runs and a traced one): the counts
+    // come from the traced runs where there are some.
+    let traced: Vec<_> =
+        reports.iter().filter(|r| r.tracer.is_some()).filter_map(|r| r.capacity.as_ref()).collect();
+    let counted = if traced.is_empty() { &caps } else { &traced };
+    let m = counted.len() as f64;
+    let work_helpers = (!counted.is_empty()).then(|| {
         (
-            caps.iter().map(|c| c.work_threads as f64).sum::<f64>() / k,
-            caps.iter().map(|c| c.helper_threads as f64).sum::<f64>() / k,
+            counted.iter().map(|c| c.work_threads as f64).sum::<f64>() / m,
+            counted.iter().map(|c| c.helper_threads as f64).sum::<f64>() / m,
         )
     });
     Some(PointThreads { classes, waits, limits, peak_threads, hot, coverage, work_helpers })
@@ -160,5 +167,21 @@ mod tests {
         // A lock with a stable name keeps it.
         let brk = report(&[("wait at f (heap+0x2a0)", 1.0)]);
         assert_eq!(merge(&[&brk, &brk]).unwrap().waits[0].name, "wait at f (heap+0x2a0)");
+    }
+
+    #[test]
+    fn the_threads_that_worked_are_counted_in_the_traced_runs_where_there_are_some() {
+        let run = |work_threads, helper_threads, traced: bool| ThreadReport {
+            capacity: Some(crate::results::Capacity {
+                work_threads,
+                helper_threads,
+                ..Default::default()
+            }),
+            tracer: traced.then(crate::results::TracerReport::default),
+            ..ThreadReport::default()
+        };
+        let (traced, lean) = (run(2, 1, true), run(1, 2, false));
+        assert_eq!(merge(&[&traced, &lean, &lean]).unwrap().work_helpers, Some((2.0, 1.0)));
+        assert_eq!(merge(&[&lean, &run(2, 1, false)]).unwrap().work_helpers, Some((1.5, 1.5)));
     }
 }
