@@ -315,7 +315,12 @@ impl Turns<'_> {
     fn line(&self) -> String {
         match self {
             Turns::Among { running, peak, serialised } => format!(
-                "while one waits, {running:.2} of the other threads that wait on it run on average, and {peak:.1} of its waiters run at once at most (90th percentile over time): {}",
+                "while one waits, {}, and at most {peak:.1} of its waiters run at once (90th percentile over time): {}",
+                if *running <= 1.0 {
+                    format!("another thread that waits on it runs {} of the time", pct(*running))
+                } else {
+                    format!("{running:.1} other threads that wait on it run on average")
+                },
                 if *serialised {
                     "they take turns (serialised)"
                 } else {
