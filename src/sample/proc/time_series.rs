@@ -182,18 +182,18 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
                 *total += v;
             }
             if alive {
-                // Between two readings, the lower of them (see above).
-                let between = i + 1 < s.len() && p.start_s + f64::from(s.t_s[i]) < t;
-                let mem = |col: &[u64]| if between { col[i].min(col[i + 1]) } else { col[i] };
-                r.mem.pss_kb += mem(&s.pss_kb);
-                r.mem.rss_kb += mem(&s.rss_kb);
-                r.mem.swap_kb += mem(&s.swap_kb);
-                r.vmem_kb += mem(&s.vmem_kb);
                 r.processes += s.nprocs[i];
                 c.threads += s.nthreads[i];
             }
         }
-        sums.push([r.mem.pss_kb, r.mem.rss_kb, r.mem.swap_kb, r.vmem_kb]);
+        // Between two readings, the lower of them (see above).
+        [r.mem.pss_kb, r.mem.rss_kb, r.mem.swap_kb, r.vmem_kb] = memory_at(&parts, t);
+        // A reading is one part's instant: just after it, that part too is between two readings,
+        // and a sum that a reading taken before the others mapped their pages lifted (four copies
+        // starting: 69 MiB for 64) is not held until the next instant of the series.
+        let after = memory_at(&parts, t + JUST_AFTER_S);
+        let now = [r.mem.pss_kb, r.mem.rss_kb, r.mem.swap_kb, r.vmem_kb];
+        sums.push(std::array::from_fn(|c| now[c].min(after[c])));
         sum.offer(t, &r, c);
     }
     let most = sustained_peaks(&times, &sums, end);
@@ -234,6 +234,27 @@ pub fn sum_parts(parts: &[Part]) -> Option<(RunSeries, RunMemory)> {
         cpu_s: parts.iter().map(|p| p.memory.cpu_s).sum(),
     };
     Some((sum.finish()?, memory))
+}
+
+/// An instant after a reading, before any other: the parts' series count milliseconds.
+const JUST_AFTER_S: f64 = 1e-6;
+
+/// The parts' PSS, RSS, swap and virtual size summed at `t_s`, each alive part between two of its
+/// readings at the lower of them.
+fn memory_at(parts: &[&Part], t_s: f64) -> [u64; 4] {
+    let mut sum = [0u64; 4];
+    for p in parts {
+        let Some((i, true)) = p.at(t_s) else { continue };
+        let s = p.series;
+        let between = i + 1 < s.len() && p.start_s + f64::from(s.t_s[i]) < t_s;
+        let mem = |col: &[u64]| if between { col[i].min(col[i + 1]) } else { col[i] };
+        for (total, v) in
+            sum.iter_mut().zip([mem(&s.pss_kb), mem(&s.rss_kb), mem(&s.swap_kb), mem(&s.vmem_kb)])
+        {
+            *total += v;
+        }
+    }
+    sum
 }
 
 /// How long a sum of the parts must hold to be a peak: the shortest pause between one sampler's
@@ -350,5 +371,29 @@ mod tests {
         );
         assert_eq!(s.utime_s[at(1.0)], 0.75 + 3.0, "its CPU time kept after it ended");
         assert!(sum_parts(&[]).is_none());
+    }
+
+    #[test]
+    fn a_copys_first_reading_taken_before_the_other_mapped_its_pages_is_no_peak() {
+        const MB: u64 = 1024;
+        // Copy a reads its 64 MiB mapping whole at 0 s and half at 0.2 s; copy b's first reading,
+        // at 0.05 s, still counts it whole too, and its next half. Held from 0.05 s to the next
+        // instant, a's half and b's whole made 96 MiB "for" 150 ms.
+        let part = |readings: [(f64, u64); 2]| {
+            let mut rec = Recorder::default();
+            for (t, pss) in readings {
+                let mem = Rollup { pss_kb: pss * MB, rss_kb: 64 * MB, ..Rollup::default() };
+                let r = Reading { mem, processes: 1, ..Reading::default() };
+                rec.offer(t, &r, Counts { threads: 1, ..Counts::default() });
+            }
+            let memory = RunMemory { peak_pss_bytes: 64 * MB * 1024, ..RunMemory::default() };
+            (rec.finish().unwrap(), memory)
+        };
+        let (a, b) = (part([(0.0, 64), (0.2, 32)]), part([(0.05, 64), (0.2, 32)]));
+        let parts = [
+            Part { series: &a.0, start_s: 0.0, memory: a.1, end_s: 0.4 },
+            Part { series: &b.0, start_s: 0.0, memory: b.1, end_s: 0.4 },
+        ];
+        assert_eq!(sum_parts(&parts).unwrap().1.peak_pss_bytes, 64 * MB * 1024);
     }
 }
