@@ -136,7 +136,7 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
 
 /// `watched lean after a traced run whose threads ran, or waited in the run queue, for 95% or more
 /// of its CPU capacity: threads=1 (99%, 2 of 3 runs lean), …`, and `watched lean after a traced
-/// run whose watching may have cost 1% or more of its CPU capacity: threads=2 (up to 3.1%, …)`: the points whose
+/// run whose watching cost 1% or more of its CPU capacity: threads=2 (3.1%, …)`: the points whose
 /// later runs were watched without the tracer (see [`crate::results::ThreadReport::lean`]).
 fn lean(doc: &Results) -> Vec<String> {
     let (mut busy, mut cost) = (Vec::new(), Vec::new());
@@ -148,7 +148,7 @@ fn lean(doc: &Results) -> Vec<String> {
             None => (first.busy, &mut busy),
         };
         let pct = if first.cost.is_some() {
-            format!("up to {:.1}", 100.0 * share)
+            format!("{:.1}", 100.0 * share)
         } else {
             format!("{:.0}", 100.0 * share)
         };
@@ -168,7 +168,7 @@ fn lean(doc: &Results) -> Vec<String> {
     }
     if !cost.is_empty() {
         lines.push(format!(
-            "watched lean after a traced run whose watching may have cost {:.0}% or more of its CPU capacity (a bound: the kernel's time for each switch of its threads, and scalescope's CPU beside a job that wanted it): {}: one traced run showed its waits, and each traced run more would slow the job as much; {how}",
+            "watched lean after a traced run whose watching cost {:.0}% or more of its CPU capacity (the kernel's time for each switch of its threads, and scalescope's CPU beside a job that wanted it): {}: one traced run showed its waits, and each traced run more would slow the job as much; {how}",
             100.0 * crate::results::LEAN_COST,
             cost.join(", ")
         ));

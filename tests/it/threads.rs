@@ -533,7 +533,7 @@ fn runs_after_a_traced_run_that_kept_its_cpus_busy_or_cost_are_watched_lean_and_
         assert!(t.tracer.is_none() && t.sample_rate_hz <= 25.0, "{t:?}");
     }
     assert!(
-        table.contains("watched lean after a traced run whose watching may have cost 1% or more")
+        table.contains("watched lean after a traced run whose watching cost 1% or more")
             && table.contains("2 of 3 runs lean"),
         "{table}"
     );
