@@ -6,7 +6,7 @@
 
 use crate::exec::sweep::{Event, Sink};
 use crate::files::WriteError;
-use crate::results::{LeanAfter, RunRecord, Store};
+use crate::results::{RunRecord, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -340,8 +340,8 @@ impl Sink for Session<'_> {
         self.store.runs_recorded(point)
     }
 
-    fn lean(&self, point: usize) -> Option<LeanAfter> {
-        self.store.doc.points[point].runs.iter().find_map(RunRecord::lean_after)
+    fn lean(&self, point: usize) -> Option<f64> {
+        self.store.doc.points[point].runs.iter().find_map(RunRecord::lean)
     }
 }
 

@@ -12,9 +12,7 @@ use crate::files::{self, WriteError};
 use crate::pagecache;
 use crate::plan::{Launch, Plan, PlanError, Point};
 use crate::plan::{PointProgress, Scheduler, Task};
-use crate::results::{
-    Capacity, LEAN_BUSY, LEAN_COST, LEAN_RATE_HZ, LeanAfter, OutputFile, RunRecord, signal_name,
-};
+use crate::results::{Capacity, LEAN_BUSY, LEAN_RATE_HZ, OutputFile, RunRecord, signal_name};
 use crate::sample::Config;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -41,7 +39,7 @@ pub trait Sink {
     /// Whether the stored runs of `point` were watched lean, and after which share (see
     /// [`crate::results::ThreadReport::lean`]): runs added to decide a verdict, or a resumed sweep,
     /// go on lean without tracing the point again.
-    fn lean(&self, _point: usize) -> Option<LeanAfter> {
+    fn lean(&self, _point: usize) -> Option<f64> {
         None
     }
 }
@@ -138,8 +136,9 @@ struct Sweep<'a> {
     sched: Scheduler,
     /// Points whose setup hook has run.
     set_up: Vec<bool>,
-    /// Per point, why its runs are watched lean after its traced run, when they are.
-    lean: Vec<Option<LeanAfter>>,
+    /// Per point, the share of its capacity the traced run kept busy or wanted, after which the
+    /// point's runs are watched lean.
+    lean: Vec<Option<f64>>,
     warnings: Warnings,
 }
 
@@ -252,29 +251,25 @@ impl Sweep<'_> {
         Ok(eviction)
     }
 
-    /// Marks a run watched lean, or, after a measured, traced run, watches the point's later runs
-    /// lean when that run's threads ran on or were ready for [`LEAN_BUSY`] of its CPU capacity
-    /// (the tracer explains idle CPUs and the run left almost none, while on busy CPUs the events
-    /// on the job's threads take its time: 3% of the CPU of `pigz -p 2`), or when watching it cost
-    /// [`LEAN_COST`] of the capacity or more (fio's threads leaving a CPU for every read: one
-    /// traced run holds thousands of its waits, each further one would pay for them again). Not
-    /// with `--trace-every-run`, and not after a failed run or one the machine held back.
+    /// Marks a run watched lean, or, after a measured, traced run whose threads ran on or were
+    /// ready for [`LEAN_BUSY`] of its CPU capacity, watches the point's later runs lean: the
+    /// tracer explains idle CPUs and the run left almost none, while on busy CPUs the events on
+    /// the job's threads take its time (3% of the CPU of `pigz -p 2`). Not with
+    /// `--trace-every-run`, and not after a failed run or one the machine held back.
     fn watch_lean(&mut self, p: usize, warmup: bool, record: &mut RunRecord) {
         let decides = !warmup && record.counted();
         let Some(threads) = record.threads.as_mut() else { return };
-        if let Some(why) = self.lean[p] {
-            threads.set_lean(why);
+        if let Some(busy) = self.lean[p] {
+            threads.lean = Some(busy);
             return;
         }
-        if !decides || threads.tracer.is_none() || self.plan.trace_every_run {
-            return;
-        }
-        let Some(busy) = threads.capacity.as_ref().map(Capacity::wanted_share) else { return };
-        let cost = threads.watching_share().filter(|&c| c >= LEAN_COST);
-        if busy >= LEAN_BUSY {
-            self.lean[p] = Some(LeanAfter { busy, cost: None });
-        } else if cost.is_some() {
-            self.lean[p] = Some(LeanAfter { busy, cost });
+        let busy = threads.capacity.as_ref().map(Capacity::wanted_share);
+        if let Some(busy) = busy.filter(|&b| b >= LEAN_BUSY)
+            && decides
+            && threads.tracer.is_some()
+            && !self.plan.trace_every_run
+        {
+            self.lean[p] = Some(busy);
         }
     }
 
@@ -634,7 +629,7 @@ mod tests {
     struct Memory {
         runs: Vec<(usize, RunRecord)>,
         targets: Vec<(usize, u32)>,
-        lean: Option<LeanAfter>,
+        lean: Option<f64>,
     }
 
     impl Sink for Memory {
@@ -657,14 +652,13 @@ mod tests {
         fn runs_recorded(&self, point: usize) -> usize {
             self.runs.iter().filter(|(p, _)| *p == point).count()
         }
-        fn lean(&self, point: usize) -> Option<LeanAfter> {
+        fn lean(&self, point: usize) -> Option<f64> {
             self.lean.filter(|_| point == 0)
         }
     }
 
     /// Answers every run as sampled, traced when asked, its one CPU kept busy at `t=1` and half
-    /// idle at `t=2` and `t=3`, whose threads switch 20,000 times (2 µs each: 4% of the capacity);
-    /// logs how each run was to be watched.
+    /// idle at `t=2`; logs how each run was to be watched.
     struct Watched {
         log: Vec<(String, bool, f64)>,
     }
@@ -688,13 +682,10 @@ mod tests {
                 }],
                 ..Default::default()
             };
-            let switches = if spec.argv[1] == "3" { 20_000 } else { 0 };
-            let tracer =
-                crate::results::TracerReport { switches, switch_us: 2.0, ..Default::default() };
             let threads = crate::results::ThreadReport {
                 samples: 5,
                 capacity: Some(capacity),
-                tracer: c.trace.then_some(tracer),
+                tracer: c.trace.then(crate::results::TracerReport::default),
                 ..Default::default()
             };
             Ok(Outcome {
@@ -707,11 +698,10 @@ mod tests {
     }
 
     #[test]
-    fn a_point_whose_traced_run_kept_its_cpus_busy_or_cost_is_watched_lean_after_it() {
+    fn a_point_whose_traced_run_kept_its_cpus_busy_is_watched_lean_after_it() {
         let p = plan(|r| {
             r.runs = Some(3);
             r.sample_rate_hz = Some(100.0);
-            r.params = vec!["t=1,2,3".into()];
         });
         let mut exec = Watched { log: Vec::new() };
         let mut sink = Memory::default();
@@ -722,18 +712,16 @@ mod tests {
         };
         assert_eq!(watched("prog 1"), [(true, 100.0), (false, 20.0), (false, 20.0)]);
         assert_eq!(watched("prog 2"), [(true, 100.0); 3]);
-        assert_eq!(watched("prog 3"), [(true, 100.0), (false, 20.0), (false, 20.0)]);
-        let lean = |point: usize| -> Vec<Option<LeanAfter>> {
-            sink.runs.iter().filter(|(p, _)| *p == point).map(|(_, r)| r.lean_after()).collect()
-        };
-        let busy = Some(LeanAfter { busy: 1.0, cost: None });
-        assert_eq!(lean(0), [None, busy, busy]);
-        let cost = Some(LeanAfter { busy: 0.5, cost: Some(0.04) });
-        assert_eq!(lean(2), [None, cost, cost]);
+        let lean: Vec<Option<f64>> = sink
+            .runs
+            .iter()
+            .filter(|(p, _)| *p == 0)
+            .map(|(_, r)| r.threads.as_ref().unwrap().lean)
+            .collect();
+        assert_eq!(lean, [None, Some(1.0), Some(1.0)]);
         // Runs added later (a verdict to decide, a resumed sweep) go on lean from the stored ones.
         let mut exec = Watched { log: Vec::new() };
-        let mut sink =
-            Memory { lean: Some(LeanAfter { busy: 0.97, cost: None }), ..Memory::default() };
+        let mut sink = Memory { lean: Some(0.97), ..Memory::default() };
         let progress = vec![PointProgress::default(); p.len()];
         run(&p, (progress, 0), &mut sink, &mut exec, false).unwrap();
         assert!(exec.log.iter().filter(|(a, ..)| a == "prog 1").all(|(_, t, _)| !t));

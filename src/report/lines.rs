@@ -135,45 +135,33 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
 }
 
 /// `watched lean after a traced run whose threads ran, or waited in the run queue, for 95% or more
-/// of its CPU capacity: threads=1 (99%, 2 of 3 runs lean), …`, and `watched lean after a traced
-/// run whose watching cost 1% or more of its CPU capacity: threads=2 (3.1%, …)`: the points whose
-/// later runs were watched without the tracer (see [`crate::results::ThreadReport::lean`]).
+/// of its CPU capacity: threads=1 (99%, 2 of 3 runs lean), …`, the points whose later runs were
+/// watched without the tracer (see [`crate::results::ThreadReport::lean`]).
 fn lean(doc: &Results) -> Vec<String> {
-    let (mut busy, mut cost) = (Vec::new(), Vec::new());
-    for p in &doc.points {
-        let lean: Vec<_> = p.runs.iter().filter_map(RunRecord::lean_after).collect();
-        let Some(first) = lean.first() else { continue };
-        let (share, list) = match first.cost {
-            Some(c) => (c, &mut cost),
-            None => (first.busy, &mut busy),
-        };
-        let pct = if first.cost.is_some() {
-            format!("{:.1}", 100.0 * share)
-        } else {
-            format!("{:.0}", 100.0 * share)
-        };
-        list.push(format!("{} ({pct}%, {} of {} runs lean)", p.label(), lean.len(), p.runs.len()));
+    let points: Vec<String> = doc
+        .points
+        .iter()
+        .filter_map(|p| {
+            let lean: Vec<f64> = p.runs.iter().filter_map(RunRecord::lean).collect();
+            let first = *lean.first()?;
+            Some(format!(
+                "{} ({:.0}%, {} of {} runs lean)",
+                p.label(),
+                100.0 * first,
+                lean.len(),
+                p.runs.len()
+            ))
+        })
+        .collect();
+    if points.is_empty() {
+        return Vec::new();
     }
-    let how = format!(
-        "these runs were sampled from /proc at up to {:.0} Hz, with no call stacks (--trace-every-run traces them all)",
+    vec![format!(
+        "watched lean after a traced run whose threads ran, or waited in the run queue, for {:.0}% or more of its CPU capacity: {}: the tracer explains idle CPUs and there were almost none, while on busy CPUs watching takes the job's time; these runs were sampled from /proc at up to {:.0} Hz, with no call stacks (--trace-every-run traces them all)",
+        100.0 * crate::results::LEAN_BUSY,
+        points.join(", "),
         crate::results::LEAN_RATE_HZ
-    );
-    let mut lines = Vec::new();
-    if !busy.is_empty() {
-        lines.push(format!(
-            "watched lean after a traced run whose threads ran, or waited in the run queue, for {:.0}% or more of its CPU capacity: {}: the tracer explains idle CPUs and there were almost none, while on busy CPUs watching takes the job's time; {how}",
-            100.0 * crate::results::LEAN_BUSY,
-            busy.join(", ")
-        ));
-    }
-    if !cost.is_empty() {
-        lines.push(format!(
-            "watched lean after a traced run whose watching cost {:.0}% or more of its CPU capacity (the kernel's time for each switch of its threads, and scalescope's CPU beside a job that wanted it): {}: one traced run showed its waits, and each traced run more would slow the job as much; {how}",
-            100.0 * crate::results::LEAN_COST,
-            cost.join(", ")
-        ));
-    }
-    lines
+    )]
 }
 
 /// A last memory reading before this share of a run leaves its end unread.

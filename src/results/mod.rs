@@ -51,8 +51,8 @@ pub use stack_profile::{OffCpuStack, OnCpuStack, StackFrame, StackProfile};
 use std::collections::BTreeMap;
 pub use store::{Store, StoreError};
 pub use thread_report::{
-    Around, Feeder, Hot, LEAN_BUSY, LEAN_COST, LEAN_RATE_HZ, LeanAfter, MachineCpu, ThreadReport,
-    ThreadSummary, Timeline, Wait, sort_waits,
+    Around, Feeder, Hot, LEAN_BUSY, LEAN_RATE_HZ, MachineCpu, ThreadReport, ThreadSummary,
+    Timeline, Wait, sort_waits,
 };
 pub use time_series::RunSeries;
 pub use tracer_report::{TracedThread, TracerReport};

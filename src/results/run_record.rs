@@ -116,11 +116,6 @@ impl RunRecord {
         self.threads.as_deref()?.lean
     }
 
-    /// Why the run was watched lean, when it was.
-    pub fn lean_after(&self) -> Option<super::LeanAfter> {
-        self.threads.as_deref()?.lean_after()
-    }
-
     /// Whether the run counts in the statistics: it succeeded and was not held stopped.
     pub fn counted(&self) -> bool {
         self.succeeded() && !self.held()

@@ -85,16 +85,11 @@ pub struct ThreadReport {
     pub machine_cpu: Option<MachineCpu>,
     /// Watched lean, without the event tracer and with the sampler at most [`LEAN_RATE_HZ`]: the
     /// share of its CPU capacity an earlier, traced run of the point kept busy or wanted (its
-    /// threads ready in the run queue): at least [`LEAN_BUSY`] (the tracer explains idle CPUs and
-    /// that run left almost none, while on busy CPUs watching takes its time from the job), or
-    /// any share when watching that run cost [`LEAN_COST`] or more (`lean_cost`). Absent: watched
-    /// in full.
+    /// threads ready in the run queue), at least [`LEAN_BUSY`]. The tracer explains idle CPUs and
+    /// that run left almost none, while on busy CPUs watching takes its time from the job
+    /// (absent: watched in full).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lean: Option<f64>,
-    /// What watching the traced run that made this run lean cost its job, a share of its CPU
-    /// capacity (see [`ThreadReport::watching_share`]), when the cost, not busy CPUs, decided it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lean_cost: Option<f64>,
     /// The tree's memory: peak and time-weighted mean PSS and RSS over all its processes (absent
     /// when no reading was taken, and in results recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,25 +102,6 @@ pub struct ThreadReport {
 /// The share of its CPU capacity a traced run must keep busy for the point's later runs to be
 /// watched lean (see [`ThreadReport::lean`]).
 pub const LEAN_BUSY: f64 = 0.95;
-
-/// What watching a traced run may cost its job, a share of its CPU capacity, before the point's
-/// later runs are watched lean (see [`ThreadReport::lean_cost`]): the tracer's events cost each
-/// switch of a thread, so a job that switches thousands of times a CPU-second pays for them on
-/// every wait, while one traced run of it already holds thousands of waits.
-pub const LEAN_COST: f64 = 0.01;
-
-/// The kernel's time per switch assumed where the tracer could not measure it, microseconds.
-const SWITCH_US: f64 = 2.0;
-
-/// Why a point's later runs are watched lean: what its traced run kept busy and, when that was
-/// not [`LEAN_BUSY`], what watching it cost (see [`ThreadReport::lean`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LeanAfter {
-    /// The share of its CPU capacity the traced run kept busy or wanted.
-    pub busy: f64,
-    /// What watching the traced run cost, when the cost decided it.
-    pub cost: Option<f64>,
-}
 
 /// The sampler's highest rate in a run watched lean, Hz.
 pub const LEAN_RATE_HZ: f64 = 20.0;
@@ -155,31 +131,6 @@ impl MachineCpu {
 }
 
 impl ThreadReport {
-    /// Why this run was watched lean, when it was.
-    pub fn lean_after(&self) -> Option<LeanAfter> {
-        self.lean.map(|busy| LeanAfter { busy, cost: self.lean_cost })
-    }
-
-    /// Marks this run watched lean for `why`.
-    pub fn set_lean(&mut self, why: LeanAfter) {
-        self.lean = Some(why.busy);
-        self.lean_cost = why.cost;
-    }
-
-    /// What watching this traced run cost its job, a share of its CPU capacity: for each time a
-    /// thread left a CPU, the kernel's measured time per switch (the events' work lies on that
-    /// path: a bound on what they added), and scalescope's CPU time in the share of the capacity
-    /// the job kept busy or wanted (beside idle CPUs it took nothing from the job). `None`
-    /// without the tracer or a capacity.
-    pub fn watching_share(&self) -> Option<f64> {
-        let (capacity, tracer) = (self.capacity.as_ref()?, self.tracer.as_ref()?);
-        let whole = capacity.cpus * capacity.span_s;
-        let switch_us = if tracer.switch_us > 0.0 { tracer.switch_us } else { SWITCH_US };
-        let switching = tracer.switches as f64 * switch_us * 1e-6;
-        let beside = self.scalescope_cpu_s * capacity.wanted_share();
-        (whole > 0.0).then(|| (switching + beside) / whole)
-    }
-
     /// Adds another process's report (another rank of the same run): class times, counts and
     /// waits add up, the wall time is the longer one; the timeline and hot functions stay this one's.
     pub fn absorb(&mut self, o: &ThreadReport) {

@@ -477,7 +477,7 @@ fn a_count_that_keeps_more_cpus_busy_than_it_names_says_how_many_it_used() {
 
 #[test]
 #[ignore = "needs perf_event_open (kernel.perf_event_paranoid at most 2, no seccomp filter); .ci/run runs it"]
-fn runs_after_a_traced_run_that_kept_its_cpus_busy_or_cost_are_watched_lean_and_said() {
+fn runs_after_a_traced_run_that_kept_its_cpus_busy_are_watched_lean_and_said() {
     let _guard = common::measuring();
     let d = tempfile::tempdir().unwrap();
     let exe = behave().to_str().unwrap().to_string();
@@ -518,23 +518,4 @@ fn runs_after_a_traced_run_that_kept_its_cpus_busy_or_cost_are_watched_lean_and_
         assert!(t.lean.is_none() && t.tracer.is_some(), "{:?}", t.capacity);
     }
     assert!(!table.contains("watched lean"), "{table}");
-    // Two threads on one CPU passing a byte to and fro over pipes leave the other CPU idle, but
-    // switch at every hop: watching one run costs the job more than 1%, and one holds its waits.
-    let (hops, table) = sweep("hops", &[], &["hops", "100000"]);
-    let runs = &hops.points[0].runs;
-    let first = runs[0].threads.as_ref().expect("sampled");
-    assert!(first.tracer.is_some() && first.lean.is_none(), "{:?}", first.lean);
-    let cost = first.watching_share().expect("traced, with a capacity");
-    assert!(cost >= scalescope::results::LEAN_COST, "{cost} of {:?}", first.tracer);
-    for r in &runs[1..] {
-        let t = r.threads.as_ref().expect("sampled");
-        let why = t.lean_after().expect("watched lean after the costly run");
-        assert!(why.busy < 0.95 && why.cost == Some(cost), "{why:?}");
-        assert!(t.tracer.is_none() && t.sample_rate_hz <= 25.0, "{t:?}");
-    }
-    assert!(
-        table.contains("watched lean after a traced run whose watching cost 1% or more")
-            && table.contains("2 of 3 runs lean"),
-        "{table}"
-    );
 }

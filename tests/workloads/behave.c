@@ -26,8 +26,6 @@
  *                   pthread spin lock (its waiters spin on a CPU: at most 1.43x, whatever N)
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
  *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
- *   hops N          2 threads on one CPU pass a byte back and forth over two pipes N times:
- *                   every hop a switch, another CPU idle
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -92,16 +90,6 @@ static void *turn_taker(void *a) {
 static void *sleeper(void *a) {
     (void)a;
     for (int i = 0; i < 50; i++) usleep(10000);
-    return 0;
-}
-
-static int hop_fds[4];
-
-static void *hop_peer(void *a) {
-    (void)a;
-    char c;
-    while (read(hop_fds[0], &c, 1) == 1)
-        if (write(hop_fds[3], &c, 1) != 1) break;
     return 0;
 }
 
@@ -318,21 +306,6 @@ int main(int argc, char **argv) {
         spin(0.1);
         struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
         nanosleep(&ts, 0);
-    } else if (!strcmp(mode, "hops") && argc > 2) {
-        long n = atol(argv[2]);
-        pthread_t peer;
-        char c = 'x';
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(sched_getcpu(), &one);
-        if (pipe(hop_fds) || pipe(hop_fds + 2)) return 1;
-        pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-        pthread_create(&peer, 0, hop_peer, 0);
-        pthread_setaffinity_np(peer, sizeof one, &one);
-        for (long i = 0; i < n; i++)
-            if (write(hop_fds[1], &c, 1) != 1 || read(hop_fds[2], &c, 1) != 1) return 1;
-        close(hop_fds[1]);
-        pthread_join(peer, 0);
     } else if (!strcmp(mode, "turns")) {
         pthread_t t[3];
         turns_t0 = now() + 0.05;

@@ -259,7 +259,6 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         ),
         scalescope_cpu_s: (procfs::process_cpu_s() - s.own_cpu_s).max(0.0),
         lean: None,
-        lean_cost: None,
         memory: s.memory_seen.finish(wall_s, s.memory_cpu_s),
         series: std::mem::take(&mut s.series).finish(),
     }
