@@ -176,17 +176,12 @@ fn targets(
     (max, overhead): (u32, f64),
     left: f64,
 ) -> BTreeMap<usize, u32> {
-    // A point's run costs its mean wall time × `overhead`, give or take its spread.
+    // A point's run costs its mean wall time × `overhead`, give or take its spread: (mean, variance).
     let per_run = |p: usize| -> (f64, f64) {
         let runs: Vec<f64> =
             doc.points[p].runs.iter().filter(|r| r.counted()).map(|r| r.wall_s).collect();
-        let n = runs.len() as f64;
-        if runs.is_empty() {
-            return (0.0, 0.0);
-        }
-        let mean = runs.iter().sum::<f64>() / n;
-        let var = runs.iter().map(|w| (w - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        (mean * overhead, var * overhead * overhead)
+        crate::stats::Summary::of(&runs)
+            .map_or((0.0, 0.0), |s| (s.mean * overhead, (s.stddev * overhead).powi(2)))
     };
     let rounds: Vec<(&Question, u32)> = questions
         .iter()
@@ -203,18 +198,21 @@ fn targets(
             (q, want.saturating_sub(have))
         })
         .collect();
+    // A round of each question: its points' runs, their summed mean and variance.
+    let round_cost: Vec<(f64, f64)> = rounds
+        .iter()
+        .map(|(q, _)| {
+            q.points.iter().map(|&p| per_run(p)).fold((0.0, 0.0), |(a, b), (m, v)| (a + m, b + v))
+        })
+        .collect();
     // What the rounds scaled by `share` would cost at most (their mean plus 1.64 standard
     // deviations of the sum): runs longer than the mean would otherwise overrun the budget.
     let cost = |share: f64| -> f64 {
-        let (mean, var) = rounds.iter().fold((0.0, 0.0), |(m, v), (q, k)| {
-            let k = (f64::from(*k) * share).floor();
-            let (qm, qv) = q
-                .points
-                .iter()
-                .map(|&p| per_run(p))
-                .fold((0.0, 0.0), |(a, b), (m, v)| (a + m, b + v));
-            (m + k * qm, v + k * qv)
-        });
+        let (mean, var) =
+            rounds.iter().zip(&round_cost).fold((0.0, 0.0), |(m, v), ((_, k), (qm, qv))| {
+                let k = (f64::from(*k) * share).floor();
+                (m + k * qm, v + k * qv)
+            });
         mean + 1.64 * var.sqrt()
     };
     let mut share = 1.0;
