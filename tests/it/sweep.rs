@@ -622,9 +622,12 @@ fn a_runs_usage_counts_from_its_clock_not_from_the_ready_child() {
     assert!(o.status.success(), "{}", stderr(&o));
     let runs = &results(&d.path().join("r")).points[0].runs;
     for r in runs {
-        // One thread cannot use more CPU than the wall time (the µs of rusage round by 2 µs).
+        // One thread cannot use more CPU than the wall time, but for the µs of rusage (they round
+        // by 2 µs) and the exit's tail: the clock stops when the parent is told of the exit, and
+        // the process runs on a little after (103% of a 0.5 ms `true` on a CI machine). The
+        // ready child's own usage, which this guards against, made it 133-149%.
         assert!(
-            r.user_s + r.sys_s <= r.wall_s + 4e-6,
+            r.user_s + r.sys_s <= 1.1 * r.wall_s + 4e-6,
             "true: {:.0}% CPU (run {})",
             r.cpu_pct,
             r.index
