@@ -83,6 +83,63 @@ pub fn fixed_time(doc: &Results, s: &SeriesAnalysis, name: &str, label: &str) ->
     })
 }
 
+/// A copy whose CPU time with the others fell below this share of its CPU time alone, in the same
+/// wall time, did less work rather than the same work slower.
+const LESS_WORK: f64 = 0.8;
+/// A copy alone on a CPU for at least this share of its wall time: its CPU time measures its work.
+const ON_CPU: f64 = 0.3;
+
+/// For copies, whose CPU grows with their number whether or not they run for a fixed time: each
+/// copy took as long with the others as alone (`walls`: alone, together), while the CPU time it
+/// used (`cpus`) fell. Then its wall time cannot tell whether copies slow each other (four copies
+/// of `sysbench cpu --time=2` on 2 CPUs each took 2.0 s and read "they do not slow each other",
+/// each on a CPU 20% of the time); the finding says so, and the share of its CPU time each copy
+/// kept, which then stands for its speed, is returned beside it.
+pub fn copies(
+    commands: &[&[String]],
+    (base, top): (f64, f64),
+    walls: (f64, f64),
+    cpus: (f64, f64),
+    label: &str,
+) -> Option<(Finding, f64)> {
+    let ((wall_b, wall_t), (cpu_b, cpu_t)) = (walls, cpus);
+    let kept = cpu_t / cpu_b;
+    if wall_b < LONG_ENOUGH_S
+        || cpu_b < ON_CPU * wall_b
+        || kept >= LESS_WORK
+        || (wall_t / wall_b - 1.0).abs() > 0.1
+    {
+        return None;
+    }
+    let mut evidence = vec![
+        format!(
+            "a copy takes {wall_t:.3} s with {} running, {wall_b:.3} s with {}",
+            count_label(top, "copies"),
+            count_label(base, "copies")
+        ),
+        format!("a copy used {cpu_t:.3} s of CPU with {top:.0} running, {cpu_b:.3} s alone"),
+    ];
+    evidence.extend(
+        duration_flag(commands)
+            .map(|f| format!("the command sets a length, the same for every copy: '{f}'")),
+    );
+    let finding = Finding {
+        noise: None,
+        kind: Kind::FixedTime,
+        severity: Severity::High,
+        summary: format!(
+            "each copy ran as long with {top:.0} running as alone while using {:.0}% of the CPU time it used alone: the command seems to run for a fixed time, doing less work beside the others rather than the same work slower, so its wall time cannot tell whether copies slow each other; their CPU time is judged instead{label}",
+            100.0 * kept
+        ),
+        evidence,
+        advice: "give the work each copy did (--metric 'REGEX' on a figure it prints, or --work), or make it do a fixed amount of work (an operation count instead of a time limit)".into(),
+        cost_pct: None,
+        at: Some(top),
+        what_if: None,
+    };
+    Some((finding, kept))
+}
+
 /// The first option that sets a run's length in every one of `commands` (the points' argvs), with
 /// the same value in all: `-t 1`. An option whose value changes with the count (`bwa mem -t
 /// {threads}`) is the count, not a length.

@@ -110,6 +110,17 @@ fn copy_wall(doc: &Results, point: usize) -> Option<f64> {
     (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
 }
 
+/// Mean CPU time of a point's copies (every rank of every successful run).
+fn copy_cpu(doc: &Results, point: usize) -> Option<f64> {
+    let cpus: Vec<f64> = doc.points[point]
+        .runs
+        .iter()
+        .filter(|r| r.counted())
+        .flat_map(|r| r.ranks.iter().map(|x| x.user_s + x.sys_s))
+        .collect();
+    (!cpus.is_empty()).then(|| cpus.iter().sum::<f64>() / cpus.len() as f64)
+}
+
 /// A point's CPUs, on average over its runs, each over the window the samplers watched (the
 /// copies' lives: a launched run's wall time also holds its agents' start and end).
 #[derive(Clone, Copy)]
@@ -182,6 +193,10 @@ impl CopyCpus {
     }
 }
 
+/// Growth of a wait on a shared resource (points of thread time, from one copy to the top count)
+/// that says copies wait on each other whatever the machine's load.
+const SHARED_WAIT: f64 = 0.15;
+
 /// The share of the time a point's copies wanted a CPU that they waited for one, past which the
 /// CPUs limit them.
 const CPU_BOUND: f64 = 0.2;
@@ -235,9 +250,28 @@ pub fn copies(
     else {
         return;
     };
-    let eff = alone / together;
     let n = top.count;
-    let each = format!("each of {n} copies runs at {:.0}% of one copy's speed", 100.0 * eff);
+    let mut eff = alone / together;
+    let mut each = format!("each of {n} copies runs at {:.0}% of one copy's speed", 100.0 * eff);
+    // Copies that run for a fixed time take as long together as alone: their CPU time tells.
+    let commands: Vec<&[String]> =
+        [base, top].iter().map(|p| doc.points[p.index].command.as_slice()).collect();
+    if let (Some(cpu_b), Some(cpu_t)) = (copy_cpu(doc, base.index), copy_cpu(doc, top.index))
+        && let Some((f, kept)) = super::fixed_time::copies(
+            &commands,
+            (base.count, n),
+            (alone, together),
+            (cpu_b, cpu_t),
+            label,
+        )
+    {
+        out.push(f);
+        eff = kept;
+        each = format!(
+            "each of {n} copies did {:.0}% of one copy's work alone, by CPU time",
+            100.0 * eff
+        );
+    }
     if eff >= 0.9 {
         out.push(Finding {
             noise: None,
@@ -260,12 +294,6 @@ pub fn copies(
     let cpus = CopyCpus::of(doc, top, base);
     let allowed = cpus.as_ref().map_or(1.0, |c| c.allowed(top, base));
     if eff >= 0.8 {
-        return;
-    }
-    if eff >= 0.8 * allowed {
-        if let Some(c) = &cpus {
-            too_many(doc, n, c.one, eff, &each, label, out);
-        }
         return;
     }
     let mut grew: Vec<(f64, Class, String)> = [
@@ -295,6 +323,18 @@ pub fn copies(
         })
     })
     .collect();
+    // Copies that wait on each other (a lock file, one disk) do so whatever the machine's load:
+    // beside a busy program the free CPUs also explain their slowdown, and a lock file's waits of
+    // a third of the copies' time read as the load's alone.
+    let waits_on_each_other = grew.iter().any(|(d, c, _)| {
+        *d >= SHARED_WAIT && matches!(c, Class::Io | Class::KernelLock | Class::Lock | Class::Ipc)
+    });
+    if eff >= 0.8 * allowed && !waits_on_each_other {
+        if let Some(c) = &cpus {
+            too_many(doc, n, c.one, eff, &each, label, out);
+        }
+        return;
+    }
     grew.sort_by(|a, b| b.0.total_cmp(&a.0));
     // Beside other processes, copies that only wait longer for a CPU (or for nothing) cannot be
     // told from copies the machine's load slowed more than its CPU share says: CI's copies beside

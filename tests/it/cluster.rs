@@ -115,6 +115,33 @@ fn copies_slowed_by_other_processes_are_not_said_to_interfere() {
     assert!(k.contains(&Kind::NoisyMeasurement), "the machine's load is said: {:#?}", doc.findings);
 }
 
+/// Copies of a probe that runs for a fixed time, twice as many as the CPUs: each takes as long as
+/// alone, which is no sign that they do not slow each other. The finding says the command runs for
+/// a fixed time and judges the copies by their CPU time: they take turns on the CPUs.
+#[test]
+fn copies_that_run_for_a_fixed_time_are_judged_by_their_cpu_time() {
+    let _g = common::measuring();
+    let d = tempfile::tempdir().unwrap();
+    let cpus = scalescope::machine::allowed_cpus();
+    let copies = (2 * cpus).to_string();
+    let p = bin().display().to_string();
+    let cmd = [&p, "probe", "scalable", "--threads", "1", "--seconds", "0.6"];
+    let o = run(d.path(), &["-r", "2", "--param", &format!("copies=1,{copies}")], &cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let f = finding(&doc, Kind::FixedTime);
+    assert!(
+        f.summary.contains("ran as long with") && f.evidence.iter().any(|e| e.contains("s of CPU")),
+        "{f:?}"
+    );
+    assert!(f.evidence.iter().any(|e| e.contains("'--seconds 0.6'")), "{f:?}");
+    let k = kinds(&doc);
+    assert!(!k.contains(&Kind::CopiesIndependent), "{:#?}", doc.findings);
+    assert!(!k.contains(&Kind::CopiesInterfere), "{:#?}", doc.findings);
+    let over = finding(&doc, Kind::CpuOversubscription);
+    assert!(over.summary.contains("by CPU time"), "{over:?}");
+}
+
 /// Four copies of a one-thread probe on this machine's CPUs (fewer than four): they take turns
 /// on the CPUs, which is said as such, with how many fit; no shared resource is claimed.
 #[test]
