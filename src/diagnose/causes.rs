@@ -933,7 +933,9 @@ fn words(
                 Role::Io if writes(d, scope.waits) => IoWait::Writes,
                 _ => IoWait::Reads,
             };
-            wording::io(c, wait, &(scope.shares)(Class::Io, None))
+            // Output blocked on a pipe's or socket's reader waits in the ipc class, not on storage.
+            let class = if wait == IoWait::Output { Class::Ipc } else { Class::Io };
+            wording::io(c, wait, &(scope.shares)(class, None))
         }
         Role::Kernel => {
             let kernel: Vec<f64> = d

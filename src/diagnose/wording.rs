@@ -489,11 +489,12 @@ pub enum IoWait {
     Reads,
 }
 
-/// Threads waiting for I/O, or on output that blocks on its reader; `shares` the I/O waits' share
-/// of thread time by count.
+/// Threads waiting for I/O, or on output that blocks on its reader; `shares` the waits' share of
+/// thread time by count (the I/O class's, or for output the pipes' and sockets').
 pub fn io(c: &Context, wait: IoWait, shares: &[(f64, f64)]) -> Words {
     let mut evidence = vec![c.idle_line()];
-    evidence.extend(c.shares(shares).map(|s| format!("I/O waits, share of thread time: {s}")));
+    let what = if wait == IoWait::Output { "waits on pipes and sockets" } else { "I/O waits" };
+    evidence.extend(c.shares(shares).map(|s| format!("{what}, share of thread time: {s}")));
     let (at_, objects) = (c.at_(), c.list(", "));
     Words {
         summary: if wait == IoWait::Output {
@@ -502,7 +503,9 @@ pub fn io(c: &Context, wait: IoWait, shares: &[(f64, f64)]) -> Words {
             format!("{at_}threads wait for I/O while CPUs are idle: {objects}")
         },
         evidence,
-        advice: if wait == IoWait::Writes {
+        advice: if wait == IoWait::Output {
+            "the reader of the pipe or socket sets the pace: make the consumer faster (or give it more threads), or hand over larger pieces so that each hand-over costs less"
+        } else if wait == IoWait::Writes {
             "more threads will not help past the storage's speed: write larger blocks, sync less often (a sync per write, O_DSYNC) where durability allows, overlap the writes with work, or write to faster storage"
         } else {
             "more threads will not help past the storage's speed: measure what the files can deliver (--ceiling), read larger blocks, overlap I/O with work, or warm the cache"
@@ -805,5 +808,6 @@ mod tests {
         assert!(io(&c, IoWait::Reads, &[]).advice.contains("read larger blocks"));
         let output = io(&c, IoWait::Output, &[]);
         assert!(output.summary.contains("the reader on the other side is slower"));
+        assert!(output.advice.contains("consumer") && !output.advice.contains("storage"));
     }
 }
