@@ -164,12 +164,15 @@ fn done(doc: &Results, p: usize) -> u32 {
     doc.points[p].runs.iter().filter(|r| r.counted() || (ignore && !r.held())).count() as u32
 }
 
-/// The runs each point named by a question should have in all. A question adds the same number
-/// of runs to both of its points, so that they go in the same rounds: what it needs by the spread
-/// so far (up to `max` when no number within it would tell), at least half again and at most
-/// [`GROWTH`] times what the fewer of them has; all scaled down to what `left` seconds allow, a run
-/// costing its point's mean wall time × `overhead` and the rounds' total kept within `left` at 95%
-/// by their spread. Points that would gain nothing are left out.
+/// The runs each point named by a question should have in all. Questions that share a point are
+/// asked together: each adds what it needs by the spread so far (up to `max` when no number within
+/// it would tell), at least half again and at most [`GROWTH`] times what the fewest of its points
+/// have, and every point of such a group gets the most of them, so that the added runs go in
+/// rounds holding all the points compared (a speed-up's interval comes from the rounds both its
+/// points ran in: a baseline left out of them leaves it as wide as before). All is scaled down to
+/// what `left` seconds allow, a run costing its point's mean wall time × `overhead` and the
+/// rounds' total kept within `left` at 95% by their spread. Points that would gain nothing are
+/// left out.
 fn targets(
     doc: &Results,
     questions: &[Question],
@@ -183,33 +186,35 @@ fn targets(
         crate::stats::Summary::of(&runs)
             .map_or((0.0, 0.0), |s| (s.mean * overhead, (s.stddev * overhead).powi(2)))
     };
-    let rounds: Vec<(&Question, u32)> = questions
-        .iter()
-        .map(|q| {
-            let have = q.points.iter().map(|&p| done(doc, p)).min().unwrap_or(0);
+    let groups: Vec<(Vec<usize>, u32)> = groups(questions)
+        .into_iter()
+        .map(|(points, asked)| {
+            let have = points.iter().map(|&p| done(doc, p)).min().unwrap_or(0);
             // A projection from a few runs' spread falls short as often as not, and looks are few:
             // each adds at least half of what the points have.
-            let want = q
-                .runs_needed
+            let want = asked
+                .iter()
+                .map(|q| q.runs_needed.unwrap_or(max))
+                .max()
                 .unwrap_or(max)
                 .max(have + (have / 2).max(2))
                 .min(GROWTH * have.max(1))
                 .min(max);
-            (q, want.saturating_sub(have))
+            (points, want.saturating_sub(have))
         })
         .collect();
-    // A round of each question: its points' runs, their summed mean and variance.
-    let round_cost: Vec<(f64, f64)> = rounds
+    // A round of each group: its points' runs, their summed mean and variance.
+    let round_cost: Vec<(f64, f64)> = groups
         .iter()
-        .map(|(q, _)| {
-            q.points.iter().map(|&p| per_run(p)).fold((0.0, 0.0), |(a, b), (m, v)| (a + m, b + v))
+        .map(|(points, _)| {
+            points.iter().map(|&p| per_run(p)).fold((0.0, 0.0), |(a, b), (m, v)| (a + m, b + v))
         })
         .collect();
     // What the rounds scaled by `share` would cost at most (their mean plus 1.64 standard
     // deviations of the sum): runs longer than the mean would otherwise overrun the budget.
     let cost = |share: f64| -> f64 {
         let (mean, var) =
-            rounds.iter().zip(&round_cost).fold((0.0, 0.0), |(m, v), ((_, k), (qm, qv))| {
+            groups.iter().zip(&round_cost).fold((0.0, 0.0), |(m, v), ((_, k), (qm, qv))| {
                 let k = (f64::from(*k) * share).floor();
                 (m + k * qm, v + k * qv)
             });
@@ -221,16 +226,35 @@ fn targets(
     }
     let share = share.max(0.0);
     let mut want: BTreeMap<usize, u32> = BTreeMap::new();
-    for (q, k) in rounds {
+    for (points, k) in groups {
         let k = (f64::from(k) * share).floor() as u32;
-        for &p in &q.points {
-            let t = (done(doc, p) + k).min(max.max(done(doc, p)));
-            let e = want.entry(p).or_insert(t);
-            *e = (*e).max(t);
+        for p in points {
+            want.insert(p, (done(doc, p) + k).min(max.max(done(doc, p))));
         }
     }
     want.retain(|&p, t| *t > done(doc, p));
     want
+}
+
+/// The questions in groups that share no point: each group's points and its questions.
+fn groups(questions: &[Question]) -> Vec<(Vec<usize>, Vec<&Question>)> {
+    let mut groups: Vec<(Vec<usize>, Vec<&Question>)> = Vec::new();
+    for q in questions {
+        let (mut points, mut asked) = (q.points.clone(), vec![q]);
+        // Every group that shares a point with this question joins it.
+        groups.retain(|(p, a)| {
+            let shares = p.iter().any(|x| points.contains(x));
+            if shares {
+                points.extend(p.iter().filter(|x| !q.points.contains(x)));
+                asked.extend(a.iter().copied());
+            }
+            !shares
+        });
+        points.sort_unstable();
+        points.dedup();
+        groups.push((points, asked));
+    }
+    groups
 }
 
 /// The first pass's time over the wall time of its runs (those in the document when the first
@@ -239,4 +263,34 @@ fn overhead(doc: &Results) -> f64 {
     let Some(seq) = &doc.sequential else { return 1.0 };
     let walls: f64 = doc.points.iter().flat_map(|p| &p.runs).map(|r| r.wall_s).sum();
     (seq.first_pass_s / walls.max(1e-9)).clamp(1.0, 3.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question(points: &[usize], runs_needed: u32) -> Question {
+        Question {
+            points: points.to_vec(),
+            what: String::new(),
+            now: String::new(),
+            runs_needed: Some(runs_needed),
+        }
+    }
+
+    /// A trial's sweep asked whether 2 workers scale (1 against 2) and whether 4 are slower than 2
+    /// (2 against 4): added runs went to 2 and 4 only, and the speed-up of 2 stayed "after 3 runs".
+    #[test]
+    fn questions_that_share_a_point_are_asked_in_the_same_rounds() {
+        let qs = [question(&[0, 1], 5), question(&[1, 2], 12), question(&[4, 5], 6)];
+        let g = groups(&qs);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].0, [0, 1, 2]);
+        assert_eq!(g[0].1.len(), 2);
+        assert_eq!(g[1].0, [4, 5]);
+        let chain = [question(&[0, 1], 5), question(&[2, 3], 5), question(&[1, 2], 5)];
+        let joined = groups(&chain);
+        assert_eq!(joined.len(), 1);
+        assert_eq!(joined[0].0, [0, 1, 2, 3]);
+    }
 }
