@@ -521,6 +521,9 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
             Severity::Medium
         };
         let mut f = render(scope, ledger, d, s, severity);
+        if matches!(d.role, Role::Input) && elsewhere(ledger).is_some() {
+            f.severity = f.severity.min(Severity::Medium);
+        }
         if let Some(w) = f
             .what_if
             .as_ref()
@@ -851,14 +854,17 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     evidence.extend(per_thread);
     let words = words(scope, l, d, &c, (share, idle_s, extra));
     evidence.extend(words.evidence);
-    let what_if =
-        scope.measured.filter(|_| buys(d)).and_then(|m| whatif::of(&d.items, l, m, fed(d))).map(
-            |w| WhatIf {
-                spin: matches!(d.role, Role::Spin(..)),
-                turns: takes_turns(&d.role, scope.one_at_a_time),
-                ..w
-            },
-        );
+    // Waits for input while other processes do the work: fixing them buys nothing to price.
+    let outside = matches!(d.role, Role::Input).then(|| elsewhere(l)).flatten();
+    let what_if = scope
+        .measured
+        .filter(|_| buys(d) && outside.is_none())
+        .and_then(|m| whatif::of(&d.items, l, m, fed(d)))
+        .map(|w| WhatIf {
+            spin: matches!(d.role, Role::Spin(..)),
+            turns: takes_turns(&d.role, scope.one_at_a_time),
+            ..w
+        });
     // The machine's load shares the idle capacity with the cause and moves from sweep to sweep.
     let held = |c: Cause| l.item(&c).map_or(0.0, |i| i.core_s);
     let load = (held(Cause::OtherLoad) + held(Cause::Stolen)) / (l.capacity * l.wall_s).max(1e-12);
@@ -872,10 +878,27 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         summary: format!("{}{}", capitalise(&words.summary), wording::series(scope.series)),
         evidence,
         advice: if mistaken { wording::or_weak(&words.advice) } else { words.advice },
-        cost_pct: Some(100.0 * share),
+        cost_pct: outside.is_none().then_some(100.0 * share),
         at: scope.at_count,
         what_if,
     }
+}
+
+/// A job that used at most this share of its capacity while waiting for input ...
+const ELSEWHERE_JOB: f64 = 0.1;
+/// ... while other processes kept at least this share of it busy, and this many times the job's
+/// CPU, has its work done outside the processes watched (a server it talks to).
+const ELSEWHERE_OTHERS: (f64, f64) = (0.5, 5.0);
+
+/// The CPUs the job's processes and other processes kept busy during a point's runs, when the
+/// job barely ran and the others did: its input comes from work outside the tree (a client of a
+/// database server whose parallel workers do the query read "[high] wait-for-work … while CPUs
+/// are idle … without these waits 0.90× → 2.00×", with 1.9 of the 2 CPUs busy in the server).
+fn elsewhere(l: &Ledger) -> Option<(f64, f64)> {
+    let span = (l.capacity * l.wall_s).max(1e-12);
+    let (job, others) = (l.cpu_s / span, l.others_s / span);
+    (job <= ELSEWHERE_JOB && others >= ELSEWHERE_OTHERS.0 && others >= ELSEWHERE_OTHERS.1 * job)
+        .then(|| (l.cpu_s / l.wall_s.max(1e-12), l.others_s / l.wall_s.max(1e-12)))
 }
 
 /// The part of the run where a draft's capacity idled: the start-up when all of it did, else the
@@ -924,7 +947,10 @@ fn words(
         Role::Starved(f) => wording::starved(c, f, &(scope.shares)(Class::WaitForWork, None)),
         Role::Waiting(meanwhile) => wording::waiting(c, meanwhile),
         Role::Sync(known) => wording::sync(c, *known),
-        Role::Input => wording::input(c, &waiting_programs(d, scope)),
+        Role::Input => match elsewhere(l) {
+            Some(busy) => wording::input_elsewhere(c, &waiting_programs(d, scope), busy),
+            None => wording::input(c, &waiting_programs(d, scope)),
+        },
         Role::Sleep => wording::sleep(c, &waiting_programs(d, scope)),
         // Output blocks on the reader of a pipe or socket; a file's writes wait for the storage.
         Role::Io | Role::Output => {

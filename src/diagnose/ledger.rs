@@ -168,6 +168,9 @@ pub struct Ledger {
     /// stolen time in the job's share of its busy time, whether or not the loss needs it to be
     /// explained (runs too short for /proc/stat's 10 ms ticks count as none).
     pub stolen_s: f64,
+    /// Mean CPU-seconds per run other processes used on the machine (its busy time less the
+    /// job's and scalescope's), over the runs where /proc/stat was read.
+    pub others_s: f64,
     /// Per run: wall seconds and CPUs the job could use.
     pub walls: Vec<(f64, f64)>,
     /// Per run: how much sooner it would have ended without every wait at once, along its
@@ -476,6 +479,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     let mut idle_shares = Vec::with_capacity(runs.len());
     let mut stolen_s = 0.0;
     let mut walls = Vec::with_capacity(runs.len());
+    let mut others = Vec::with_capacity(runs.len());
     let mut sooner_all = Vec::with_capacity(runs.len());
     for (k, (r, t)) in runs.iter().enumerate() {
         let c = t.capacity.as_ref().expect("filtered");
@@ -492,6 +496,9 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         let denominator = lost.max(explained).max(1e-12);
         add(&mut items, (k, runs.len()), &run, c, (lost, denominator, scale));
         walls.push((r.wall_s, c.cpus));
+        if let Some(m) = t.machine_cpu.filter(|m| m.busy_s > 0.0) {
+            others.push((m.busy_s - cpu - t.scalescope_cpu_s).max(0.0));
+        }
         sooner_all.push(c.sooner_all_s.map(|s| s * scale));
         totals.0 += c.cpus / n;
         totals.1 += r.wall_s / n;
@@ -530,6 +537,11 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         runs: runs.len(),
         idle_shares,
         stolen_s,
+        others_s: if others.is_empty() {
+            0.0
+        } else {
+            others.iter().sum::<f64>() / others.len() as f64
+        },
         walls,
         sooner_all,
     })

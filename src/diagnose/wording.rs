@@ -465,6 +465,22 @@ pub fn input(c: &Context, programs: &str) -> Words {
     }
 }
 
+/// Threads (of `programs`) waiting for input while other processes, not the job's, kept the CPUs
+/// busy (`busy`: the CPUs the job's processes and the others used on average).
+pub fn input_elsewhere(c: &Context, programs: &str, (job, others): (f64, f64)) -> Words {
+    Words {
+        summary: format!(
+            "{}threads{programs} wait for input ({}) while other processes kept {others:.1} CPUs busy and the command's own processes {job:.2}: the work seems to be done outside the processes scalescope watches (a server the command talks to), so why it scales as it does cannot be seen from here",
+            c.at_(),
+            c.list(", ")
+        ),
+        evidence: vec![format!(
+            "during the runs other processes used {others:.2} CPUs on average, the command's processes {job:.3}: the CPUs were not idle"
+        )],
+        advice: "watch the processes that do the work: start the server inside the command (a script that starts it, runs the client and stops it), or `scalescope attach` to it during a sweep; the speed-up above is the server's, timed through the client".into(),
+    }
+}
+
 /// Threads (of `programs`) that sleep.
 pub fn sleep(c: &Context, programs: &str) -> Words {
     Words {

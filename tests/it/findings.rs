@@ -243,6 +243,53 @@ fn a_fixed_time_run_that_gives_no_work_is_said_and_its_curve_is_not() {
     nothing_serious_but(&f, &[Kind::FixedTime]);
 }
 
+/// A client that waits on a pipe for a server scalescope does not watch, which does the work in
+/// as many threads as asked (a database client and its server's parallel workers): the client's
+/// waits are said to be for work done outside the watched processes, with no what-if to sell and
+/// nothing raised high. A trial's PostgreSQL client read "[high] wait-for-work … while CPUs are
+/// idle … 0.90× → 2.00×" with the server keeping 1.9 of the 2 CPUs busy.
+#[test]
+fn waits_for_a_server_outside_the_tree_are_not_sold_as_idle_cpus() {
+    let d = tempfile::tempdir().unwrap();
+    let (input, output) = (d.path().join("in"), d.path().join("out"));
+    for f in [&input, &output] {
+        let ok = std::process::Command::new("mkfifo").arg(f).status().unwrap().success();
+        assert!(ok, "mkfifo");
+    }
+    let exe = bin().to_string_lossy().into_owned();
+    let serve = format!(
+        "while read n < {i}; do {exe} probe scalable --threads $n --ops 400000000 >/dev/null; echo done > {o}; done",
+        i = input.display(),
+        o = output.display()
+    );
+    let mut server = std::process::Command::new("sh").args(["-c", &serve]).spawn().unwrap();
+    // A client that does a little work of its own (an interpreter's start), as a database's does.
+    let client = format!(
+        "import os; r = os.open('{o}', os.O_RDWR); open('{i}', 'w').write('{{threads}}\\n'); os.read(r, 8)",
+        i = input.display(),
+        o = output.display()
+    );
+    let python = if std::path::Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let f = swept("-r 3 -w 1 --param threads=1,2", &[python, "-c", &client]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let x = f.iter().find(|x| x.kind == Kind::WaitForWork).expect("the client's waits are said");
+    assert!(
+        x.summary.contains("outside the processes scalescope watches")
+            && x.evidence.iter().any(|e| e.contains("the CPUs were not idle"))
+            && x.advice.contains("attach"),
+        "{x:?}"
+    );
+    assert!(x.what_if.is_none() && x.cost_pct.is_none(), "{x:?}");
+    assert!(!f.iter().any(|x| x.severity == Severity::High), "{:?}", kinds(&f));
+    let waits = [Kind::LockContention, Kind::IoBound, Kind::KernelContention];
+    assert!(!f.iter().any(|x| waits.contains(&x.kind)), "{:?}", kinds(&f));
+}
+
 #[test]
 fn a_global_mutex_is_lock_contention_named_by_its_symbol() {
     let f = findings("1,2", &["lock", "--threads", "{threads}", "--critical", "0.6"]);
