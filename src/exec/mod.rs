@@ -52,7 +52,7 @@ pub enum ExecError {
 
 /// A hook that exited non-zero or was killed.
 #[derive(Debug, thiserror::Error)]
-#[error("the {which} hook `{command}` {ended} at {point}{}", tail::said(printed))]
+#[error("the {which} hook `{command}` {ended} at {point}{}{hint}", tail::said(printed))]
 pub struct HookFailed {
     /// setup, prepare, conclude or cleanup.
     pub which: &'static str,
@@ -64,6 +64,8 @@ pub struct HookFailed {
     pub point: String,
     /// The end of what it printed, made safe for a terminal.
     pub printed: Printed,
+    /// What may have made it fail, as a sentence beginning with its separator, or empty.
+    pub hint: String,
 }
 
 impl ExecError {

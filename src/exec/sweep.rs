@@ -10,7 +10,7 @@ use super::tail::Printed;
 use super::{ExecError, HookFailed, signals};
 use crate::files::{self, WriteError};
 use crate::pagecache;
-use crate::plan::{Launch, Plan, PlanError, Point};
+use crate::plan::{Launch, Order, Plan, PlanError, Point};
 use crate::plan::{PointProgress, Scheduler, Task};
 use crate::results::{Capacity, LEAN_BUSY, LEAN_RATE_HZ, OutputFile, RunRecord, signal_name};
 use crate::sample::Config;
@@ -106,24 +106,15 @@ pub fn run(
         show_output,
         sched,
         set_up: vec![false; plan.len()],
+        cleaned: vec![false; plan.len()],
         lean: (0..plan.len()).map(|p| sink.lean(p).filter(|_| !plan.trace_every_run)).collect(),
         warnings: Warnings::default(),
     };
-    let mut current: Option<(usize, Point)> = None;
-    while let Some(task) = sweep.sched.next_task() {
-        if signals::interrupted() {
-            return Ok(Stop::Interrupted);
-        }
-        let p = task.point();
-        if current.as_ref().is_none_or(|(i, _)| *i != p) {
-            current = Some((p, plan.point(p)?));
-        }
-        let Some((_, point)) = &current else { continue };
-        if let Some(stop) = sweep.task(task, point, sink, exec)? {
-            return Ok(stop);
-        }
+    let stopped = sweep.tasks(sink, exec);
+    if !matches!(stopped, Ok(Stop::Complete)) {
+        sweep.clean_up_after_stop(sink, exec);
     }
-    Ok(if signals::interrupted() { Stop::Interrupted } else { Stop::Complete })
+    stopped
 }
 
 /// A sweep under way: what stays the same through it, and what it carries from one task to the
@@ -136,6 +127,8 @@ struct Sweep<'a> {
     sched: Scheduler,
     /// Points whose setup hook has run.
     set_up: Vec<bool>,
+    /// Points whose cleanup hook has run.
+    cleaned: Vec<bool>,
     /// Per point, the share of its capacity the traced run kept busy or wanted, after which the
     /// point's runs are watched lean.
     lean: Vec<Option<f64>>,
@@ -155,6 +148,46 @@ struct RunOf<'a> {
 }
 
 impl Sweep<'_> {
+    /// Runs the scheduler's tasks until done, interrupted or failed.
+    fn tasks(&mut self, sink: &mut dyn Sink, exec: &mut dyn Executor) -> Result<Stop, ExecError> {
+        let mut current: Option<(usize, Point)> = None;
+        while let Some(task) = self.sched.next_task() {
+            if signals::interrupted() {
+                return Ok(Stop::Interrupted);
+            }
+            let p = task.point();
+            if current.as_ref().is_none_or(|(i, _)| *i != p) {
+                current = Some((p, self.plan.point(p)?));
+            }
+            let Some((_, point)) = &current else { continue };
+            if let Some(stop) = self.task(task, point, sink, exec)? {
+                return Ok(stop);
+            }
+        }
+        Ok(if signals::interrupted() { Stop::Interrupted } else { Stop::Complete })
+    }
+
+    /// After a sweep stopped early (a failed run or hook, an interruption), runs the cleanup hook
+    /// of every point whose setup ran and whose cleanup did not: a server a setup started is not
+    /// left running. A cleanup that fails is a warning; the sweep's own error stands.
+    fn clean_up_after_stop(&mut self, sink: &mut dyn Sink, exec: &mut dyn Executor) {
+        for p in 0..self.plan.len() {
+            if !self.set_up[p] || self.cleaned[p] {
+                continue;
+            }
+            let Ok(point) = self.plan.point(p) else { continue };
+            if point.hooks.cleanup.is_none() {
+                continue;
+            }
+            self.cleaned[p] = true;
+            let ran = Hooks { exec: &mut *exec, point: &point, show_output: self.show_output }
+                .run("cleanup", &point.hooks.cleanup);
+            if let Err(e) = ran {
+                sink.event(Event::Warning(format!("after the sweep stopped, {e}")));
+            }
+        }
+    }
+
     /// Runs one task of the scheduler: the hooks around it, the eviction, the run, and its record
     /// handed to the sink. `Some` when the sweep stops here.
     fn task(
@@ -224,6 +257,7 @@ impl Sweep<'_> {
             return Ok(Some(Stop::Failed { point: p, outcome: outcome_text, printed, saved }));
         }
         if !warmup && self.sched.point_complete(p) {
+            self.cleaned[p] = true;
             Hooks { exec: &mut *exec, point, show_output: self.show_output }
                 .run("cleanup", &point.hooks.cleanup)?;
         }
@@ -241,7 +275,20 @@ impl Sweep<'_> {
     ) -> Result<Option<pagecache::Eviction>, ExecError> {
         let mut hooks = Hooks { exec, point, show_output: self.show_output };
         if !self.set_up[p] {
-            hooks.run("setup", &point.hooks.setup)?;
+            // Interleaved rounds set every point up before any is cleaned up: a setup that starts
+            // a server finds the last point's still running.
+            let others: Vec<usize> =
+                (0..self.set_up.len()).filter(|&q| self.set_up[q] && !self.cleaned[q]).collect();
+            hooks.run("setup", &point.hooks.setup).map_err(|e| match e {
+                ExecError::Hook(mut h) if !others.is_empty() && self.plan.order != Order::Sequential => {
+                    h.hint = format!(
+                        "; the setup of {} ran and its cleanup had not yet: in interleaved rounds every point is set up before any is cleaned up (--order sequential sets up, runs and cleans up one point at a time)",
+                        self.plan.point(others[0]).map_or_else(|_| "another point".into(), |o| o.label())
+                    );
+                    ExecError::Hook(h)
+                }
+                e => e,
+            })?;
             self.set_up[p] = true;
         }
         hooks.run("prepare", &point.hooks.prepare)?;
@@ -590,6 +637,7 @@ impl Hooks<'_> {
             ended,
             point: self.point.label(),
             printed: Printed::of(&o.stdout, &o.stderr),
+            hint: String::new(),
         })))
     }
 }

@@ -611,6 +611,56 @@ fn a_server_started_by_the_setup_hook_is_left_to_the_cleanup_hook() {
     assert!(!alive(pid), "the cleanup hook stopped it");
 }
 
+/// A setup hook that starts a server, in interleaved rounds: the second point's setup finds the
+/// first's server running and fails. The error says why and what to do, and the first point's
+/// cleanup still runs, so the server is not left behind (a trial's PostgreSQL server was).
+#[test]
+fn a_sweep_stopped_by_a_hook_still_cleans_up_what_the_setups_started() {
+    let d = tempfile::tempdir().unwrap();
+    let (pidfile, mark) = (d.path().join("server.pid"), d.path().join("up"));
+    let setup = format!(
+        "[ ! -e {m} ] || exit 3; touch {m}; setsid sh -c 'echo $$ > {p}; exec sleep 30' </dev/null >/dev/null 2>&1 &",
+        m = mark.display(),
+        p = pidfile.display()
+    );
+    let cleanup = format!(
+        "while [ ! -s {p} ]; do sleep 0.01; done; kill $(cat {p}); rm -f {m}",
+        m = mark.display(),
+        p = pidfile.display()
+    );
+    let o = scalescope(
+        d.path(),
+        &[
+            "run",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "-o",
+            "r",
+            "--order",
+            "interleaved",
+            "--param",
+            "x=1,2",
+            "--setup",
+            &setup,
+            "--cleanup",
+            &cleanup,
+            "--",
+            "true",
+        ],
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("the setup hook") && err.contains("--order sequential"), "{err}");
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let start = std::time::Instant::now();
+    while alive(pid) && start.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!alive(pid) && !mark.exists(), "the first point's cleanup ran: {err}");
+}
+
 /// A run's CPU time, faults and switches count from the clock's start: the ready child that
 /// becomes the run (forked from the helper, set up, waiting for its "go") used some of its own
 /// before, which `wait4` counts in the same process. `true` read 133-149% CPU before that was
