@@ -80,6 +80,14 @@ pub fn run(args: &RunArgs, params: &[String]) -> Result<Exit, Error> {
                 None => (Status::Complete, Exit::Done, None),
             },
         },
+        Ok(Stop::MetricsNotFound) => (
+            Status::Failed,
+            Exit::Mistake,
+            Some(format!(
+                "no run printed a value for --metric {}: its regex matched nothing, or captured no number scalescope reads (a decimal comma such as 12,5, or a word); stopped after every point's first run rather than measure on without it; the runs are kept, with their output's last lines in the results",
+                metrics_never_read(&store.doc).unwrap_or_default()
+            )),
+        ),
         Ok(Stop::Interrupted) => {
             let sig = signals::interrupt_signal().unwrap_or(libc::SIGINT);
             let n = store.doc.run_count();

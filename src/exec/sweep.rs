@@ -67,6 +67,9 @@ pub enum Stop {
     Complete,
     /// Ctrl-C, SIGTERM or SIGHUP; the interrupted run was discarded.
     Interrupted,
+    /// A `--metric` was found in no run of the first round (every point's first measured run
+    /// that succeeded): its regex is wrong, and measuring on would not read it either.
+    MetricsNotFound,
     /// A run failed and `--ignore-failure` was not given.
     Failed {
         /// Point of the failed run.
@@ -109,6 +112,7 @@ pub fn run(
         cleaned: vec![false; plan.len()],
         lean: (0..plan.len()).map(|p| sink.lean(p).filter(|_| !plan.trace_every_run)).collect(),
         warnings: Warnings::default(),
+        metrics_read: (Vec::new(), vec![false; plan.len()]),
     };
     let stopped = sweep.tasks(sink, exec);
     if !matches!(stopped, Ok(Stop::Complete)) {
@@ -133,6 +137,8 @@ struct Sweep<'a> {
     /// point's runs are watched lean.
     lean: Vec<Option<f64>>,
     warnings: Warnings,
+    /// The `--metric` names read in some run so far, and the points with a successful measured run.
+    metrics_read: (Vec<String>, Vec<bool>),
 }
 
 /// One run of a task: its point, whether it is a warm-up, its number among the point's recorded
@@ -165,6 +171,19 @@ impl Sweep<'_> {
             }
         }
         Ok(if signals::interrupted() { Stop::Interrupted } else { Stop::Complete })
+    }
+
+    /// Notes the metrics a successful measured run of point `p` printed; true when every point
+    /// has had one and a `--metric` was read in none of them.
+    fn metrics_unread(&mut self, p: usize, record: &RunRecord) -> bool {
+        let (read, measured) = &mut self.metrics_read;
+        measured[p] = true;
+        for m in &self.plan.metrics {
+            if !record.missing_metrics.contains(&m.name) && !read.contains(&m.name) {
+                read.push(m.name.clone());
+            }
+        }
+        measured.iter().all(|&m| m) && self.plan.metrics.iter().any(|m| !read.contains(&m.name))
     }
 
     /// After a sweep stopped early (a failed run or hook, an interruption), runs the cleanup hook
@@ -250,8 +269,12 @@ impl Sweep<'_> {
             (_, Some((ended, _))) => ended,
             _ => record.outcome(),
         };
+        let unread = !warmup && !failed && self.metrics_unread(p, &record);
         if !warmup {
             sink.record(p, record, &units).map_err(ExecError::Sink)?;
+        }
+        if unread {
+            return Ok(Some(Stop::MetricsNotFound));
         }
         if failed && !self.plan.ignore_failure {
             return Ok(Some(Stop::Failed { point: p, outcome: outcome_text, printed, saved }));

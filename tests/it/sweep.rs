@@ -200,23 +200,29 @@ fn a_metric_that_does_not_match_is_recorded_missing_with_a_warning() {
         &[
             "run",
             "-r",
-            "1",
+            "3",
             "-w",
             "0",
             "-o",
             "r",
+            "--param",
+            "n=1,2",
             "--metric",
             "x=rate ([0-9]+)",
             "--",
             "echo",
             "nothing",
+            "{n}",
         ],
     );
-    // No run printed it: the user's mistake, said once at the end, the runs kept.
+    // No run of the first round printed it: the user's mistake, said once, the sweep stopped
+    // there rather than measure on without it, the runs kept.
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("metric 'x' was not found"), "{}", stderr(&o));
     assert!(stderr(&o).contains("no run printed a value for --metric 'x'"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("stopped after every point's first run"), "{}", stderr(&o));
     let doc = results(&d.path().join("r"));
+    assert!(doc.points.iter().all(|p| p.runs.len() == 1), "{:?}", doc.points);
     assert_eq!(doc.points[0].runs[0].missing_metrics, ["x"]);
     // Printed with thousands separators it is read; a decimal comma is not guessed at.
     let o = scalescope(
