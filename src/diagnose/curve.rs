@@ -410,6 +410,10 @@ pub fn work_ratio(doc: &Results, of: &PointScaling, p: &PointScaling, weak: bool
     }
 }
 
+/// Other processes' share of the machine's CPUs from which more threads than CPUs may have
+/// gained by taking more of them.
+const LOADED_MACHINE: f64 = 0.1;
+
 /// Counts above the CPUs: whether they gained anything over the best count that fits.
 pub fn oversubscription(
     doc: &Results,
@@ -438,6 +442,15 @@ pub fn oversubscription(
         .unwrap_or((None, 0.0));
     let gain = last.rate / fit.rate;
     let faster = gain > 1.05;
+    // Other processes' share of the machine's CPUs during the runs at either count: beside them,
+    // more threads win a larger share of the CPUs (a trial's sweeps on a loaded machine read "4
+    // threads run 28% faster than 2: the threads wait for something other than CPUs" beside
+    // threads waiting for a CPU 62% of their time).
+    let others = [last, fit]
+        .iter()
+        .filter_map(|p| ledger::of(&doc.points[p.index], None))
+        .map(|l| l.others_s / (l.wall_s * doc.machine.allowed_cpus as f64).max(1e-12))
+        .fold(0.0, f64::max);
     if let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label), weak) {
         return Some(f);
     }
@@ -447,8 +460,16 @@ pub fn oversubscription(
         // The user's choice of counts, not a flaw of the program: worth a word, not an alarm.
         severity: if faster { Severity::Info } else { Severity::Low },
         summary: if faster {
+            let why = if others >= LOADED_MACHINE {
+                format!(
+                    "other processes held {:.0}% of the machine's CPUs during these runs, and more threads win a larger share of them from those; or the threads wait for something other than CPUs",
+                    100.0 * others
+                )
+            } else {
+                "the threads wait for something other than CPUs".into()
+            };
             format!(
-                "{} on {} CPUs run {:.0}% faster than {}: the threads wait for something other than CPUs{label}",
+                "{} on {} CPUs run {:.0}% faster than {}: {why}{label}",
                 count_label(last.count, name),
                 cpus,
                 100.0 * (gain - 1.0),

@@ -290,6 +290,33 @@ fn waits_for_a_server_outside_the_tree_are_not_sold_as_idle_cpus() {
     assert!(!f.iter().any(|x| waits.contains(&x.kind)), "{:?}", kinds(&f));
 }
 
+/// Beside a busy program, more threads than CPUs take a larger share of the CPUs from it: 4
+/// threads of a CPU probe beside 2 busy threads get about two thirds of 2 CPUs, 2 threads half.
+/// That gain is said as the load's, not as threads waiting for something other than CPUs.
+#[test]
+fn threads_beyond_the_cpus_that_gain_beside_a_busy_program_are_said_to_take_its_share() {
+    let cpus = scalescope::machine::allowed_cpus();
+    let mut hog = std::process::Command::new(bin())
+        .args(["probe", "scalable", "--threads", &cpus.to_string(), "--seconds", "60"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let counts = format!("{},{}", cpus, 2 * cpus);
+    let f = findings_with(
+        "-r 3 -w 0",
+        &counts,
+        &["scalable", "--threads", "{threads}", "--ops", "300000000"],
+    );
+    let _ = hog.kill();
+    let _ = hog.wait();
+    let x =
+        f.iter().find(|x| x.kind == Kind::CpuOversubscription).expect("the counts above the CPUs");
+    assert!(
+        x.summary.contains("faster than") && x.summary.contains("other processes held"),
+        "{x:?}"
+    );
+}
+
 #[test]
 fn a_global_mutex_is_lock_contention_named_by_its_symbol() {
     let f = findings("1,2", &["lock", "--threads", "{threads}", "--critical", "0.6"]);
