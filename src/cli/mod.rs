@@ -135,7 +135,13 @@ fn clap_error(e: &clap::Error) -> i32 {
         // `--thread 1,2` (a trial's first try): an option of the program, or a parameter.
         let flag = arg.to_string();
         let flag = flag.split(['=', ' ']).next().unwrap_or_default();
+        // `--threds 1,2`: clap's nearest option (`--trust`) is no help for a count to sweep.
+        let name = flag.trim_start_matches('-').to_ascii_lowercase();
+        let count = name.starts_with("thr")
+            || name.contains("worker")
+            || ["j", "jobs", "np", "procs", "cores", "ranks"].contains(&name.as_str());
         let hint = match e.get(ContextKind::SuggestedArg) {
+            _ if count => "to sweep a count, write --param threads=1,2 and {threads} in the command after `--`".to_string(),
             Some(s) => format!("did you mean {s}?"),
             None => "to sweep a value, write --param NAME=1,2 and {NAME} in the command after `--`"
                 .to_string(),

@@ -20,7 +20,8 @@ fn bad_input_exits_2_with_one_sentence() {
         (&["run", "--param", "threads=1,2", "xz", "-T{threads}"], "after `--`"),
         (&["run", "--param", "threads", "1,2", "--", "true"], "--param threads=1,2"),
         (&["run", "--thread", "1,2", "--", "true"], "run has no option --thread: "),
-        (&["run", "--threads=1,2", "--", "true"], "write --param NAME=1,2"),
+        (&["run", "--threads=1,2", "--", "true"], "write --param threads=1,2 and {threads}"),
+        (&["run", "--threds", "1,2", "--", "true"], "write --param threads=1,2 and {threads}"),
         (&["run", "--warmpu", "1", "--", "true"], "did you mean"),
         (
             &["run", "--evict", "/nonexistent/input", "--", "true"],
