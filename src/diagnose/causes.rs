@@ -797,7 +797,11 @@ fn ledger_line(
     drafts: &[Draft],
     share: impl Fn(&Draft) -> f64,
 ) -> String {
-    let causes: Vec<(Kind, f64)> = drafts.iter().take(4).map(|d| (d.kind, share(d))).collect();
+    let causes: Vec<(Kind, Option<&str>, f64)> = drafts
+        .iter()
+        .take(4)
+        .map(|d| (d.kind, noise_source(&d.role).map(NoiseSource::words), share(d)))
+        .collect();
     // Causes too small to be reported (or beyond the first four) explain the rest.
     let shown: f64 = drafts.iter().take(4).map(&share).sum();
     let smaller = Some(1.0 - l.unexplained - shown).filter(|s| *s >= 0.01);

@@ -250,22 +250,24 @@ pub fn or_weak(advice: &str) -> String {
 
 /// `at 2 threads: 0.61 of 2.000 core-seconds per run lost (31% of the capacity of 2 CPUs) — lock
 /// 55%, …, unexplained 25%`: `causes` the first causes' kinds and shares, `smaller` the share of
-/// those too small to be reported. Two causes of one kind are told apart by their order
-/// (`lock-contention (1st) 83%, lock-contention (2nd) 13%`).
+/// those too small to be reported. Two causes of one kind are told apart by what each is, where
+/// it says (`noisy-measurement (other processes) 54%, noisy-measurement (watching) 17%`), else by
+/// their order (`lock-contention (1st) 83%, lock-contention (2nd) 13%`).
 pub fn ledger_line(
     at: At,
     series_label: &str,
     l: &Ledger,
-    causes: &[(Kind, f64)],
+    causes: &[(Kind, Option<&str>, f64)],
     smaller: Option<f64>,
 ) -> String {
     let mut parts: Vec<String> = causes
         .iter()
         .enumerate()
-        .map(|(i, (k, s))| {
-            let before = causes[..i].iter().filter(|(o, _)| o == k).count();
-            match causes.iter().filter(|(o, _)| o == k).count() {
-                1 => format!("{} {}", k.name(), pct(*s)),
+        .map(|(i, (k, what, s))| {
+            let before = causes[..i].iter().filter(|(o, _, _)| o == k).count();
+            match (causes.iter().filter(|(o, _, _)| o == k).count(), what) {
+                (1, _) => format!("{} {}", k.name(), pct(*s)),
+                (_, Some(w)) => format!("{} ({w}) {}", k.name(), pct(*s)),
                 _ => format!("{} ({}) {}", k.name(), crate::fmt::ordinal(before + 1), pct(*s)),
             }
         })
@@ -747,11 +749,26 @@ mod tests {
             unexplained: 0.04,
             ..Ledger::default()
         };
-        let causes =
-            [(Kind::LockContention, 0.83), (Kind::SerialPhase, 0.05), (Kind::LockContention, 0.08)];
+        let causes = [
+            (Kind::LockContention, None, 0.83),
+            (Kind::SerialPhase, None, 0.05),
+            (Kind::LockContention, None, 0.08),
+        ];
         let line = ledger_line(At::Count(2.0, "threads"), "", &l, &causes, None);
         assert!(
             line.contains("lock-contention (1st) 83%, serial-phase 5%, lock-contention (2nd) 8%, unexplained 4%"),
+            "{line}"
+        );
+        // The machine's causes say what each is: a trial read "noisy-measurement (1st) 54%".
+        let noise = [
+            (Kind::NoisyMeasurement, Some(NoiseSource::OtherProcesses.words()), 0.54),
+            (Kind::NoisyMeasurement, Some(NoiseSource::Watching.words()), 0.17),
+        ];
+        let line = ledger_line(At::Count(2.0, "threads"), "", &l, &noise, None);
+        assert!(
+            line.contains(
+                "noisy-measurement (other processes) 54%, noisy-measurement (watching) 17%"
+            ),
             "{line}"
         );
         let one = ledger_line(At::Count(2.0, "threads"), "", &l, &causes[..2], None);

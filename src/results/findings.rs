@@ -197,6 +197,19 @@ pub enum NoiseSource {
     Undecided,
 }
 
+impl NoiseSource {
+    /// What the source is, in a few words: `other processes`.
+    pub fn words(self) -> &'static str {
+        match self {
+            NoiseSource::Spread => "run-to-run spread",
+            NoiseSource::Steal => "steal",
+            NoiseSource::OtherProcesses => "other processes",
+            NoiseSource::Watching => "watching",
+            NoiseSource::Undecided => "undecided",
+        }
+    }
+}
+
 impl Finding {
     /// ` (explains ~40% of the lost CPU capacity)`, or nothing without a cost.
     pub fn cost_text(&self) -> String {
