@@ -158,7 +158,8 @@ pub fn warnings(runs: &[RunRecord], stats: &PointStats) -> Vec<String> {
     let missing = runs.iter().filter(|r| !r.missing_metrics.is_empty()).count();
     if missing > 0 {
         w.push(format!(
-            "{missing} runs lack a --metric value (the regex matched nothing in their output, or captured no number)"
+            "{missing} {} a --metric value (the regex matched nothing in their output, or captured no number)",
+            if missing == 1 { "run lacks" } else { "runs lack" }
         ));
     }
     w
