@@ -521,7 +521,7 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
             Severity::Medium
         };
         let mut f = render(scope, ledger, d, s, severity);
-        if matches!(d.role, Role::Input) && elsewhere(ledger).is_some() {
+        if matches!(d.role, Role::Input | Role::NoWork) && elsewhere(ledger).is_some() {
             f.severity = f.severity.min(Severity::Medium);
         }
         if let Some(w) = f
@@ -859,7 +859,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     let words = words(scope, l, d, &c, (share, idle_s, extra));
     evidence.extend(words.evidence);
     // Waits for input while other processes do the work: fixing them buys nothing to price.
-    let outside = matches!(d.role, Role::Input).then(|| elsewhere(l)).flatten();
+    let outside = matches!(d.role, Role::Input | Role::NoWork).then(|| elsewhere(l)).flatten();
     let what_if = scope
         .measured
         .filter(|_| buys(d) && outside.is_none())
@@ -983,7 +983,10 @@ fn words(
         }
         Role::Startup => wording::startup(c, l),
         Role::Tail => wording::tail(c, l),
-        Role::NoWork => wording::no_work(c, idle_s / (l.capacity * l.wall_s).max(1e-9)),
+        Role::NoWork => match elsewhere(l) {
+            Some(busy) => wording::no_work_elsewhere(c, busy),
+            None => wording::no_work(c, idle_s / (l.capacity * l.wall_s).max(1e-9)),
+        },
         Role::Oversubscribed(busy, runq) => wording::oversubscribed(c, l, *busy, *runq),
         Role::OtherLoad | Role::Stolen | Role::Observer => {
             let mostly = share.min(of_the_gap(scope.gap, l, idle_s)) >= LOADED;

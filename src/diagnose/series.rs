@@ -235,6 +235,13 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
         if loaded || load_said {
             f.severity = Severity::Low;
             f.evidence.push("other processes held the CPUs for most of the lost capacity: the machine's load may make it slower, not the count".into());
+            // "Run at 1 thread" is no advice where the load may have made the larger counts slow.
+            if let Some(r) = &t.s.retrograde {
+                f.advice = format!(
+                    "sweep again on a quiet machine before choosing the count: under this load {} ran fastest",
+                    count_label(r.beyond, t.name)
+                );
+            }
         } else if let Some(cause) = cause_there(f.at) {
             f.severity = f.severity.min(cause);
             f.evidence.push("the cause above is what grows with the count".into());

@@ -469,12 +469,21 @@ pub fn input(c: &Context, programs: &str) -> Words {
 
 /// Threads (of `programs`) waiting for input while other processes, not the job's, kept the CPUs
 /// busy (`busy`: the CPUs the job's processes and the others used on average).
-pub fn input_elsewhere(c: &Context, programs: &str, (job, others): (f64, f64)) -> Words {
+pub fn input_elsewhere(c: &Context, programs: &str, busy: (f64, f64)) -> Words {
+    elsewhere(format!("{}threads{programs} wait for input ({})", c.at_(), c.list(", ")), busy)
+}
+
+/// The job's processes with nothing to run while other processes kept the CPUs busy (`busy`, as
+/// for [`input_elsewhere`]): a client that only waits for its server's answer.
+pub fn no_work_elsewhere(c: &Context, busy: (f64, f64)) -> Words {
+    elsewhere(format!("{}the command's processes had nothing to run", c.at_()), busy)
+}
+
+/// The words of a job whose work is done outside the watched processes: `what` it did meanwhile.
+fn elsewhere(what: String, (job, others): (f64, f64)) -> Words {
     Words {
         summary: format!(
-            "{}threads{programs} wait for input ({}) while other processes kept {others:.1} CPUs busy and the command's own processes {job:.2}: the work seems to be done outside the processes scalescope watches (a server the command talks to), so why it scales as it does cannot be seen from here",
-            c.at_(),
-            c.list(", ")
+            "{what} while other processes kept {others:.1} CPUs busy and the command's own processes {job:.2}: the work seems to be done outside the processes scalescope watches (a server the command talks to), so why it scales as it does cannot be seen from here"
         ),
         evidence: vec![format!(
             "during the runs other processes used {others:.2} CPUs on average, the command's processes {job:.3}: the CPUs were not idle"

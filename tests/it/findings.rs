@@ -275,8 +275,16 @@ fn waits_for_a_server_outside_the_tree_are_not_sold_as_idle_cpus() {
         "python3"
     };
     let f = swept("-r 3 -w 1 --param threads=1,2", &[python, "-c", &client]);
+    // A client that does nothing itself (a shell) has no work thread: its idle CPUs are not idle.
+    let shell = format!(
+        "exec 3<>{o}; echo {{threads}} > {i}; read x <&3",
+        i = input.display(),
+        o = output.display()
+    );
+    let quiet = swept("-r 3 -w 1 --param threads=1,2", &["sh", "-c", &shell]);
     let _ = server.kill();
     let _ = server.wait();
+    assert!(!quiet.iter().any(|x| x.summary.contains("CPUs sat idle")), "{:?}", kinds(&quiet));
     let x = f.iter().find(|x| x.kind == Kind::WaitForWork).expect("the client's waits are said");
     assert!(
         x.summary.contains("outside the processes scalescope watches")
