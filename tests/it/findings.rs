@@ -667,6 +667,11 @@ fn a_flat_curve_while_other_processes_held_the_cpus_is_not_blamed_on_the_program
     let out = stdout(&in_fixtures(&["show", "loaded/pbzip2", "--color", "never"]));
     assert!(out.contains("[low] retrograde"), "{out}");
     assert!(out.contains("the machine's load may make it slower"), "{out}");
+    // "Run at 1 thread" is no advice when the load may have made 2 threads slow.
+    assert!(
+        out.contains("sweep again on a quiet machine before choosing the count: under this load 1 thread ran fastest"),
+        "{out}"
+    );
 }
 
 #[test]
