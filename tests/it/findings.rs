@@ -969,7 +969,18 @@ fn processes_taking_turns_on_one_semaphore_are_lock_contention_not_a_serial_part
     let sweep = |lock: &str| {
         swept("-r 3 -w 0 --param threads=1,2", &[python.as_str(), &workload, "{threads}", lock])
     };
-    let f = sweep("lock");
+    // The semaphore is not fair: in some sweeps one process keeps it and its partner's whole share
+    // falls in a tail (read as load-imbalance, locally 1 sweep in 5), or starting the processes
+    // idles a tenth of the capacity (read as a medium serial-fraction in one CI run). Swept again
+    // once then: the lock shows in both sweeps, such a sweep seldom twice.
+    let astray = |f: &[Finding]| {
+        f.first().map(|x| x.kind) != Some(Kind::LockContention)
+            || f.iter().any(|x| {
+                x.severity >= Severity::Medium
+                    && ![Kind::LockContention, Kind::Retrograde].contains(&x.kind)
+            })
+    };
+    let f = swept_again_if(|| sweep("lock"), astray);
     let l = first(&f, Kind::LockContention);
     assert!(l.summary.contains("sem_wait"), "{:?}", kinds(&f));
     assert!(l.evidence.iter().any(|e| e.contains("take turns")), "{l:?}");
