@@ -973,18 +973,23 @@ fn processes_taking_turns_on_one_semaphore_are_lock_contention_not_a_serial_part
     // falls in a tail (read as load-imbalance, locally 1 sweep in 5), or starting the processes
     // idles a tenth of the capacity (read as a medium serial-fraction in one CI run). Swept again
     // once then: the lock shows in both sweeps, such a sweep seldom twice.
+    // Starting the processes is a serial phase of its own (28% of the loss in a CI sweep, where
+    // the lock took 48%): said, below the lock.
+    let allowed = [Kind::LockContention, Kind::Retrograde, Kind::SerialFraction];
     let astray = |f: &[Finding]| {
         f.first().map(|x| x.kind) != Some(Kind::LockContention)
-            || f.iter().any(|x| {
-                x.severity >= Severity::Medium
-                    && ![Kind::LockContention, Kind::Retrograde].contains(&x.kind)
-            })
+            || f.iter().any(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind))
     };
     let f = swept_again_if(|| sweep("lock"), astray);
     let l = first(&f, Kind::LockContention);
     assert!(l.summary.contains("sem_wait"), "{:?}", kinds(&f));
     assert!(l.evidence.iter().any(|e| e.contains("take turns")), "{l:?}");
-    nothing_serious_but(&f, &[Kind::LockContention, Kind::Retrograde]);
+    nothing_serious_but(&f, &allowed);
+    assert!(
+        f.iter().all(|x| x.kind != Kind::SerialFraction || x.severity < l.severity),
+        "the start-up is said below the lock: {:?}",
+        kinds(&f)
+    );
     let fixed = sweep("none");
     scales_or_cannot_tell(&fixed);
     nothing_serious_but(&fixed, &[]);
