@@ -5,7 +5,7 @@ use super::evidence::top_wait;
 use super::{Finding, Kind, Severity};
 use crate::analysis::threads::PointThreads;
 use crate::results::analysis::PointScaling;
-use crate::results::{Class, Results};
+use crate::results::{Class, RankPart, Results};
 
 /// A rank this much slower than the median rank, and by at least [`STRAGGLER_MIN_S`], straggles.
 const STRAGGLER_RATIO: f64 = 1.2;
@@ -99,26 +99,26 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
     }
 }
 
-/// Mean wall time of a point's copies (every rank of every successful run).
-fn copy_wall(doc: &Results, point: usize) -> Option<f64> {
-    let walls: Vec<f64> = doc.points[point]
+/// Mean of a figure of a point's copies (every rank of every successful run): their wall time,
+/// their CPU time.
+fn copy_mean(doc: &Results, point: usize, figure: fn(&RankPart) -> f64) -> Option<f64> {
+    let values: Vec<f64> = doc.points[point]
         .runs
         .iter()
         .filter(|r| r.counted())
-        .flat_map(|r| r.ranks.iter().map(|x| x.wall_s))
+        .flat_map(|r| r.ranks.iter().map(figure))
         .collect();
-    (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
-/// Mean CPU time of a point's copies (every rank of every successful run).
-fn copy_cpu(doc: &Results, point: usize) -> Option<f64> {
-    let cpus: Vec<f64> = doc.points[point]
-        .runs
-        .iter()
-        .filter(|r| r.counted())
-        .flat_map(|r| r.ranks.iter().map(|x| x.user_s + x.sys_s))
-        .collect();
-    (!cpus.is_empty()).then(|| cpus.iter().sum::<f64>() / cpus.len() as f64)
+/// A copy's wall time.
+fn rank_wall(x: &RankPart) -> f64 {
+    x.wall_s
+}
+
+/// A copy's CPU time.
+fn rank_cpu(x: &RankPart) -> f64 {
+    x.user_s + x.sys_s
 }
 
 /// A point's CPUs, on average over its runs, each over the window the samplers watched (the
@@ -246,7 +246,8 @@ pub fn copies(
     label: &str,
     out: &mut Vec<Finding>,
 ) {
-    let (Some(alone), Some(together)) = (copy_wall(doc, base.index), copy_wall(doc, top.index))
+    let (Some(alone), Some(together)) =
+        (copy_mean(doc, base.index, rank_wall), copy_mean(doc, top.index, rank_wall))
     else {
         return;
     };
@@ -256,7 +257,8 @@ pub fn copies(
     // Copies that run for a fixed time take as long together as alone: their CPU time tells.
     let commands: Vec<&[String]> =
         [base, top].iter().map(|p| doc.points[p.index].command.as_slice()).collect();
-    if let (Some(cpu_b), Some(cpu_t)) = (copy_cpu(doc, base.index), copy_cpu(doc, top.index))
+    if let (Some(cpu_b), Some(cpu_t)) =
+        (copy_mean(doc, base.index, rank_cpu), copy_mean(doc, top.index, rank_cpu))
         && let Some((f, kept)) = super::fixed_time::copies(
             &commands,
             (base.count, n),
