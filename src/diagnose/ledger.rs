@@ -304,6 +304,9 @@ struct Account {
     carried: Vec<(Cause, f64)>,
     idle_share: f64,
     stolen_s: Option<f64>,
+    /// CPU-seconds other processes used on the machine during the run (its busy time less the
+    /// job's and scalescope's), when /proc/stat was read.
+    others_s: Option<f64>,
 }
 
 /// The account of run `r` (its thread report `t`) against `u`, the CPU the same work took at the
@@ -352,9 +355,12 @@ fn account(r: &RunRecord, t: &ThreadReport, u: Useful, lost: f64) -> Account {
         .map(|(c, s)| (c.0.clone(), s * keep))
         .collect();
     observed(&mut causes, t.scalescope_cpu_s);
-    if let Some(m) = t.machine_cpu.filter(|m| m.busy_s > 0.0) {
-        let others = (m.busy_s - cpu - t.scalescope_cpu_s).max(0.0) + TICKS_UNSEEN * c.cpus;
-        woken(&mut causes, others);
+    let others_s = t
+        .machine_cpu
+        .filter(|m| m.busy_s > 0.0)
+        .map(|m| (m.busy_s - cpu - t.scalescope_cpu_s).max(0.0));
+    if let Some(others) = others_s {
+        woken(&mut causes, others + TICKS_UNSEEN * c.cpus);
     }
     if let Some(m) = t.machine_cpu.filter(|m| {
         m.stolen_s > 0.0 && m.busy_s > 0.0 && m.busy_s + m.stolen_s >= STEAL_RESOLUTION_S
@@ -371,7 +377,13 @@ fn account(r: &RunRecord, t: &ThreadReport, u: Useful, lost: f64) -> Account {
         })
         .map(|c| c.2)
         .sum();
-    Account { causes, carried, idle_share: idle / (c.cpus * r.wall_s).max(1e-12), stolen_s }
+    Account {
+        causes,
+        carried,
+        idle_share: idle / (c.cpus * r.wall_s).max(1e-12),
+        stolen_s,
+        others_s,
+    }
 }
 
 /// Adds run `k` of `runs`'s account to the items: its core-seconds, its share of the loss
@@ -496,9 +508,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
         let denominator = lost.max(explained).max(1e-12);
         add(&mut items, (k, runs.len()), &run, c, (lost, denominator, scale));
         walls.push((r.wall_s, c.cpus));
-        if let Some(m) = t.machine_cpu.filter(|m| m.busy_s > 0.0) {
-            others.push((m.busy_s - cpu - t.scalescope_cpu_s).max(0.0));
-        }
+        others.extend(run.others_s);
         sooner_all.push(c.sooner_all_s.map(|s| s * scale));
         totals.0 += c.cpus / n;
         totals.1 += r.wall_s / n;
@@ -655,6 +665,7 @@ mod tests {
             carried: Vec::new(),
             idle_share: 0.0,
             stolen_s: None,
+            others_s: None,
         };
         let c = Capacity::default();
         let mut items = Vec::new();
