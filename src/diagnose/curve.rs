@@ -425,8 +425,8 @@ pub fn oversubscription(
     let last = *over.last()?;
     // No more work threads than CPUs ran at once at that count (a program that caps its threads at
     // the CPUs, like OpenBLAS, or ignores the count): nothing was oversubscribed.
-    if ledger::of(&doc.points[last.index], None).is_some_and(|l| l.peak_work_threads as f64 <= cpus)
-    {
+    let last_ledger = ledger::of(&doc.points[last.index], None);
+    if last_ledger.as_ref().is_some_and(|l| l.peak_work_threads as f64 <= cpus) {
         return None;
     }
     let fit =
@@ -442,15 +442,6 @@ pub fn oversubscription(
         .unwrap_or((None, 0.0));
     let gain = last.rate / fit.rate;
     let faster = gain > 1.05;
-    // Other processes' share of the machine's CPUs during the runs at either count: beside them,
-    // more threads win a larger share of the CPUs (a trial's sweeps on a loaded machine read "4
-    // threads run 28% faster than 2: the threads wait for something other than CPUs" beside
-    // threads waiting for a CPU 62% of their time).
-    let others = [last, fit]
-        .iter()
-        .filter_map(|p| ledger::of(&doc.points[p.index], None))
-        .map(|l| l.others_s / (l.wall_s * doc.machine.allowed_cpus as f64).max(1e-12))
-        .fold(0.0, f64::max);
     if let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label), weak) {
         return Some(f);
     }
@@ -460,6 +451,15 @@ pub fn oversubscription(
         // The user's choice of counts, not a flaw of the program: worth a word, not an alarm.
         severity: if faster { Severity::Info } else { Severity::Low },
         summary: if faster {
+            // Other processes' share of the machine's CPUs during the runs at either count:
+            // beside them, more threads win a larger share of the CPUs (a trial's sweeps on a
+            // loaded machine read "4 threads run 28% faster than 2: the threads wait for something
+            // other than CPUs" beside threads waiting for a CPU 62% of their time).
+            let others = [last_ledger, ledger::of(&doc.points[fit.index], None)]
+                .iter()
+                .flatten()
+                .map(|l| l.others_s / (l.wall_s * doc.machine.allowed_cpus as f64).max(1e-12))
+                .fold(0.0, f64::max);
             let why = if others >= LOADED_MACHINE {
                 format!(
                     "other processes held {:.0}% of the machine's CPUs during these runs, and more threads win a larger share of them from those; or the threads wait for something other than CPUs",
