@@ -521,9 +521,6 @@ pub fn findings(scope: &Scope, ledger: &Ledger, out: &mut Vec<Finding>) -> bool 
             Severity::Medium
         };
         let mut f = render(scope, ledger, d, s, severity);
-        if matches!(d.role, Role::Input | Role::NoWork) && elsewhere(ledger).is_some() {
-            f.severity = f.severity.min(Severity::Medium);
-        }
         if let Some(w) = f
             .what_if
             .as_ref()
@@ -858,8 +855,10 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
     evidence.extend(per_thread);
     let words = words(scope, l, d, &c, (share, idle_s, extra));
     evidence.extend(words.evidence);
-    // Waits for input while other processes do the work: fixing them buys nothing to price.
+    // Waits for input while other processes do the work: fixing them buys nothing to price, and
+    // what the work waits on cannot be seen from here.
     let outside = matches!(d.role, Role::Input | Role::NoWork).then(|| elsewhere(l)).flatten();
+    let severity = if outside.is_some() { severity.min(Severity::Medium) } else { severity };
     let what_if = scope
         .measured
         .filter(|_| buys(d) && outside.is_none())
