@@ -300,17 +300,16 @@ impl Sweep<'_> {
         if !self.set_up[p] {
             // Interleaved rounds set every point up before any is cleaned up: a setup that starts
             // a server finds the last point's still running.
-            let others: Vec<usize> =
-                (0..self.set_up.len()).filter(|&q| self.set_up[q] && !self.cleaned[q]).collect();
-            hooks.run("setup", &point.hooks.setup).map_err(|e| match e {
-                ExecError::Hook(mut h) if !others.is_empty() && self.plan.order != Order::Sequential => {
+            let other = (0..self.set_up.len()).find(|&q| self.set_up[q] && !self.cleaned[q]);
+            hooks.run("setup", &point.hooks.setup).map_err(|e| match (e, other) {
+                (ExecError::Hook(mut h), Some(other)) if self.plan.order != Order::Sequential => {
                     h.hint = format!(
                         "; the setup of {} ran and its cleanup had not yet: in interleaved rounds every point is set up before any is cleaned up (--order sequential sets up, runs and cleans up one point at a time)",
-                        self.plan.point(others[0]).map_or_else(|_| "another point".into(), |o| o.label())
+                        self.plan.point(other).map_or_else(|_| "another point".into(), |o| o.label())
                     );
                     ExecError::Hook(h)
                 }
-                e => e,
+                (e, _) => e,
             })?;
             self.set_up[p] = true;
         }
