@@ -609,12 +609,17 @@ fn a_server_started_by_the_setup_hook_is_left_to_the_cleanup_hook() {
     );
     let doc = results(&d.path().join("r"));
     assert!(doc.points[0].runs.iter().all(|r| r.stray_processes == 0));
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(ends_within_5_s(&pidfile), "the cleanup hook stopped it");
+}
+
+/// Whether the process whose id `pidfile` holds has ended, or ends within 5 s.
+fn ends_within_5_s(pidfile: &std::path::Path) -> bool {
+    let pid: i32 = std::fs::read_to_string(pidfile).unwrap().trim().parse().unwrap();
     let start = std::time::Instant::now();
     while alive(pid) && start.elapsed().as_secs() < 5 {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert!(!alive(pid), "the cleanup hook stopped it");
+    !alive(pid)
 }
 
 /// A setup hook that starts a server, in interleaved rounds: the second point's setup finds the
@@ -659,12 +664,7 @@ fn a_sweep_stopped_by_a_hook_still_cleans_up_what_the_setups_started() {
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(err.contains("the setup hook") && err.contains("--order sequential"), "{err}");
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
-    let start = std::time::Instant::now();
-    while alive(pid) && start.elapsed().as_secs() < 5 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert!(!alive(pid) && !mark.exists(), "the first point's cleanup ran: {err}");
+    assert!(ends_within_5_s(&pidfile) && !mark.exists(), "the first point's cleanup ran: {err}");
 }
 
 /// A run's CPU time, faults and switches count from the clock's start: the ready child that
