@@ -111,6 +111,37 @@ fn copy_mean(doc: &Results, point: usize, figure: fn(&RankPart) -> f64) -> Optio
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
+/// Per counted run of a point, its round and the mean of a figure over its copies.
+fn per_run(doc: &Results, point: usize, figure: fn(&RankPart) -> f64) -> Vec<(Option<u32>, f64)> {
+    doc.points[point]
+        .runs
+        .iter()
+        .filter(|r| r.counted() && !r.ranks.is_empty())
+        .map(|r| (r.round, r.ranks.iter().map(figure).sum::<f64>() / r.ranks.len() as f64))
+        .collect()
+}
+
+/// The 95% interval of one copy's speed at the top point against the base: the ratio of their
+/// copies' figure, base over top for a time, top over base for the work done in a fixed time (CPU
+/// time). From the per-round ratios where both ran in the same rounds, else by Welch's delta
+/// method; `None` with fewer than two runs on a side.
+fn speed_interval(doc: &Results, (base, top): (usize, usize), by_cpu: bool) -> Option<[f64; 2]> {
+    use crate::stats::sequential::{Confidence, paired, unpaired};
+    let figure = if by_cpu { rank_cpu } else { rank_wall };
+    let (a, b) = (per_run(doc, base, figure), per_run(doc, top, figure));
+    let rounds = |v: &[(Option<u32>, f64)]| -> Option<Vec<(u32, f64)>> {
+        v.iter().map(|(r, x)| r.map(|r| (r, *x))).collect()
+    };
+    let conf = Confidence::FIXED;
+    let lr = match (rounds(&a), rounds(&b)) {
+        (Some(ra), Some(rb)) => paired(&rb, &ra, conf),
+        _ => None,
+    };
+    let values = |v: &[(Option<u32>, f64)]| v.iter().map(|x| x.1).collect::<Vec<f64>>();
+    let [lo, hi] = lr.or_else(|| unpaired(&values(&b), &values(&a), conf))?.interval();
+    Some(if by_cpu { [1.0 / hi, 1.0 / lo] } else { [lo, hi] })
+}
+
 /// A copy's wall time.
 fn rank_wall(x: &RankPart) -> f64 {
     x.wall_s
@@ -253,6 +284,7 @@ pub fn copies(
     };
     let n = top.count;
     let mut eff = alone / together;
+    let mut by_cpu = false;
     let mut each = format!("each of {n} copies runs at {:.0}% of one copy's speed", 100.0 * eff);
     // Copies that run for a fixed time take as long together as alone: their CPU time tells.
     let commands: Vec<&[String]> =
@@ -269,6 +301,7 @@ pub fn copies(
     {
         out.push(f);
         eff = kept;
+        by_cpu = true;
         each = format!(
             "each of {n} copies did {:.0}% of one copy's work alone, by CPU time",
             100.0 * eff
@@ -337,6 +370,11 @@ pub fn copies(
         }
         return;
     }
+    // Runs too varied to tell the copies' speed from one that does not interfere: CI's copies
+    // beside a busy program varied by ±103% alone and ±54% together, and their mean read 71%.
+    if speed_interval(doc, (base.index, top.index), by_cpu).is_some_and(|[_, hi]| hi >= 0.8) {
+        return;
+    }
     grew.sort_by(|a, b| b.0.total_cmp(&a.0));
     // Beside other processes, copies that only wait longer for a CPU (or for nothing) cannot be
     // told from copies the machine's load slowed more than its CPU share says: CI's copies beside
@@ -372,4 +410,58 @@ pub fn copies(
         at: Some(n),
         what_if: None,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::RunRecord;
+
+    /// Two points of copies (1 and 2), each run given as its copies' wall times, in rounds.
+    fn doc(points: [&[&[f64]]; 2]) -> Results {
+        let request = crate::plan::Request {
+            command: vec!["prog".into()],
+            params: vec!["copies=1,2".into()],
+            ..Default::default()
+        };
+        let mut doc = Results::new(crate::plan::build(&request, 2).unwrap(), vec![]).unwrap();
+        for (p, runs) in points.iter().enumerate() {
+            for (i, walls) in runs.iter().enumerate() {
+                let ranks = walls
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &wall_s)| RankPart {
+                        rank: k as u32,
+                        wall_s,
+                        user_s: wall_s,
+                        ..Default::default()
+                    })
+                    .collect();
+                doc.points[p].runs.push(RunRecord {
+                    index: i as u32,
+                    round: Some(i as u32),
+                    wall_s: walls.iter().copied().fold(0.0, f64::max),
+                    exit_code: Some(0),
+                    ranks,
+                    ..Default::default()
+                });
+            }
+        }
+        doc
+    }
+
+    #[test]
+    fn a_copys_speed_is_bounded_by_its_rounds_and_wild_runs_leave_it_open() {
+        // Every round, two copies take 1.4× one alone: the slowdown is clear.
+        let steady =
+            doc([&[&[1.0], &[1.02], &[0.98]], &[&[1.4, 1.4], &[1.43, 1.42], &[1.37, 1.38]]]);
+        let [lo, hi] = speed_interval(&steady, (0, 1), false).unwrap();
+        assert!(lo < 1.0 / 1.4 && 1.0 / 1.4 < hi && hi < 0.8, "{lo} {hi}");
+        // Runs of one copy alone from 0.2 to 1.0 s: a mean of 71% tells nothing.
+        let wild = doc([&[&[0.2], &[1.0], &[0.26]], &[&[0.6, 0.7], &[0.5, 0.9], &[0.7, 0.7]]]);
+        assert!(speed_interval(&wild, (0, 1), false).unwrap()[1] >= 0.8);
+        // By CPU time, work done in a fixed time: more CPU with two is a faster copy.
+        let [a, b] = speed_interval(&steady, (0, 1), true).unwrap();
+        assert!((a * hi - 1.0).abs() < 1e-9 && (b * lo - 1.0).abs() < 1e-9, "{a} {b}");
+    }
 }
