@@ -62,14 +62,44 @@ impl Scanner {
             put(found, Found { name, value, unit });
         }
         for (name, re) in &self.specs {
-            if let Some(text) = re.captures(line).and_then(|c| c.get(1))
-                && let Some((value, unit)) =
-                    parse_quantity(&String::from_utf8_lossy(text.as_bytes()))
+            if let Some(group) = re.captures(line).and_then(|c| c.get(1))
+                && let Some((value, unit)) = read(group.as_bytes(), &line[group.end()..])
             {
-                put(found, Found { name: name.clone(), value, unit: unit.to_string() });
+                put(found, Found { name: name.clone(), value, unit });
             }
         }
     }
+}
+
+/// The number a capture group holds, with its unit: the group's own (`12.5 GB/s`), else a rate
+/// printed right after it (`(24880.12 MiB/sec)` captured as `24880.12`), whose prefix applies as
+/// if it had been captured. Only a rate (a `/` in the word) is taken from outside the group: a
+/// word such as `Pages` or `threads` after a count is no unit of it.
+fn read(group: &[u8], after: &[u8]) -> Option<(f64, String)> {
+    let text = String::from_utf8_lossy(group);
+    let (value, unit) = parse_quantity(&text)?;
+    if !unit.is_empty() {
+        return Some((value, rate_unit(unit)));
+    }
+    let after = String::from_utf8_lossy(after);
+    let word = after.strip_prefix(' ').unwrap_or(&after);
+    let word = word.split(|c: char| c.is_whitespace() || ")],;".contains(c)).next().unwrap_or("");
+    if !word.starts_with(|c: char| c.is_alphabetic()) || !word.contains('/') {
+        return Some((value, String::new()));
+    }
+    let joined = format!("{text} {word}");
+    let (value, unit) = parse_quantity(&joined)?;
+    Some((value, rate_unit(unit)))
+}
+
+/// A rate's unit with its time written as scalescope writes it: `MiB/sec` reads `MiB/s`.
+fn rate_unit(unit: &str) -> String {
+    for long in ["/second", "/sec"] {
+        if let Some(head) = unit.strip_suffix(long) {
+            return format!("{head}/s");
+        }
+    }
+    unit.to_string()
 }
 
 fn put(found: &mut Vec<Found>, f: Found) {
@@ -99,5 +129,24 @@ mod tests {
             Found { name: "throughput".into(), value: 1.5e6, unit: "ops/s".into() }
         );
         assert_eq!(found[1].value, 13.5, "the last match wins");
+    }
+
+    #[test]
+    fn a_rate_printed_after_the_captured_number_is_its_unit_and_other_words_are_not() {
+        let spec = |regex: &str| MetricSpec { name: "throughput".into(), regex: regex.into() };
+        let s = Scanner::new(&[
+            spec(r"\(([0-9.]+) MiB/sec\)"),
+            MetricSpec { name: "pages".into(), regex: r"read ([0-9]+)".into() },
+            MetricSpec { name: "ops".into(), regex: r"ops=([0-9.]+)".into() },
+        ])
+        .unwrap();
+        let mut found = Vec::new();
+        s.scan_line(b"24576.00 MiB transferred (24880.12 MiB/sec)", &mut found);
+        s.scan_line(b"read 12 Pages", &mut found);
+        s.scan_line(b"ops=5.5, done", &mut found);
+        assert_eq!(found[0].unit, "B/s");
+        assert!((found[0].value / (24880.12 * 1048576.0) - 1.0).abs() < 1e-12, "{found:?}");
+        assert_eq!((found[1].value, found[1].unit.as_str()), (12.0, ""));
+        assert_eq!((found[2].value, found[2].unit.as_str()), (5.5, ""));
     }
 }
