@@ -42,12 +42,15 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     // use allows: no gap to raise causes by.
     let gated = gated && busy_baseline.is_none_or(|b| b.eff < curve::GOOD_EFFICIENCY);
     let copies = a.axis.counts == Counts::Copies;
-    let local = a.axis.counts == Counts::Workers;
-    if local && !doc.plan.mentions(name) {
+    if a.axis.counts == Counts::Workers && !doc.plan.mentions(name) {
         // Every point ran the same program: differences between points are the machine's drift.
         out.push(curve::parameter_unused(top, name, &label));
         return;
     }
+    // Ranks that all ran on this machine share its CPUs as threads do: 4 MPI ranks on 2 CPUs
+    // take turns on them.
+    let local = a.axis.counts == Counts::Workers
+        || (a.axis.counts == Counts::Ranks && ranks_all_here(doc, s));
     let oversubscribed =
         lt.as_ref().filter(|l| local && top.count <= cpus && l.demand > cpus + 0.5).and_then(|l| {
             let runq = sampled[top.index].as_ref().map_or(0.0, |t| curve::own_runq(t, l));
@@ -107,6 +110,12 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
     };
     let (loaded, load_said) = shape(&t, feeder_binds, out);
     verdict(&t, (loaded, load_said), out);
+}
+
+/// Whether every rank of every counted run of the series' points ran on this machine.
+fn ranks_all_here(doc: &Results, s: &SeriesAnalysis) -> bool {
+    let mut runs = s.points.iter().flat_map(|p| &doc.points[p.index].runs).filter(|r| r.counted());
+    runs.all(|r| !r.ranks.is_empty() && r.ranks.iter().all(|x| x.node == doc.machine.host))
 }
 
 /// The share of thread time (percent) by count of a series' sampled points: of a class, or of

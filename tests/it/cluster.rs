@@ -346,6 +346,38 @@ fn mpirun_launches_every_rank() {
     two_ranks_merged(&doc, 1);
 }
 
+/// MPI ranks of a CPU-bound probe, all on this machine, up to twice its CPUs: beyond them they take
+/// turns on the CPUs as threads do, and the finding says so with how many fit.
+#[test]
+fn ranks_beyond_the_cpus_of_this_machine_take_turns_on_them() {
+    let _g = common::measuring();
+    require("mpirun");
+    let cpus = scalescope::machine::allowed_cpus();
+    if cpus > 4 {
+        eprintln!("note: {cpus} CPUs: the ranks this test can afford fit, nothing to test");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let p = probe("1");
+    let cmd: Vec<&str> = p.iter().map(String::as_str).collect();
+    let counts = format!("ranks=1,{cpus},{}", 2 * cpus);
+    let o = run(d.path(), &["-r", "2", "--launcher", "mpirun", "--param", &counts], &cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = results(&d.path().join("r"));
+    let f = finding(&doc, Kind::CpuOversubscription);
+    assert!(
+        f.summary.contains(&format!("{} ranks on {cpus} CPUs", 2 * cpus))
+            && f.advice.contains(&format!("at most {cpus} ranks")),
+        "{f:?}"
+    );
+    let k = kinds(&doc);
+    for silent in
+        [Kind::RankImbalance, Kind::FailedRanks, Kind::LockContention, Kind::CopiesInterfere]
+    {
+        assert!(!k.contains(&silent), "{silent:?}: {:#?}", doc.findings);
+    }
+}
+
 #[test]
 #[ignore = "needs SLURM and OpenMPI; .ci/run starts them and runs it"]
 fn sbatch_runs_a_whole_sweep_inside_one_allocation() {
