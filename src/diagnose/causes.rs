@@ -7,7 +7,7 @@
 use super::known::{self, Known};
 use super::ledger::{Cause, Item, Ledger};
 use super::whatif::{self, Measured};
-use super::wording::{self, At, Context, Idle, IoWait, Span, Turns, Words};
+use super::wording::{self, At, Context, Idle, IoWait, Meanwhile, Span, Turns, Words};
 use super::{Finding, Kind, NoiseSource, Severity};
 use crate::results::findings::WhatIf;
 use crate::results::{Around, Class, Feeder, Hot, Phase, Wait};
@@ -236,8 +236,8 @@ enum Object {
 enum Role {
     Lock(Option<Known>, Option<Around>),
     Starved(Feeder),
-    /// Waiting while no thread of the job runs: what the others wait on meanwhile.
-    Waiting(Vec<String>),
+    /// Waiting for work with no feeder: what the others wait on, and what runs, meanwhile.
+    Waiting(Vec<String>, Meanwhile),
     Sync(Option<Known>),
     Input,
     Output,
@@ -353,7 +353,13 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
                 None if a.members_running >= TURNS => {
                     Some((Kind::LoadImbalance, Key::Imbalance, Role::Sync(None)))
                 }
-                None => Some((Kind::WaitForWork, Key::Waiting, Role::Waiting(a.meanwhile.clone()))),
+                None => {
+                    let ran = Meanwhile {
+                        running: a.others_running + a.members_running,
+                        most: a.feeder.as_ref().map(|f| (f.name.clone(), f.running)),
+                    };
+                    Some((Kind::WaitForWork, Key::Waiting, Role::Waiting(a.meanwhile.clone(), ran)))
+                }
             }
         }
         Class::Join => Some((Kind::LoadImbalance, Key::Imbalance, Role::Tail)),
@@ -568,8 +574,8 @@ pub fn of_the_gap(gap: f64, l: &Ledger, core_s: f64) -> f64 {
 /// so when, while it waits, the other threads spend at least [`BEHIND_LOCK`] of the time on
 /// locks of this ledger, and most of their waiting on them.
 fn fold_waits_behind_locks(drafts: &mut Vec<Draft>, waits: &[Wait]) {
-    let Some(w) = drafts.iter().position(|d| matches!(d.role, Role::Waiting(_))) else { return };
-    let Role::Waiting(meanwhile) = &drafts[w].role else { return };
+    let Some(w) = drafts.iter().position(|d| matches!(d.role, Role::Waiting(..))) else { return };
+    let Role::Waiting(meanwhile, _) = &drafts[w].role else { return };
     let (mut on_locks, mut total) = (Vec::<(usize, f64)>::new(), 0.0);
     for (object, share) in meanwhile.iter().filter_map(|m| meanwhile_entry(m)) {
         total += share;
@@ -624,7 +630,7 @@ fn fold_extra_cpu(
             .filter(|&i| pick(&drafts[i]))
             .max_by(|&a, &b| share(&drafts[a]).total_cmp(&share(&drafts[b])))
     };
-    let waits = |d: &Draft| matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_));
+    let waits = |d: &Draft| matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(..));
     let Some(top) = largest(drafts, &|_| true) else { return };
     let extra_s: f64 =
         drafts.iter().flat_map(|d| &d.items).filter(|i| i.cause.is_extra()).map(|i| i.core_s).sum();
@@ -839,7 +845,7 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         },
     };
     let mut evidence = Vec::new();
-    if extra > 0.0 && matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(_)) {
+    if extra > 0.0 && matches!(d.role, Role::Lock(..) | Role::Starved(_) | Role::Waiting(..)) {
         evidence.push(c.extra_cpu_line(extra));
     }
     if extra >= 0.01 * l.cpu_s && matches!(d.role, Role::Tail | Role::Sync(_)) {
@@ -948,7 +954,7 @@ fn words(
             wording::lock(c, *known, turns, &shares, serialised, extra > idle_s)
         }
         Role::Starved(f) => wording::starved(c, f, &(scope.shares)(Class::WaitForWork, None)),
-        Role::Waiting(meanwhile) => wording::waiting(c, meanwhile),
+        Role::Waiting(meanwhile, ran) => wording::waiting(c, meanwhile, ran),
         Role::Sync(known) => wording::sync(c, *known),
         Role::Input => match elsewhere(l) {
             Some(busy) => wording::input_elsewhere(c, &waiting_programs(d, scope), busy),
@@ -1062,7 +1068,7 @@ fn buys(d: &Draft) -> bool {
 /// faster feeder fixes, and the waits of threads done with their share in a tail (joins, a pool's
 /// idle workers), which work spread evenly fixes — the waiting thread was never the last.
 fn fed(d: &Draft) -> bool {
-    matches!(d.role, Role::Starved(_) | Role::Waiting(_) | Role::Input | Role::Tail)
+    matches!(d.role, Role::Starved(_) | Role::Waiting(..) | Role::Input | Role::Tail)
 }
 
 /// ` of 'bash', 'python3'`: the programs whose threads wait in a draft's waits (a launcher script

@@ -426,19 +426,56 @@ pub fn starved(c: &Context, f: &Feeder, shares: &[(f64, f64)]) -> Words {
     }
 }
 
-/// Workers waiting for work while no thread of the job runs; `meanwhile` what the others wait on.
-pub fn waiting(c: &Context, meanwhile: &[String]) -> Words {
-    let others = if meanwhile.is_empty() {
-        "and no thread of the job runs meanwhile".to_string()
+/// Workers waiting for work with no thread that feeds them; `meanwhile` what the others wait on,
+/// `ran` how many of the job's other threads ran meanwhile.
+pub fn waiting(c: &Context, meanwhile: &[String], ran: &Meanwhile) -> Words {
+    let busy = ran.running >= RAN;
+    let others = match (busy, meanwhile.is_empty()) {
+        // A JVM's idle GC workers beside its two application threads, each running 36–49% of
+        // their wait and 0.9 of them at once: no feeder of their own, but the job ran.
+        (true, _) => format!(
+            "while {:.1} other threads of the job run on average{}, none long enough to feed them",
+            ran.running,
+            ran.most
+                .as_ref()
+                .map(|(n, r)| format!(" ('{n}' the most, {} of the time)", pct(*r)))
+                .unwrap_or_default()
+        ),
+        (false, true) if ran.running < 0.05 => {
+            "and no thread of the job runs meanwhile".to_string()
+        }
+        (false, true) => {
+            format!("while the job's other threads run little ({:.2} on average)", ran.running)
+        }
+        (false, false) => format!("while the other threads wait too: {}", meanwhile.join("; ")),
+    };
+    let advice = if busy {
+        "see what the threads that run meanwhile do: the work the waiting threads get comes from them, or never reaches them (a part of the job that the count does not parallelise)"
     } else {
-        format!("while the other threads wait too: {}", meanwhile.join("; "))
+        "find what should feed them: the input the other threads wait for (a pipe, a file, a socket), a producer blocked elsewhere, or a timer"
     };
     Words {
-        summary: format!("{}work threads wait for work on {} while CPUs are idle, {others}", c.at_(), c.list(", ")),
+        summary: format!(
+            "{}work threads wait for work on {} while CPUs are idle, {others}",
+            c.at_(),
+            c.list(", ")
+        ),
         evidence: vec![c.idle_line()],
-        advice: "find what should feed them: the input the other threads wait for (a pipe, a file, a socket), a producer blocked elsewhere, or a timer".into(),
+        advice: advice.into(),
     }
 }
+
+/// What ran while workers waited for work that no one thread fed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Meanwhile {
+    /// The mean number of the job's other threads running.
+    pub running: f64,
+    /// The one that ran most, and the share of the time it ran.
+    pub most: Option<(String, f64)>,
+}
+
+/// Other threads running this many on average while workers wait make the job busy meanwhile.
+const RAN: f64 = 0.5;
 
 /// Threads waiting at a synchronisation point for the slowest, at a well-known one when `known`.
 pub fn sync(c: &Context, known: Option<Known>) -> Words {
@@ -748,6 +785,32 @@ pub fn load(c: &Context, source: NoiseSource, capacity: f64, mostly: bool) -> Wo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_without_a_feeder_are_said_to_wait_beside_what_ran_meanwhile() {
+        let c = Context {
+            at: At::Count(2.0, "threads"),
+            baseline: Some(1.0),
+            objects: vec!["GangWorker::loop".into()],
+            idle: Idle { core_s: 0.48, threads: 3, span: None, carried_s: 0.0 },
+        };
+        let idle = Meanwhile::default();
+        let w = waiting(&c, &[], &idle);
+        assert!(w.summary.ends_with("and no thread of the job runs meanwhile"), "{}", w.summary);
+        assert!(w.advice.starts_with("find what should feed them"), "{}", w.advice);
+        // A JVM's idle GC workers while its two application threads took turns running.
+        let ran = Meanwhile { running: 0.86, most: Some(("pool-1-thread-2".into(), 0.36)) };
+        let w = waiting(&c, &[], &ran);
+        assert!(
+            w.summary.contains("while 0.9 other threads of the job run on average ('pool-1-thread-2' the most, 36% of the time)")
+                && !w.summary.contains("no thread"),
+            "{}",
+            w.summary
+        );
+        assert!(w.advice.contains("that the count does not parallelise"), "{}", w.advice);
+        let little = Meanwhile { running: 0.2, most: None };
+        assert!(waiting(&c, &[], &little).summary.ends_with("run little (0.20 on average)"));
+    }
 
     #[test]
     fn two_causes_of_one_kind_are_told_apart_on_the_ledger_line() {

@@ -675,6 +675,23 @@ fn a_flat_curve_while_other_processes_held_the_cpus_is_not_blamed_on_the_program
 }
 
 #[test]
+fn idle_gc_workers_are_said_to_wait_while_the_application_threads_run() {
+    // A real sweep over a JVM's GC threads: they wait for work on the gang's semaphore while the
+    // two application threads take turns running, none of them long enough to be a feeder.
+    let o = in_fixtures(&["show", "jvm/gc-threads", "--color", "never"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out.lines().find(|l| l.contains("wait-for-work:")).unwrap_or_default();
+    assert!(line.contains("GangWorker::loop"), "{out}");
+    assert!(
+        line.contains("other threads of the job run on average ('pool-1-thread-")
+            && !line.contains("no thread of the job runs"),
+        "{line}"
+    );
+    assert!(out.contains("that the count does not parallelise"), "{out}");
+}
+
+#[test]
 fn runs_of_a_few_milliseconds_are_startup_dominated() {
     // Beyond the CPUs too: a count slower by a fraction of a millisecond is not retrograde scaling.
     let f = findings("1,2,4", &["scalable", "--threads", "{threads}", "--ops", "10000"]);
