@@ -786,14 +786,20 @@ pub fn load(c: &Context, source: NoiseSource, capacity: f64, mostly: bool) -> Wo
 mod tests {
     use super::*;
 
-    #[test]
-    fn workers_without_a_feeder_are_said_to_wait_beside_what_ran_meanwhile() {
-        let c = Context {
+    /// A cause's context at 2 threads against 1: waits on `object` that idled `core_s` while
+    /// `threads` waited.
+    fn at_two_threads(object: &str, core_s: f64, threads: usize) -> Context<'static> {
+        Context {
             at: At::Count(2.0, "threads"),
             baseline: Some(1.0),
-            objects: vec!["GangWorker::loop".into()],
-            idle: Idle { core_s: 0.48, threads: 3, span: None, carried_s: 0.0 },
-        };
+            objects: vec![object.into()],
+            idle: Idle { core_s, threads, span: None, carried_s: 0.0 },
+        }
+    }
+
+    #[test]
+    fn workers_without_a_feeder_are_said_to_wait_beside_what_ran_meanwhile() {
+        let c = at_two_threads("GangWorker::loop", 0.48, 3);
         let idle = Meanwhile::default();
         let w = waiting(&c, &[], &idle);
         assert!(w.summary.ends_with("and no thread of the job runs meanwhile"), "{}", w.summary);
@@ -865,12 +871,7 @@ mod tests {
 
     #[test]
     fn a_summary_says_what_its_evidence_says() {
-        let c = Context {
-            at: At::Count(2.0, "threads"),
-            baseline: Some(1.0),
-            objects: vec!["lock!m+0x0".into()],
-            idle: Idle { core_s: 0.3, threads: 2, span: None, carried_s: 0.0 },
-        };
+        let c = at_two_threads("lock!m+0x0", 0.3, 2);
         let l = Ledger { capacity: 2.0, lost_s: 0.7, cpu_s: 1.4, ..Ledger::default() };
         // Waiters of which more than one runs at times contend; they are not serialised.
         let contended = Turns::Among { running: 0.71, peak: 1.4, serialised: false };
