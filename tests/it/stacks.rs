@@ -316,16 +316,31 @@ fn threads_that_switch_without_pause_stop_the_tracer_not_the_accounting() {
     }
     // Two threads pass a byte through pipes for 1.5 s: a few hundred thousand switches a second,
     // each of which the tracer would record, and which ran half as fast beside it.
-    let d = tempfile::tempdir().unwrap();
+    // A host disturbed by other machines' work can slow every switch of the relays enough that
+    // the pace stays under the tracer's bound in a run: the test sweeps again, up to twice.
     let exe = histogram().to_str().unwrap().to_string();
-    let out = swept(d.path(), "-r 2 -w 0", &[&exe, "relay", "1", "1.5"]);
     let said = "tracer: stopped itself early in the run";
+    let mut tries = 0;
+    let (out, doc) = loop {
+        tries += 1;
+        let d = tempfile::tempdir().unwrap();
+        let out = swept(d.path(), "-r 2 -w 0", &[&exe, "relay", "1", "1.5"]);
+        let doc = common::results(&d.path().join("r"));
+        let stopped = doc.points[0].runs.iter().all(|r| {
+            r.threads
+                .as_ref()
+                .and_then(|t| t.tracer.as_ref())
+                .is_some_and(|t| t.stopped_s.is_some())
+        });
+        if stopped || tries == 3 {
+            break (out, doc);
+        }
+    };
     assert_eq!(out.matches(said).count(), 1, "said once for the sweep: {out}");
-    let doc = common::results(&d.path().join("r"));
     for run in &doc.points[0].runs {
         let t = run.threads.as_ref().expect("a thread report");
         let tr = t.tracer.as_ref().expect("the tracer's account");
-        let stopped = tr.stopped_s.expect("the tracer stopped itself");
+        let stopped = tr.stopped_s.unwrap_or_else(|| panic!("the tracer stopped itself: {tr:?}"));
         assert!(stopped < 1.0, "{tr:?}");
         // The rings fill in about 30 ms at this pace: a machine loaded by other tests may keep
         // the collector from its CPU that long, and records are lost before the stop (none to

@@ -416,7 +416,10 @@ impl Tracer {
         {
             return false;
         }
-        let switches: u64 = self.threads.values().map(|t| t.totals.switches).sum();
+        // A record lost is most often one of the two a switch writes: a collector that cannot
+        // keep up is the cost this guards against, and it must not hide the switches it missed.
+        let switches: u64 =
+            self.threads.values().map(|t| t.totals.switches).sum::<u64>() + self.summary.lost / 2;
         let on_s = self.threads.values().map(|t| t.totals.on_ns).sum::<u64>() as f64 * 1e-9;
         too_many_switches(switches, on_s)
     }
