@@ -2,7 +2,8 @@
 //! writes what it measured to `rank-NNNNN.json` in the run's parts folder; the coordinator reads
 //! them all and merges them into the run: CPU time summed over ranks, peak memory the largest
 //! (`wait4`'s; the trees' PSS and series summed at common instants),
-//! throughput the sum of the ranks' throughputs, and a failed or missing rank fails the run while
+//! throughput the ranks' work over the span they ran in (the sum of their throughputs across
+//! nodes), and a failed or missing rank fails the run while
 //! every other rank's figures are kept.
 
 use super::metrics::json_number;
@@ -39,7 +40,7 @@ pub fn read_all(dir: &Path) -> Vec<RankPart> {
 }
 
 /// Merges the parts of `expected` ranks into the run measured by the launcher; unless the
-/// throughput comes from `--work` (`work_based`), it becomes the sum of the ranks' throughputs.
+/// throughput comes from `--work` (`work_based`), it becomes the ranks' joint throughput.
 pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_based: bool) {
     run.missing_ranks = (0..expected).filter(|r| !parts.iter().any(|p| p.rank == *r)).collect();
     if !parts.is_empty() {
@@ -54,7 +55,7 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
             parts.iter().map(|p| p.metrics.get("throughput").and_then(Value::as_f64)).collect();
         match tps.filter(|_| parts.len() as u32 == expected) {
             Some(tps) => {
-                let sum: f64 = tps.iter().sum();
+                let sum = joint_throughput(&parts, &tps).unwrap_or_else(|| tps.iter().sum());
                 run.metrics.insert("throughput".into(), json_number(sum));
                 if !work_based {
                     run.throughput = Some(sum);
@@ -94,6 +95,23 @@ pub fn merge(run: &mut RunRecord, parts: Vec<RankPart>, expected: u32, work_base
         run.exit_code = None;
     }
     run.ranks = parts;
+}
+
+/// The throughput of ranks on one node, each rate `tps[i]` taken over its own life: the work
+/// they did together (each rate times its wall time) over the span from the first start to the
+/// last end. Ranks that take turns on the CPUs end at different times, and a rank that ran while
+/// others had ended has a rate above its share: summing the rates counted 4 ranks on 2 CPUs 6–7%
+/// faster than 2. `None` across nodes (their clocks are not one) or without start times.
+fn joint_throughput(parts: &[RankPart], tps: &[f64]) -> Option<f64> {
+    if parts.iter().any(|p| p.node != parts[0].node || p.wall_s <= 0.0) {
+        return None;
+    }
+    let starts: Option<Vec<f64>> = parts.iter().map(|p| p.started_unix_s).collect();
+    let starts = starts?;
+    let first = starts.iter().copied().reduce(f64::min)?;
+    let last = parts.iter().zip(&starts).map(|(p, s)| s + p.wall_s).reduce(f64::max)?;
+    let work: f64 = parts.iter().zip(tps).map(|(p, tp)| tp * p.wall_s).sum();
+    (last > first).then(|| work / (last - first))
 }
 
 #[cfg(test)]
@@ -141,5 +159,26 @@ mod tests {
         let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
         merge(&mut run, vec![part(0, 1.0, 10.0, 0), part(1, 1.0, 10.0, 3)], 2, false);
         assert_eq!((run.exit_code, run.ranks.len()), (Some(3), 2));
+    }
+
+    #[test]
+    fn ranks_that_end_apart_are_read_over_the_span_they_ran_in() {
+        // Two ranks of 10 units: one ran alone for its last half second, at a rate its share of
+        // the CPUs did not give it while both ran.
+        let at = |rank, start: f64, wall: f64| RankPart {
+            started_unix_s: Some(start),
+            wall_s: wall,
+            ..part(rank, 1.0, 10.0 / wall, 0)
+        };
+        let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
+        merge(&mut run, vec![at(0, 100.0, 1.5), at(1, 100.0, 2.0)], 2, false);
+        let tp = run.throughput.unwrap();
+        assert!((tp - 10.0).abs() < 1e-9, "20 units in 2 s, not {tp} (the rates sum to 11.67)");
+        // Across nodes the clocks are not one: the rates add up.
+        let mut far = at(1, 100.0, 2.0);
+        far.node = "m".into();
+        let mut run = RunRecord { wall_s: 2.0, exit_code: Some(0), ..Default::default() };
+        merge(&mut run, vec![at(0, 100.0, 1.5), far], 2, false);
+        assert!((run.throughput.unwrap() - (10.0 / 1.5 + 5.0)).abs() < 1e-9);
     }
 }
