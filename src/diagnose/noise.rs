@@ -2,7 +2,8 @@
 //! the run-to-run variation of the wall time, within points (so that the points' own differences
 //! do not count). The suspects are what the sampler measured about each run — other processes'
 //! CPU time on the machine, the hypervisor's steal time, the CPUs' clock where the kernel shows
-//! it, the machine's own pace (a fixed loop timed before each run, wherever it runs) — and what
+//! it, the machine's own pace (a fixed loop and a walk through memory timed before each run,
+//! wherever it runs) — and what
 //! the runs themselves show: a
 //! drift of the machine's speed over the sweep, and runs that fall in two groups. The one that
 //! explains the most, when it explains at least half and beyond chance, is named with what to do.
@@ -45,6 +46,9 @@ pub enum Cause {
     Frequency,
     /// A fixed loop timed before each run was slower before the slow runs: the machine itself.
     Pace,
+    /// A walk through memory timed before each run was slower before the slow runs: the host's
+    /// caches and memory, shared with other guests.
+    MemoryPace,
 }
 
 impl Noise {
@@ -66,6 +70,9 @@ impl Noise {
             Cause::Pace => {
                 "the machine itself ran slower before the slow runs (other guests on the host, a frequency governor, heat): measure on a dedicated node or a quieter host, keep the default interleaved order so that every count shares the slow spells, and compare sweeps with `scalescope check`, which judges times at the machine's usual pace"
             }
+            Cause::MemoryPace => {
+                "the machine's memory was slower before the slow runs (other guests of the host share its last-level cache and memory bandwidth; a program that reads memory feels them, a loop that stays in the caches does not): measure on a dedicated node or a quieter host, keep the default interleaved order so that every count shares the slow spells, and compare only sweeps taken side by side"
+            }
             Cause::TwoGroups => {
                 "runs fall into a fast and a slow group: a cache or page cache warm in some runs only (--prepare to set the same state, --warmup), threads placed on different cores or NUMA nodes (pin them: taskset, numactl), or a periodic background task"
             }
@@ -81,6 +88,7 @@ struct Run {
     stolen: Option<f64>,
     mhz: Option<f64>,
     log_pace: Option<f64>,
+    log_memory: Option<f64>,
 }
 
 fn runs(p: &PointResult) -> Vec<Run> {
@@ -96,6 +104,7 @@ fn runs(p: &PointResult) -> Vec<Run> {
                 stolen: m.map(|m| m.stolen_s / r.wall_s),
                 mhz: m.and_then(|m| m.mhz),
                 log_pace: r.pace_ns.filter(|p| *p > 0.0).map(f64::ln),
+                log_memory: r.memory_pace_ns.filter(|p| *p > 0.0).map(f64::ln),
             }
         })
         .collect()
@@ -155,6 +164,15 @@ pub fn of(doc: &Results) -> Option<Noise> {
             "the machine's own pace (a fixed loop timed before each run) explains {:.0}% of the variation within points: the loop 1% slower went with a run {:.1}% slower",
             100.0 * r2,
             100.0 * (1.01f64.powf(slope) - 1.0)
+        ),
+    }));
+    consider(regression(&points, |r| r.log_memory).filter(|(_, slope)| *slope > 0.0).map(|(r2, slope)| Noise {
+        cause: Cause::MemoryPace,
+        explains: r2,
+        evidence: format!(
+            "the machine's memory (a walk through twice its last-level cache, timed before each run) explains {:.0}% of the variation within points: the walk 10% slower went with a run {:.1}% slower",
+            100.0 * r2,
+            100.0 * (1.1f64.powf(slope) - 1.0)
         ),
     }));
     // Said over the time a point's runs spanned: a rate per minute extrapolated from runs a few
@@ -365,6 +383,34 @@ mod tests {
         // Without the loop's times, the same runs are put down to nothing measured.
         d.points.iter_mut().flat_map(|p| &mut p.runs).for_each(|r| r.pace_ns = None);
         assert!(of(&d).is_none_or(|n| n.cause != Cause::Pace));
+    }
+
+    #[test]
+    fn runs_after_a_slower_walk_through_memory_are_put_down_to_the_hosts_memory() {
+        // zstd -5 in a slow spell of this VM's host: one thread took 2.1–2.2 s or 2.8–3.1 s as
+        // the walk's loads took 180–185 ns or 210–230 ns; the loop of integer steps held still.
+        let mut d = doc(&[&[(0.0, 0.0, 0.0); 6], &[(0.0, 0.0, 0.0); 6]]);
+        let walls = [[2.23, 3.07, 2.11, 3.0, 2.99, 2.8], [1.55, 1.75, 1.58, 1.74, 1.64, 1.66]];
+        let walks = [
+            [185.0, 231.0, 180.0, 226.0, 219.0, 212.0],
+            [182.0, 214.0, 188.0, 216.0, 200.0, 203.0],
+        ];
+        for (p, point) in d.points.iter_mut().enumerate() {
+            for (i, r) in point.runs.iter_mut().enumerate() {
+                r.wall_s = walls[p][i];
+                r.user_s = r.wall_s;
+                r.started_unix_s = 10.0 * (i * 2 + p) as f64;
+                r.pace_ns = Some(1.63e6 * (1.0 + 0.01 * ((i * 7 + p) % 3) as f64));
+                r.memory_pace_ns = Some(walks[p][i]);
+                if let Some(t) = r.threads.as_mut() {
+                    t.machine_cpu = Some(MachineCpu { busy_s: r.wall_s, ..Default::default() });
+                }
+            }
+        }
+        let n = of(&d).expect("the memory");
+        assert_eq!(n.cause, Cause::MemoryPace, "{n:?}");
+        assert!(n.evidence.contains("the walk 10% slower went with a run"), "{}", n.evidence);
+        assert!(n.advice().contains("last-level cache"), "{}", n.advice());
     }
 
     #[test]

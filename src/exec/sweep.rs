@@ -229,6 +229,7 @@ impl Sweep<'_> {
             _ => point.argv.clone(),
         };
         let pace_ns = super::pace::measure();
+        let memory_pace_ns = super::pace::memory();
         let mut outcome = exec.run(&self.spec(task, point, &argv))?;
         if outcome.interrupted {
             return Ok(Some(Stop::Interrupted));
@@ -238,6 +239,7 @@ impl Sweep<'_> {
         let run = RunOf { point, warmup, index, stem, parts };
         let mut record = self.record(&mut outcome, &run, started, eviction, sink);
         record.pace_ns = Some(pace_ns);
+        record.memory_pace_ns = Some(memory_pace_ns);
         let failed = !record.succeeded();
         self.watch_lean(p, warmup, &mut record);
         let units = units(&outcome);
@@ -529,6 +531,7 @@ fn measure(
         missing_metrics,
         metrics,
         pace_ns: None,
+        memory_pace_ns: None,
         throughput,
         evict: None,
         threads: None,

@@ -68,6 +68,11 @@ pub struct RunRecord {
     /// from a slower program.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub pace_ns: Option<f64>,
+    /// Nanoseconds a load of a walk through memory took just before the run (a buffer twice the
+    /// last-level cache, each load's address read by the one before; the fastest of three tries
+    /// of 4,000 loads): the machine's memory then, which other guests of a host share.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub memory_pace_ns: Option<f64>,
     /// Work done per `--work`, divided by wall time; or the `throughput` metric.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub throughput: Option<f64>,
