@@ -852,7 +852,7 @@ fn watching(doc: &Results) -> Option<Finding> {
         kind: Kind::NoisyMeasurement,
         severity: Severity::Low,
         summary: format!(
-            "watching the job took up to {:.0}% of its CPU capacity (scalescope's sampler and tracer): its runs may have been slower for it",
+            "watching the job took up to {:.0}% of its CPU capacity (scalescope's sampler, its tracer and its reading of the run's output): its runs may have been slower for it",
             100.0 * worst
         ),
         evidence: points

@@ -26,6 +26,8 @@
  *                   pthread spin lock (its waiters spin on a CPU: at most 1.43x, whatever N)
  *   turns           0.2 s turns for 1.6 s: 2 threads run while a third waits in poll, then the
  *                   third runs while the 2 sleep (its waits come while the CPUs are busy)
+ *   print N K       N threads each do K items of 20 us of work and write a line for each, one
+ *                   write per line (ripgrep's threads print each file's count so)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -167,6 +169,18 @@ static void run_threads(int n, void *(*f)(void *), void *arg) {
     free(t);
 }
 
+static int print_items;
+
+static void *printer(void *a) {
+    char line[64];
+    for (int i = 0; i < print_items; i++) {
+        spin(0.00002);
+        int n = snprintf(line, sizeof line, "thread %ld item %d\n", (long)a, i);
+        if (write(1, line, n) != n) break;
+    }
+    return 0;
+}
+
 static int naps_each;
 static int pool_next, pool_items, pool_busy;
 
@@ -306,6 +320,12 @@ int main(int argc, char **argv) {
         spin(0.1);
         struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
         nanosleep(&ts, 0);
+    } else if (!strcmp(mode, "print") && argc > 3) {
+        int n = atoi(argv[2]);
+        pthread_t t[64];
+        print_items = atoi(argv[3]);
+        for (long i = 0; i < n && i < 64; i++) pthread_create(&t[i], 0, printer, (void *)i);
+        for (int i = 0; i < n && i < 64; i++) pthread_join(t[i], 0);
     } else if (!strcmp(mode, "turns")) {
         pthread_t t[3];
         turns_t0 = now() + 0.05;
