@@ -299,6 +299,13 @@ fn busy_baseline(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) {
     // is then not raised.
     let bound_first = !feeder_binds && !high_cause_at(out, Some(t.pair.top.count));
     let share = curve::busy_baseline_share(t.pair.base, t.pair.top, b.possible);
+    // A limit the top count came nowhere near, its CPUs idle, is not what held it: lrzip's
+    // helper kept 1.1 CPUs busy at one thread, so at most 1.77× on 2 CPUs, and two threads ran
+    // at 0.99× with 40% of the capacity idle for want of work (the limit 23% of the gap).
+    let top_busy = t.pair.top.cpu_pct.map_or(1.0, |c| c / 100.0 / t.cpus);
+    if share < BUSY_BASELINE_SHARE && top_busy < BUSY_TOP {
+        return;
+    }
     let severity = if bound_first {
         curve::busy_baseline_severity(share, 1.0 - t.pair.eff)
     } else {
@@ -520,6 +527,11 @@ pub struct BusyBaseline {
 /// message queue: 1.42 CPUs at one instance, so at most 1.41× on 2 CPUs, not 2×); a baseline whose
 /// helpers add a few percent (zstd's I/O threads) is judged by its count.
 const BUSY_BASELINE: f64 = 0.9;
+/// Such a baseline is raised as a finding when the CPUs' limit accounts for at least this share
+/// of the gap between the counts' speed-up and the measured one…
+const BUSY_BASELINE_SHARE: f64 = 0.5;
+/// …or the top count kept at least this share of the CPUs busy.
+const BUSY_TOP: f64 = 0.9;
 
 impl<'a> Pair<'a> {
     /// The pair of series `s`, when it has a count above its baseline.

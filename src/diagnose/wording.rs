@@ -596,7 +596,14 @@ pub fn kernel(c: &Context, kernel_s: Option<f64>) -> Words {
             (true, false) => format!("{at_}the kernel takes more CPU for the same work, and threads wait on kernel locks: {objects}"),
         },
         evidence,
-        advice: "map memory once and reuse it (a pool or arena allocator), avoid mprotect/munmap in the hot loop, batch small system calls, use huge pages; for file locks, fewer and larger critical sections".into(),
+        // Without a kernel lock waited on, nothing says where the kernel's time went: ripgrep's
+        // walk of 13,000 files read "avoid mprotect/munmap … use huge pages".
+        advice: if c.objects.is_empty() {
+            "find which system calls hold the extra kernel time (strace -c -f, perf trace -s): batch small reads and writes into larger ones, reuse memory instead of mapping and unmapping it (a pool or arena allocator), and for many small files fewer calls per file (open, stat, getdents)"
+        } else {
+            "map memory once and reuse it (a pool or arena allocator), avoid mprotect/munmap in the hot loop, batch small system calls, use huge pages; for file locks, fewer and larger critical sections"
+        }
+        .into(),
     }
 }
 
@@ -662,20 +669,38 @@ pub fn extra_user(c: &Context, l: &Ledger, noise: Option<([f64; 2], f64)>) -> Wo
     }
 }
 
-/// A serial start-up: fewer work threads than CPUs in the run's first part.
+/// A serial start-up: fewer work threads than CPUs in the run's first part. A first part that is
+/// most of the run is not called a start-up: lrzip's single-threaded pre-pass took 95% of a run,
+/// a DuckDB query over a serial source 51%, and "parallelise the start-up (reading, parsing)"
+/// sent their users looking for a loader.
 pub fn startup(c: &Context, l: &Ledger) -> Words {
+    let share = l.startup_s / l.wall_s.max(1e-9);
+    let (what, advice) = if share < MOST_OF_THE_RUN {
+        (
+            "a serial start-up",
+            "parallelise the start-up (reading, parsing, building indexes) or overlap it with the work",
+        )
+    } else {
+        (
+            "most of the run is serial, from its start",
+            "find what that part runs on one thread (a profile of it: a serial pass, a source or a stage the count does not parallelise) and parallelise it or overlap it with the rest",
+        )
+    };
     Words {
         summary: format!(
-            "{}the first {} of a run ({}) had fewer work threads running than the {} CPUs: a serial start-up",
+            "{}the first {} of a run ({}) had fewer work threads running than the {} CPUs: {what}",
             c.at_(),
             secs(l.startup_s),
-            pct(l.startup_s / l.wall_s.max(1e-9)),
+            pct(share),
             count_tenths(l.capacity)
         ),
         evidence: Vec::new(),
-        advice: "parallelise the start-up (reading, parsing, building indexes) or overlap it with the work".into(),
+        advice: advice.into(),
     }
 }
+
+/// A first part of a run at least this share of it is most of the run, not a start-up.
+const MOST_OF_THE_RUN: f64 = 0.5;
 
 /// A tail: threads done with their share wait (on the objects) for the others.
 pub fn tail(c: &Context, l: &Ledger) -> Words {
@@ -747,7 +772,7 @@ pub fn load(c: &Context, source: NoiseSource, capacity: f64, mostly: bool) -> Wo
             "measure on a dedicated node or a quieter host (steal varies from minute to minute; `cat /proc/stat` shows it in the 8th column), and compare only sweeps taken side by side",
         ),
         NoiseSource::Watching => (
-            "work threads were runnable while scalescope's own sampling held a CPU",
+            "work threads were runnable while scalescope (its sampling, or its reading of the run's output) held a CPU",
             "",
             "the cost of watching",
             "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs",
