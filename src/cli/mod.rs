@@ -151,6 +151,23 @@ fn clap_error(e: &clap::Error) -> i32 {
         );
         return 2;
     }
+    if matches!(e.kind(), ErrorKind::InvalidValue | ErrorKind::ValueValidation) {
+        // `--runs=two`: one sentence, as every other mistake is said.
+        let text = e.render().to_string();
+        let said: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| !l.starts_with("For more information"))
+            .filter(|l| !l.is_empty())
+            .collect();
+        let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+        crate::fmt::say!(
+            "scalescope: {} (scalescope {}--help lists the options)",
+            said.join(" ").trim_start_matches("error: "),
+            sub.map(|s| format!("{s} ")).unwrap_or_default()
+        );
+        return 2;
+    }
     let _ = e.print();
     if e.use_stderr() { 2 } else { 0 }
 }

@@ -707,14 +707,22 @@ pub fn serial_fraction(
 ) -> Option<Finding> {
     let am = s.amdahl.as_ref()?;
     let lo = am.serial_fraction.ci95.map_or(am.serial_fraction.value, |c| c[0]);
+    // Through two counts the fit is exact: its ceiling extrapolates one speed-up, and says so.
+    let ceiling = times(1.0 / am.serial_fraction.value.max(1e-9));
+    let ceiling = if am.fit.residual_stddev.is_some() {
+        format!("the speed-up cannot pass {ceiling}×")
+    } else {
+        format!(
+            "if the rest stays serial at higher counts, the speed-up cannot pass {ceiling}× (an extrapolation from two counts)"
+        )
+    };
     (lo > 0.01 && top.speedup > 1.0).then(|| Finding {
         noise: None,
         kind: Kind::SerialFraction,
         severity: Severity::Medium,
         summary: format!(
-            "as if {:.1}% of the work were parallel (Amdahl): the speed-up cannot pass {}×{label}",
+            "as if {:.1}% of the work were parallel (Amdahl): {ceiling}{label}",
             am.parallel_pct.value,
-            times(1.0 / am.serial_fraction.value.max(1e-9))
         ),
         evidence: vec![
             format!("serial fraction s = {:.4}", am.serial_fraction.value),

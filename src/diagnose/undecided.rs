@@ -171,9 +171,11 @@ fn slower(
         points: vec![low.index, fastest.index],
         what,
         now: format!(
-            "{:.2}–{:.2}× after {}",
+            "{} at {:.2}–{:.2}× the speed of {} after {}",
+            count_label(fastest.count, name),
             lo,
             hi,
+            count_label(low.count, name),
             runs_words(low.values.len().min(fastest.values.len()))
         ),
         runs_needed: needed(&r, r.centre, (now, next), max),

@@ -61,7 +61,12 @@ fn symbol_unit(a: &Analysis, model: &str) -> String {
         (true, Basis::Throughput) => format!(" (X in {})", a.unit),
         (false, Basis::Time) => " (T in s per run)".into(),
         (false, Basis::Throughput) => {
-            format!(" (T in s per {})", a.unit.strip_suffix("/s").unwrap_or(&a.unit))
+            // `MB/s` counts MB; a rate without a unit (`per s`) counts what the program did.
+            let counted = a.unit.strip_suffix("/s").or_else(|| a.unit.strip_suffix("per s"));
+            match counted.map_or(a.unit.as_str(), str::trim) {
+                "" => " (T in s per unit of work)".into(),
+                c => format!(" (T in s per {c})"),
+            }
         }
     }
 }

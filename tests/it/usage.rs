@@ -28,6 +28,8 @@ fn bad_input_exits_2_with_one_sentence() {
             "cannot evict '/nonexistent/input'",
         ),
         (&["run", "--timeout", "ten", "--", "true"], "bad duration 'ten'"),
+        (&["run", "--runs=two", "--", "true"], "invalid value 'two' for '--runs <N>'"),
+        (&["run", "--order", "seq", "--", "true"], "a similar value exists: 'sequential'"),
         (&["run", "--metric", "x=([0-9", "--", "true"], "does not compile"),
         (&["run", "--metric", "x=[0-9]+", "--", "true"], "no capture group"),
         (&["run", "--work", "3 apples", "--", "true"], "work amount"),
