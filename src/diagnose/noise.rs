@@ -387,8 +387,9 @@ mod tests {
 
     #[test]
     fn runs_after_a_slower_walk_through_memory_are_put_down_to_the_hosts_memory() {
-        // zstd -5 in a slow spell of this VM's host: one thread took 2.1–2.2 s or 2.8–3.1 s as
-        // the walk's loads took 180–185 ns or 210–230 ns; the loop of integer steps held still.
+        // zstd -5 in a slow spell of this VM's host: one thread took 2.1–2.2 s or 2.8–3.1 s (a
+        // sweep's runs), the loop of integer steps still; the walks are set as a shell loop beside
+        // zstd measured them in another spell (173–210 ns around fast runs, 214–234 ns slow).
         let mut d = doc(&[&[(0.0, 0.0, 0.0); 6], &[(0.0, 0.0, 0.0); 6]]);
         let walls = [[2.23, 3.07, 2.11, 3.0, 2.99, 2.8], [1.55, 1.75, 1.58, 1.74, 1.64, 1.66]];
         let walks = [

@@ -4,8 +4,9 @@
 //! from a slower program: within a sweep, as a cause of noisy runs; across sweeps, as a step in
 //! the history that is the machine's. Other guests that share the host's last-level cache and
 //! memory slow a program that reads memory and leave the loop as it was: zstd -5 at one thread
-//! took 2.1–2.3 s and 3.0–3.6 s in slow spells of this VM's host, the loop within 4% throughout,
-//! while the walk's step took 170–190 ns and 210–250 ns.
+//! took 2.1–2.4 s and 3.0–3.6 s in a slow spell of this VM's host (the loop within 4% in such a
+//! sweep), while the walk's loads, timed before and after each run, took 173–210 ns around the
+//! fast runs and 214–234 ns around the slow ones.
 
 use std::hint::black_box;
 use std::sync::OnceLock;
