@@ -373,6 +373,11 @@ pub fn lock(
         (None, None) => first.to_string(),
     };
     let (at_, phase) = (c.at_(), c.span());
+    // A wait in pthread_cond_wait is for a signal, not for a holder to let go: x264's frame
+    // threads waiting on a frame dependency read "a lock held by other threads".
+    let condition = known.is_none()
+        && interpreter.is_none()
+        && (first.starts_with("pthread_cond_wait") || first.starts_with("pthread_cond_timedwait"));
     // Waiters of which several run at once contend for the lock rather than take turns: the
     // summary says what the turn-taking line below it says.
     let how = if serialised { "are serialised on" } else { "contend for" };
@@ -382,6 +387,10 @@ pub fn lock(
         )
     } else if serialised {
         format!("{at_}threads are serialised on one lock while CPUs are idle{phase}: {what}")
+    } else if condition {
+        format!(
+            "{at_}threads wait on a condition variable that other threads signal while CPUs are idle{phase}: {what}"
+        )
     } else {
         format!(
             "{at_}threads wait on a lock held by other threads while CPUs are idle{phase}: {what}"
@@ -390,6 +399,10 @@ pub fn lock(
     let advice = match (known, interpreter) {
         (Some(k), _) => k.advice,
         (None, Some(i)) => i.advice,
+        // x264's frame threads wait for rows of the frame before theirs: no critical section.
+        (None, None) if condition => {
+            "see what the threads that signal it do meanwhile: signal as soon as the part a waiter needs is ready (finer-grained dependencies), or give each thread more work that does not depend on the others"
+        }
         (None, None) => {
             "shorten or split the critical section, keep per-thread state and merge it at the end, or use a lock-free structure"
         }
@@ -820,6 +833,23 @@ mod tests {
             objects: vec![object.into()],
             idle: Idle { core_s, threads, span: None, carried_s: 0.0 },
         }
+    }
+
+    #[test]
+    fn a_condition_variable_is_not_called_a_lock_held_by_others() {
+        // x264's frame threads wait for rows of the frame before theirs.
+        let c =
+            at_two_threads("pthread_cond_wait ← libx264.so.164+0x965f3 (heap+0x6e000)", 0.35, 1);
+        let w = lock(&c, None, None, &[], false, false);
+        assert!(
+            w.summary.contains("a condition variable that other threads signal"),
+            "{}",
+            w.summary
+        );
+        assert!(w.advice.starts_with("see what the threads that signal it do"), "{}", w.advice);
+        let c = at_two_threads("pthread_mutex_lock ← update_histogram (heap+0x2a0)", 0.35, 1);
+        let w = lock(&c, None, None, &[], false, false);
+        assert!(w.summary.contains("a lock held by other threads"), "{}", w.summary);
     }
 
     #[test]
