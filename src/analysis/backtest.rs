@@ -1,9 +1,10 @@
 //! The back-test beside every extrapolation: the counts above half the largest measured are
 //! predicted from the counts up to half of it (from all but the largest when that leaves fewer
-//! than two) by the same choice of model, and compared with what was measured.
+//! than two) by the same choice of model, no faster than perfect scaling (as the forecast), and
+//! compared with what was measured.
 
 use super::crossval::Chooser;
-use super::point::Point;
+use super::point::{Point, most_per_core};
 
 /// One held-out count: what the procedure predicted and what was measured (times per unit).
 #[derive(Clone, Debug, PartialEq)]
@@ -62,7 +63,9 @@ pub fn run(chooser: &Chooser, pts: &[Point]) -> Option<Backtest> {
     let checks = held
         .iter()
         .map(|p| {
-            Some(Check { count: p.count, predicted: choice.best.time(p.count)?, measured: p.time })
+            let best = most_per_core(train)?;
+            let predicted = choice.best.time(p.count)?.max(best.time * best.count / p.count);
+            Some(Check { count: p.count, predicted, measured: p.time })
         })
         .collect::<Option<_>>()?;
     Some(Backtest {

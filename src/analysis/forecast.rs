@@ -9,7 +9,7 @@
 use super::backtest::{self, Backtest};
 use super::crossval::{Choice, Chooser};
 use super::models::widened;
-use super::point::Point;
+use super::point::{Point, most_per_core};
 use super::speedup::resample;
 use crate::stats::{Rng, quantile};
 
@@ -85,8 +85,7 @@ pub fn forecast(
 /// prediction, are at most that.
 fn bound(pts: &[Point], o: &mut Outlook) {
     let last = &pts[pts.len() - 1];
-    let best =
-        pts.iter().min_by(|x, y| (x.time * x.count).total_cmp(&(y.time * y.count))).unwrap_or(last);
+    let best = most_per_core(pts).unwrap_or(last);
     let fastest = best.time * best.count / o.count;
     if o.time < fastest {
         o.time = fastest;

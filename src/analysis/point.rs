@@ -10,3 +10,8 @@ pub struct Point {
     /// 1 / each run's rate (one value for a published table).
     pub runs: Vec<f64>,
 }
+
+/// The point that did the most per core: perfect scaling from it bounds every forecast.
+pub fn most_per_core(pts: &[Point]) -> Option<&Point> {
+    pts.iter().min_by(|x, y| (x.time * x.count).total_cmp(&(y.time * y.count)))
+}

@@ -111,8 +111,18 @@ pub fn backtest(a: &Analysis, b: &Backtest) -> String {
     )
 }
 
-/// The smallest count that did more per core, and what the forecast does about it.
+/// The smallest count that did more (or less) per core, and what the forecast does about it.
 pub fn fast_baseline(a: &Analysis, f: &FastBaseline) -> String {
+    if f.second[1] < 0.0 {
+        return format!(
+            "baseline: {} did less per core than the rest ({} ran faster than perfect scaling from it, \
+             Karp–Flatt {}: its data did not fit the memory or caches the larger counts share, or it waited); \
+             the prediction is fitted without it",
+            count_text(a, f.count),
+            count_text(a, f.second[0]),
+            sig(f.second[1]),
+        );
+    }
     format!(
         "baseline: {} did more per core than the rest (Karp–Flatt against it falls from {} at {} to {} at {}: \
          a higher clock with one core busy, or data that fit its caches); the prediction is fitted without it",

@@ -404,7 +404,8 @@ pub struct BacktestCheck {
     pub error_pct: f64,
 }
 
-/// The smallest count did more per core than the others: Karp–Flatt falls as the count grows.
+/// The smallest count did more per core than the others (Karp–Flatt falls as the count grows), or
+/// less (a negative Karp–Flatt at the second count: a superlinear first step).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct FastBaseline {
     /// The smallest count, left out of the forecast's fit.
