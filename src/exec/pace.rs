@@ -12,6 +12,8 @@ use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use crate::stats::Rng;
+
 /// Integer steps in one try (about 0.4 ms on a current core).
 const STEPS: u64 = 250_000;
 /// Tries; the fastest counts, so that a try the scheduler interrupted does not.
@@ -79,12 +81,9 @@ impl Walk {
         let lines = bytes / LINE;
         // Sattolo's shuffle: a random permutation that is one cycle, so no walk is cut short.
         let mut order: Vec<u32> = (0..lines as u32).collect();
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rng = Rng::new(1);
         for i in (1..lines).rev() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            order.swap(i, (x % i as u64) as usize);
+            order.swap(i, rng.below(i));
         }
         let mut words = vec![0usize; lines * stride];
         for (i, next) in order.iter().enumerate() {
