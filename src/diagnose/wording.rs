@@ -199,10 +199,13 @@ pub fn object(name: &str, taken_at: Option<&str>, anonymous: bool) -> String {
     }
 }
 
-/// `'zstd' (tid 4242)`: threads of one program often share a name.
+/// `'zstd' (tid 4242)`, or `'x264' (tid 4242, the main thread)`: threads of one program often
+/// share a name, and the tid changes from run to run.
 fn who(f: &Feeder) -> String {
+    let main = if f.main { ", the main thread" } else { "" };
     match f.tid {
-        Some(tid) => format!("'{}' (tid {tid})", f.name),
+        Some(tid) => format!("'{}' (tid {tid}{main})", f.name),
+        None if f.main => format!("'{}' (the main thread)", f.name),
         None => format!("'{}'", f.name),
     }
 }
@@ -833,6 +836,16 @@ mod tests {
             objects: vec![object.into()],
             idle: Idle { core_s, threads, span: None, carried_s: 0.0 },
         }
+    }
+
+    #[test]
+    fn a_feeder_named_as_its_workers_is_told_apart_when_it_is_the_main_thread() {
+        // Every thread of x264 is named x264, and the tid is new each run.
+        let f = Feeder { name: "x264".into(), tid: Some(29790), ..Default::default() };
+        assert_eq!(who(&f), "'x264' (tid 29790)");
+        let main = Feeder { main: true, ..f };
+        assert_eq!(who(&main), "'x264' (tid 29790, the main thread)");
+        assert_eq!(who(&Feeder { tid: None, ..main }), "'x264' (the main thread)");
     }
 
     #[test]

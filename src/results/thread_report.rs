@@ -319,6 +319,10 @@ pub struct Feeder {
     /// Its thread id (threads of one program often share a name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tid: Option<i32>,
+    /// It is its process's main thread (its tid is the pid), which tells it from workers of the
+    /// same name when the tid changes from run to run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub main: bool,
     /// Share of the waiting time during which it ran.
     pub running: f64,
     /// Share of its own time it spent on a CPU.

@@ -415,9 +415,11 @@ fn around(
             .filter(|(_, l, _)| l.is_some_and(|l| s.labels[l as usize].0 == Class::WaitForWork))
             .map(|&(_, _, v)| v as f64)
             .sum();
+        let thread = s.threads.iter().find(|(_, t)| t.track == track);
         Feeder {
             name: comm(track),
-            tid: s.threads.iter().find(|(_, t)| t.track == track).map(|(&tid, _)| tid),
+            tid: thread.map(|(&tid, _)| tid),
+            main: thread.is_some_and(|(&tid, t)| t.pid == tid),
             running,
             busy: if life > 0.0 { tr.on_s() / life } else { 0.0 },
             waits_for_work: (life > 0.0).then(|| waiting_for_work / life),
