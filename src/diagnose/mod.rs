@@ -89,7 +89,7 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     order.sort_by(|(lx, x), (ly, y)| {
         ly.cmp(lx)
             .then(y.severity.cmp(&x.severity))
-            .then(x.kind.describes_curve().cmp(&y.kind.describes_curve()))
+            .then(x.states_the_curve().cmp(&y.states_the_curve()))
     });
     order.into_iter().map(|(_, f)| f).collect()
 }

@@ -484,9 +484,10 @@ pub fn high_cause_at(out: &[Finding], at: Option<f64>) -> bool {
     out.iter().any(|g| g.at == at && is_high_cause(g))
 }
 
-/// Whether a finding is a high cause: not a statement about the curve, nor oversubscription.
+/// Whether a finding is a high cause: not a statement about the curve (a serial fraction the
+/// ledger measured is a cause), nor oversubscription.
 pub fn is_high_cause(g: &Finding) -> bool {
-    g.severity == Severity::High && !g.kind.describes_curve() && g.kind != Kind::CpuOversubscription
+    g.severity == Severity::High && !g.states_the_curve() && g.kind != Kind::CpuOversubscription
 }
 
 /// The two points a series on a worker, copy or rank axis is judged on: the baseline and the

@@ -211,6 +211,14 @@ impl NoiseSource {
 }
 
 impl Finding {
+    /// Whether it is a statement about the curve rather than a cause of its loss: its kind
+    /// describes the curve, except a serial fraction the ledger measured (CPUs idle with no work
+    /// thread that had work, with its share of the loss), which is a cause like the others.
+    pub fn states_the_curve(&self) -> bool {
+        self.kind.describes_curve()
+            && !(self.kind == Kind::SerialFraction && self.cost_pct.is_some())
+    }
+
     /// ` (explains ~40% of the lost CPU capacity)`, or nothing without a cost.
     pub fn cost_text(&self) -> String {
         self.cost_pct
@@ -230,7 +238,8 @@ impl Finding {
             }
             Kind::LockContention | Kind::WaitForWork | Kind::IoBound => "without these waits",
             Kind::LoadImbalance => "with the work evenly spread",
-            Kind::SerialPhase | Kind::SerialFraction => "with this phase run in parallel",
+            Kind::SerialPhase => "with this phase run in parallel",
+            Kind::SerialFraction => "with this serial work run in parallel",
             Kind::OnCpuInefficiency | Kind::KernelContention => "without this extra CPU",
             _ => "without it",
         };
@@ -292,9 +301,12 @@ pub fn fix_order(findings: &[Finding], at: &dyn Fn(f64) -> String) -> Option<Str
     // The list reads by severity and share of the loss, this line by gain: say why they differ.
     if let Some((l, _)) = listed.filter(|(l, _)| !std::ptr::eq(*l, *f)) {
         out.push_str(&format!(
-            ", more than the {} listed first (which explains more of the lost capacity)",
+            ", more than the {} listed before it (the list goes by severity, then share of the lost capacity)",
             name(l)
         ));
+    } else if rest.iter().any(|(_, r)| r.gain() > w.gain() + 0.005) {
+        // Kept first by the tie rule: a larger gain after it would read as a wrong order.
+        out.push_str(", as much as the next within the what-ifs' error");
     }
     for (f, w) in rest.iter().take(3) {
         out.push_str(&format!("; then {}: {:+.2}×", name(f), w.gain()));
@@ -387,13 +399,17 @@ mod tests {
         ];
         let order = fix_order(&close, &|c| format!("{c} threads")).unwrap();
         assert!(order.starts_with("fix the load-imbalance first: +0.06×"), "{order}");
-        // The first listed leads: nothing to explain.
-        assert!(!order.contains("listed first"), "{order}");
+        // The first listed leads, within the error of the larger gain after it.
+        assert!(
+            !order.contains("listed before it")
+                && order.contains(", as much as the next within the what-ifs' error; then on-cpu-inefficiency: +0.07×"),
+            "{order}"
+        );
         let clear = [close[0].clone(), finding(Kind::OnCpuInefficiency, Severity::Medium, 0.9)];
         let order = fix_order(&clear, &|c| format!("{c} threads")).unwrap();
         assert!(order.starts_with("fix the on-cpu-inefficiency first: +0.21×"), "{order}");
         assert!(
-            order.contains(", more than the load-imbalance listed first (which explains more"),
+            order.contains(", more than the load-imbalance listed before it (the list goes by severity, then share"),
             "{order}"
         );
         assert_eq!(fix_order(&findings[1..2], &|c| format!("{c}")), None);
