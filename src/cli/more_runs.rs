@@ -56,10 +56,14 @@ pub fn settle(
         let left = seq.budget_s - seq.spent_s;
         let targets = targets(&store.doc, &questions, (plan.runs.max, overhead), left);
         if !seq.confidence().may_look_again() || targets.is_empty() {
-            let why = if targets.is_empty() && seq.confidence().may_look_again() {
+            let out_of_budget = targets.is_empty() && seq.confidence().may_look_again();
+            let why = if out_of_budget {
                 format!("the budget ({}) ran out", budget_words(&seq))
             } else {
-                format!("{} looks at the runs are the most the intervals allow", seq.looks)
+                format!(
+                    "the runs were looked at {} times, the most the intervals' 5% error allows",
+                    seq.looks
+                )
             };
             let max = plan.runs.max;
             let undecided: Vec<String> = questions
@@ -82,6 +86,16 @@ pub fn settle(
                 );
             }
             set_undecided(&mut store.doc, undecided);
+            if let Some(s) = store.doc.sequential.as_mut() {
+                s.stopped_by = Some(if out_of_budget {
+                    "the budget ran out".into()
+                } else {
+                    format!(
+                        "looked at {} times, the most the intervals' 5% error allows",
+                        seq.looks
+                    )
+                });
+            }
             store.save()?;
             return Ok(Ok(Stop::Complete));
         }
@@ -149,6 +163,7 @@ pub fn settle(
 fn set_undecided(doc: &mut Results, undecided: Vec<String>) {
     if let Some(s) = doc.sequential.as_mut() {
         s.undecided = undecided;
+        s.stopped_by = None;
     }
 }
 

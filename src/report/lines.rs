@@ -219,9 +219,10 @@ fn added(doc: &Results) -> Vec<String> {
             )
         })
         .collect();
+    let why = seq.stopped_by.as_ref().map(|w| format!("{w}; ")).unwrap_or_default();
     out.extend(seq.undecided.iter().map(|u| {
         format!(
-            "still undecided after {:.0} s of added runs (budget {:.0} s, --budget): {u}",
+            "still undecided after {:.0} s of added runs ({why}budget {:.0} s, --budget): {u}",
             seq.spent_s, seq.budget_s
         )
     }));

@@ -23,6 +23,10 @@ pub struct Sequential {
     /// What the runs could still not decide when the sweep stopped, in words.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub undecided: Vec<String>,
+    /// Why no more runs were added while something was undecided: `the budget ran out`, or the
+    /// looks the intervals allow were spent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stopped_by: Option<String>,
 }
 
 impl Sequential {
