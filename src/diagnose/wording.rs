@@ -112,6 +112,12 @@ impl Context<'_> {
 
     /// `0.412 core-seconds per run idle while 2 work threads waited in the tail of the run (…)`.
     fn idle_line(&self) -> String {
+        self.idle_line_of("work thread")
+    }
+
+    /// [`Context::idle_line`] with the waiting threads called `noun` (a sleeping front end is no
+    /// work thread).
+    fn idle_line_of(&self, noun: &str) -> String {
         let i = &self.idle;
         let carried = if i.carried_s >= 0.001 {
             format!(
@@ -123,8 +129,8 @@ impl Context<'_> {
         };
         let who = match i.threads {
             0 => "threads".to_string(),
-            1 => "1 work thread".into(),
-            n => format!("{n} work threads"),
+            1 => format!("1 {noun}"),
+            n => format!("{n} {noun}s"),
         };
         format!(
             "{:.3} core-seconds{} idle while {who} waited{}{carried}",
@@ -567,7 +573,8 @@ pub fn sleep(c: &Context, programs: &str) -> Words {
             c.at_(),
             c.list(", ")
         ),
-        evidence: vec![c.idle_line()],
+        // The sleepers may be a front end beside the work threads, asleep while nothing runs.
+        evidence: vec![c.idle_line_of("thread")],
         advice: "wait on the event itself (a condition variable, poll on a descriptor) instead of sleeping".into(),
     }
 }

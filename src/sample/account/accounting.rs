@@ -95,6 +95,9 @@ impl Accounting {
     }
 }
 
+/// The job ran less than this share of a CPU in a bin: it was quiet, not working serially.
+const QUIET: f64 = 0.1;
+
 /// What a wait is to the job, by label.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Use {
@@ -107,6 +110,9 @@ pub enum Use {
     /// A thread with work that may not do it yet (a contended lock): it makes a work thread, and
     /// the capacity it leaves is lost to the lock.
     Blocked,
+    /// A sleep on a timer (nanosleep): not work; but where no thread of the job runs and no work
+    /// thread waits, the idle capacity is the sleep's (a polling loop), not a want of work.
+    Timer,
 }
 
 /// Seconds a track worked or wanted to: on a CPU, or in a wait that is part of its work or keeps
@@ -115,7 +121,11 @@ pub enum Use {
 /// beside them does not.
 fn worked_s(t: &Track, uses: &[Use]) -> f64 {
     t.on_s()
-        + t.off.iter().filter(|o| use_of(o.1, uses) != Use::Idle).map(|o| o.2 as f64).sum::<f64>()
+        + t.off
+            .iter()
+            .filter(|o| matches!(use_of(o.1, uses), Use::Work | Use::Blocked))
+            .map(|o| o.2 as f64)
+            .sum::<f64>()
 }
 
 fn use_of(label: Label, uses: &[Use]) -> Use {
@@ -485,7 +495,26 @@ fn accounted(
                 *a.idle.entry((Cause::Wait(l), ph)).or_default() += left * f;
                 *a.carried.entry((Cause::Wait(l), ph)).or_default() += left * f;
             }
-            if blame.is_empty() {
+            // No thread of the job ran, and its other threads slept on timers: the capacity is
+            // the sleeps' (POV-Ray's front end polls while its render threads wait for it).
+            let sleeps: Vec<(usize, u32, f64)> = if blame.is_empty() && run < QUIET * wb {
+                (0..h.tracks.len())
+                    .filter(|&i| !work[i])
+                    .flat_map(|i| h.off_in(i, b).map(move |(l, s)| (i, l, s)))
+                    .filter_map(|(i, l, s)| {
+                        l.filter(|&l| use_of(Some(l), uses) == Use::Timer).map(|l| (i, l, s))
+                    })
+                    .filter(|x| x.2 > 0.0)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let slept: f64 = sleeps.iter().map(|x| x.2).sum();
+            for &(i, l, s) in &sleeps {
+                *a.idle.entry((Cause::Wait(l), ph)).or_default() += left * s / slept;
+                who.entry(Cause::Wait(l)).or_default().insert(i);
+            }
+            if blame.is_empty() && sleeps.is_empty() {
                 // A thread working alone after the parallel work, having taken no part in it (a
                 // serial step that follows, another program of a script), leaves no one behind:
                 // the capacity beside it is serial work, not a tail of unevenly spread shares.
@@ -618,6 +647,22 @@ mod tests {
         let h = history(&["rrrrrrrrrrrrrrrrrrrr", "rrrr----------------", "--rrrrrr------------"]);
         let a = account(&h, 0.2, Some(2.0), 2.0, (&[], &[]));
         assert!(a.idle.contains_key(&(Cause::NoWork, Phase::Tail)), "{:?}", a.idle);
+    }
+
+    #[test]
+    fn capacity_no_thread_used_while_a_front_end_slept_is_the_sleeps() {
+        // Two render threads work in the middle; the front end (label 3, a timer) sleeps around
+        // them. The 40 ms before and after, nothing of the job runs.
+        let uses = [Use::Idle, Use::Idle, Use::Idle, Use::Timer];
+        let h = history(&["----rrrrrr----", "----rrrrrr----", "33333333333333"]);
+        let a = account(&h, 0.14, Some(2.0), 2.0, (&uses, &[]));
+        assert_eq!(a.work, vec![true, true, false]);
+        assert!((idle(&a, Cause::Wait(3)) - 0.16).abs() < 1e-6, "{:?}", a.idle);
+        assert!(idle(&a, Cause::NoWork) < 1e-6, "{:?}", a.idle);
+        // A thread that works alone beside the idle CPU is serial work, sleeping front end or not.
+        let h = history(&["rrrrrrrrrrrrrr", "----rrrrrr----", "33333333333333"]);
+        let a = account(&h, 0.14, Some(2.0), 2.0, (&uses, &[]));
+        assert!(idle(&a, Cause::Wait(3)) < 1e-6 && idle(&a, Cause::NoWork) > 0.07, "{:?}", a.idle);
     }
 
     #[test]

@@ -89,6 +89,7 @@ pub(crate) fn report(s: &mut Recording, wall_s: f64, sampler_cpu_s: f64) -> Thre
         .map(|(class, _)| match class {
             Class::Io | Class::KernelLock => Use::Work,
             Class::Lock => Use::Blocked,
+            Class::Sleep => Use::Timer,
             _ => Use::Idle,
         })
         .collect();
