@@ -60,10 +60,10 @@ pub fn run(chooser: &Chooser, pts: &[Point]) -> Option<Backtest> {
     let at: Vec<f64> = held.iter().map(|p| p.count).collect();
     let choice =
         chooser.choose(&train.iter().map(|p| (p.count, p.time)).collect::<Vec<_>>(), &at)?;
+    let best = most_per_core(train)?;
     let checks = held
         .iter()
         .map(|p| {
-            let best = most_per_core(train)?;
             let predicted = choice.best.time(p.count)?.max(best.time * best.count / p.count);
             Some(Check { count: p.count, predicted, measured: p.time })
         })

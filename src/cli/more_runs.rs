@@ -50,20 +50,23 @@ pub fn settle(
         let questions =
             diagnose::questions(&store.doc, Confidence::at_look(seq.looks + 1), plan.runs.max);
         if questions.is_empty() {
-            set_undecided(&mut store.doc, Vec::new());
+            set_undecided(&mut store.doc, Vec::new(), None);
             return Ok(Ok(Stop::Complete));
         }
         let left = seq.budget_s - seq.spent_s;
         let targets = targets(&store.doc, &questions, (plan.runs.max, overhead), left);
         if !seq.confidence().may_look_again() || targets.is_empty() {
-            let out_of_budget = targets.is_empty() && seq.confidence().may_look_again();
-            let why = if out_of_budget {
-                format!("the budget ({}) ran out", budget_words(&seq))
-            } else {
-                format!(
-                    "the runs were looked at {} times, the most the intervals' 5% error allows",
-                    seq.looks
+            let (why, stopped_by) = if targets.is_empty() && seq.confidence().may_look_again() {
+                (
+                    format!("the budget ({}) ran out", budget_words(&seq)),
+                    "the budget ran out".into(),
                 )
+            } else {
+                let looked = format!(
+                    "looked at {} times, the most the intervals' 5% error allows",
+                    seq.looks
+                );
+                (format!("the runs were {looked}"), looked)
             };
             let max = plan.runs.max;
             let undecided: Vec<String> = questions
@@ -85,17 +88,7 @@ pub fn settle(
                     "scalescope: {why} before telling {u}; --budget sets how long to measure"
                 );
             }
-            set_undecided(&mut store.doc, undecided);
-            if let Some(s) = store.doc.sequential.as_mut() {
-                s.stopped_by = Some(if out_of_budget {
-                    "the budget ran out".into()
-                } else {
-                    format!(
-                        "looked at {} times, the most the intervals' 5% error allows",
-                        seq.looks
-                    )
-                });
-            }
+            set_undecided(&mut store.doc, undecided, Some(stopped_by));
             store.save()?;
             return Ok(Ok(Stop::Complete));
         }
@@ -160,10 +153,11 @@ pub fn settle(
     }
 }
 
-fn set_undecided(doc: &mut Results, undecided: Vec<String>) {
+/// Records what was left undecided, and why no more runs were added (`None` when nothing was).
+fn set_undecided(doc: &mut Results, undecided: Vec<String>, stopped_by: Option<String>) {
     if let Some(s) = doc.sequential.as_mut() {
         s.undecided = undecided;
-        s.stopped_by = None;
+        s.stopped_by = stopped_by;
     }
 }
 
