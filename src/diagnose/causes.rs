@@ -555,10 +555,13 @@ fn reportable(d: &Draft, share: &dyn Fn(&Draft) -> f64, capacity: f64) -> bool {
 /// runs: one run that a host's hiccup left with a long tail (a thread held back, the other done
 /// early) moves the mean, not the median.
 fn typical(d: &Draft) -> f64 {
+    crate::stats::median(&per_run(d)).unwrap_or(0.0)
+}
+
+/// A draft's share of the loss in each run.
+fn per_run(d: &Draft) -> Vec<f64> {
     let runs = d.items.iter().map(|i| i.shares.len()).max().unwrap_or(0);
-    let per_run: Vec<f64> =
-        (0..runs).map(|r| d.items.iter().filter_map(|i| i.shares.get(r)).sum::<f64>()).collect();
-    crate::stats::median(&per_run).unwrap_or(0.0)
+    (0..runs).map(|r| d.items.iter().filter_map(|i| i.shares.get(r)).sum::<f64>()).collect()
 }
 
 /// The share of a point's lost efficiency (`gap`, 1 − efficiency) that `core_s` of idle capacity
@@ -888,6 +891,11 @@ fn render(scope: &Scope, l: &Ledger, d: &Draft, share: f64, severity: Severity) 
         evidence,
         advice: if mistaken { wording::or_weak(&words.advice) } else { words.advice },
         cost_pct: outside.is_none().then_some(100.0 * share),
+        cost_per_run_pct: if outside.is_none() {
+            per_run(d).iter().map(|s| 100.0 * s).collect()
+        } else {
+            Vec::new()
+        },
         at: scope.at_count,
         what_if,
     }

@@ -37,6 +37,7 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
             evidence: vec![line],
             advice: "measure the ceiling the way the job reads (block size, number of files at once, mmap or read)".into(),
             cost_pct: None,
+            cost_per_run_pct: Vec::new(),
             at: Some(n),
             what_if: None,
         });
@@ -66,6 +67,7 @@ pub fn judge(doc: &Results, point: usize, n: f64, name: &str, label: &str, out: 
             evidence: vec![line],
             advice: NEAR_CEILING.into(),
             cost_pct: None,
+            cost_per_run_pct: Vec::new(),
             at: Some(n),
             what_if: None,
         });
@@ -124,6 +126,7 @@ mod tests {
             evidence: vec![],
             advice: advice.into(),
             cost_pct: None,
+            cost_per_run_pct: Vec::new(),
             at: Some(1.0),
             what_if: None,
         };

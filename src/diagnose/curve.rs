@@ -76,6 +76,7 @@ pub fn scales_well(
             .and_then(|l| waits_overlapped(l, top, name))
             .unwrap_or_else(|| where_next(s, top, name, cpus)),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     })
@@ -163,6 +164,7 @@ pub fn busy_window(l: &Ledger, own_gap: f64) -> Finding {
         evidence: vec![format!("{:.2} of {:.2} core-seconds lost", l.lost_s, l.capacity * l.wall_s)],
         advice: "whether the work each CPU does holds up as threads are added (false sharing, memory bandwidth), only a sweep tells: scalescope run --param threads=…".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: None,
         what_if: None,
     }
@@ -189,6 +191,7 @@ pub fn crowded_window(t: &PointThreads, l: &Ledger, cpus: f64) -> Option<Finding
             count_tenths(cpus)
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: None,
         what_if: None,
     })
@@ -228,6 +231,7 @@ pub fn busy_baseline(
             count_tenths(cpus)
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     }
@@ -334,6 +338,7 @@ pub fn undecided(
             more
         },
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     }
@@ -385,6 +390,7 @@ pub fn retrograde(
             count_label(r.beyond, name)
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(r.at),
         what_if: None,
     })
@@ -513,6 +519,7 @@ pub fn oversubscription(
             format!("use at most {cpus} {name} (the CPUs this job may use)")
         },
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(last.count),
         what_if: None,
     })
@@ -579,6 +586,7 @@ fn collapse(
             "use at most {cpus} {name}; where the machine may be shared or oversubscribed, do not yield or spin while holding a lock, and prefer locks that sleep to locks that spin"
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(last.count),
         what_if: None,
     })
@@ -626,6 +634,7 @@ pub fn threads_ignored(
         advice: "check that the program reads the parameter (flag name, environment variable such as OMP_NUM_THREADS), and that the input is big enough to split among the threads (a compressor's single block, one file, one chunk)"
             .into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     })
@@ -649,6 +658,7 @@ pub fn parameter_unused(top: &PointScaling, name: &str, label: &str) -> Finding 
             "put {{{name}}} where the program reads its thread count (a flag, or --env OMP_NUM_THREADS={{{name}}})"
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     }
@@ -678,6 +688,7 @@ pub fn startup_dominated(
         evidence: vec![format!("median wall time {:.4} s", wall)],
         advice: "grow the input so a run takes at least a second; scaling measured on tiny runs says little".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     })
@@ -730,6 +741,7 @@ pub fn serial_fraction(
         ],
         advice: "find the part that does not run in parallel (the waits above, or a profile of one thread)".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     })
@@ -817,6 +829,7 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
             _ => advice.into(),
         },
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: None,
         what_if: None,
     });
@@ -871,6 +884,7 @@ fn watching(doc: &Results) -> Option<Finding> {
             .collect(),
         advice: "compare the timings with a sweep taken with --no-sample (which says nothing of waits); the more often threads switch, the more watching them costs".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: None,
         what_if: None,
     })
@@ -939,6 +953,7 @@ pub fn busy_threads_beyond_cpus(
             "the threads beside the workers (producers, readers, helpers) need CPUs too: choose {name} so that all busy threads fit the {cpus} CPUs, or give the helpers less work"
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     })

@@ -78,6 +78,7 @@ pub fn fixed_time(doc: &Results, s: &SeriesAnalysis, name: &str, label: &str) ->
         evidence,
         advice: "give the work each run did (--metric 'REGEX' on a figure it prints, such as stress-ng --metrics-brief's bogo ops/s, or --work), or make it do a fixed amount of work (an operation count instead of a time limit)".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top.count),
         what_if: None,
     })
@@ -134,6 +135,7 @@ pub fn copies(
         evidence,
         advice: "give the work each copy did (--metric 'REGEX' on a figure it prints, or --work), or make it do a fixed amount of work (an operation count instead of a time limit)".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(top),
         what_if: None,
     };

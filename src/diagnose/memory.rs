@@ -98,6 +98,7 @@ fn judge(doc: &Results, param: &str, s: &SeriesAnalysis, m: &MemoryFit) -> Optio
             request(m.at_horizon_ci90.map_or(m.at_horizon_bytes, |c| c[1]))
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(m.horizon),
         noise: None,
         what_if: None,
@@ -145,6 +146,7 @@ fn already_over(
             request(pss)
         ),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(count),
         noise: None,
         what_if: None,

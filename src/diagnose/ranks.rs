@@ -57,6 +57,7 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
                 advice: "read the failed rank's output (saved with the run), and its node's logs"
                     .into(),
                 cost_pct: None,
+                cost_per_run_pct: Vec::new(),
                 at: None,
                 what_if: None,
             });
@@ -91,6 +92,7 @@ pub fn rules(doc: &Results, out: &mut Vec<Finding>) {
                     evidence: vec![format!("rank {rank} was the slowest in {} of {judged} runs", same.len())],
                     advice: format!("give ranks equal work (smaller pieces, handed out dynamically), or look at {node}: a slower CPU, busy neighbours, placement"),
                     cost_pct: None,
+                    cost_per_run_pct: Vec::new(),
                     at: None,
                     what_if: None,
                 });
@@ -260,6 +262,7 @@ fn too_many(
         evidence: vec![format!("each copy kept {one:.2} CPUs busy or waiting for one alone")],
         advice: format!("run at most {fit:.0} {copies} at once here, or give each fewer threads"),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(n),
         what_if: None,
     });
@@ -319,6 +322,7 @@ pub fn copies(
             )],
             advice: "the machine has room for this many concurrent users of this job".into(),
             cost_pct: None,
+            cost_per_run_pct: Vec::new(),
             at: Some(n),
             what_if: None,
         });
@@ -407,6 +411,7 @@ pub fn copies(
         evidence,
         advice: "find the shared resource (the waits above: a disk, a lock file, memory bandwidth) and give each copy its own, or run fewer at once".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: Some(n),
         what_if: None,
     });

@@ -631,6 +631,7 @@ fn superlinear(
                 fmt::count(top.count)
             ),
             cost_pct: None,
+            cost_per_run_pct: Vec::new(),
             at: Some(top.count),
             what_if: None,
         });

@@ -1,9 +1,12 @@
 //! What the runs cannot decide yet, and how many runs would decide it: the efficiency at the
 //! count a series is judged at whose interval straddles 90% (outside the band of 85–95% where
 //! either answer reads the same) or, measured above 105%, reaches below it (superlinear or not),
-//! and a slower or faster count whose difference from the best the runs cannot tell apart. A
-//! sweep that measures until its verdict is clear adds runs to the points each question names.
+//! a raised cause whose severity the runs leave to chance (its share of the loss straddling 40%,
+//! or the efficiency straddling 80% beside such a share), and a slower or faster count whose
+//! difference from the best the runs cannot tell apart. A sweep that measures until its verdict
+//! is clear adds runs to the points each question names.
 
+use super::causes::{HIGH_GAP, HIGH_SHARE};
 use super::curve::{GOOD_EFFICIENCY, INDIFFERENT};
 use super::series::{Pair, SUPERLINEAR};
 use crate::analysis::observations::{self, Obs};
@@ -11,11 +14,19 @@ use crate::analysis::{count_label, log_interval};
 use crate::plan::Counts;
 use crate::results::Results;
 use crate::results::analysis::{PointScaling, SeriesAnalysis};
+use crate::results::findings::{Finding, Severity};
 use crate::stats::sequential::{Confidence, LogRatio};
 
 /// A difference of rates below this share is not worth runs to tell apart (the best's "within
 /// 5%" and the retrograde drop's threshold).
 const WORTH_TELLING: f64 = 0.05;
+
+/// Around the 40% share that makes a cause high, the band where either severity reads the same
+/// (35–45%), as [`INDIFFERENT`] is around 90% efficiency.
+const SHARE_BAND: f64 = 0.05;
+
+/// Raised causes at the judged count whose severity is asked about: the two that may come first.
+const SEVERITIES_ASKED: usize = 2;
 
 /// A verdict the runs cannot decide yet.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +58,7 @@ pub fn questions(doc: &Results, next: Confidence, max: u32) -> Vec<Question> {
                 efficiency(&p, &a.axis.param, conf, max)
                     .or_else(|| superlinear(&p, &a.axis.param, conf, max)),
             );
+            out.extend(severity(&doc.findings, &p, &s.label, &a.axis.param, conf, max));
         }
         if let Some(o) = obs.series.iter().find(|o| o.label == s.label) {
             out.extend(slower(&obs, &o.points, s, &a.axis.param, (a.confidence, next), max));
@@ -64,20 +76,10 @@ fn efficiency(
     (now, next): (Confidence, Confidence),
     max: u32,
 ) -> Option<Question> {
-    let (lo, hi) = (p.eff_lo, p.eff_hi);
-    let decided = hi < GOOD_EFFICIENCY
-        || lo >= GOOD_EFFICIENCY
-        || (lo >= GOOD_EFFICIENCY - INDIFFERENT && hi <= GOOD_EFFICIENCY + INDIFFERENT);
-    if decided || p.gated {
+    if !straddles(p.eff_lo, p.eff_hi, GOOD_EFFICIENCY, INDIFFERENT) || p.gated {
         return None;
     }
-    // The half-width that would decide it, on the log scale: the distance to 90%, or a fit
-    // inside the band around it, from the interval's own centre (the paired rounds' ratio: the
-    // ratio of mean times, 95% where the rounds said 93%, projected 12 runs where 36 were needed).
-    let c = log_centre(p);
-    let band =
-        ((GOOD_EFFICIENCY + INDIFFERENT).ln() - c).min(c - (GOOD_EFFICIENCY - INDIFFERENT).ln());
-    let wanted = (c - GOOD_EFFICIENCY.ln()).abs().max(band);
+    let wanted = log_within(p, GOOD_EFFICIENCY);
     about_efficiency(
         p,
         format!("whether it scales at {}", count_label(p.top.count, name)),
@@ -85,6 +87,105 @@ fn efficiency(
         (now, next),
         max,
     )
+}
+
+/// Whether the first raised causes at the judged count are high: a cause is high when it
+/// explains [`HIGH_SHARE`] of the lost capacity and the gap is [`HIGH_GAP`] or more, so a share
+/// whose interval straddles 40%, or beside a share that may reach it an efficiency whose interval
+/// straddles 80%, leaves the severity, and often which finding comes first, to the runs' luck.
+/// Each is asked outside the band where either answer reads the same. Causes whose severity
+/// another rule set (a what-if within its error, waits on work done elsewhere) and a baseline
+/// that kept more CPUs busy than its count (the gap is then judged against its CPU use) are left
+/// alone: more runs would not move them.
+fn severity(
+    findings: &[Finding],
+    p: &Pair,
+    label: &str,
+    name: &str,
+    (now, next): (Confidence, Confidence),
+    max: u32,
+) -> Vec<Question> {
+    if p.busy_baseline.is_some() {
+        return Vec::new();
+    }
+    let suffix = super::wording::series(label);
+    let gap = 1.0 - p.eff;
+    let raised = findings.iter().filter(|f| {
+        f.at == Some(p.top.count)
+            && f.severity >= Severity::Medium
+            && f.cost_per_run_pct.len() >= 2
+            && f.summary.ends_with(&suffix)
+            && f.cost_pct.is_some_and(|c| {
+                (f.severity == Severity::High) == (c / 100.0 >= HIGH_SHARE && gap >= HIGH_GAP)
+            })
+    });
+    let mut out = Vec::new();
+    for f in raised.take(SEVERITIES_ASKED) {
+        let what =
+            format!("whether the {} at {} is high", f.kind.name(), count_label(p.top.count, name));
+        let shares: Vec<f64> = f.cost_per_run_pct.iter().map(|c| c / 100.0).collect();
+        let Some(s) = crate::stats::Summary::of(&shares) else { continue };
+        let df = (s.n - 1) as f64;
+        let r = LogRatio {
+            centre: s.mean,
+            half: now.t(df) * s.stddev / (s.n as f64).sqrt(),
+            df,
+            n: s.n,
+            paired: true,
+        };
+        let (lo, hi) = (r.centre - r.half, r.centre + r.half);
+        // The efficiency clearly above 80% keeps it medium whatever its share.
+        if 1.0 - p.eff_lo < HIGH_GAP {
+            continue;
+        }
+        if straddles(lo, hi, HIGH_SHARE, SHARE_BAND) {
+            let wanted = within(r.centre, HIGH_SHARE, SHARE_BAND);
+            out.push(Question {
+                points: vec![p.top.index],
+                what: format!("{what}, explaining 40% or more of the lost capacity"),
+                now: format!(
+                    "{:.0}–{:.0}% after {}",
+                    100.0 * lo.max(0.0),
+                    100.0 * hi.min(1.0),
+                    runs_words(s.n)
+                ),
+                runs_needed: needed(&r, wanted, (now, next), max),
+            });
+        } else if hi >= HIGH_SHARE
+            && straddles(1.0 - p.eff_hi, 1.0 - p.eff_lo, HIGH_GAP, INDIFFERENT)
+        {
+            out.extend(about_efficiency(
+                p,
+                format!("{what}, with the efficiency below 80%"),
+                log_within(p, 1.0 - HIGH_GAP),
+                (now, next),
+                max,
+            ));
+        }
+    }
+    out
+}
+
+/// Whether an interval `[lo, hi]` leaves it open which side of `at` the value is on, beyond the
+/// band of ± `band` where either answer reads the same.
+fn straddles(lo: f64, hi: f64, at: f64, band: f64) -> bool {
+    !(hi < at || lo >= at || (lo >= at - band && hi <= at + band))
+}
+
+/// The half-width that would decide whether a value centred at `c` is on one side of `at`: the
+/// distance to it, or a fit inside the band of ± `band` around it.
+fn within(c: f64, at: f64, band: f64) -> f64 {
+    (c - at).abs().max((at + band - c).min(c - (at - band)))
+}
+
+/// The half-width on the log scale that would decide which side of `at` the efficiency is on:
+/// the distance to it or a fit inside the band of ± [`INDIFFERENT`] around it, from the
+/// interval's own centre (the paired rounds' ratio: the ratio of mean times, 95% where the rounds
+/// said 93%, projected 12 runs where 36 were needed).
+fn log_within(p: &Pair, at: f64) -> f64 {
+    let c = log_centre(p);
+    let band = ((at + INDIFFERENT).ln() - c).min(c - (at - INDIFFERENT).ln());
+    (c - at.ln()).abs().max(band)
 }
 
 /// The centre of the efficiency's interval on the log scale.
@@ -212,6 +313,84 @@ fn runs_words(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::findings::Kind;
+
+    fn point(index: usize, count: f64, speedup: f64, ci: [f64; 2]) -> PointScaling {
+        PointScaling {
+            index,
+            count,
+            runs: 3,
+            rate: speedup,
+            speedup,
+            speedup_ci95: Some(ci),
+            paired_rounds: Some(3),
+            efficiency: Some(speedup / count),
+            karp_flatt: None,
+            amdahl_parallel_pct: None,
+            cpu_pct: None,
+        }
+    }
+
+    fn cause(severity: Severity, per_run: &[f64]) -> Finding {
+        Finding {
+            kind: Kind::SerialPhase,
+            severity,
+            summary: "At 2 threads, the first 0.52 s of a run ran one thread".into(),
+            evidence: Vec::new(),
+            advice: String::new(),
+            cost_pct: Some(per_run.iter().sum::<f64>() / per_run.len() as f64),
+            cost_per_run_pct: per_run.to_vec(),
+            at: Some(2.0),
+            noise: None,
+            what_if: None,
+        }
+    }
+
+    /// The questions on the causes at 2 threads, with the efficiency's interval `eff`.
+    fn asked(f: &Finding, eff: [f64; 3]) -> Vec<Question> {
+        let base = point(0, 1.0, 1.0, [1.0, 1.0]);
+        let top = point(1, 2.0, 2.0 * eff[0], [2.0 * eff[1], 2.0 * eff[2]]);
+        let p = Pair {
+            base: &base,
+            top: &top,
+            ratio: 1.0,
+            lt: None,
+            lb: None,
+            eff: eff[0],
+            eff_lo: eff[1],
+            eff_hi: eff[2],
+            gated: true,
+            busy_baseline: None,
+        };
+        let conf = (Confidence::at_look(1), Confidence::at_look(2));
+        severity(std::slice::from_ref(f), &p, "", "threads", conf, 100)
+    }
+
+    #[test]
+    fn a_causes_severity_is_asked_when_its_share_or_the_gap_straddles_the_line() {
+        let clear = [0.69, 0.67, 0.71];
+        // 30–60% over three runs: high or medium is the runs' luck; only the top count reruns.
+        let q = asked(&cause(Severity::High, &[30.0, 45.0, 60.0]), clear);
+        assert_eq!(q.len(), 1, "{q:?}");
+        assert_eq!(q[0].points, vec![1]);
+        assert!(q[0].what.starts_with("whether the serial-phase at 2 threads is high"), "{q:?}");
+        assert!(q[0].runs_needed.is_some_and(|n| n > 3), "{q:?}");
+        // Clearly above the line, or within the band around it where either reads the same.
+        assert!(asked(&cause(Severity::High, &[50.0, 52.0, 51.0]), clear).is_empty());
+        assert!(asked(&cause(Severity::High, &[39.0, 40.0, 41.0]), clear).is_empty());
+        // A share clearly high beside an efficiency anywhere from 72% to 88%: the gap decides,
+        // and both counts rerun to tell it.
+        let q = asked(&cause(Severity::High, &[55.0, 60.0, 58.0]), [0.79, 0.72, 0.87]);
+        assert_eq!(q.len(), 1, "{q:?}");
+        assert_eq!(q[0].points, vec![0, 1]);
+        assert!(q[0].what.ends_with("with the efficiency below 80%"), "{q:?}");
+        // An efficiency clearly above 80% keeps it medium whatever its share.
+        assert!(
+            asked(&cause(Severity::Medium, &[30.0, 45.0, 60.0]), [0.88, 0.86, 0.90]).is_empty()
+        );
+        // A severity another rule set (medium where the share and the gap say high) is left alone.
+        assert!(asked(&cause(Severity::Medium, &[30.0, 45.0, 60.0]), clear).is_empty());
+    }
 
     #[test]
     fn runs_are_projected_from_the_spread_so_far() {

@@ -134,6 +134,10 @@ pub struct Finding {
     /// this cause explains, in percent; the shares of one point add up to at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_pct: Option<f64>,
+    /// The same share in each run of its point, in percent (`cost_pct` is their mean): how sure
+    /// the share is, and so its severity where the share decides it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cost_per_run_pct: Vec<f64>,
     /// The count the finding is judged at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<f64>,
@@ -366,6 +370,7 @@ mod tests {
             evidence: Vec::new(),
             advice: String::new(),
             cost_pct: Some(50.0),
+            cost_per_run_pct: Vec::new(),
             at: Some(2.0),
             noise: None,
             what_if: Some(WhatIf {

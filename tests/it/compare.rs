@@ -379,6 +379,7 @@ fn a_sweep_measured_on_a_noisy_machine_is_named_with_its_finding() {
         evidence: Vec::new(),
         advice: "measure again on a quiet machine".into(),
         cost_pct: None,
+        cost_per_run_pct: Vec::new(),
         at: None,
         noise: None,
         what_if: None,
