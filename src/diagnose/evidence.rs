@@ -1,4 +1,5 @@
-//! Figures rules read off a point's runs: the job's read rate, the largest wait of a class.
+//! Figures rules read off a point's runs: the job's read rate, the largest wait of a class, the
+//! context switches against the baseline's.
 
 use crate::analysis::threads::PointThreads;
 use crate::results::{Class, PointResult};
@@ -35,4 +36,25 @@ pub fn read_rate(p: &PointResult, storage: bool) -> Option<f64> {
         })
         .collect();
     (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64)
+}
+
+/// Voluntary context switches per run: threads that block and wake one another pay for each
+/// handover in the kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Switches {
+    /// At the point, mean per run.
+    pub top: f64,
+    /// At the baseline, mean per run scaled to the point's work.
+    pub base: f64,
+}
+
+/// Voluntary context switches per run at `top` and, scaled to its work (`work_ratio` of the
+/// baseline's), at `base`: the means of their counted runs.
+pub fn switches(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<Switches> {
+    let mean = |p: &PointResult| {
+        let v: Vec<f64> =
+            p.runs.iter().filter(|r| r.counted()).map(|r| r.voluntary_switches as f64).collect();
+        crate::stats::Summary::of(&v).map(|s| s.mean)
+    };
+    Some(Switches { top: mean(top)?, base: mean(base)? * work_ratio })
 }

@@ -8,7 +8,7 @@ use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope, Shares};
 use super::ledger::{self, Cause, Ledger, Useful};
 use super::whatif::Measured;
 use super::wording::At;
-use super::{Finding, Kind, Severity, ceiling, curve, ranks};
+use super::{Finding, Kind, Severity, ceiling, curve, evidence, ranks};
 use crate::analysis::count_label;
 use crate::analysis::threads::{self, PointThreads};
 use crate::fmt;
@@ -85,6 +85,7 @@ pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Find
                 speedup: top.speedup,
                 ci95: top.speedup_ci95,
             }),
+            switches: evidence::switches(&doc.points[base.index], &doc.points[top.index], ratio),
         };
         feeder_binds = causes::findings(&scope, l, out);
     }
@@ -184,6 +185,7 @@ fn each_point(
             strong_ratio: None,
             one_at_a_time: one_at_a_time(&doc.points[p.index]),
             measured: None,
+            switches: None,
         };
         causes::findings(&scope, &l, out);
     }
@@ -795,6 +797,7 @@ fn causes_of(p: &PointResult, at: At, out: &mut Vec<Finding>) {
         strong_ratio: None,
         one_at_a_time: one_at_a_time(p),
         measured: None,
+        switches: None,
     };
     causes::findings(&scope, &l, out);
 }

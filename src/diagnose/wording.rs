@@ -3,6 +3,7 @@
 //! shares (where it is judged, the ledger, what a cause left idle). Nothing here decides what a
 //! finding is; everything a finding says of a cause is written here.
 
+use super::evidence::Switches;
 use super::known::Known;
 use super::ledger::Ledger;
 use super::{Kind, NoiseSource};
@@ -616,32 +617,60 @@ pub fn io(c: &Context, wait: IoWait, shares: &[(f64, f64)]) -> Words {
 }
 
 /// Kernel locks waited on (the objects, if any) and `kernel_s` more CPU in the kernel than at the
-/// baseline, when it grew.
-pub fn kernel(c: &Context, kernel_s: Option<f64>) -> Words {
+/// baseline, when it grew; `handed`, when it came with threads blocking and waking one another
+/// far more often than at the baseline (said where no kernel lock is named: a lock's waiters
+/// block and wake too, and the lock is the cause).
+pub fn kernel(c: &Context, kernel_s: Option<f64>, handed: Option<Switches>) -> Words {
     let mut evidence: Vec<String> = kernel_s
         .map(|s| format!("the same work took {s:.3} s more CPU in the kernel than at the baseline"))
         .into_iter()
         .collect();
+    let handed = handed.filter(|_| c.objects.is_empty());
+    let handovers = handed.zip(kernel_s).map(|(w, s)| {
+        evidence.push(handovers_line(w, s));
+        if w.base >= 1.0 {
+            format!(", as threads block and wake one another {:.0}× as often", w.top / w.base)
+        } else {
+            ", as threads block and wake one another where the baseline's hardly did".into()
+        }
+    });
     if !c.objects.is_empty() {
         evidence.push(c.idle_line());
     }
     let (at_, objects) = (c.at_(), c.list("; "));
+    let handing = handovers.as_deref().unwrap_or("");
     Words {
         summary: match (kernel_s.is_some(), c.objects.is_empty()) {
-            (true, true) => format!("{at_}the kernel does more work for the same job: its CPU time grew beyond the baseline's"),
+            (true, true) => format!("{at_}the kernel does more work for the same job{handing}: its CPU time grew beyond the baseline's"),
             (false, _) => format!("{at_}threads wait on kernel locks while CPUs are idle: {objects}"),
-            (true, false) => format!("{at_}the kernel takes more CPU for the same work, and threads wait on kernel locks: {objects}"),
+            (true, false) => format!("{at_}the kernel takes more CPU for the same work{handing}, and threads wait on kernel locks: {objects}"),
         },
         evidence,
         // Without a kernel lock waited on, nothing says where the kernel's time went: ripgrep's
         // walk of 13,000 files read "avoid mprotect/munmap … use huge pages".
-        advice: if c.objects.is_empty() {
+        advice: if handovers.is_some() {
+            HANDOVERS
+        } else if c.objects.is_empty() {
             "find which system calls hold the extra kernel time (strace -c -f, perf trace -s): batch small reads and writes into larger ones, reuse memory instead of mapping and unmapping it (a pool or arena allocator), and for many small files fewer calls per file (open, stat, getdents)"
         } else {
             "map memory once and reuse it (a pool or arena allocator), avoid mprotect/munmap in the hot loop, batch small system calls, use huge pages; for file locks, fewer and larger critical sections"
         }
         .into(),
     }
+}
+
+/// What to do about threads that block and wake one another far more often than the baseline.
+pub const HANDOVERS: &str = "each time a thread blocks and another wakes it, both pay in the kernel: hand work over in larger batches (fewer, bigger items through each queue), let a thread do more before it waits, or use fewer threads; strace -c -f counts the futex calls";
+
+/// `4000 voluntary context switches per run against 20 at the baseline …`, with `kernel_s` more
+/// kernel CPU per run than the baseline's.
+pub fn handovers_line(w: Switches, kernel_s: f64) -> String {
+    format!(
+        "{:.0} voluntary context switches per run against {:.0} at the baseline for the same work: about {:.0} µs of the extra kernel time per added switch (a block and a wake-up through a futex, a condition variable or a pipe take kernel time on both sides)",
+        w.top,
+        w.base,
+        1e6 * kernel_s / (w.top - w.base)
+    )
 }
 
 /// Busy CPUs spinning on a lock: `code` of the on-CPU samples in lock code, first in `names`.

@@ -190,6 +190,14 @@ pub fn critical() -> &'static Path {
     BIN.get_or_init(|| build_workload_with("critical", &["-fopenmp"]))
 }
 
+/// tests/workloads/handover.c (two stages handing items over through a condition variable),
+/// built once per test binary.
+pub fn handover() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    share();
+    BIN.get_or_init(|| build_workload("handover"))
+}
+
 /// Builds tests/workloads/NAME.c with the system C compiler (no frame pointers: stacks are
 /// unwound from DWARF CFI).
 fn build_workload(name: &str) -> PathBuf {
