@@ -412,10 +412,13 @@ fn threads_ignored(t: &Top, loaded: bool, out: &mut Vec<Finding>) {
     });
     // Nor when other processes held the CPUs for most of the loss: they alone can flatten the
     // speed-up that the finding stands on.
+    let work = |i: usize| threads::of_point(&t.doc.points[i]).and_then(|p| p.work_helpers);
+    let work_threads = work(t.pair.base.index).zip(work(t.pair.top.index)).map(|(b, t)| (b.0, t.0));
     let ignored = curve::threads_ignored(
         t.pair.base,
         t.pair.top,
         (t.pair.lb.as_ref(), t.pair.lt.as_ref()),
+        work_threads,
         t.cpus,
         t.name,
         t.label,
