@@ -57,10 +57,14 @@ pub fn settle(
         let targets = targets(&store.doc, &questions, (plan.runs.max, overhead), left);
         if !seq.confidence().may_look_again() || targets.is_empty() {
             let (why, stopped_by) = if targets.is_empty() && seq.confidence().may_look_again() {
-                (
-                    format!("the budget ({}) ran out", budget_words(&seq)),
-                    "the budget ran out".into(),
-                )
+                // What is left may be too little for the runs a question needs (a round of the
+                // slowest point), not nothing: said as such.
+                let short = if left >= 1.0 {
+                    format!("{left:.0} s of the budget left, too little for another round")
+                } else {
+                    "the budget ran out".into()
+                };
+                (format!("{short} (budget {})", budget_words(&seq)), short)
             } else {
                 let looked = format!(
                     "looked at {} times, the most the intervals' 5% error allows",

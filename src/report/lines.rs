@@ -134,8 +134,8 @@ fn memory_missed(p: &crate::results::PointResult) -> Option<String> {
     })
 }
 
-/// `watched lean after a traced run whose threads ran, or waited in the run queue, for 95% or more
-/// of its CPU capacity: threads=1 (99%, 2 of 3 runs lean), …`, the points whose later runs were
+/// `watched lean after a traced run kept 95% or more of its CPUs busy (…): threads=1 (99%, 2 of 3
+/// runs lean), …`, the points whose later runs were
 /// watched without the tracer (see [`crate::results::ThreadReport::lean`]).
 fn lean(doc: &Results) -> Vec<String> {
     let points: Vec<String> = doc
@@ -157,7 +157,7 @@ fn lean(doc: &Results) -> Vec<String> {
         return Vec::new();
     }
     vec![format!(
-        "watched lean after a traced run whose threads ran, or waited in the run queue, for {:.0}% or more of its CPU capacity: {}: the tracer explains idle CPUs and there were almost none, while on busy CPUs watching takes the job's time; these runs were sampled from /proc at up to {:.0} Hz, with no call stacks (--trace-every-run traces them all)",
+        "watched lean after a traced run kept {:.0}% or more of its CPUs busy (no idle CPUs to explain, and watching takes busy CPUs' time): {}: sampled from /proc at up to {:.0} Hz, no call stacks (--trace-every-run traces every run)",
         100.0 * crate::results::LEAN_BUSY,
         points.join(", "),
         crate::results::LEAN_RATE_HZ

@@ -23,7 +23,8 @@ pub struct Sequential {
     /// What the runs could still not decide when the sweep stopped, in words.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub undecided: Vec<String>,
-    /// Why no more runs were added while something was undecided: `the budget ran out`, or the
+    /// Why no more runs were added while something was undecided: `the budget ran out`, `12 s of
+    /// the budget left, too little for another round`, or the
     /// looks the intervals allow were spent.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stopped_by: Option<String>,
