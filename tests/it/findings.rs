@@ -554,8 +554,8 @@ fn items_handed_over_one_at_a_time_cost_kernel_time_at_every_handover_and_it_is_
     };
     let f = sweep("1");
     // A cause leads. Which one varies from sweep to sweep (the waits on the condition variable
-    // as a lock taken in turns, or as a stage waiting for the slower one; the kernel's time as a
-    // finding of its own or counted with the waits): not asserted.
+    // as a lock taken in turns, as a stage waiting for the slower one, or as waits for work; the
+    // kernel's time as a finding of its own or counted with the waits): not asserted.
     assert!(
         f.first().is_some_and(|x| x.cost_pct.is_some() && x.severity == Severity::High),
         "{:?}",
@@ -571,8 +571,7 @@ fn items_handed_over_one_at_a_time_cost_kernel_time_at_every_handover_and_it_is_
         .unwrap_or_else(|| panic!("no finding gives the switches: {:?}", kinds(&f)));
     assert!(said.severity >= Severity::Medium, "{said:?}");
     assert!(said.advice.contains("hand work over in larger batches"), "{said:?}");
-    let unrelated =
-        [Kind::IoBound, Kind::CpuOversubscription, Kind::ThreadsIgnored, Kind::WaitForWork];
+    let unrelated = [Kind::IoBound, Kind::CpuOversubscription, Kind::ThreadsIgnored];
     assert!(serious_causes(&f).iter().all(|k| !unrelated.contains(k)), "{:?}", kinds(&f));
     // A thousand items a handover: the stages overlap, and 2 threads take half the time.
     let fixed =

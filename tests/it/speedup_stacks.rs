@@ -28,7 +28,10 @@ fn a_global_lock_takes_the_largest_part_and_threads_without_a_cpu_are_counted() 
     let doc = results(&d.path().join("r"));
     assert_eq!(doc.stacks.len(), 2, "one stack per count above the baseline: {:?}", doc.stacks);
     let two = stack(&doc, "threads=2");
-    let lock = two.parts.first().expect("parts");
+    // The job's own largest part: the hypervisor (steal) and other processes may take more of a
+    // shared machine's CPUs during a sweep, and are theirs.
+    let machine = ["stolen", "other processes"];
+    let lock = two.parts.iter().find(|p| !machine.contains(&p.cause.as_str())).expect("parts");
     assert!(
         lock.cause == "lock" && lock.object.as_deref().is_some_and(|o| o.contains("GLOBAL_LOCK")),
         "{two:?}"
@@ -68,8 +71,9 @@ fn a_probe_that_scales_gives_its_count_to_the_speed_up() {
     let doc = results(&d.path().join("r"));
     let two = stack(&doc, "threads=2");
     // Other processes may hold a CPU meanwhile on a shared machine: their part is theirs.
-    let own = two.lost() - cores(two, "other processes") - cores(two, "stolen");
-    assert!(two.speedup >= 1.6 && own < 0.3, "{two:?}");
+    let theirs = cores(two, "other processes") + cores(two, "stolen");
+    let own = two.lost() - theirs;
+    assert!(two.speedup + theirs >= 1.6 && own < 0.3, "{two:?}");
     assert!(!two.parts.iter().any(|p| p.cause == "lock" && p.cores >= 0.1), "{two:?}");
 }
 
