@@ -107,7 +107,8 @@ fn severity(
     (now, next): (Confidence, Confidence),
     max: u32,
 ) -> Vec<Question> {
-    if p.busy_baseline.is_some() {
+    // The efficiency clearly above 80% keeps every cause medium whatever its share.
+    if p.busy_baseline.is_some() || 1.0 - p.eff_lo < HIGH_GAP {
         return Vec::new();
     }
     let suffix = super::wording::series(label);
@@ -136,10 +137,6 @@ fn severity(
             paired: true,
         };
         let (lo, hi) = (r.centre - r.half, r.centre + r.half);
-        // The efficiency clearly above 80% keeps it medium whatever its share.
-        if 1.0 - p.eff_lo < HIGH_GAP {
-            continue;
-        }
         if straddles(lo, hi, HIGH_SHARE, SHARE_BAND) {
             let wanted = within(r.centre, HIGH_SHARE, SHARE_BAND);
             out.push(Question {
