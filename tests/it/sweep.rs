@@ -549,10 +549,11 @@ fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
 }
 
 /// A shell job that loses its capacity at 2 threads to two causes in shares that change from run
-/// to run: a serial start of 0.35–0.75 s (one process spinning) and a sleep for what is left of
+/// to run: a serial start of 0.35, 0.55 or 0.75 s in turn (one process spinning; each count keeps
+/// its own turn in a file, so no three runs can agree by luck) and a sleep for what is left of
 /// 0.8 s, with 1 s of spinning split over the threads between them. The wall time stays the same
 /// (1.3 s at 2 threads, 69% efficient): only how the loss splits is left to the runs.
-const SPLIT_LOSS: &str = "x=$(awk -v s=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') 'BEGIN { printf \"%.3f\", 0.35 + 0.4 * s / 4294967296 }'); timeout $x sh -c 'while :; do :; done'; for i in $(seq {threads}); do timeout $(awk 'BEGIN { printf \"%.3f\", 1 / {threads} }') sh -c 'while :; do :; done' & done; wait; sleep $(awk -v x=$x 'BEGIN { print 0.8 - x }')";
+const SPLIT_LOSS: &str = "n=$(cat turn{threads} 2>/dev/null || echo 0); echo $((n + 1)) > turn{threads}; x=$(awk -v n=$n 'BEGIN { printf \"%.3f\", 0.35 + 0.2 * (n % 3) }'); timeout $x sh -c 'while :; do :; done'; for i in $(seq {threads}); do timeout $(awk 'BEGIN { printf \"%.3f\", 1 / {threads} }') sh -c 'while :; do :; done' & done; wait; sleep $(awk -v x=$x 'BEGIN { print 0.8 - x }')";
 
 #[test]
 fn runs_are_added_where_a_causes_severity_is_undecided() {
