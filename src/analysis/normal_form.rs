@@ -122,28 +122,101 @@ impl Hypothesis {
     /// Weighted least squares on relative error through `(p, time per unit)` points; `None` when
     /// singular or when the coefficients leave the law's meaning.
     pub fn fit(&self, pts: &[(f64, f64)]) -> Option<Vec<f64>> {
-        let k = self.arity();
-        if pts.len() < k {
+        let free: Vec<Vec<f64>> = (0..self.arity()).map(|i| unit(self.arity(), i)).collect();
+        let c = self.fit_on(pts, &free)?;
+        self.admissible(&c).then_some(c)
+    }
+
+    /// The fit held to the law's meaning: the free fit where it keeps it, or else the best fit on
+    /// the boundary it crossed (a coefficient at zero; for the USL, σ at zero). How a left-out
+    /// count is predicted: two counts whose step is faster than a law of costs can follow must
+    /// not cost the candidate its score, or a constant alone survives the cross-validation of a
+    /// table that scales.
+    pub fn fit_within(&self, pts: &[(f64, f64)]) -> Option<Vec<f64>> {
+        if let Some(c) = self.fit(pts) {
+            return Some(c);
+        }
+        self.faces()
+            .iter()
+            .filter_map(|face| self.fit_on(pts, face))
+            .filter(|c| self.admissible(c))
+            .map(|c| (self.misfit(pts, &c), c))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, c)| c)
+    }
+
+    /// Weighted least squares over the directions `dirs` of the coefficients' space: the
+    /// coefficients are Σ uⱼ·dirsⱼ, with the u fitted.
+    fn fit_on(&self, pts: &[(f64, f64)], dirs: &[Vec<f64>]) -> Option<Vec<f64>> {
+        let m = dirs.len();
+        if m == 0 || pts.len() < m {
             return None;
         }
-        let mut a = vec![vec![0.0; k]; k];
-        let mut b = vec![0.0; k];
-        let mut row = vec![0.0; k];
+        let mut a = vec![vec![0.0; m]; m];
+        let mut b = vec![0.0; m];
+        let mut row = vec![0.0; m];
         for &(p, t) in pts {
-            let y = if self.space == Space::Time { t } else { 1.0 / t };
-            row[0] = 1.0 / y;
-            for (r, term) in row[1..].iter_mut().zip(&self.terms) {
-                *r = term.at(p) / y;
+            let y = self.observed(t);
+            let f = self.basis(p);
+            for (r, d) in row.iter_mut().zip(dirs) {
+                *r = d.iter().zip(&f).map(|(d, f)| d * f).sum::<f64>() / y;
             }
-            for i in 0..k {
+            for i in 0..m {
                 b[i] += row[i];
-                for j in 0..k {
+                for j in 0..m {
                     a[i][j] += row[i] * row[j];
                 }
             }
         }
-        let c = solve_linear(a, b)?;
-        self.admissible(&c).then_some(c)
+        let u = solve_linear(a, b)?;
+        Some(
+            (0..self.arity())
+                .map(|i| dirs.iter().zip(&u).map(|(d, u)| d[i] * u).sum::<f64>())
+                .collect(),
+        )
+    }
+
+    /// The constant and each term at `p`.
+    fn basis(&self, p: f64) -> Vec<f64> {
+        std::iter::once(1.0).chain(self.terms.iter().map(|t| t.at(p))).collect()
+    }
+
+    /// The figure modelled from a time per unit.
+    fn observed(&self, t: f64) -> f64 {
+        if self.space == Space::Time { t } else { 1.0 / t }
+    }
+
+    /// The sum of squared relative errors the fit leaves.
+    fn misfit(&self, pts: &[(f64, f64)], c: &[f64]) -> f64 {
+        pts.iter().map(|&(p, t)| (self.raw(c, p) / self.observed(t) - 1.0).powi(2)).sum()
+    }
+
+    /// The boundaries of the law's meaning, each as the directions left free on it, largest
+    /// first: a term whose coefficient must be positive (Amdahl's, Gustafson's and the USL's
+    /// work that divides) is never dropped, as the law would then be another.
+    fn faces(&self) -> Vec<Vec<Vec<f64>>> {
+        let k = self.arity();
+        let e = |i| unit(k, i);
+        match self.family {
+            Family::Amdahl | Family::Gustafson => vec![vec![e(1)]],
+            // c₂ = 0 (no coherency), or c₀ = −c₂ (σ = 0), or both.
+            Family::Usl => {
+                let sigma_zero: Vec<f64> = e(2).iter().zip(e(0)).map(|(a, b)| a - b).collect();
+                vec![vec![e(0), e(1)], vec![e(1), sigma_zero], vec![e(1)]]
+            }
+            Family::NormalForm => (1..1usize << self.terms.len())
+                .rev()
+                .skip(1)
+                .chain(std::iter::once(0))
+                .map(|kept| {
+                    std::iter::once(e(0))
+                        .chain(
+                            (0..self.terms.len()).filter(|t| kept >> t & 1 == 1).map(|t| e(t + 1)),
+                        )
+                        .collect()
+                })
+                .collect(),
+        }
     }
 
     fn admissible(&self, c: &[f64]) -> bool {
@@ -174,6 +247,11 @@ impl Hypothesis {
         }
         s
     }
+}
+
+/// The `i`-th unit vector of `k` coefficients.
+fn unit(k: usize, i: usize) -> Vec<f64> {
+    (0..k).map(|j| f64::from(u8::from(j == i))).collect()
 }
 
 fn coef(x: f64) -> String {
@@ -222,6 +300,31 @@ mod tests {
         let c = h.fit(&pts).unwrap();
         assert!((c[0] - 0.005).abs() < 1e-12 && (c[1] - 0.095).abs() < 1e-12, "{c:?}");
         assert!((h.time(&c, 64.0).unwrap() - (1.0 + 0.05 * 63.0) / 640.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_fit_held_to_its_law_lands_on_the_boundary_it_crossed() {
+        // A step faster than perfect scaling: Amdahl's free fit needs c₀ < 0, so the held fit
+        // has no serial part and the least relative error (c₁ between 0.9 and 1).
+        let superlinear = [(1.0, 1.0), (2.0, 0.45)];
+        let amdahl = &candidates()[0];
+        assert_eq!(amdahl.fit(&superlinear), None);
+        let c = amdahl.fit_within(&superlinear).unwrap();
+        assert!(c[0] == 0.0 && c[1] > 0.9 && c[1] < 1.0, "{c:?}");
+        // A two-term form whose free fit makes one term negative keeps the other.
+        let h = Hypothesis {
+            family: Family::NormalForm,
+            space: Space::Time,
+            terms: vec![TERMS[0], TERMS[3]],
+        };
+        let law = |p: f64| 0.3 + 1.0 / p - 0.3 / p.sqrt();
+        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0].iter().map(|&p| (p, law(p))).collect();
+        assert_eq!(h.fit(&pts), None);
+        let c = h.fit_within(&pts).unwrap();
+        assert!(c[2] == 0.0 && c[1] > 0.0, "{c:?}");
+        // A free fit within the law is the held fit.
+        let law: Vec<(f64, f64)> = [1.0, 2.0, 4.0].iter().map(|&p| (p, 0.1 + 0.9 / p)).collect();
+        assert_eq!(amdahl.fit_within(&law), amdahl.fit(&law));
     }
 
     #[test]

@@ -188,20 +188,22 @@ fn a_timed_table_predicts_in_seconds_lower_bound_first_beside_its_back_test() {
 #[test]
 fn a_table_cut_before_its_collapse_bounds_its_slow_end_at_the_last_measured_rate() {
     // readspeed before its patches: 1181 MB/s at 16 threads, then 1211, 1114 and 1070 at 32–64,
-    // which no curve through 1–16 threads foresees. The slow end says no gain past 16 threads:
-    // the plateau at 32 is inside, the collapse past it is not (docs/analysis.md says so).
+    // which no curve through 1–16 threads foresees. The slow end says at least no gain past 16
+    // threads (the plateau at 32 is inside); further out, the draws whose models grow an overhead
+    // reach below it, and hold the collapse (docs/analysis.md says so).
     let d = tempfile::tempdir().unwrap();
     let cut = cut_before(&d, "readspeed-original-before-patches.csv", 32);
     let (text, a) = analyze_columns(
         &cut,
         &["--count", "threads", "--throughput", "throughput_mb_s", "--predict", "32,48,64"],
     );
-    for count in [32.0, 48.0, 64.0] {
+    for (count, measured) in [(32.0, 1210.60), (48.0, 1113.97), (64.0, 1069.62)] {
         let p = a.series[0].predictions.iter().find(|p| p.count == count).unwrap();
         let f = p.forecast.as_ref().unwrap();
         let [lo, hi] = f.interval90.unwrap();
-        assert!((lo - 1181.63).abs() < 0.01 && hi > f.rate && f.rate > 1181.63, "{f:?}\n{text}");
-        assert_eq!(f.plateau_from, Some(16.0), "{f:?}");
+        assert!(lo <= 1181.64 && hi > f.rate && f.rate > 1181.63, "{f:?}\n{text}");
+        assert!(lo <= measured && measured <= hi, "{count}: {f:?}");
+        assert_eq!(f.plateau_from.is_some(), (lo - 1181.63).abs() < 0.01, "{f:?}");
     }
     let line = text.lines().find(|l| l.contains("prediction at 32 threads")).unwrap();
     assert!(
