@@ -146,9 +146,11 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
     assert_eq!(all.status.code(), Some(1));
     let lines: Vec<String> = stdout(&all).lines().map(String::from).collect();
     // The step is flagged. A host whose speed moved by 7% in a way the loop timed before each
-    // run did not follow may still show as one more step of the time elsewhere, either way (an
+    // run did not follow may still show as a step of the time elsewhere, either way (an
     // improvement in one of six runs of this test; +7% at p = 0.003 in a fresh clone beside
-    // other work): at most one such line, of the time alone and under 10%.
+    // other work; in another, +8% at 1 thread before the step and −7% at 2 threads after it, the
+    // host's speed moving for minutes each time, which no test on the sweeps can tell from a
+    // change of the program): at most two such lines, of the time alone and under 10%.
     let step = format!("#{id} ");
     assert!(lines.iter().any(|l| l.starts_with(&step) && l.ends_with("[regression]")), "{lines:?}");
     let others: Vec<&String> = lines.iter().filter(|l| !l.starts_with(&step)).collect();
@@ -158,7 +160,7 @@ fn check_flags_the_sweep_whose_critical_section_grew_and_no_other() {
         head[head.rfind('(')? + 1..].replace('−', "-").parse::<f64>().ok()
     };
     let small = |l: &str| l.contains(": time at ") && change(l).is_some_and(|pct| pct.abs() < 10.0);
-    assert!(others.len() <= 1 && others.iter().all(|l| small(l)), "{lines:?}");
+    assert!(others.len() <= 2 && others.iter().all(|l| small(l)), "{lines:?}");
 
     let listed = with_history(repo, &h, &["history", "--tag", "probe=lock"]);
     assert!(
