@@ -128,16 +128,25 @@ impl ProfileBuilder {
     /// What code each thread ran on a CPU: per thread, its on-CPU samples by the chain of callers
     /// of the sampled instruction (its stack without the innermost frame, whose exact address
     /// differs from sample to sample where there are no symbols). Threads that run the same
-    /// chains do the same work.
+    /// chains do the same work. Work an OpenMP runtime hands out is called from the runtime on
+    /// every thread of the team, from `GOMP_parallel` on the thread that started the region and
+    /// from the pool's own entry on the others: its chain starts after the runtime's last frame.
     pub fn code_by_thread(&self, stacks: &Stacks) -> Code {
-        let (_, all) = stacks.tables();
+        let (table, all) = stacks.tables();
+        let runtime = |f: &u32| table.get(*f as usize).is_some_and(|f| dispatches(&f.module));
         self.by_thread
             .iter()
             .map(|(&tid, samples)| {
                 let mut chains: HashMap<Vec<u32>, u64> = HashMap::new();
                 for (&id, &n) in samples {
-                    let frames =
-                        all.get(id as usize).map_or(&[][..], |f| &f[..f.len().saturating_sub(1)]);
+                    let stack = all.get(id as usize).map_or(&[][..], Vec::as_slice);
+                    let mut frames = &stack[..stack.len().saturating_sub(1)];
+                    // Out of the runtime's own code (its spinning stays a chain of its own).
+                    if stack.last().is_some_and(|f| !runtime(f))
+                        && let Some(last) = frames.iter().rposition(runtime)
+                    {
+                        frames = &frames[last + 1..];
+                    }
                     *chains.entry(frames.to_vec()).or_default() += n;
                 }
                 (tid, chains)
@@ -184,6 +193,12 @@ impl ProfileBuilder {
         }
         compact(stacks, on, off, phases, self.period_ms)
     }
+}
+
+/// Whether a module is a parallel runtime that calls the work it hands out on each thread of a
+/// team (GNU's and LLVM's OpenMP).
+fn dispatches(module: &str) -> bool {
+    ["libgomp.so", "libomp.so", "libiomp5.so"].iter().any(|m| module.starts_with(m))
 }
 
 /// Per thread, on-CPU samples by chain of callers (frame ids, outermost first).
@@ -287,6 +302,42 @@ mod tests {
             "the same function, called from other code"
         );
         assert_eq!(same_code(&code[&1], &HashMap::new()), None);
+    }
+
+    #[test]
+    fn an_openmp_teams_threads_run_the_same_code_whoever_started_the_region() {
+        let mut stacks = Stacks::new();
+        let mut b = ProfileBuilder::new(0, 10_000_000);
+        let f = |function: &str, module: &str| Frame {
+            function: function.into(),
+            module: module.into(),
+        };
+        let gomp = "libgomp.so.1.0.0";
+        let caller = stacks.intern_frames(&[
+            f("main", "prog"),
+            f("GOMP_parallel", gomp),
+            f("main._omp_fn.0", "prog"),
+        ]);
+        let pooled = stacks.intern_frames(&[
+            f("start_thread", "libc.so.6"),
+            f("libgomp.so.1.0.0+0x1cd99", gomp),
+            f("main._omp_fn.0", "prog"),
+        ]);
+        let spinning = stacks.intern_frames(&[
+            f("start_thread", "libc.so.6"),
+            f("libgomp.so.1.0.0+0x1cd99", gomp),
+            f("libgomp.so.1.0.0+0x1f823", gomp),
+        ]);
+        for (tid, stack) in [(1, caller), (2, pooled), (3, spinning)] {
+            b.sample(&StackSample { pid: 1, tid, time_ns: 5, stack: Some(stack) });
+        }
+        let code = b.code_by_thread(&stacks);
+        assert_eq!(same_code(&code[&1], &code[&2]), Some(1.0));
+        assert_eq!(
+            same_code(&code[&3], &code[&2]),
+            Some(0.0),
+            "spinning in the runtime is not work"
+        );
     }
 
     #[test]
