@@ -349,9 +349,17 @@ fn one_count_measured_alone_still_names_what_idled_its_cpus() {
     let l = first(&f, Kind::LockContention);
     assert!(l.summary.contains("GLOBAL_LOCK"), "{:?}", kinds(&f));
     assert!(!f.iter().any(|x| x.kind == Kind::ScalesWell), "{:?}", kinds(&f));
-    let fixed = swept(
-        "-r 3 -w 0 --param threads=2",
-        &[&exe, "probe", "lock", "--threads", "{threads}", "--critical", "0"],
+    // Swept again once when the fixed variant raised something, as the zoo's fixed variants are:
+    // runs of 0.22 s whose threads a busy host let finish 65 ms apart read as a tail.
+    let serious = |f: &[Finding]| f.iter().any(|x| x.severity >= Severity::Medium);
+    let fixed = swept_again_if(
+        || {
+            swept(
+                "-r 3 -w 0 --param threads=2",
+                &[&exe, "probe", "lock", "--threads", "{threads}", "--critical", "0"],
+            )
+        },
+        serious,
     );
     nothing_serious_but(&fixed, &[]);
 }
@@ -956,8 +964,11 @@ fn threads_spinning_in_the_openmp_runtime_are_said_to_hide_their_wait_not_taken_
     assert!(!f.iter().any(|x| x.kind == Kind::WaitForWork), "no feeder: {:?}", kinds(&f));
     // Spinning a while before sleeping (as on CPUs with a slow pause instruction): the spin is the
     // tail's cost, not a second cause.
-    // (Extra CPU within the runs' noise may still be described at info.)
-    let f = openmp_with("static", "--env GOMP_SPINCOUNT=3000000");
+    // (Extra CPU within the runs' noise may still be described at info.) Swept again once when
+    // another cause was raised: under the suite's load the thread that started the region, 98%
+    // busy beside a waiter spinning half its samples away, once read as its feeder.
+    let more = |f: &[Finding]| serious_causes(f).iter().any(|k| *k != Kind::LoadImbalance);
+    let f = swept_again_if(|| openmp_with("static", "--env GOMP_SPINCOUNT=3000000"), more);
     assert!(serious_causes(&f).iter().all(|k| *k == Kind::LoadImbalance), "{:?}", kinds(&f));
     let raised = |x: &&Finding| x.severity > Severity::Info;
     assert!(
@@ -1030,9 +1041,13 @@ fn processes_taking_turns_on_one_semaphore_are_lock_contention_not_a_serial_part
     // Starting the processes is a serial phase of its own (28% of the loss in a CI sweep, where
     // the lock took 48%): said, below the lock.
     let allowed = [Kind::LockContention, Kind::Retrograde, Kind::SerialFraction];
+    // A start-up slowed by the suite's load can reach the lock's severity (41% of the loss beside
+    // the lock's 51% in a CI sweep): swept again then too.
     let astray = |f: &[Finding]| {
-        f.first().map(|x| x.kind) != Some(Kind::LockContention)
-            || f.iter().any(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind))
+        let lock = f.first().filter(|x| x.kind == Kind::LockContention);
+        lock.is_none_or(|l| {
+            f.iter().any(|x| x.kind == Kind::SerialFraction && x.severity >= l.severity)
+        }) || f.iter().any(|x| x.severity >= Severity::Medium && !allowed.contains(&x.kind))
     };
     let f = swept_again_if(|| sweep("lock"), astray);
     let l = first(&f, Kind::LockContention);
