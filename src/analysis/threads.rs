@@ -20,6 +20,9 @@ pub struct PointThreads {
     pub coverage: Option<f64>,
     /// Work threads and helper threads seen (mean over runs), when known.
     pub work_helpers: Option<(f64, f64)>,
+    /// Most work threads alive at once, in the middle run, when known: fewer than the work
+    /// threads seen where the program starts new threads as it goes (a pool per block).
+    pub peak_work: Option<usize>,
 }
 
 impl PointThreads {
@@ -126,7 +129,20 @@ pub fn merge(reports: &[&ThreadReport]) -> Option<PointThreads> {
             counted.iter().map(|c| c.helper_threads as f64).sum::<f64>() / m,
         )
     });
-    Some(PointThreads { classes, waits, limits, peak_threads, hot, coverage, work_helpers })
+    // The runs' middle value: one run's bin at a block's end can hold the old threads and the new.
+    let mut peaks: Vec<usize> = counted.iter().map(|c| c.peak_work_threads).collect();
+    peaks.sort_unstable();
+    let peak_work = peaks.get(peaks.len().saturating_sub(1) / 2).copied();
+    Some(PointThreads {
+        classes,
+        waits,
+        limits,
+        peak_threads,
+        hot,
+        coverage,
+        work_helpers,
+        peak_work,
+    })
 }
 
 #[cfg(test)]

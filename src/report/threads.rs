@@ -111,8 +111,14 @@ pub fn wait_lines(label: &str, t: &PointThreads, with_hot: bool) -> Vec<String> 
         .then(|| format!("{label}: on a CPU in {} (of CPU samples)", hot.join(", ")));
     let mut time = format!("{label}: thread time: {}", thread_time(t));
     if let Some((work, helpers)) = t.work_helpers {
+        // A program that starts new threads as it goes (a pool per block) saw more work threads
+        // than ever ran at once.
+        let at_once = t
+            .peak_work
+            .filter(|&p| p > 0 && (p as f64) < work.round())
+            .map_or(String::new(), |p| format!(", at most {p} alive at once"));
         time.push_str(&format!(
-            " ({} work thread{}, {} other{}",
+            " ({} work thread{}{at_once}, {} other{}",
             tenths(work),
             if work == 1.0 { "" } else { "s" },
             tenths(helpers),
@@ -235,6 +241,7 @@ mod tests {
             hot: vec![],
             coverage: None,
             work_helpers: None,
+            peak_work: None,
         }
     }
 
@@ -268,6 +275,19 @@ mod tests {
             "n=4: lock at pthread_mutex_lock ← update_histogram ← worker (heap+0x2a0): 50% of thread time, 4 waiting threads"
         );
         assert_eq!(lines[1], "n=4: lock on heap+0x2a0: 50% of thread time, 4 waiting threads");
+    }
+
+    #[test]
+    fn threads_started_as_the_work_goes_are_counted_with_the_most_alive_at_once() {
+        // bzip3 -j 2 starts two threads per pair of blocks: eight worked, never more than two.
+        let mut t = point(&[(Class::CpuUser, 2.0)], vec![]);
+        t.work_helpers = Some((8.0, 1.0));
+        t.peak_work = Some(2);
+        let line = super::wait_lines("j=2", &t, false).remove(0);
+        assert!(line.ends_with("(8 work threads, at most 2 alive at once, 1 other)"), "{line}");
+        t.peak_work = Some(8);
+        let line = super::wait_lines("j=2", &t, false).remove(0);
+        assert!(line.ends_with("(8 work threads, 1 other)"), "{line}");
     }
 
     #[test]
