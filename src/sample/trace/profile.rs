@@ -283,31 +283,31 @@ mod tests {
         stacks.intern_frames(&f)
     }
 
+    /// The code by thread of one on-CPU sample per `(tid, stack)`.
+    fn code_of(stacks: &Stacks, samples: &[(i32, StackId)]) -> Code {
+        let mut b = ProfileBuilder::new(0, 10_000_000);
+        for &(tid, stack) in samples {
+            b.sample(&StackSample { pid: 1, tid, time_ns: 5, stack: Some(stack) });
+        }
+        b.code_by_thread(stacks)
+    }
+
     #[test]
     fn threads_running_the_same_chains_of_callers_run_the_same_code() {
         let mut stacks = Stacks::new();
-        let mut b = ProfileBuilder::new(0, 10_000_000);
         // Two workers in one loop, sampled at different instructions; a producer elsewhere.
         let w1 = frames(&mut stacks, &["start", "worker", "mix+0x10"]);
         let w2 = frames(&mut stacks, &["start", "worker", "mix+0x24"]);
         let p = frames(&mut stacks, &["start", "producer", "mix+0x10"]);
-        for (tid, stack) in [(1, w1), (1, w2), (2, w2), (2, w2), (3, p), (3, p)] {
-            b.sample(&StackSample { pid: 1, tid, time_ns: 5, stack: Some(stack) });
-        }
-        let code = b.code_by_thread(&stacks);
+        let code = code_of(&stacks, &[(1, w1), (1, w2), (2, w2), (2, w2), (3, p), (3, p)]);
         assert_eq!(same_code(&code[&1], &code[&2]), Some(1.0));
-        assert_eq!(
-            same_code(&code[&3], &code[&2]),
-            Some(0.0),
-            "the same function, called from other code"
-        );
+        assert_eq!(same_code(&code[&3], &code[&2]), Some(0.0), "the same function from other code");
         assert_eq!(same_code(&code[&1], &HashMap::new()), None);
     }
 
     #[test]
     fn an_openmp_teams_threads_run_the_same_code_whoever_started_the_region() {
         let mut stacks = Stacks::new();
-        let mut b = ProfileBuilder::new(0, 10_000_000);
         let f = |function: &str, module: &str| Frame {
             function: function.into(),
             module: module.into(),
@@ -328,15 +328,12 @@ mod tests {
             f("libgomp.so.1.0.0+0x1cd99", gomp),
             f("libgomp.so.1.0.0+0x1f823", gomp),
         ]);
-        for (tid, stack) in [(1, caller), (2, pooled), (3, spinning)] {
-            b.sample(&StackSample { pid: 1, tid, time_ns: 5, stack: Some(stack) });
-        }
-        let code = b.code_by_thread(&stacks);
+        let code = code_of(&stacks, &[(1, caller), (2, pooled), (3, spinning)]);
         assert_eq!(same_code(&code[&1], &code[&2]), Some(1.0));
         assert_eq!(
             same_code(&code[&3], &code[&2]),
             Some(0.0),
-            "spinning in the runtime is not work"
+            "spinning in the runtime is no work"
         );
     }
 
