@@ -195,25 +195,45 @@ fn memory_gap(p: &crate::results::PointResult) -> Option<String> {
     ))
 }
 
-/// What runs the sweep added to decide its verdict, and what it could not decide: `threads=1,
-/// threads=2: 6 more runs each to tell whether it scales at 2 threads (efficiency 66–123% after 3
-/// runs)`.
+/// What runs the sweep added to decide its verdict, one line per question however many looks it
+/// took, and what it could not decide: `threads=1, threads=2: 7 more runs each over 3 looks to
+/// tell whether it scales at 2 threads (efficiency 21–158% after 3 runs, then 53–160% after 6,
+/// then 60–127% after 8)`.
 fn added(doc: &Results) -> Vec<String> {
     let Some(seq) = &doc.sequential else { return Vec::new() };
-    let mut lines: Vec<(String, Vec<String>, u32)> = Vec::new();
+    let mut looks: Vec<(String, Vec<String>, u32)> = Vec::new();
     for a in &seq.added {
         let label = doc.points.get(a.point).map_or_else(|| a.point.to_string(), |p| p.label());
-        match lines.iter_mut().find(|(why, _, runs)| *why == a.why && *runs == a.runs) {
+        match looks.iter_mut().find(|(why, _, runs)| *why == a.why && *runs == a.runs) {
             Some((_, labels, _)) => labels.push(label),
-            None => lines.push((a.why.clone(), vec![label], a.runs)),
+            None => looks.push((a.why.clone(), vec![label], a.runs)),
         }
     }
-    let mut out: Vec<String> = lines
+    // One question asked at several looks: its runs summed, where it stood at each.
+    let mut questions: Vec<(Vec<String>, String, u32, Vec<String>)> = Vec::new();
+    for (why, labels, runs) in looks {
+        let (what, now) = match why.rfind(" (").filter(|_| why.ends_with(')')) {
+            Some(i) => (why[..i].to_string(), why[i + 2..why.len() - 1].to_string()),
+            None => (why, String::new()),
+        };
+        match questions.iter_mut().find(|q| q.0 == labels && q.1 == what) {
+            Some(q) => {
+                q.2 += runs;
+                q.3.push(now);
+            }
+            None => questions.push((labels, what, runs, vec![now])),
+        }
+    }
+    let mut out: Vec<String> = questions
         .into_iter()
-        .map(|(why, labels, runs)| {
+        .map(|(labels, what, runs, now)| {
             let each = if labels.len() > 1 { " each" } else { "" };
+            let over =
+                if now.len() > 1 { format!(" over {} looks", now.len()) } else { String::new() };
+            let now: Vec<String> = now.into_iter().filter(|n| !n.is_empty()).collect();
+            let now = if now.is_empty() { String::new() } else { format!(" ({})", then(&now)) };
             format!(
-                "{}: {runs} more run{}{each} to tell {why}",
+                "{}: {runs} more run{}{each}{over} to tell {what}{now}",
                 labels.join(", "),
                 if runs == 1 { "" } else { "s" }
             )
@@ -226,6 +246,22 @@ fn added(doc: &Results) -> Vec<String> {
             seq.spent_s, seq.budget_s
         )
     }));
+    out
+}
+
+/// Where a question stood at each look: `efficiency 21–158% after 3 runs, then 53–160% after 6`,
+/// the words the looks share said once.
+fn then(now: &[String]) -> String {
+    let mut out = now[0].clone();
+    for (prev, n) in now.iter().zip(&now[1..]) {
+        let shared = |a: &str| a.split(' ').next().map(str::to_string).unwrap_or_default();
+        let mut n = n.clone();
+        let word = shared(prev);
+        if !word.is_empty() && shared(&n) == word && n.len() > word.len() {
+            n = n[word.len() + 1..].to_string();
+        }
+        out.push_str(&format!(", then {}", n.trim_end_matches(" runs")));
+    }
     out
 }
 
