@@ -872,9 +872,14 @@ fn runs_too_varied_to_tell_say_so_and_blame_only_what_each_run_shows() {
             .unwrap_or_else(|| panic!("{k:?}"));
         assert_eq!((u.kind, u.severity, u.at), (Kind::NoisyMeasurement, Severity::Low, Some(2.0)));
     } else {
+        // The sleep itself, named by its wait: where the suite's load kept the probe's threads
+        // from ever filling both CPUs, no start-up phase ends before it, and it reads as a
+        // command that sleeps (a fresh clone's CI).
         for f in raised {
+            let the_sleep = f.kind == Kind::WaitForWork
+                && f.summary.contains("threads of 'sleep' sleep (nanosleep");
             assert!(
-                matches!(f.kind, Kind::SerialFraction | Kind::SerialPhase),
+                matches!(f.kind, Kind::SerialFraction | Kind::SerialPhase) || the_sleep,
                 "only the serial part each run measured may be raised: {k:?}"
             );
         }
