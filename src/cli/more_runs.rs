@@ -120,7 +120,8 @@ pub fn settle(
                         look,
                         point: p,
                         runs: n,
-                        why: format!("{} ({})", q.what, q.now),
+                        what: q.what.clone(),
+                        now: q.now.clone(),
                     });
                 }
             }

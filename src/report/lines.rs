@@ -1,7 +1,7 @@
 //! The lines under the table: the largest waits of every sampled point, the speed-up stacks, the
 //! points' warnings, and the job's read rate against the measured I/O ceiling.
 
-use crate::results::{Results, RunRecord};
+use crate::results::{Added, Results, RunRecord};
 
 /// The largest waits of every sampled point, and what the sampler could not see.
 pub fn waits(doc: &Results) -> Vec<String> {
@@ -201,27 +201,25 @@ fn memory_gap(p: &crate::results::PointResult) -> Option<String> {
 /// then 60–127% after 8)`.
 fn added(doc: &Results) -> Vec<String> {
     let Some(seq) = &doc.sequential else { return Vec::new() };
-    let mut looks: Vec<(String, Vec<String>, u32)> = Vec::new();
+    // Per look, the points that had runs added for one question; then one question asked at
+    // several looks: its runs summed, where it stood at each.
+    let mut looks: Vec<(&Added, Vec<String>)> = Vec::new();
     for a in &seq.added {
         let label = doc.points.get(a.point).map_or_else(|| a.point.to_string(), |p| p.label());
-        match looks.iter_mut().find(|(why, _, runs)| *why == a.why && *runs == a.runs) {
-            Some((_, labels, _)) => labels.push(label),
-            None => looks.push((a.why.clone(), vec![label], a.runs)),
+        match looks.iter_mut().find(|(b, _)| (b.look, &b.what, b.runs) == (a.look, &a.what, a.runs))
+        {
+            Some((_, labels)) => labels.push(label),
+            None => looks.push((a, vec![label])),
         }
     }
-    // One question asked at several looks: its runs summed, where it stood at each.
-    let mut questions: Vec<(Vec<String>, String, u32, Vec<String>)> = Vec::new();
-    for (why, labels, runs) in looks {
-        let (what, now) = match why.rfind(" (").filter(|_| why.ends_with(')')) {
-            Some(i) => (why[..i].to_string(), why[i + 2..why.len() - 1].to_string()),
-            None => (why, String::new()),
-        };
-        match questions.iter_mut().find(|q| q.0 == labels && q.1 == what) {
+    let mut questions: Vec<(Vec<String>, &str, u32, Vec<&str>)> = Vec::new();
+    for (a, labels) in looks {
+        match questions.iter_mut().find(|q| q.0 == labels && q.1 == a.what) {
             Some(q) => {
-                q.2 += runs;
-                q.3.push(now);
+                q.2 += a.runs;
+                q.3.push(&a.now);
             }
-            None => questions.push((labels, what, runs, vec![now])),
+            None => questions.push((labels, &a.what, a.runs, vec![&a.now])),
         }
     }
     let mut out: Vec<String> = questions
@@ -230,7 +228,7 @@ fn added(doc: &Results) -> Vec<String> {
             let each = if labels.len() > 1 { " each" } else { "" };
             let over =
                 if now.len() > 1 { format!(" over {} looks", now.len()) } else { String::new() };
-            let now: Vec<String> = now.into_iter().filter(|n| !n.is_empty()).collect();
+            let now: Vec<&str> = now.into_iter().filter(|n| !n.is_empty()).collect();
             let now = if now.is_empty() { String::new() } else { format!(" ({})", then(&now)) };
             format!(
                 "{}: {runs} more run{}{each}{over} to tell {what}{now}",
@@ -250,14 +248,16 @@ fn added(doc: &Results) -> Vec<String> {
 }
 
 /// Where a question stood at each look: `efficiency 21–158% after 3 runs, then 53–160% after 6`,
-/// the words the looks share said once.
-fn then(now: &[String]) -> String {
-    let mut out = now[0].clone();
+/// the name of the measure the looks share said once.
+fn then(now: &[&str]) -> String {
+    let mut out = now[0].to_string();
     for (prev, n) in now.iter().zip(&now[1..]) {
         let shared = |a: &str| a.split(' ').next().map(str::to_string).unwrap_or_default();
-        let mut n = n.clone();
+        let mut n = n.to_string();
         let word = shared(prev);
-        if !word.is_empty() && shared(&n) == word && n.len() > word.len() {
+        // The measure's name (`efficiency`), not a figure (`1 thread at 0.80–1.30×`).
+        let name = !word.is_empty() && !word.chars().any(|c| c.is_ascii_digit());
+        if name && shared(&n) == word && n.len() > word.len() {
             n = n[word.len() + 1..].to_string();
         }
         out.push_str(&format!(", then {}", n.trim_end_matches(" runs")));
@@ -305,4 +305,24 @@ pub fn ceiling(doc: &Results) -> Vec<String> {
 
 fn threads(n: u32) -> String {
     format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::then;
+
+    #[test]
+    fn looks_at_one_question_say_the_measure_once_and_every_figure() {
+        assert_eq!(
+            then(&["efficiency 71–111% after 3 runs", "efficiency 69–115% after 5 runs"]),
+            "efficiency 71–111% after 3 runs, then 69–115% after 5"
+        );
+        assert_eq!(
+            then(&[
+                "1 thread at 0.80–1.30× the speed of 2 threads after 3 runs",
+                "1 thread at 0.91–1.24× the speed of 2 threads after 5 runs"
+            ]),
+            "1 thread at 0.80–1.30× the speed of 2 threads after 3 runs, then 1 thread at 0.91–1.24× the speed of 2 threads after 5"
+        );
+    }
 }

@@ -46,6 +46,24 @@ pub struct Added {
     pub point: usize,
     /// Runs added.
     pub runs: u32,
-    /// What they are to decide: `whether it scales: efficiency 76–104% after 3 runs`.
-    pub why: String,
+    /// What they are to decide: `whether it scales at 2 threads` (the whole of it, where it stood
+    /// included, in results written before `now` was kept apart, whose key was `why`).
+    #[serde(alias = "why")]
+    pub what: String,
+    /// Where it stood when they were added: `efficiency 76–104% after 3 runs`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub now: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Added;
+
+    #[test]
+    fn added_runs_recorded_with_their_why_are_read_as_what_they_decide() {
+        let old = r#"{"look":2,"point":0,"runs":3,"why":"whether it scales at 2 threads (efficiency 21–158% after 3 runs)"}"#;
+        let a: Added = serde_json::from_str(old).unwrap();
+        assert_eq!(a.what, "whether it scales at 2 threads (efficiency 21–158% after 3 runs)");
+        assert!(a.now.is_empty());
+    }
 }

@@ -500,7 +500,7 @@ fn runs_are_added_where_the_verdict_is_undecided_within_the_budget() {
     let doc = results(&d.path().join("r"));
     let seq = doc.sequential.as_ref().expect("the sweep records its added runs");
     assert!(seq.looks >= 2 && !seq.added.is_empty(), "{seq:?}");
-    assert!(seq.added.iter().all(|a| questions.iter().any(|q| a.why.starts_with(q))), "{seq:?}");
+    assert!(seq.added.iter().all(|a| questions.iter().any(|q| a.what == *q)), "{seq:?}");
     // The budget bounds the added time, give or take the last round.
     assert!(seq.budget_s == 5.0 && seq.spent_s <= seq.budget_s + 2.0, "{seq:?}");
     let runs: Vec<usize> = doc.points.iter().map(|p| p.runs.len()).collect();
@@ -589,10 +589,10 @@ fn runs_are_added_where_a_causes_severity_is_undecided() {
         "{err}"
     );
     let seq = doc.sequential.as_ref().expect("the sweep records its added runs");
-    let about: Vec<_> = seq.added.iter().filter(|a| a.why.contains("is high, ")).collect();
+    let about: Vec<_> = seq.added.iter().filter(|a| a.what.contains("is high, ")).collect();
     assert!(!about.is_empty(), "{seq:?}");
     // The share is the top count's runs': the baseline is not run again for it.
-    let by_share = about.iter().filter(|a| a.why.contains("explaining 40%"));
+    let by_share = about.iter().filter(|a| a.what.contains("explaining 40%"));
     assert!(by_share.clone().all(|a| a.point == 1), "{seq:?}");
     assert!(doc.points[1].runs.len() > 3, "{:?}", doc.points[1].runs.len());
     let f = doc.findings.iter().find(|f| f.at == Some(2.0) && f.cost_pct.is_some()).unwrap();
