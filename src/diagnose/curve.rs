@@ -767,15 +767,16 @@ const STOLEN_MEDIUM: f64 = 0.2;
 /// Points whose wall times vary by more than 10%, and points whose runs had CPU time taken by the
 /// hypervisor (steal): one finding on how far the measurements can be trusted.
 pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
-    let noisy: Vec<String> = doc
+    let (flagged, noisy): (Vec<usize>, Vec<String>) = doc
         .points
         .iter()
-        .filter_map(|p| {
+        .enumerate()
+        .filter_map(|(i, p)| {
             let w = p.stats().wall_s?;
             (w.n >= 2 && w.rel_stddev() > crate::results::point_stats::NOISY_REL_STDDEV)
-                .then(|| format!("{}: ±{:.0}%", p.label(), 100.0 * w.rel_stddev()))
+                .then(|| (i, format!("{}: ±{:.0}%", p.label(), 100.0 * w.rel_stddev())))
         })
-        .collect();
+        .unzip();
     // The share of each point's capacity stolen, as the table shows it.
     let stolen: Vec<(String, f64)> = doc
         .points
@@ -804,13 +805,8 @@ pub fn noisy(doc: &Results, out: &mut Vec<Finding>) {
     };
     // Two groups found only at other points than those flagged do not say why these vary
     // (hashdeep's 1-thread runs ±13%, the groups at 2 threads).
-    let why = super::noise::of(doc).filter(|n| {
-        n.cause != super::noise::Cause::TwoGroups
-            || noisy
-                .iter()
-                .filter_map(|l| l.split(':').next())
-                .any(|l| n.evidence.contains(&format!("{l}: ")))
-    });
+    let why = super::noise::of(doc)
+        .filter(|n| n.at.is_empty() || n.at.iter().any(|i| flagged.contains(i)));
     let (summary, evidence) = if stolen.is_empty() {
         let mut evidence = noisy.clone();
         evidence.extend(why.as_ref().map(|n| format!("why: {}", n.evidence)));

@@ -29,6 +29,8 @@ pub struct Noise {
     pub explains: f64,
     /// The figures behind it, in words.
     pub evidence: String,
+    /// Indices into `points[]` of the points it was seen at; empty when pooled over all of them.
+    pub at: Vec<usize>,
 }
 
 /// The suspects.
@@ -130,6 +132,7 @@ pub fn of(doc: &Results) -> Option<Noise> {
     consider(regression(&points, |r| r.others).filter(|(_, slope)| *slope > 0.0).map(|(r2, slope)| Noise {
         cause: Cause::OtherProcesses,
         explains: r2,
+        at: Vec::new(),
         evidence: format!(
             "other processes' CPU time explains {:.0}% of the variation within points: a tenth of a CPU used by them made a run {:.1}% slower",
             100.0 * r2,
@@ -140,6 +143,7 @@ pub fn of(doc: &Results) -> Option<Noise> {
         Noise {
             cause: Cause::Steal,
             explains: r2,
+            at: Vec::new(),
             evidence: format!(
                 "the hypervisor's steal time explains {:.0}% of the variation within points",
                 100.0 * r2
@@ -150,6 +154,7 @@ pub fn of(doc: &Results) -> Option<Noise> {
     consider(regression(&points, |r| r.mhz).filter(|(_, slope)| *slope < 0.0).map(|(r2, slope)| Noise {
         cause: Cause::Frequency,
         explains: r2,
+        at: Vec::new(),
         evidence: format!(
             "the CPUs' clock explains {:.0}% of the variation within points: 100 MHz less made a run {:.1}% slower",
             100.0 * r2,
@@ -160,6 +165,7 @@ pub fn of(doc: &Results) -> Option<Noise> {
     consider(regression(&points, |r| r.log_pace).filter(|(_, slope)| *slope > 0.0).map(|(r2, slope)| Noise {
         cause: Cause::Pace,
         explains: r2,
+        at: Vec::new(),
         evidence: format!(
             "the machine's own pace (a fixed loop timed before each run) explains {:.0}% of the variation within points: the loop 1% slower went with a run {:.1}% slower",
             100.0 * r2,
@@ -169,6 +175,7 @@ pub fn of(doc: &Results) -> Option<Noise> {
     consider(regression(&points, |r| r.log_memory).filter(|(_, slope)| *slope > 0.0).map(|(r2, slope)| Noise {
         cause: Cause::MemoryPace,
         explains: r2,
+        at: Vec::new(),
         evidence: format!(
             "the machine's memory (a walk through twice its last-level cache, timed before each run) explains {:.0}% of the variation within points: the walk 10% slower went with a run {:.1}% slower",
             100.0 * r2,
@@ -182,6 +189,7 @@ pub fn of(doc: &Results) -> Option<Noise> {
     consider(regression(&points, |r| Some(r.started)).map(|(r2, slope)| Noise {
         cause: Cause::Drift,
         explains: r2,
+        at: Vec::new(),
         evidence: format!(
             "runs got {} by {:.0}% over the {} a point's runs spanned, explaining {:.0}% of the variation within points",
             if slope > 0.0 { "slower" } else { "faster" },
@@ -218,10 +226,9 @@ fn regression(points: &[Vec<Run>], x: impl Fn(&Run) -> Option<f64>) -> Option<(f
 /// points that split so.
 fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
     let (mut between, mut total) = (0.0, 0.0);
-    let mut lines = Vec::new();
-    let labels: Vec<String> =
-        doc.points.iter().filter(|p| runs(p).len() >= 3).map(|p| p.label()).collect();
-    for (runs, label) in points.iter().zip(&labels) {
+    let (mut lines, mut at) = (Vec::new(), Vec::new());
+    let measured = doc.points.iter().enumerate().filter(|(_, p)| runs(p).len() >= 3);
+    for (runs, (i, point)) in points.iter().zip(measured) {
         let mut v: Vec<f64> = runs.iter().map(|r| r.log_wall).collect();
         v.sort_by(f64::total_cmp);
         let ss = |s: &[f64]| {
@@ -238,8 +245,10 @@ fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
         let (fast, slow) = (mean(&v[..k]).exp(), mean(&v[k..]).exp());
         if all > 0.0 && within <= SPLIT_LEAVES * all && slow >= GROUPS_APART * fast {
             between += all - within;
+            at.push(i);
             lines.push(format!(
-                "{label}: {k} runs near {fast:.3} s, {} near {slow:.3} s",
+                "{}: {k} runs near {fast:.3} s, {} near {slow:.3} s",
+                point.label(),
                 v.len() - k
             ));
         }
@@ -248,6 +257,7 @@ fn groups(doc: &Results, points: &[Vec<Run>]) -> Option<Noise> {
         cause: Cause::TwoGroups,
         explains: between / total,
         evidence: format!("two groups of runs ({})", lines.join("; ")),
+        at,
     })
 }
 
