@@ -11,7 +11,7 @@ use super::whatif::{self, Measured};
 use super::wording::{self, At, Context, Idle, IoWait, Meanwhile, Span, Turns, Words};
 use super::{Finding, Kind, NoiseSource, Severity};
 use crate::results::findings::WhatIf;
-use crate::results::{Around, Class, Feeder, Hot, Phase, Wait};
+use crate::results::{Around, Class, Feeder, Hot, OPENMP_RUNTIMES, Phase, Wait};
 
 /// A cause must explain at least this share of the loss, and the loss be at least this share of
 /// the capacity, for a finding above `info`.
@@ -760,23 +760,17 @@ const SPIN_EXPLAINS: f64 = 1.0 / 3.0;
 /// Below this share of the on-CPU samples, the runtime's code is not taken for spinning.
 const MIN_SPIN: f64 = 0.02;
 
-/// Parallel runtimes whose threads spin before they sleep when they wait for each other: GCC's
-/// and LLVM's/Intel's OpenMP, oneTBB; and the runtimes' wait functions where they are linked in.
-const SPINNING_RUNTIMES: [&str; 7] = [
-    "libgomp.so",
-    "libomp.so",
-    "libiomp5.so",
-    "libtbb.so",
-    "gomp_barrier",
-    "gomp_team_barrier",
-    "__kmp_",
-];
+/// Besides the OpenMP runtimes' modules, code whose threads spin before they sleep when they
+/// wait for each other: oneTBB, and the OpenMP runtimes' wait functions where they are linked in.
+const SPINNING_RUNTIMES: [&str; 4] = ["libtbb.so", "gomp_barrier", "gomp_team_barrier", "__kmp_"];
 
 /// Share of on-CPU samples in a parallel runtime's own code outside its lock functions (threads
 /// waiting for each other on a CPU), and the first three such functions.
 fn runtime_wait_code(hot: &[Hot]) -> (f64, Vec<String>) {
-    let spins =
-        |h: &&Hot| !is_lock_code(&h.name) && SPINNING_RUNTIMES.iter().any(|r| h.name.contains(r));
+    let spins = |h: &&Hot| {
+        !is_lock_code(&h.name)
+            && OPENMP_RUNTIMES.iter().chain(&SPINNING_RUNTIMES).any(|r| h.name.contains(r))
+    };
     (
         hot.iter().filter(spins).map(|h| h.share).sum(),
         hot.iter().filter(spins).take(3).map(|h| h.name.clone()).collect(),

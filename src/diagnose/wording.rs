@@ -9,7 +9,7 @@ use super::ledger::Ledger;
 use super::{Kind, NoiseSource};
 use crate::analysis::count_label;
 use crate::fmt::{count, count_tenths, pct, secs};
-use crate::results::{Feeder, PointResult};
+use crate::results::{Feeder, OPENMP_RUNTIMES, PointResult};
 
 /// Where a ledger is judged, as its findings name it.
 #[derive(Clone, Copy)]
@@ -439,6 +439,23 @@ pub fn starved(c: &Context, f: &Feeder, shares: &[(f64, f64)]) -> Words {
     ];
     evidence
         .extend(c.shares(shares).map(|s| format!("waiting for work, share of thread time: {s}")));
+    // An OpenMP team's threads wait in its runtime for the next region while the thread that
+    // starts them runs the code between (FastTree: the main thread alone, 1.18× at 2 threads).
+    if openmp(c) {
+        return Words {
+            summary: format!(
+                "{}threads of an OpenMP team wait in its runtime on {} while CPUs are idle, and thread {} runs alone meanwhile: the code it runs between (or beside) the parallel regions is the bottleneck",
+                c.at_(),
+                c.list(", "),
+                who(f)
+            ),
+            evidence,
+            advice: format!(
+                "parallelise what thread {} runs outside the regions (its hot code), or give each region more work (parallelise an outer loop); with short regions, fewer threads",
+                who(f)
+            ),
+        };
+    }
     Words {
         summary: format!(
             "{}work threads wait for work on {} while CPUs are idle, and thread {} that feeds them runs meanwhile: the feeder is the bottleneck",
@@ -452,6 +469,12 @@ pub fn starved(c: &Context, f: &Feeder, shares: &[(f64, f64)]) -> Words {
             who(f)
         ),
     }
+}
+
+/// Whether the waits were entered from an OpenMP runtime (named by its file where the library
+/// has no symbols, as Debian's libgomp).
+fn openmp(c: &Context) -> bool {
+    c.objects.iter().any(|o| OPENMP_RUNTIMES.iter().any(|lib| o.contains(lib)))
 }
 
 /// Workers waiting for work with no thread that feeds them; `meanwhile` what the others wait on,
@@ -480,8 +503,7 @@ pub fn waiting(c: &Context, meanwhile: &[String], ran: &Meanwhile) -> Words {
     // Entered from an OpenMP runtime without its symbols (Debian's libgomp): its workers sleep
     // between and at the end of parallel regions. Tesseract under OMP_WAIT_POLICY=passive: 2
     // threads 6× slower than 1, 12 s more CPU in futex calls, regions too short for the wake-ups.
-    let openmp = c.objects.iter().any(|o| OPENMP.iter().any(|lib| o.contains(lib)));
-    let advice = if openmp {
+    let advice = if openmp(c) {
         "the threads wait in the OpenMP runtime, between or at the end of parallel regions: when regions are short, waking the threads costs more than the work they get (the extra CPU per unit of work says how much); parallelise an outer loop so each region does more, or use fewer threads; if one thread runs serial code between the regions meanwhile, that code is the part to parallelise"
     } else if busy {
         "see what the threads that run meanwhile do: the work the waiting threads get comes from them, or never reaches them (a part of the job that the count does not parallelise)"
@@ -498,9 +520,6 @@ pub fn waiting(c: &Context, meanwhile: &[String], ran: &Meanwhile) -> Words {
         advice: advice.into(),
     }
 }
-
-/// The OpenMP runtimes, by the file their code is in.
-const OPENMP: [&str; 3] = ["libgomp.so", "libomp.so", "libiomp5.so"];
 
 /// What ran while workers waited for work that no one thread fed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -902,6 +921,29 @@ mod tests {
         let plain = at_two_threads("pthread_cond_wait ← worker (heap+0x10)", 1.0, 2);
         let w = waiting(&plain, &[], &Meanwhile { running: 0.41, most: None });
         assert!(w.advice.starts_with("find what should feed them"), "{}", w.advice);
+    }
+
+    #[test]
+    fn the_thread_an_openmp_team_waits_for_runs_the_code_between_its_regions() {
+        // FastTree's pool thread docked in Debian's libgomp while the main thread runs alone.
+        let c = at_two_threads(
+            "libgomp.so.1.0.0+0x1f64e ← libgomp.so.1.0.0+0x1cd67 (heap+0x38244)",
+            1.96,
+            1,
+        );
+        let f =
+            Feeder { name: "fasttreeMP".into(), tid: Some(6729), main: true, ..Default::default() };
+        let w = starved(&c, &f, &[]);
+        assert!(
+            w.summary.contains("threads of an OpenMP team wait in its runtime"),
+            "{}",
+            w.summary
+        );
+        assert!(!w.summary.contains("feeds them"), "{}", w.summary);
+        assert!(w.advice.starts_with("parallelise what thread 'fasttreeMP' (tid 6729, the main thread) runs outside the regions"), "{}", w.advice);
+        let plain = at_two_threads("pthread_cond_wait ← worker (heap+0x10)", 1.0, 2);
+        let w = starved(&plain, &f, &[]);
+        assert!(w.summary.contains("the feeder is the bottleneck"), "{}", w.summary);
     }
 
     #[test]

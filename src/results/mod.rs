@@ -47,7 +47,7 @@ pub use sequential::{Added, Sequential};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 pub use speedup_stack::{SpeedupStack, StackPart};
-pub use stack_profile::{OffCpuStack, OnCpuStack, StackFrame, StackProfile};
+pub use stack_profile::{OPENMP_RUNTIMES, OffCpuStack, OnCpuStack, StackFrame, StackProfile};
 use std::collections::BTreeMap;
 pub use store::{Store, StoreError};
 pub use thread_report::{

@@ -6,6 +6,10 @@ use super::{Class, Phase, Phases};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+/// The modules of the OpenMP runtimes (GNU's, LLVM's, Intel's): they call the work they hand out
+/// on every thread of a team, and their threads spin in their own code while they wait.
+pub const OPENMP_RUNTIMES: [&str; 3] = ["libgomp.so", "libomp.so", "libiomp5.so"];
+
 /// A frame: function and module.
 #[derive(
     Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
