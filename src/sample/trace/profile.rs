@@ -3,9 +3,14 @@
 //! and tells which threads run the same code.
 
 use super::tracer::{Interval, StackSample};
-use crate::results::{Class, OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile};
-use crate::sample::unwind::{Frame, StackId, Stacks};
+use crate::results::{
+    Class, OPENMP_RUNTIMES, OffCpuStack, OnCpuStack, Phase, Phases, StackFrame, StackProfile,
+};
+use crate::sample::unwind::{Frame, StackId, Stacks, UNMAPPED};
 use std::collections::HashMap;
+
+/// The first id of a chain whose unwinding broke, followed by its module's.
+const BROKEN: u32 = u32::MAX;
 
 /// Width of the time bins the builder keeps (phases are placed to this resolution).
 const BIN_NS: u64 = 10_000_000;
@@ -131,15 +136,32 @@ impl ProfileBuilder {
     /// chains do the same work. Work an OpenMP runtime hands out is called from the runtime on
     /// every thread of the team, from `GOMP_parallel` on the thread that started the region and
     /// from the pool's own entry on the others: its chain starts after the runtime's last frame.
+    ///
+    /// A stack whose outermost frame lies in no module is one whose unwinding broke (code without
+    /// unwind tables, such as hand-written SIMD, left junk read as return addresses, a chain of
+    /// its own in every sample): its callers are unknown, and it counts as the module it ran in.
     pub fn code_by_thread(&self, stacks: &Stacks) -> Code {
         let (table, all) = stacks.tables();
-        let runtime = |f: &u32| table.get(*f as usize).is_some_and(|f| dispatches(&f.module));
+        let module = |f: &u32| table.get(*f as usize).map(|f| f.module.as_str());
+        let runtime = |f: &u32| module(f).is_some_and(dispatches);
+        // A module stands for itself by the first frame of it in the table.
+        let mut first_of: HashMap<&str, u32> = HashMap::new();
         self.by_thread
             .iter()
             .map(|(&tid, samples)| {
                 let mut chains: HashMap<Vec<u32>, u64> = HashMap::new();
                 for (&id, &n) in samples {
                     let stack = all.get(id as usize).map_or(&[][..], Vec::as_slice);
+                    if let [outermost, .., leaf] = stack
+                        && module(outermost).is_none_or(|m| m == UNMAPPED)
+                        && let Some(m) = module(leaf)
+                    {
+                        let id = *first_of.entry(m).or_insert_with(|| {
+                            table.iter().position(|f| f.module == m).unwrap_or(0) as u32
+                        });
+                        *chains.entry(vec![BROKEN, id]).or_default() += n;
+                        continue;
+                    }
                     let mut frames = &stack[..stack.len().saturating_sub(1)];
                     // Out of the runtime's own code (its spinning stays a chain of its own).
                     if stack.last().is_some_and(|f| !runtime(f))
@@ -196,9 +218,9 @@ impl ProfileBuilder {
 }
 
 /// Whether a module is a parallel runtime that calls the work it hands out on each thread of a
-/// team (GNU's and LLVM's OpenMP).
+/// team.
 fn dispatches(module: &str) -> bool {
-    ["libgomp.so", "libomp.so", "libiomp5.so"].iter().any(|m| module.starts_with(m))
+    OPENMP_RUNTIMES.iter().any(|m| module.starts_with(m))
 }
 
 /// Per thread, on-CPU samples by chain of callers (frame ids, outermost first).
@@ -335,6 +357,35 @@ mod tests {
             Some(0.0),
             "spinning in the runtime is no work"
         );
+    }
+
+    #[test]
+    fn stacks_whose_unwinding_broke_count_as_the_module_they_ran_in() {
+        let mut stacks = Stacks::new();
+        let f = |function: &str, module: &str| Frame {
+            function: function.into(),
+            module: module.into(),
+        };
+        // b3sum's hashing in hand-written SIMD: junk callers, a new one in every sample.
+        let mut broken = |junk: &str, leaf: &str, module: &str| {
+            stacks.intern_frames(&[f("0x1", UNMAPPED), f(junk, UNMAPPED), f(leaf, module)])
+        };
+        let (a, b) = (
+            broken("0x947f1000947ef", "b3sum+0x41b4c", "b3sum"),
+            broken("0x9f111", "b3sum+0x42b2f", "b3sum"),
+        );
+        let other = broken("0xa9861", "libc.so.6+0x9a0", "libc.so.6");
+        // Compiled code a JIT left in anonymous memory, called from a module: not broken.
+        let jit = stacks.intern_frames(&[
+            f("start_thread", "libc.so.6"),
+            f("0x7f00aa", UNMAPPED),
+            f("0x7f00bb", UNMAPPED),
+        ]);
+        let code = code_of(&stacks, &[(1, a), (2, b), (3, other), (4, jit), (5, jit)]);
+        assert_eq!(same_code(&code[&1], &code[&2]), Some(1.0));
+        assert_eq!(same_code(&code[&1], &code[&3]), Some(0.0), "another module");
+        assert_eq!(same_code(&code[&4], &code[&5]), Some(1.0));
+        assert_eq!(same_code(&code[&4], &code[&1]), Some(0.0));
     }
 
     #[test]

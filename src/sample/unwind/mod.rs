@@ -8,5 +8,7 @@ mod stacks;
 mod symbols;
 
 pub(crate) use regs::Regs;
-pub(crate) use stacks::{BLOCKED_STACK_BYTES, Frame, StackId, Stacks, read_stack, wait_site};
+pub(crate) use stacks::{
+    BLOCKED_STACK_BYTES, Frame, StackId, Stacks, UNMAPPED, read_stack, wait_site,
+};
 pub(crate) use symbols::{Mapping, Namer, Place, locate, parse_maps};

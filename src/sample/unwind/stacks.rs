@@ -24,6 +24,9 @@ const MAX_FRAMES: usize = 128;
 /// Frame records tried as the frame pointer of a stack unwound without one.
 const FP_CANDIDATES: usize = 4;
 
+/// The module of a frame at an address in no module.
+pub const UNMAPPED: &str = "?";
+
 /// One frame: the function (or `module+0xoffset` without a symbol) and its module.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Frame {
@@ -355,7 +358,7 @@ impl Stacks {
                     inlined.into_iter().map(|function| Frame { function, module: module.clone() }),
                 );
             }
-            None => frames.push(Frame { function: format!("{addr:#x}"), module: "?".into() }),
+            None => frames.push(Frame { function: format!("{addr:#x}"), module: UNMAPPED.into() }),
         };
         self.load_cpu_s += first_use_s;
         let ids: Vec<u32> = frames.into_iter().map(|f| self.frame_id(f)).collect();
