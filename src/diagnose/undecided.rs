@@ -13,7 +13,7 @@ use crate::analysis::observations::{self, Obs};
 use crate::analysis::{count_label, log_interval};
 use crate::plan::Counts;
 use crate::results::Results;
-use crate::results::analysis::{PointScaling, SeriesAnalysis};
+use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::findings::{Finding, Severity};
 use crate::stats::sequential::{Confidence, LogRatio};
 
@@ -112,30 +112,22 @@ fn severity(
         return Vec::new();
     }
     let suffix = super::wording::series(label);
-    let gap = 1.0 - p.eff;
     let raised = findings.iter().filter(|f| {
         f.at == Some(p.top.count)
             && f.severity >= Severity::Medium
             && f.cost_per_run_pct.len() >= 2
             && f.summary.ends_with(&suffix)
-            && f.cost_pct.is_some_and(|c| {
-                (f.severity == Severity::High) == (c / 100.0 >= HIGH_SHARE && gap >= HIGH_GAP)
+            && f.cost_pct.is_some_and(|c| match (f.severity, high_by_figures(c, p)) {
+                (Severity::High, high) => high,
+                // Medium by its figures, or a high one that `settle` left medium.
+                (_, high) => !high || open(f, p, now).is_some(),
             })
     });
     let mut out = Vec::new();
     for f in raised.take(SEVERITIES_ASKED) {
         let what =
             format!("whether the {} at {} is high", f.kind.name(), count_label(p.top.count, name));
-        let shares: Vec<f64> = f.cost_per_run_pct.iter().map(|c| c / 100.0).collect();
-        let Some(s) = crate::stats::Summary::of(&shares) else { continue };
-        let df = (s.n - 1) as f64;
-        let r = LogRatio {
-            centre: s.mean,
-            half: now.t(df) * s.stddev / (s.n as f64).sqrt(),
-            df,
-            n: s.n,
-            paired: true,
-        };
+        let Some(r) = share(f, now) else { continue };
         let (lo, hi) = (r.centre - r.half, r.centre + r.half);
         if straddles(lo, hi, HIGH_SHARE, SHARE_BAND) {
             let wanted = within(r.centre, HIGH_SHARE, SHARE_BAND);
@@ -146,7 +138,7 @@ fn severity(
                     "{:.0}–{:.0}% after {}",
                     100.0 * lo.max(0.0),
                     100.0 * hi.min(1.0),
-                    runs_words(s.n)
+                    runs_words(r.n)
                 ),
                 runs_needed: needed(&r, wanted, (now, next), max),
             });
@@ -163,6 +155,78 @@ fn severity(
         }
     }
     out
+}
+
+/// Whether a cause's share of the loss and the judged count's gap make it high.
+fn high_by_figures(cost_pct: f64, p: &Pair) -> bool {
+    cost_pct / 100.0 >= HIGH_SHARE && 1.0 - p.eff >= HIGH_GAP
+}
+
+/// A cause's share of the lost capacity over its point's runs, with its interval at `conf`.
+fn share(f: &Finding, conf: Confidence) -> Option<LogRatio> {
+    let shares: Vec<f64> = f.cost_per_run_pct.iter().map(|c| c / 100.0).collect();
+    let s = crate::stats::Summary::of(&shares)?;
+    let df = (s.n - 1) as f64;
+    Some(LogRatio {
+        centre: s.mean,
+        half: conf.t(df) * s.stddev / (s.n as f64).sqrt(),
+        df,
+        n: s.n,
+        paired: true,
+    })
+}
+
+/// Why the runs leave a cause's severity open, in words: its share's interval straddles 40%, or
+/// reaches it while the efficiency's straddles 80%; `None` when they decide it.
+fn open(f: &Finding, p: &Pair, conf: Confidence) -> Option<String> {
+    let r = share(f, conf)?;
+    let (lo, hi) = (r.centre - r.half, r.centre + r.half);
+    let shares = format!(
+        "it explains {:.0}–{:.0}% of the lost capacity over {} ({}% or more makes a cause high)",
+        100.0 * lo.max(0.0),
+        100.0 * hi.min(1.0),
+        runs_words(r.n),
+        100.0 * HIGH_SHARE
+    );
+    if straddles(lo, hi, HIGH_SHARE, SHARE_BAND) {
+        Some(shares)
+    } else if hi >= HIGH_SHARE && straddles(1.0 - p.eff_hi, 1.0 - p.eff_lo, HIGH_GAP, INDIFFERENT) {
+        Some(format!(
+            "the efficiency is anywhere from {:.0}% to {:.0}% (below {:.0}% makes a cause high)",
+            100.0 * p.eff_lo,
+            100.0 * p.eff_hi,
+            100.0 * (1.0 - HIGH_GAP)
+        ))
+    } else {
+        None
+    }
+}
+
+/// Causes raised as high whose severity the runs leave open (the runs added to decide it ran
+/// out of budget, or a fixed number of runs could not) are said as `medium`, with why: a claim
+/// made to an expert is made only as strongly as the runs bear it out.
+pub fn settle(doc: &Results, a: &Analysis, out: &mut [Finding]) {
+    if !a.axis.parallel() || a.axis.counts == Counts::Other {
+        return;
+    }
+    for s in &a.series {
+        let Some(p) = Pair::of(doc, a, s) else { continue };
+        if p.busy_baseline.is_some() || 1.0 - p.eff_lo < HIGH_GAP {
+            continue;
+        }
+        let suffix = super::wording::series(&s.label);
+        for f in out.iter_mut().filter(|f| {
+            f.at == Some(p.top.count)
+                && f.severity == Severity::High
+                && f.cost_per_run_pct.len() >= 2
+                && f.summary.ends_with(&suffix)
+        }) {
+            if let Some(why) = open(f, &p, a.confidence) {
+                f.severity = Severity::Medium;
+                f.evidence.push(format!("high or medium, the runs cannot tell: {why}"));
+            }
+        }
+    }
 }
 
 /// Whether an interval `[lo, hi]` leaves it open which side of `at` the value is on, beyond the
@@ -387,8 +451,11 @@ mod tests {
         assert!(
             asked(&cause(Severity::Medium, &[30.0, 45.0, 60.0]), [0.88, 0.86, 0.90]).is_empty()
         );
-        // A severity another rule set (medium where the share and the gap say high) is left alone.
-        assert!(asked(&cause(Severity::Medium, &[30.0, 45.0, 60.0]), clear).is_empty());
+        // A severity another rule set (medium where the share and the gap say high) is left alone…
+        assert!(asked(&cause(Severity::Medium, &[50.0, 52.0, 51.0]), clear).is_empty());
+        // …but a high one said as medium while the runs cannot tell is asked about.
+        let q = asked(&cause(Severity::Medium, &[30.0, 45.0, 60.0]), clear);
+        assert_eq!(q.len(), 1, "{q:?}");
     }
 
     #[test]
