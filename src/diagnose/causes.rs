@@ -36,6 +36,9 @@ const FEEDS: f64 = 0.5;
 /// A thread that waits for work itself this share of its time or more is a peer of the waiting
 /// threads (a worker whose turn came first), not what feeds them.
 const PEER: f64 = 0.2;
+/// Waiters on a CPU less than this share of their time did no work to be starved of: a caller
+/// waiting for the job's result, or an idle pool thread.
+const IDLE_WAITERS: f64 = 0.01;
 
 /// A wait for work of which this share of the idle capacity falls in the run's tail…
 const TAIL_WAITS: f64 = 2.0 / 3.0;
@@ -58,6 +61,13 @@ fn peer(f: &Feeder) -> bool {
     let same_work = f.same_code.is_some_and(|c| c >= SAME_CODE)
         && f.waiters_busy.is_some_and(|w| f.busy <= SAME_PACE * w.max(1e-9));
     f.waits_for_work.unwrap_or(0.0) >= PEER || same_work
+}
+
+/// Whether the threads waiting beside a feeder did no work at all, so that neither its code nor
+/// its pace can be told from theirs: b3sum's main thread waiting for its pool's result (its
+/// waiters on a CPU 0.1% of their time) named the pool worker running meanwhile its feeder.
+fn idle_waiters(f: &Feeder) -> bool {
+    f.waiters_busy.is_some_and(|w| w < IDLE_WAITERS)
 }
 
 /// Whether the thread that ran while workers waited takes turns with them: the job's threads ran
@@ -355,7 +365,8 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
             let turns = scope.one_at_a_time && a.feeder.as_ref().is_some_and(taking_turns);
-            match a.feeder.clone().filter(|f| f.running >= FEEDS && !peer(f) && !turns) {
+            let feeds = |f: &Feeder| f.running >= FEEDS && !peer(f) && !idle_waiters(f);
+            match a.feeder.clone().filter(|f| feeds(f) && !turns) {
                 // By name: its thread id differs in every run of the point.
                 Some(f) => Some((Kind::WaitForWork, Key::Feeder(f.name.clone()), Role::Starved(f))),
                 None if a.members_running >= TURNS && a.members_peak <= SERIALISED => lock(),
@@ -1399,6 +1410,9 @@ mod tests {
         assert!(!peer(&f(0.05, 0.6, 0.5)));
         // One that waits for work itself.
         assert!(peer(&Feeder { waits_for_work: Some(0.3), ..f(0.0, 0.6, 0.5) }));
+        // Waiters that did no work: no code or pace to tell a feeder by.
+        assert!(idle_waiters(&Feeder { same_code: None, ..f(0.0, 0.99, 0.001) }));
+        assert!(!idle_waiters(&f(0.05, 0.6, 0.2)));
     }
 
     #[test]
