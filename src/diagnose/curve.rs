@@ -429,14 +429,22 @@ pub fn oversubscription(
 ) -> Option<Finding> {
     let over: Vec<&PointScaling> = s.points.iter().filter(|p| p.count > cpus).collect();
     let last = *over.last()?;
-    // No more work threads than CPUs ran at once at that count (a program that caps its threads at
-    // the CPUs, like OpenBLAS, or ignores the count): nothing was oversubscribed.
+    // No more work threads than CPUs alive at once at that count (a program that caps its threads
+    // at the CPUs, like OpenBLAS, or a runtime that keeps its extra threads asleep, like Erlang's
+    // schedulers): nothing was oversubscribed, and a gain there is not the CPUs' doing.
     let last_ledger = ledger::of(&doc.points[last.index], None);
-    if last_ledger.as_ref().is_some_and(|l| l.peak_work_threads as f64 <= cpus) {
-        return None;
-    }
+    let capped = last_ledger.as_ref().map(|l| l.peak_work_threads).filter(|&n| n as f64 <= cpus);
     let fit =
         s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.rate.total_cmp(&b.rate))?;
+    // Said only of a program that filled the CPUs with work threads at the largest count that
+    // fits them: one that never ran more than one ignores the count, which `threads-ignored` says.
+    let largest =
+        s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.count.total_cmp(&b.count))?;
+    let filled = ledger::of(&doc.points[largest.index], None)
+        .is_some_and(|l| l.peak_work_threads as f64 >= cpus.min(largest.count));
+    if capped.is_some() && !filled {
+        return None;
+    }
     // Shares of thread time at that count: waiting for a CPU, and off a CPU (waits of any kind).
     let (runq, off) = crate::analysis::threads::of_point(&doc.points[last.index])
         .map(|t| {
@@ -448,7 +456,12 @@ pub fn oversubscription(
         .unwrap_or((None, 0.0));
     let gain = last.rate / fit.rate;
     let faster = gain > 1.05;
-    if let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label), weak) {
+    if capped.is_some() && faster {
+        return None;
+    }
+    if capped.is_none()
+        && let Some(f) = collapse(doc, (last, fit), gain, (name, cpus, label), weak)
+    {
         return Some(f);
     }
     Some(Finding {
@@ -484,9 +497,16 @@ pub fn oversubscription(
         } else {
             // Said only when they do: 4 threads of a program that works on one wait for nothing,
             // and a producer-bound queue's consumers wait for work more than for a CPU.
-            let why = match runq {
-                Some(r) if r >= 0.1 && r >= off => ": the extra threads only wait for a CPU".into(),
-                Some(r) if r >= 0.1 => format!(
+            let why = match (capped, runq) {
+                // Erlang's BEAM at +S 4 on 2 CPUs: two schedulers busy, two asleep.
+                (Some(n), _) => format!(
+                    ": no more than {n} work thread{} at once, so the {name} past the CPUs added none that worked",
+                    if n == 1 { " ran" } else { "s ran" }
+                ),
+                (None, Some(r)) if r >= 0.1 && r >= off => {
+                    ": the extra threads only wait for a CPU".into()
+                }
+                (None, Some(r)) if r >= 0.1 => format!(
                     ": the extra threads wait for a CPU {:.0}% of their time, and off a CPU {:.0}%: the causes at the CPUs' count say for what",
                     100.0 * r,
                     100.0 * off

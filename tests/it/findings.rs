@@ -615,6 +615,23 @@ fn more_threads_than_cores_is_oversubscription_and_not_an_alarm_when_the_program
 }
 
 #[test]
+fn counts_past_the_cpus_that_add_no_working_thread_are_said_flat_not_left_silent() {
+    // As Erlang's BEAM at +S 4 on 2 CPUs, whose extra schedulers sleep: no more threads work than
+    // there are CPUs, and the count past them gains nothing.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let exe = bin().to_string_lossy().into_owned();
+    let command = format!(
+        "n={{threads}}; [ $n -gt {cpus} ] && n={cpus}; {exe} probe scalable --threads $n --ops 200000000"
+    );
+    let f = swept(&format!("-w 0 --shell --param threads=1,{cpus},{}", 2 * cpus), &[&command]);
+    let o = first(&f, Kind::CpuOversubscription);
+    assert_eq!(o.severity, Severity::Low, "{o:?}");
+    assert!(o.summary.contains(&format!("no more than {cpus} work threads ran at once")), "{o:?}");
+    assert!(o.advice.contains(&format!("at most {cpus} threads")), "{o:?}");
+    nothing_serious_but(&f, &[]);
+}
+
+#[test]
 fn a_baseline_that_already_fills_the_cpus_is_judged_by_its_cpu_use_not_its_count() {
     // As Java's parallel streams swept over the pool's parallelism: the caller thread works too,
     // so parallelism=1 already keeps 2 threads busy, and 2 CPUs leave nothing more to gain.
