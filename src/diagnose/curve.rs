@@ -438,12 +438,17 @@ pub fn oversubscription(
         s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.rate.total_cmp(&b.rate))?;
     // Said only of a program that filled the CPUs with work threads at the largest count that
     // fits them: one that never ran more than one ignores the count, which `threads-ignored` says.
-    let largest =
-        s.points.iter().filter(|p| p.count <= cpus).max_by(|a, b| a.count.total_cmp(&b.count))?;
-    let filled = ledger::of(&doc.points[largest.index], None)
-        .is_some_and(|l| l.peak_work_threads as f64 >= cpus.min(largest.count));
-    if capped.is_some() && !filled {
-        return None;
+    if capped.is_some() {
+        let largest = s
+            .points
+            .iter()
+            .filter(|p| p.count <= cpus)
+            .max_by(|a, b| a.count.total_cmp(&b.count))?;
+        let filled = ledger::of(&doc.points[largest.index], None)
+            .is_some_and(|l| l.peak_work_threads as f64 >= cpus.min(largest.count));
+        if !filled {
+            return None;
+        }
     }
     // Shares of thread time at that count: waiting for a CPU, and off a CPU (waits of any kind).
     let (runq, off) = crate::analysis::threads::of_point(&doc.points[last.index])

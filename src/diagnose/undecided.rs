@@ -107,16 +107,13 @@ fn severity(
     (now, next): (Confidence, Confidence),
     max: u32,
 ) -> Vec<Question> {
-    // The efficiency clearly above 80% keeps every cause medium whatever its share.
-    if p.busy_baseline.is_some() || 1.0 - p.eff_lo < HIGH_GAP {
+    if !severities_open(p) {
         return Vec::new();
     }
     let suffix = super::wording::series(label);
     let raised = findings.iter().filter(|f| {
-        f.at == Some(p.top.count)
+        judged(f, p, &suffix)
             && f.severity >= Severity::Medium
-            && f.cost_per_run_pct.len() >= 2
-            && f.summary.ends_with(&suffix)
             && f.cost_pct.is_some_and(|c| match (f.severity, high_by_figures(c, p)) {
                 (Severity::High, high) => high,
                 // Medium by its figures, or a high one that `settle` left medium.
@@ -157,6 +154,19 @@ fn severity(
     out
 }
 
+/// Whether the runs may leave causes' severities open at all: not beside a baseline that kept
+/// more CPUs busy than its count (the gap is judged against its CPU use), nor with the
+/// efficiency clearly above 80%, which keeps every cause medium whatever its share.
+fn severities_open(p: &Pair) -> bool {
+    p.busy_baseline.is_none() && 1.0 - p.eff_lo >= HIGH_GAP
+}
+
+/// Whether a finding is a cause judged at the pair's top count in this series (`suffix`), with
+/// a share in each of two runs or more.
+fn judged(f: &Finding, p: &Pair, suffix: &str) -> bool {
+    f.at == Some(p.top.count) && f.cost_per_run_pct.len() >= 2 && f.summary.ends_with(suffix)
+}
+
 /// Whether a cause's share of the loss and the judged count's gap make it high.
 fn high_by_figures(cost_pct: f64, p: &Pair) -> bool {
     cost_pct / 100.0 >= HIGH_SHARE && 1.0 - p.eff >= HIGH_GAP
@@ -165,15 +175,7 @@ fn high_by_figures(cost_pct: f64, p: &Pair) -> bool {
 /// A cause's share of the lost capacity over its point's runs, with its interval at `conf`.
 fn share(f: &Finding, conf: Confidence) -> Option<LogRatio> {
     let shares: Vec<f64> = f.cost_per_run_pct.iter().map(|c| c / 100.0).collect();
-    let s = crate::stats::Summary::of(&shares)?;
-    let df = (s.n - 1) as f64;
-    Some(LogRatio {
-        centre: s.mean,
-        half: conf.t(df) * s.stddev / (s.n as f64).sqrt(),
-        df,
-        n: s.n,
-        paired: true,
-    })
+    LogRatio::of_rounds(&shares, conf)
 }
 
 /// Why the runs leave a cause's severity open, in words: its share's interval straddles 40%, or
@@ -210,17 +212,9 @@ pub fn settle(doc: &Results, a: &Analysis, out: &mut [Finding]) {
         return;
     }
     for s in &a.series {
-        let Some(p) = Pair::of(doc, a, s) else { continue };
-        if p.busy_baseline.is_some() || 1.0 - p.eff_lo < HIGH_GAP {
-            continue;
-        }
+        let Some(p) = Pair::of(doc, a, s).filter(severities_open) else { continue };
         let suffix = super::wording::series(&s.label);
-        for f in out.iter_mut().filter(|f| {
-            f.at == Some(p.top.count)
-                && f.severity == Severity::High
-                && f.cost_per_run_pct.len() >= 2
-                && f.summary.ends_with(&suffix)
-        }) {
+        for f in out.iter_mut().filter(|f| f.severity == Severity::High && judged(f, &p, &suffix)) {
             if let Some(why) = open(f, &p, a.confidence) {
                 f.severity = Severity::Medium;
                 f.evidence.push(format!("high or medium, the runs cannot tell: {why}"));

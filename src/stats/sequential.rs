@@ -86,6 +86,21 @@ pub struct LogRatio {
 }
 
 impl LogRatio {
+    /// The interval of the mean of per-round values (log ratios, or a cause's share in each run)
+    /// at `conf`: Student's t at n − 1 degrees of freedom times the standard error. `None` with
+    /// no values.
+    pub fn of_rounds(values: &[f64], conf: Confidence) -> Option<LogRatio> {
+        let s = Summary::of(values)?;
+        let df = (s.n - 1) as f64;
+        Some(LogRatio {
+            centre: s.mean,
+            half: conf.t(df) * s.stddev / (s.n as f64).sqrt(),
+            df,
+            n: s.n,
+            paired: true,
+        })
+    }
+
     /// `[low, high]` on the ratio's own scale.
     pub fn interval(&self) -> [f64; 2] {
         [(self.centre - self.half).exp(), (self.centre + self.half).exp()]
@@ -119,15 +134,7 @@ pub fn paired(a: &[(u32, f64)], b: &[(u32, f64)], conf: Confidence) -> Option<Lo
     if logs.len() < PAIRED_MIN || logs.iter().any(|l| !l.is_finite()) {
         return None;
     }
-    let s = Summary::of(&logs)?;
-    let df = (s.n - 1) as f64;
-    Some(LogRatio {
-        centre: s.mean,
-        half: conf.t(df) * s.stddev / (s.n as f64).sqrt(),
-        df,
-        n: s.n,
-        paired: true,
-    })
+    LogRatio::of_rounds(&logs, conf)
 }
 
 /// The interval of mean(`b`) / mean(`a`) from unpaired values by the delta method: Student's t

@@ -298,11 +298,13 @@ mod tests {
     use super::*;
 
     fn frames(stacks: &mut Stacks, names: &[&str]) -> StackId {
-        let f: Vec<Frame> = names
-            .iter()
-            .map(|n| Frame { function: n.to_string(), module: "prog".into() })
-            .collect();
+        let f: Vec<Frame> = names.iter().map(|n| f(n, "prog")).collect();
         stacks.intern_frames(&f)
+    }
+
+    /// A frame of `function` in `module`.
+    fn f(function: &str, module: &str) -> Frame {
+        Frame { function: function.into(), module: module.into() }
     }
 
     /// The code by thread of one on-CPU sample per `(tid, stack)`.
@@ -330,10 +332,6 @@ mod tests {
     #[test]
     fn an_openmp_teams_threads_run_the_same_code_whoever_started_the_region() {
         let mut stacks = Stacks::new();
-        let f = |function: &str, module: &str| Frame {
-            function: function.into(),
-            module: module.into(),
-        };
         let gomp = "libgomp.so.1.0.0";
         let caller = stacks.intern_frames(&[
             f("main", "prog"),
@@ -362,10 +360,6 @@ mod tests {
     #[test]
     fn stacks_whose_unwinding_broke_count_as_the_module_they_ran_in() {
         let mut stacks = Stacks::new();
-        let f = |function: &str, module: &str| Frame {
-            function: function.into(),
-            module: module.into(),
-        };
         // b3sum's hashing in hand-written SIMD: junk callers, a new one in every sample.
         let mut broken = |junk: &str, leaf: &str, module: &str| {
             stacks.intern_frames(&[f("0x1", UNMAPPED), f(junk, UNMAPPED), f(leaf, module)])
