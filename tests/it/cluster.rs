@@ -175,9 +175,24 @@ fn copies_serialised_on_a_lock_file_interfere_and_the_lock_is_named() {
     let mut cmd = vec!["flock".to_string(), lock];
     cmd.extend(probe("1"));
     let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let o = run(d.path(), &["-r", "3", "--copies", "2"], &cmd);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = results(&d.path().join("r"));
+    // A host whose other guests or processes took a tenth of a point's CPUs slows one copy alone
+    // as much as the lock slows two: such a sweep is taken again, up to three times.
+    let mut attempt = 1;
+    let (o, doc) = loop {
+        let _ = std::fs::remove_dir_all(d.path().join("r"));
+        let o = run(d.path(), &["-r", "3", "--copies", "2"], &cmd);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let doc = results(&d.path().join("r"));
+        let disturbed = common::stolen_share(&doc).max(common::other_load_share(&doc));
+        if kinds(&doc).contains(&Kind::CopiesInterfere) || disturbed < 0.1 || attempt == 3 {
+            break (o, doc);
+        }
+        eprintln!(
+            "note: the host or other processes took {:.0}% of a point's CPUs in sweep {attempt}: swept again",
+            100.0 * disturbed
+        );
+        attempt += 1;
+    };
     let f = finding(&doc, Kind::CopiesInterfere);
     let ev = f.evidence.join("\n");
     assert!(ev.contains("a copy takes") && ev.contains("flock"), "{f:?}");
