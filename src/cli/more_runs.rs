@@ -64,13 +64,11 @@ pub fn settle(
                 } else {
                     "the budget ran out".into()
                 };
-                (format!("{short} (budget {})", budget_words(&seq)), short)
+                (format!("{short}; budget {}", budget_words(&seq)), short)
             } else {
-                let looked = format!(
-                    "looked at {} times, the most the intervals' 5% error allows",
-                    seq.looks
-                );
-                (format!("the runs were {looked}"), looked)
+                let looked =
+                    format!("{} looks at the runs, the most their 95% intervals allow", seq.looks);
+                (format!("after {looked}"), looked)
             };
             let max = plan.runs.max;
             let undecided: Vec<String> = questions
@@ -89,7 +87,7 @@ pub fn settle(
                 .collect();
             for u in &undecided {
                 crate::fmt::say!(
-                    "scalescope: {why} before telling {u}; --budget sets how long to measure"
+                    "scalescope: still undecided ({why}): {u}; --budget sets how long to measure"
                 );
             }
             set_undecided(&mut store.doc, undecided, Some(stopped_by));

@@ -223,6 +223,43 @@ impl Useful {
     }
 }
 
+/// The baseline's CPU for the same work, as a run of another point is judged against it: the
+/// baseline's run of the same interleaved round where there is one (a host that slows down over
+/// the sweep slows both, and its slow spell is not taken for extra CPU), else the mean of its runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Baseline {
+    /// The mean over the baseline's runs.
+    pub mean: Useful,
+    /// Its run of each round, scaled alike.
+    pub rounds: BTreeMap<u32, Useful>,
+}
+
+impl Baseline {
+    /// The baseline point `p`'s CPU, scaled by `ratio` (more work under weak scaling), by round.
+    pub fn of(p: &PointResult, ratio: f64) -> Option<Baseline> {
+        let rounds = p
+            .runs
+            .iter()
+            .filter(|r| r.counted())
+            .filter_map(|r| {
+                let u = Useful { user_s: ratio * r.user_s, sys_s: ratio * r.sys_s };
+                Some((r.round?, u))
+            })
+            .collect();
+        Some(Baseline { mean: Useful::of(p, ratio)?, rounds })
+    }
+
+    /// Its mean alone, whatever the round: a point judged against its own runs' mean.
+    pub fn mean_of(p: &PointResult, ratio: f64) -> Option<Baseline> {
+        Some(Baseline { mean: Useful::of(p, ratio)?, rounds: BTreeMap::new() })
+    }
+
+    /// What run `r` is judged against.
+    pub fn at(&self, r: &RunRecord) -> Useful {
+        r.round.and_then(|k| self.rounds.get(&k)).copied().unwrap_or(self.mean)
+    }
+}
+
 /// Waits no sample caught in a run (the sampler spreads them within a run over the waits it
 /// caught there, so these are runs where it caught none) are put down to the waits caught in the
 /// point's other runs, in proportion: the same program doing the same work waits on the same
@@ -470,7 +507,7 @@ fn same_across_runs(a: &Cause, b: &Cause) -> bool {
 
 /// The ledger of a point against `useful` (its own CPU when no baseline applies: then only idle
 /// capacity is lost); `None` when no run has an accounting.
-pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
+pub fn of(p: &PointResult, useful: Option<&Baseline>) -> Option<Ledger> {
     let runs: Vec<(&RunRecord, &ThreadReport)> = p
         .runs
         .iter()
@@ -496,7 +533,7 @@ pub fn of(p: &PointResult, useful: Option<Useful>) -> Option<Ledger> {
     for (k, (r, t)) in runs.iter().enumerate() {
         let c = t.capacity.as_ref().expect("filtered");
         let cpu = r.user_s + r.sys_s;
-        let u = useful.unwrap_or(Useful { user_s: r.user_s, sys_s: r.sys_s });
+        let u = useful.map_or(Useful { user_s: r.user_s, sys_s: r.sys_s }, |b| b.at(r));
         let scale = if c.span_s > 0.0 { r.wall_s / c.span_s } else { 1.0 };
         let lost = c.cpus * r.wall_s - u.total();
         let run = account(r, t, u, lost);
@@ -574,6 +611,35 @@ mod tests {
             carried_s: 0.0,
             sooner,
         }
+    }
+
+    /// A host that slowed down over the sweep: the baseline's runs of rounds 0 and 1 took 1.9 and
+    /// 2.5 s of CPU. A run of another point is judged against the baseline's run of its round, and
+    /// a run of a round the baseline did not run in against the baseline's mean, scaled alike.
+    #[test]
+    fn a_run_is_judged_against_the_baselines_run_of_its_round() {
+        let run = |round: Option<u32>, user_s: f64| RunRecord {
+            round,
+            user_s,
+            sys_s: 0.1,
+            wall_s: 2.0,
+            exit_code: Some(0),
+            ..RunRecord::default()
+        };
+        let base = PointResult {
+            params: Default::default(),
+            command: Vec::new(),
+            target_runs: None,
+            runs: vec![run(Some(0), 1.9), run(Some(1), 2.5)],
+        };
+        let b = Baseline::of(&base, 2.0).unwrap();
+        let cpu = |r: &RunRecord| b.at(r).total();
+        assert!((cpu(&run(Some(1), 9.0)) - 5.2).abs() < 1e-9, "{b:?}");
+        assert!((cpu(&run(Some(0), 9.0)) - 4.0).abs() < 1e-9, "{b:?}");
+        assert!((cpu(&run(Some(7), 9.0)) - 4.6).abs() < 1e-9, "{b:?}");
+        assert!((cpu(&run(None, 9.0)) - 4.6).abs() < 1e-9, "{b:?}");
+        let own = Baseline::mean_of(&base, 1.0).unwrap();
+        assert!((own.at(&base.runs[1]).total() - 2.3).abs() < 1e-9, "{own:?}");
     }
 
     #[test]

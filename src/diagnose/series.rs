@@ -5,7 +5,7 @@
 //! (block size, files, input, build) every point gets the causes of its own idle capacity.
 
 use super::causes::{self, CpuNoise, MEDIUM, Pick, Scope, Shares};
-use super::ledger::{self, Cause, Ledger, Useful};
+use super::ledger::{self, Baseline, Cause, Ledger};
 use super::whatif::Measured;
 use super::wording::At;
 use super::{Finding, Kind, Severity, ceiling, curve, evidence, ranks};
@@ -15,6 +15,7 @@ use crate::fmt;
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::{Class, Hot, PointResult, Results, Wait};
+use crate::stats::sequential::{self, Confidence};
 use crate::stats::{Summary, log_ratio_halfwidth};
 
 /// Findings for one series.
@@ -564,9 +565,12 @@ impl<'a> Pair<'a> {
         // throughput (a fixed-time benchmark does more work at more threads); else, under weak
         // scaling (copies always) each count does proportionally more work.
         let ratio = curve::work_ratio(doc, base, top, a.axis.scaling == Scaling::Weak);
-        let useful = Useful::of(&doc.points[base.index], ratio);
-        let lt = ledger::of(&doc.points[top.index], useful);
-        let lb = ledger::of(&doc.points[base.index], Useful::of(&doc.points[base.index], 1.0));
+        let useful = Baseline::of(&doc.points[base.index], ratio);
+        let lt = ledger::of(&doc.points[top.index], useful.as_ref());
+        let lb = ledger::of(
+            &doc.points[base.index],
+            Baseline::mean_of(&doc.points[base.index], 1.0).as_ref(),
+        );
         // A baseline that already kept more CPUs busy than its count (a caller thread that works
         // too, threads of the program's own) leaves less to gain than the counts say: the
         // efficiency is then judged against what its CPU use allows on this machine.
@@ -735,13 +739,27 @@ fn cpu_within_noise(base: &PointResult, top: &PointResult, work_ratio: f64) -> O
 
 /// The job's CPU time per unit of work at `top` against `base` (its interval and its fastest
 /// runs' ratio), and whether every run of `top` cost more than every run of `base` by more than
-/// [`FASTEST_WITHIN`].
+/// [`FASTEST_WITHIN`]. The interval's width comes from the per-round ratios where the two points
+/// ran in the same interleaved rounds (a host's slow spell costs both runs of a round alike),
+/// else from the runs unpaired.
 fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(CpuNoise, bool)> {
-    let cpu = |p: &PointResult, per: f64| -> Vec<f64> {
-        p.runs.iter().filter(|r| r.counted()).map(|r| (r.user_s + r.sys_s) / per).collect()
+    let cpu = |p: &PointResult, per: f64| -> Vec<(Option<u32>, f64)> {
+        p.runs
+            .iter()
+            .filter(|r| r.counted())
+            .map(|r| (r.round, (r.user_s + r.sys_s) / per))
+            .collect()
     };
-    let (b, t) = (cpu(base, 1.0), cpu(top, work_ratio));
-    let h = log_ratio_halfwidth(&b, &t)?;
+    let (bb, tt) = (cpu(base, 1.0), cpu(top, work_ratio));
+    let rounds = |v: &[(Option<u32>, f64)]| -> Vec<(u32, f64)> {
+        v.iter().filter_map(|(r, x)| Some(((*r)?, *x))).collect()
+    };
+    let values = |v: &[(Option<u32>, f64)]| -> Vec<f64> { v.iter().map(|x| x.1).collect() };
+    let (b, t) = (values(&bb), values(&tt));
+    let h = match sequential::paired(&rounds(&bb), &rounds(&tt), Confidence::FIXED) {
+        Some(p) => p.half,
+        None => log_ratio_halfwidth(&b, &t)?,
+    };
     let (top, base) = (Summary::of(&t)?, Summary::of(&b)?);
     let ratio = top.mean / base.mean;
     let interval = [ratio * (-h).exp(), ratio * h.exp()];

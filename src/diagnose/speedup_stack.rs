@@ -4,7 +4,7 @@
 //! and what nothing explains — so that `count = speed-up + lost + unexplained`.
 
 use super::curve;
-use super::ledger::{self, Cause, Item, Useful};
+use super::ledger::{self, Baseline, Cause, Item};
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::{Results, SpeedupStack, StackPart};
@@ -41,7 +41,8 @@ fn stack(
 ) -> Option<SpeedupStack> {
     let eff = top.efficiency?;
     let ratio = curve::work_ratio(doc, base, top, weak);
-    let l = ledger::of(&doc.points[top.index], Useful::of(&doc.points[base.index], ratio))?;
+    let l =
+        ledger::of(&doc.points[top.index], Baseline::of(&doc.points[base.index], ratio).as_ref())?;
     if l.wall_s <= 0.0 {
         return None;
     }
