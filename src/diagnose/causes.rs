@@ -365,7 +365,8 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
         Class::WaitForWork => {
             let a = around.clone().unwrap_or_default();
             let turns = scope.one_at_a_time && a.feeder.as_ref().is_some_and(taking_turns);
-            let feeds = |f: &Feeder| f.running >= FEEDS && !peer(f) && !idle_waiters(f);
+            let feeds =
+                |f: &Feeder| f.running >= FEEDS && !peer(f) && !idle_waiters(f) && !f.cannot_wake;
             match a.feeder.clone().filter(|f| feeds(f) && !turns) {
                 // By name: its thread id differs in every run of the point.
                 Some(f) => Some((Kind::WaitForWork, Key::Feeder(f.name.clone()), Role::Starved(f))),
@@ -376,7 +377,7 @@ fn role(item: &Item, scope: &Scope) -> Option<(Kind, Key, Role)> {
                 // and Ruby's interpreter locks hand over) and whatever a timer does beside it.
                 None if scope.one_at_a_time
                     && a.members_running + a.others_running >= TURNS
-                    && a.feeder.is_some() =>
+                    && a.feeder.as_ref().is_some_and(|f| !f.cannot_wake) =>
                 {
                     lock()
                 }
@@ -1451,6 +1452,27 @@ mod tests {
         assert_eq!(kinds(false).0, [Kind::WaitForWork]);
     }
 
+    /// The findings of one wait for work on `object`, entered at `site`, that took 55% of a
+    /// count's capacity while `feeder` ran beside its waiters.
+    fn one_wait((feeder, object, site): (Feeder, &str, &str), one_at_a_time: bool) -> Vec<Finding> {
+        let around = Around { others_running: 1.0, feeder: Some(feeder), ..Default::default() };
+        let waits = vec![Wait {
+            class: Some(Class::WaitForWork),
+            name: object.into(),
+            around: Some(around),
+            taken_at: Some(site.into()),
+            ..Default::default()
+        }];
+        let shares = |_: Class, _: Option<&Pick>| Vec::new();
+        let mut l =
+            Ledger { lost_s: 0.6, gap: 0.5, items: vec![waiting(0.55, 0.0)], ..ledger(1.0, 1.0) };
+        l.items[0].cause = Cause::Wait { class: Class::WaitForWork, object: object.into() };
+        let scope = Scope { one_at_a_time, ..starved_scope(&waits, &shares) };
+        let mut out = Vec::new();
+        findings(&scope, &l, &mut out);
+        out
+    }
+
     #[test]
     fn a_runtime_that_keeps_the_lock_holder_on_one_thread_takes_uneven_turns_on_a_lock() {
         // Go goroutines under one sync.Mutex (GOMAXPROCS=2, as measured): the M that runs the
@@ -1467,28 +1489,8 @@ mod tests {
             ..Default::default()
         };
         let kinds = |busy: f64, same_code: f64, site: &str, one_at_a_time: bool| {
-            let feeder = Some(m(busy, same_code));
-            let around = Around { others_running: 1.0, feeder, ..Default::default() };
-            let waits = vec![Wait {
-                class: Some(Class::WaitForWork),
-                name: "golock!runtime.m0+0x148".into(),
-                around: Some(around),
-                taken_at: Some(site.into()),
-                ..Default::default()
-            }];
-            let shares = |_: Class, _: Option<&Pick>| Vec::new();
-            let mut l = Ledger {
-                lost_s: 0.6,
-                gap: 0.5,
-                items: vec![waiting(0.55, 0.0)],
-                ..ledger(1.0, 1.0)
-            };
-            l.items[0].cause =
-                Cause::Wait { class: Class::WaitForWork, object: "golock!runtime.m0+0x148".into() };
-            let scope = Scope { one_at_a_time, ..starved_scope(&waits, &shares) };
-            let mut out = Vec::new();
-            findings(&scope, &l, &mut out);
-            out.iter().map(|f| f.kind).collect::<Vec<_>>()
+            let one = (m(busy, same_code), "golock!runtime.m0+0x148", site);
+            one_wait(one, one_at_a_time).iter().map(|f| f.kind).collect::<Vec<_>>()
         };
         let (stopm, cond) =
             ("runtime.futex ← runtime.notesleep ← runtime.stopm", "pthread_cond_wait ← pop");
@@ -1502,6 +1504,41 @@ mod tests {
         assert_eq!(kinds(1.0, 0.0, stopm, true), [Kind::LockContention]);
         assert_eq!(kinds(1.0, 0.0, cond, true), [Kind::WaitForWork], "a producer of other code");
         assert_eq!(kinds(1.0, 0.0, stopm, false), [Kind::WaitForWork]);
+    }
+
+    /// fd's pool threads parked on a futex in fd's heap while the `ls -l` it had started listed
+    /// the matches, alone on a CPU: a thread of another process cannot wake them, so it is
+    /// neither their feeder nor a lock's holder, though it ran all the time they waited.
+    #[test]
+    fn a_thread_that_cannot_wake_the_waiters_is_no_feeder_and_no_lock_holder() {
+        let ls = |cannot_wake| Feeder {
+            name: "ls".into(),
+            tid: Some(28160),
+            main: true,
+            running: 0.97,
+            busy: 0.9,
+            cannot_wake,
+            ..Default::default()
+        };
+        let summaries = |cannot_wake: bool, one_at_a_time: bool| {
+            let one = (ls(cannot_wake), "heap+0x258a8", "syscall ← fd+0x1e742f ← fd+0x43a48");
+            one_wait(one, one_at_a_time)
+                .into_iter()
+                .map(|f| (f.kind, f.summary))
+                .collect::<Vec<_>>()
+        };
+        for one_at_a_time in [true, false] {
+            let got = summaries(true, one_at_a_time);
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].0, Kind::WaitForWork, "{got:?}");
+            assert!(
+                got[0].1.contains("('ls' the most, 97% of the time) without feeding them"),
+                "{got:?}"
+            );
+        }
+        // The same thread in the waiters' own process feeds them.
+        let got = summaries(false, false);
+        assert!(got[0].1.contains("that feeds them"), "{got:?}");
     }
 
     #[test]

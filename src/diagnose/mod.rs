@@ -14,6 +14,7 @@ mod noise;
 mod ranks;
 mod series;
 mod speedup_stack;
+mod tie;
 mod undecided;
 mod whatif;
 mod wording;
@@ -92,7 +93,9 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
             .then(y.severity.cmp(&x.severity))
             .then(x.states_the_curve().cmp(&y.states_the_curve()))
     });
-    order.into_iter().map(|(_, f)| f).collect()
+    let mut out: Vec<Finding> = order.into_iter().map(|(_, f)| f).collect();
+    tie::say(&mut out);
+    out
 }
 
 /// Findings for a window of a running job (`attach`): what idled the CPUs its threads could use,

@@ -485,7 +485,7 @@ pub fn waiting(c: &Context, meanwhile: &[String], ran: &Meanwhile) -> Words {
         // A JVM's idle GC workers beside its two application threads, each running 36–49% of
         // their wait and 0.9 of them at once: no feeder of their own, but the job ran.
         (true, _) => format!(
-            "while {:.1} other threads of the job run on average{}, none long enough to feed them",
+            "while {:.1} other threads of the job run on average{} without feeding them",
             ran.running,
             ran.most
                 .as_ref()

@@ -323,6 +323,11 @@ pub struct Feeder {
     /// same name when the tid changes from run to run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub main: bool,
+    /// It belongs to another process than the one whose private memory (its `[heap]`, its main
+    /// thread's stack) holds the futex they wait on, so it cannot wake them: it ran beside them
+    /// (a child the job started), it did not feed them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cannot_wake: bool,
     /// Share of the waiting time during which it ran.
     pub running: f64,
     /// Share of its own time it spent on a CPU.

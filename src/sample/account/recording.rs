@@ -407,6 +407,7 @@ fn around(
         .filter(|&l| names[l] == name)
         .max_by(|&a, &b| per_label[a].0.total_cmp(&per_label[b].0))?;
     let b = behaviour::of(&s.history, label as u32)?;
+    let private = private_to(s, label);
     let feeder = b.feeder.map(|(track, running)| {
         let tr = &s.history.tracks[track];
         let life = tr.on_s() + tr.runq_s() + tr.off_s();
@@ -421,6 +422,7 @@ fn around(
             name: comm(track),
             tid: thread.map(|(&tid, _)| tid),
             main: thread.is_some_and(|(&tid, t)| t.pid == tid),
+            cannot_wake: private.is_some_and(|pid| thread.is_none_or(|(_, t)| t.pid != pid)),
             running,
             busy: if life > 0.0 { tr.on_s() / life } else { 0.0 },
             waits_for_work: (life > 0.0).then(|| waiting_for_work / life),
@@ -455,6 +457,15 @@ fn around(
         feeder,
         meanwhile,
     })
+}
+
+/// The process whose private memory holds the futex of wait `label` (its `[heap]` or its main
+/// thread's stack): only that process's threads can wake its waiters. `None` for any other wait,
+/// and for a futex in anonymous memory, which a forked process may share.
+fn private_to(s: &Recording, label: usize) -> Option<i32> {
+    let site = s.labels.get(label)?.1.as_ref()?;
+    let Site::Futex { pid, .. } = site else { return None };
+    matches!(s.places.get(site), Some(Place::BrkHeap(_) | Place::Stack(_))).then_some(*pid)
 }
 
 /// The label that took most of a thread's off-CPU time.
