@@ -62,6 +62,7 @@ pub fn diagnose(doc: &Results, analysis: Option<&Analysis>) -> Vec<Finding> {
     if let Some(a) = analysis {
         memory::rules(doc, a, &mut out);
         undecided::settle(doc, a, &mut out);
+        series::defer_retrograde(&mut out);
     }
     merge_noise(&mut out);
     // A stable sort: within one severity, causes keep the order their ledger gave them. First

@@ -223,6 +223,29 @@ fn loaded(t: &Top) -> bool {
         })
 }
 
+/// The highest severity, `medium` or above, of the causes raised at count `at`.
+fn cause_at(out: &[Finding], at: Option<f64>) -> Option<Severity> {
+    out.iter()
+        .filter(|f| f.at == at && !f.kind.describes_curve() && f.kind != Kind::NoisyMeasurement)
+        .map(|f| f.severity)
+        .max()
+        .filter(|sev| *sev >= Severity::Medium)
+}
+
+/// A retrograde count that a raised cause explains is said no higher than that cause, once the
+/// causes' severities are final: a lock said as medium because the runs could not tell it high
+/// (a host that stole a third of the CPU time) had left `[high] retrograde` above it, whose own
+/// evidence reads "the cause above is what grows with the count".
+pub fn defer_retrograde(out: &mut [Finding]) {
+    for i in 0..out.len() {
+        if out[i].kind == Kind::Retrograde
+            && let Some(cause) = cause_at(out, out[i].at)
+        {
+            out[i].severity = out[i].severity.min(cause);
+        }
+    }
+}
+
 /// The curve's shape beside the causes at the top count: retrograde, more threads than CPUs, a
 /// baseline that filled them (`feeder_binds`: a feeder binds first). Returns whether other
 /// processes held the CPUs for most of the loss, and whether the ledger said so.
@@ -236,13 +259,7 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
     });
     // A slowdown measured while other processes held the CPUs may be theirs: said, not raised.
     // One that a cause at that count explains (a lock two threads fight over) comes after it.
-    let cause_there = |at: Option<f64>| {
-        out.iter()
-            .filter(|f| f.at == at && !f.kind.describes_curve() && f.kind != Kind::NoisyMeasurement)
-            .map(|f| f.severity)
-            .max()
-            .filter(|sev| *sev >= Severity::Medium)
-    };
+    let cause_there = |at: Option<f64>| cause_at(out, at);
     let retro = curve::retrograde(t.s, t.name, t.cpus, t.local, t.label).map(|mut f| {
         if loaded || load_said {
             f.severity = Severity::Low;
@@ -832,6 +849,21 @@ fn causes_of(p: &PointResult, at: At, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CI's lock probe under 21–37% steal: the lock said as medium (its severity left open),
+    /// the retrograde it explains still high and listed first.
+    #[test]
+    fn a_retrograde_count_is_said_no_higher_than_the_cause_that_explains_it() {
+        let mut out = vec![
+            Finding::bare(Kind::Retrograde, Severity::High, Some(2.0)),
+            Finding::bare(Kind::LockContention, Severity::Medium, Some(2.0)),
+            Finding::bare(Kind::Retrograde, Severity::High, Some(4.0)),
+        ];
+        defer_retrograde(&mut out);
+        assert_eq!(out[0].severity, Severity::Medium);
+        // No cause raised at 4: the retrograde there stands as it was.
+        assert_eq!(out[2].severity, Severity::High);
+    }
 
     #[test]
     fn a_gap_is_real_by_its_interval_or_by_the_idle_capacity_the_point_measured() {

@@ -47,16 +47,9 @@ mod tests {
 
     fn cause(kind: Kind, per_run: &[f64]) -> Finding {
         Finding {
-            kind,
-            severity: Severity::Medium,
-            summary: String::new(),
-            evidence: Vec::new(),
-            advice: String::new(),
             cost_pct: Some(per_run.iter().sum::<f64>() / per_run.len() as f64),
             cost_per_run_pct: per_run.to_vec(),
-            at: Some(2.0),
-            what_if: None,
-            noise: None,
+            ..Finding::bare(kind, Severity::Medium, Some(2.0))
         }
     }
 

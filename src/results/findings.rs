@@ -359,20 +359,32 @@ pub fn is_fix(f: &Finding) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn finding(kind: Kind, severity: Severity, without: f64) -> Finding {
+impl Finding {
+    /// A finding of `kind` and `severity` at count `at`, with no words, figures or what-if:
+    /// what the rules' unit tests fill in.
+    pub fn bare(kind: Kind, severity: Severity, at: Option<f64>) -> Finding {
         Finding {
             kind,
             severity,
             summary: String::new(),
             evidence: Vec::new(),
             advice: String::new(),
-            cost_pct: Some(50.0),
+            cost_pct: None,
             cost_per_run_pct: Vec::new(),
-            at: Some(2.0),
+            at,
             noise: None,
+            what_if: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(kind: Kind, severity: Severity, without: f64) -> Finding {
+        Finding {
+            cost_pct: Some(50.0),
             what_if: Some(WhatIf {
                 at: 2.0,
                 speedup: 0.69,
@@ -382,6 +394,7 @@ mod tests {
                 spin: false,
                 turns: false,
             }),
+            ..Finding::bare(kind, severity, Some(2.0))
         }
     }
 
