@@ -128,19 +128,10 @@ fn per_run(doc: &Results, point: usize, figure: fn(&RankPart) -> f64) -> Vec<(Op
 /// time). From the per-round ratios where both ran in the same rounds, else by Welch's delta
 /// method; `None` with fewer than two runs on a side.
 fn speed_interval(doc: &Results, (base, top): (usize, usize), by_cpu: bool) -> Option<[f64; 2]> {
-    use crate::stats::sequential::{Confidence, paired, unpaired};
+    use crate::stats::sequential::{Confidence, by_rounds_or_not};
     let figure = if by_cpu { rank_cpu } else { rank_wall };
     let (a, b) = (per_run(doc, base, figure), per_run(doc, top, figure));
-    let rounds = |v: &[(Option<u32>, f64)]| -> Option<Vec<(u32, f64)>> {
-        v.iter().map(|(r, x)| r.map(|r| (r, *x))).collect()
-    };
-    let conf = Confidence::FIXED;
-    let lr = match (rounds(&a), rounds(&b)) {
-        (Some(ra), Some(rb)) => paired(&rb, &ra, conf),
-        _ => None,
-    };
-    let values = |v: &[(Option<u32>, f64)]| v.iter().map(|x| x.1).collect::<Vec<f64>>();
-    let [lo, hi] = lr.or_else(|| unpaired(&values(&b), &values(&a), conf))?.interval();
+    let [lo, hi] = by_rounds_or_not(&b, &a, Confidence::FIXED)?.interval();
     Some(if by_cpu { [1.0 / hi, 1.0 / lo] } else { [lo, hi] })
 }
 

@@ -15,8 +15,8 @@ use crate::fmt;
 use crate::plan::{Counts, Scaling};
 use crate::results::analysis::{Analysis, PointScaling, SeriesAnalysis};
 use crate::results::{Class, Hot, PointResult, Results, Wait};
+use crate::stats::Summary;
 use crate::stats::sequential::{self, Confidence};
-use crate::stats::{Summary, log_ratio_halfwidth};
 
 /// Findings for one series.
 pub fn judge(doc: &Results, a: &Analysis, s: &SeriesAnalysis, out: &mut Vec<Finding>) {
@@ -259,7 +259,6 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
     });
     // A slowdown measured while other processes held the CPUs may be theirs: said, not raised.
     // One that a cause at that count explains (a lock two threads fight over) comes after it.
-    let cause_there = |at: Option<f64>| cause_at(out, at);
     let retro = curve::retrograde(t.s, t.name, t.cpus, t.local, t.label).map(|mut f| {
         if loaded || load_said {
             f.severity = Severity::Low;
@@ -271,8 +270,8 @@ fn shape(t: &Top, feeder_binds: bool, out: &mut Vec<Finding>) -> (bool, bool) {
                     count_label(r.beyond, t.name)
                 );
             }
-        } else if let Some(cause) = cause_there(f.at) {
-            f.severity = f.severity.min(cause);
+        } else if cause_at(out, f.at).is_some() {
+            // Its severity is capped at the cause's by `defer_retrograde`, once final.
             f.evidence.push("the cause above is what grows with the count".into());
         }
         f
@@ -768,16 +767,9 @@ fn cpu_ratio(base: &PointResult, top: &PointResult, work_ratio: f64) -> Option<(
             .collect()
     };
     let (bb, tt) = (cpu(base, 1.0), cpu(top, work_ratio));
-    let rounds = |v: &[(Option<u32>, f64)]| -> Vec<(u32, f64)> {
-        v.iter().filter_map(|(r, x)| Some(((*r)?, *x))).collect()
-    };
+    let h = sequential::by_rounds_or_not(&bb, &tt, Confidence::FIXED)?.half;
     let values = |v: &[(Option<u32>, f64)]| -> Vec<f64> { v.iter().map(|x| x.1).collect() };
-    let (b, t) = (values(&bb), values(&tt));
-    let h = match sequential::paired(&rounds(&bb), &rounds(&tt), Confidence::FIXED) {
-        Some(p) => p.half,
-        None => log_ratio_halfwidth(&b, &t)?,
-    };
-    let (top, base) = (Summary::of(&t)?, Summary::of(&b)?);
+    let (top, base) = (Summary::of(&values(&tt))?, Summary::of(&values(&bb))?);
     let ratio = top.mean / base.mean;
     let interval = [ratio * (-h).exp(), ratio * h.exp()];
     let fastest = top.min / base.min.max(1e-12);

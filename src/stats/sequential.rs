@@ -137,6 +137,25 @@ pub fn paired(a: &[(u32, f64)], b: &[(u32, f64)], conf: Confidence) -> Option<Lo
     LogRatio::of_rounds(&logs, conf)
 }
 
+/// The interval of `b`'s figure over `a`'s, each side given as (round, value) per successful run:
+/// [`paired`] when every run has its round, else (or with too few shared rounds) [`unpaired`] on
+/// the values.
+pub fn by_rounds_or_not(
+    a: &[(Option<u32>, f64)],
+    b: &[(Option<u32>, f64)],
+    conf: Confidence,
+) -> Option<LogRatio> {
+    let rounds = |v: &[(Option<u32>, f64)]| -> Option<Vec<(u32, f64)>> {
+        v.iter().map(|(r, x)| r.map(|r| (r, *x))).collect()
+    };
+    let values = |v: &[(Option<u32>, f64)]| v.iter().map(|x| x.1).collect::<Vec<f64>>();
+    match (rounds(a), rounds(b)) {
+        (Some(ra), Some(rb)) => paired(&ra, &rb, conf),
+        _ => None,
+    }
+    .or_else(|| unpaired(&values(a), &values(b), conf))
+}
+
 /// The interval of mean(`b`) / mean(`a`) from unpaired values by the delta method: Student's t
 /// at Welch's degrees of freedom times the ratio's relative standard error. `None` with fewer
 /// than two values on a side or a mean that is not positive.
